@@ -1,0 +1,415 @@
+//! The activity engine: transfers, computations and timers on an event clock.
+//!
+//! Transfers first spend their latency, then join the [`FlowNet`] where the sharing
+//! model rates them; computations run at the host speed times the factor given by
+//! the [`ComputeRate`] hook (the seam for the interference of communication on
+//! computation, paper 000 §3.1). The clock jumps to the next completion; events
+//! live in a binary heap (O(log n)) and stale ones are skipped by version.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::platform::Platform;
+use crate::sharing::{FlowId, FlowNet, LinkId, RemovedFlow, SharingModel};
+
+/// Events closer than this (relative) to the current one are handled together, so
+/// flows that finish "at the same time" up to rounding cause one re-solve.
+const SAME_TIME: f64 = 1e-12;
+
+/// Caller's handle for an activity; returned in [`Completion`].
+pub type Tag = u64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActKind {
+    Transfer,
+    Compute,
+    Timer,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Completion {
+    pub tag: Tag,
+    pub kind: ActKind,
+}
+
+/// Traffic seen by one host, given to the compute-rate hook.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HostTraffic {
+    /// Sum of the rates of transfers leaving the host through its NIC (bytes/s).
+    pub out_rate: f64,
+    /// Sum of the rates of transfers entering the host through its NIC (bytes/s).
+    pub in_rate: f64,
+}
+
+/// Gives the fraction of its speed a host computes at, from its network traffic.
+pub trait ComputeRate {
+    /// `true` when the factor is always 1 (no interference): the engine then skips it.
+    fn is_identity(&self) -> bool;
+    fn factor(&self, host: usize, traffic: HostTraffic) -> f64;
+}
+
+/// No interference: computation always runs at full speed.
+pub struct FullSpeed;
+impl ComputeRate for FullSpeed {
+    fn is_identity(&self) -> bool {
+        true
+    }
+    fn factor(&self, _host: usize, _traffic: HostTraffic) -> f64 {
+        1.0
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Time(f64);
+impl Eq for Time {}
+impl PartialOrd for Time {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Time {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum What {
+    LatencyDone { transfer: u32 },
+    FlowDone { transfer: u32, version: u32 },
+    ComputeDone { compute: u32, version: u32 },
+    Timer { tag: Tag },
+}
+
+#[derive(Debug, Clone)]
+struct Transfer {
+    tag: Tag,
+    links: [LinkId; 3],
+    nlinks: u8,
+    /// Bytes left at `last`.
+    remaining: f64,
+    last: f64,
+    /// Rate since `last` (0 while in latency).
+    rate: f64,
+    version: u32,
+    flow: Option<FlowId>,
+    src: u32,
+    dst: u32,
+}
+
+#[derive(Debug, Clone)]
+struct Compute {
+    tag: Tag,
+    host: u32,
+    remaining: f64,
+    last: f64,
+    rate: f64,
+    version: u32,
+}
+
+pub struct Engine {
+    now: f64,
+    seq: u64,
+    queue: BinaryHeap<Reverse<(Time, u64, What)>>,
+    net: FlowNet,
+    model: Box<dyn SharingModel>,
+    compute_rate: Box<dyn ComputeRate>,
+    transfers: Vec<Transfer>,
+    free_transfers: Vec<u32>,
+    flow_owner: Vec<u32>,
+    computes: Vec<Compute>,
+    free_computes: Vec<u32>,
+    /// Live computes per host (only kept when the compute-rate hook is not the identity).
+    host_computes: Vec<Vec<u32>>,
+    speeds: Vec<f64>,
+    n_hosts: usize,
+    backbone: bool,
+    latency: f64,
+    memory_latency: f64,
+    added: Vec<FlowId>,
+    removed: Vec<RemovedFlow>,
+    changed: Vec<FlowId>,
+    live_events: usize,
+}
+
+impl Engine {
+    pub fn new(platform: &Platform, model: Box<dyn SharingModel>, compute_rate: Box<dyn ComputeRate>) -> Self {
+        let n = platform.hosts.len();
+        // Links: up(h) = h, down(h) = n + h, memory(h) = 2n + h, backbone = 3n.
+        let mut caps: Vec<f64> = platform.hosts.iter().map(|h| h.bandwidth_up).collect();
+        caps.extend(platform.hosts.iter().map(|h| h.bandwidth_down));
+        caps.extend(std::iter::repeat(platform.memory_bandwidth()).take(n));
+        if let Some(b) = platform.network.backbone {
+            caps.push(b);
+        }
+        Engine {
+            now: 0.0,
+            seq: 0,
+            queue: BinaryHeap::new(),
+            net: FlowNet::new(caps),
+            model,
+            compute_rate,
+            transfers: Vec::new(),
+            free_transfers: Vec::new(),
+            flow_owner: Vec::new(),
+            computes: Vec::new(),
+            free_computes: Vec::new(),
+            host_computes: vec![Vec::new(); n],
+            speeds: platform.hosts.iter().map(|h| h.speed).collect(),
+            n_hosts: n,
+            backbone: platform.network.backbone.is_some(),
+            latency: platform.network.latency,
+            memory_latency: platform.network.memory_latency,
+            added: Vec::new(),
+            removed: Vec::new(),
+            changed: Vec::new(),
+            live_events: 0,
+        }
+    }
+
+    pub fn now(&self) -> f64 {
+        self.now
+    }
+
+    pub fn model_name(&self) -> &'static str {
+        self.model.name()
+    }
+
+    fn push(&mut self, time: f64, what: What) {
+        self.seq += 1;
+        self.queue.push(Reverse((Time(time), self.seq, what)));
+    }
+
+    /// Start moving `bytes` from `src` to `dst` (host indices). It completes after the
+    /// latency plus the transfer at its shared rate.
+    pub fn start_transfer(&mut self, src: usize, dst: usize, bytes: f64, tag: Tag) {
+        let n = self.n_hosts as u32;
+        let (s, d) = (src as u32, dst as u32);
+        let (links, nlinks, latency) = if s == d {
+            ([2 * n + s, 0, 0], 1u8, self.memory_latency)
+        } else if self.backbone {
+            ([s, 3 * n, n + d], 3, self.latency)
+        } else {
+            ([s, n + d, 0], 2, self.latency)
+        };
+        let t = Transfer { tag, links, nlinks, remaining: bytes, last: self.now, rate: 0.0, version: 0, flow: None, src: s, dst: d };
+        let id = match self.free_transfers.pop() {
+            Some(id) => {
+                self.transfers[id as usize] = t;
+                id
+            }
+            None => {
+                self.transfers.push(t);
+                (self.transfers.len() - 1) as u32
+            }
+        };
+        self.live_events += 1;
+        self.push(self.now + latency, What::LatencyDone { transfer: id });
+    }
+
+    /// Start a computation of `flops` on `host`.
+    pub fn start_compute(&mut self, host: usize, flops: f64, tag: Tag) {
+        let rate = self.speeds[host] * self.factor(host);
+        let c = Compute { tag, host: host as u32, remaining: flops, last: self.now, rate, version: 0 };
+        let id = match self.free_computes.pop() {
+            Some(id) => {
+                self.computes[id as usize] = c;
+                id
+            }
+            None => {
+                self.computes.push(c);
+                (self.computes.len() - 1) as u32
+            }
+        };
+        if !self.compute_rate.is_identity() {
+            self.host_computes[host].push(id);
+        }
+        self.live_events += 1;
+        self.schedule_compute(id);
+    }
+
+    /// Complete after `delay` seconds whatever else happens.
+    pub fn start_timer(&mut self, delay: f64, tag: Tag) {
+        self.live_events += 1;
+        self.push(self.now + delay, What::Timer { tag });
+    }
+
+    fn schedule_compute(&mut self, id: u32) {
+        let c = &mut self.computes[id as usize];
+        c.version += 1;
+        if c.rate > 0.0 || c.remaining == 0.0 {
+            let t = self.now + if c.remaining == 0.0 { 0.0 } else { c.remaining / c.rate };
+            let v = c.version;
+            self.push(t, What::ComputeDone { compute: id, version: v });
+        }
+    }
+
+    fn factor(&self, host: usize) -> f64 {
+        if self.compute_rate.is_identity() {
+            return 1.0;
+        }
+        let n = self.n_hosts;
+        let sum = |l: usize| self.net.links[l].flows.iter().map(|&f| self.net.flow(f).rate).filter(|r| r.is_finite()).sum();
+        let traffic = HostTraffic { out_rate: sum(host), in_rate: sum(n + host) };
+        self.compute_rate.factor(host, traffic).max(0.0)
+    }
+
+    /// Let the sharing model re-rate after flows joined or left, and move the
+    /// completion events of every flow whose rate changed.
+    fn resolve(&mut self) {
+        if self.added.is_empty() && self.removed.is_empty() {
+            return;
+        }
+        self.changed.clear();
+        self.model.update(&mut self.net, &self.added, &self.removed, &mut self.changed);
+        let mut hosts: Vec<u32> = Vec::new();
+        for k in 0..self.changed.len() {
+            let f = self.changed[k];
+            let tid = self.flow_owner[f as usize];
+            let rate = self.net.flow(f).rate;
+            let now = self.now;
+            let t = &mut self.transfers[tid as usize];
+            // Settle the progress made at the old rate, then switch.
+            t.remaining = (t.remaining - t.rate * (now - t.last)).max(0.0);
+            t.last = now;
+            t.rate = rate;
+            t.version += 1;
+            let v = t.version;
+            let when = now + t.remaining / rate;
+            if !self.compute_rate.is_identity() {
+                hosts.push(t.src);
+                hosts.push(t.dst);
+            }
+            if rate > 0.0 {
+                self.push(when, What::FlowDone { transfer: tid, version: v });
+            }
+        }
+        self.added.clear();
+        self.removed.clear();
+        if !hosts.is_empty() {
+            hosts.sort_unstable();
+            hosts.dedup();
+            for h in hosts {
+                self.rerate_computes(h as usize);
+            }
+        }
+        self.compact_queue();
+    }
+
+    fn rerate_computes(&mut self, host: usize) {
+        let f = self.factor(host);
+        for k in 0..self.host_computes[host].len() {
+            let id = self.host_computes[host][k];
+            let now = self.now;
+            let c = &mut self.computes[id as usize];
+            c.remaining = (c.remaining - c.rate * (now - c.last)).max(0.0);
+            c.last = now;
+            c.rate = self.speeds[host] * f;
+            self.schedule_compute(id);
+        }
+    }
+
+    /// Drop stale heap entries when they outnumber live ones.
+    fn compact_queue(&mut self) {
+        if self.queue.len() < 1024 || self.queue.len() < 4 * self.live_events {
+            return;
+        }
+        let items = std::mem::take(&mut self.queue).into_vec();
+        let kept: Vec<_> = items.into_iter().filter(|Reverse((_, _, w))| self.is_current(*w)).collect();
+        self.queue = BinaryHeap::from(kept);
+    }
+
+    fn is_current(&self, w: What) -> bool {
+        match w {
+            What::FlowDone { transfer, version } => {
+                let t = &self.transfers[transfer as usize];
+                t.flow.is_some() && t.version == version
+            }
+            What::ComputeDone { compute, version } => self.computes[compute as usize].version == version,
+            _ => true,
+        }
+    }
+
+    /// Advance the clock to the next event(s) and return what completed then (maybe
+    /// nothing, when only a latency ended). Returns `None` when nothing is pending.
+    pub fn step(&mut self, out: &mut Vec<Completion>) -> Option<f64> {
+        self.resolve();
+        out.clear();
+        let mut first: Option<f64> = None;
+        while let Some(Reverse((Time(t), _, w))) = self.queue.peek().copied() {
+            if let Some(t0) = first {
+                if t > t0 + SAME_TIME * t0.abs().max(1e-300) {
+                    break;
+                }
+            }
+            self.queue.pop();
+            if !self.is_current(w) {
+                continue;
+            }
+            if first.is_none() {
+                first = Some(t);
+                self.now = t;
+            }
+            self.handle(w, out);
+        }
+        first
+    }
+
+    fn handle(&mut self, w: What, out: &mut Vec<Completion>) {
+        match w {
+            What::LatencyDone { transfer } => {
+                let t = &mut self.transfers[transfer as usize];
+                t.last = self.now;
+                if t.remaining <= 0.0 {
+                    self.finish_transfer(transfer, out);
+                } else {
+                    let links = t.links;
+                    let nlinks = t.nlinks as usize;
+                    let f = self.net.add_flow(&links[..nlinks]);
+                    if self.flow_owner.len() <= f as usize {
+                        self.flow_owner.resize(f as usize + 1, 0);
+                    }
+                    self.flow_owner[f as usize] = transfer;
+                    self.transfers[transfer as usize].flow = Some(f);
+                    self.added.push(f);
+                }
+            }
+            What::FlowDone { transfer, .. } => {
+                let f = self.transfers[transfer as usize].flow.take().expect("current flow event has a flow");
+                if let Some(p) = self.added.iter().position(|&x| x == f) {
+                    self.added.swap_remove(p);
+                    self.net.remove_flow(f);
+                } else {
+                    let r = self.net.remove_flow(f);
+                    self.removed.push(r);
+                }
+                self.transfers[transfer as usize].remaining = 0.0;
+                self.finish_transfer(transfer, out);
+            }
+            What::ComputeDone { compute, .. } => {
+                let c = &mut self.computes[compute as usize];
+                c.version += 1; // invalidate any other pending event
+                let (tag, host) = (c.tag, c.host as usize);
+                if let Some(p) = self.host_computes[host].iter().position(|&x| x == compute) {
+                    self.host_computes[host].swap_remove(p);
+                }
+                self.free_computes.push(compute);
+                self.live_events -= 1;
+                out.push(Completion { tag, kind: ActKind::Compute });
+            }
+            What::Timer { tag } => {
+                self.live_events -= 1;
+                out.push(Completion { tag, kind: ActKind::Timer });
+            }
+        }
+    }
+
+    fn finish_transfer(&mut self, id: u32, out: &mut Vec<Completion>) {
+        let t = &mut self.transfers[id as usize];
+        t.version += 1;
+        let tag = t.tag;
+        self.free_transfers.push(id);
+        self.live_events -= 1;
+        out.push(Completion { tag, kind: ActKind::Transfer });
+    }
+}

@@ -1,0 +1,21 @@
+//! commaware-core: the pure Rust engine of commaware.
+//!
+//! Layers, bottom up: [`platform`] (hosts and network), [`sharing`] (how concurrent
+//! transfers share link capacity), [`engine`] (activities and the event clock),
+//! [`trace`] (MPI-style per-rank programs), [`placement`] (ranks onto hosts) and
+//! [`replay`] (MPI matching semantics that drive the engine from a trace).
+//! Nothing here knows about Python.
+
+pub mod engine;
+pub mod error;
+pub mod placement;
+pub mod platform;
+pub mod replay;
+pub mod rng;
+pub mod sharing;
+pub mod trace;
+
+pub use error::{Error, ErrorKind};
+pub use platform::Platform;
+pub use replay::{simulate, SimOptions, SimResult};
+pub use trace::Trace;

@@ -1,0 +1,177 @@
+//! Replay tests with analytical answers.
+
+use super::*;
+
+fn platform(extra: &str) -> Platform {
+    // 1 MB/s NICs, no latency unless `extra` gives one.
+    let latency = if extra.contains("latency") { "" } else { r#", "latency": 0"# };
+    let text = format!(
+        r#"{{"cluster": {{"count": 6, "speed": 1e9, "cores": 2}},
+            "network": {{"bandwidth": 1e6, "eager_threshold": 65536 {latency} {extra}}}}}"#
+    );
+    Platform::from_json(&text).unwrap()
+}
+
+fn run(p: &Platform, trace: &str) -> SimResult {
+    simulate(p, &Trace::from_json(trace).unwrap(), &SimOptions::default()).unwrap()
+}
+
+fn ends(res: &SimResult) -> Vec<(usize, usize, f64)> {
+    res.messages.iter().map(|m| (m.src_rank, m.dst_rank, m.end)).collect()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+}
+
+#[test]
+fn one_sender_k_receivers_each_get_a_kth() {
+    for k in 1..=5usize {
+        let mut ranks = vec![Vec::new(); k + 1];
+        for d in 1..=k {
+            ranks[0].push(format!(r#"{{"op": "isend", "dst": {d}, "bytes": 1e6}}"#));
+            ranks[d].push(r#"{"op": "recv", "src": 0}"#.to_string());
+        }
+        ranks[0].push(r#"{"op": "waitall"}"#.into());
+        let body: Vec<String> = ranks.iter().map(|ops| format!("[{}]", ops.join(","))).collect();
+        let res = run(&platform(""), &format!(r#"{{"ranks": [{}]}}"#, body.join(",")));
+        for (_, _, end) in ends(&res) {
+            assert!(close(end, k as f64), "k={k}: end {end}");
+        }
+        assert!(close(res.makespan, k as f64));
+    }
+}
+
+#[test]
+fn k_senders_one_receiver() {
+    let res = run(
+        &platform(r#", "latency": 0.5"#),
+        r#"{"ranks": [[{"op": "irecv", "src": "any"}, {"op": "irecv", "src": "any"}, {"op": "irecv", "src": "any"}, {"op": "waitall"}],
+                      [{"op": "send", "dst": 0, "bytes": 1e6}], [{"op": "send", "dst": 0, "bytes": 1e6}],
+                      [{"op": "send", "dst": 0, "bytes": 1e6}]]}"#,
+    );
+    // Latency first, then each gets a third of the receiver's down-link.
+    for (_, _, end) in ends(&res) {
+        assert!(close(end, 3.5), "{end}");
+    }
+}
+
+#[test]
+fn mixed_sizes_survivor_speeds_up() {
+    let res = run(
+        &platform(""),
+        r#"{"ranks": [[{"op": "isend", "dst": 1, "bytes": 1e6}, {"op": "isend", "dst": 2, "bytes": 3e6}, {"op": "waitall"}],
+                      [{"op": "recv", "src": 0}], [{"op": "recv", "src": 0}]]}"#,
+    );
+    // Both at 0.5 MB/s until the small one ends at 2 s; the big one has 2 MB left at 1 MB/s.
+    let e = ends(&res);
+    assert!(close(e[0].2, 2.0) && close(e[1].2, 4.0), "{e:?}");
+    assert!(close(res.ranks[0].end, 4.0));
+}
+
+#[test]
+fn chain_through_shared_backbone() {
+    // Three disjoint pairs through a 1.5 MB/s backbone: each gets 0.5 MB/s.
+    let res = run(
+        &platform(r#", "backbone": 1.5e6"#),
+        r#"{"ranks": [[{"op": "send", "dst": 1, "bytes": 1e6}], [{"op": "recv", "src": 0}],
+                      [{"op": "send", "dst": 3, "bytes": 1e6}], [{"op": "recv", "src": 2}],
+                      [{"op": "send", "dst": 5, "bytes": 2e6}], [{"op": "recv", "src": 4}]]}"#,
+    );
+    let e = ends(&res);
+    // Two end at 2 s; then the last has 1 MB left alone on the backbone at 1 MB/s.
+    assert!(close(e[0].2, 2.0) && close(e[1].2, 2.0) && close(e[2].2, 3.0), "{e:?}");
+}
+
+#[test]
+fn eager_send_is_detached_rendezvous_waits() {
+    let trace = r#"{"ranks": [[{"op": "send", "dst": 1, "bytes": 1000}],
+                              [{"op": "sleep", "seconds": 1}, {"op": "recv", "src": 0}]]}"#;
+    let res = run(&platform(""), trace);
+    assert_eq!(res.ranks[0].end, 0.0);
+    assert!(close(res.messages[0].start, 0.0) && close(res.messages[0].end, 0.001));
+    assert!(close(res.ranks[1].end, 1.0));
+    // Same size but rendezvous: the transfer waits for the receive at t=1.
+    let res = run(&platform(r#", "synchronous_send": true"#), trace);
+    assert!(close(res.messages[0].start, 1.0) && close(res.ranks[0].end, 1.001), "{:?}", res.ranks);
+}
+
+#[test]
+fn overheads_and_intra_node_memory_bandwidth() {
+    let p = platform(r#", "send_overhead": 0.25, "recv_overhead": 0.5, "memory_bandwidth": 4e6"#);
+    let trace = r#"{"ranks": [[{"op": "send", "dst": 1, "bytes": 1e6}], [{"op": "recv", "src": 0}]],
+                    "placement": ["n0", "n0"]}"#;
+    let res = run(&p, trace);
+    // 0.25 s send overhead, 0.25 s at memory bandwidth, 0.5 s receive overhead.
+    assert!(close(res.messages[0].start, 0.25) && close(res.messages[0].end, 0.5));
+    assert!(close(res.ranks[1].end, 1.0), "{:?}", res.ranks);
+}
+
+#[test]
+fn compute_seconds_and_flops() {
+    let res = run(
+        &platform(""),
+        r#"{"ranks": [[{"op": "compute", "flops": 2e9}, {"op": "compute", "seconds": 0.5}]]}"#,
+    );
+    assert!(close(res.makespan, 2.5));
+    assert!(close(res.ranks[0].compute_seconds, 2.5));
+}
+
+#[test]
+fn collectives_complete_with_expected_times() {
+    // Binomial bcast of 1 MB from 0 over 4 ranks: 0->2 then 0->1 and 2->3: 2 s.
+    let ops = r#"[{"op": "bcast", "root": 0, "bytes": 1e6}, {"op": "barrier"}, {"op": "allreduce", "bytes": 8}, {"op": "alltoall", "bytes": 8}]"#;
+    let res = run(&platform(""), &format!(r#"{{"ranks": [{ops},{ops},{ops},{ops}]}}"#));
+    let bcast: Vec<_> = res.messages.iter().filter(|m| m.op == "bcast").collect();
+    assert_eq!(bcast.len(), 3);
+    assert!(close(bcast[2].end, 2.0), "{bcast:?}");
+    assert_eq!(res.messages.iter().filter(|m| m.op == "barrier").count(), 8);
+    assert_eq!(res.messages.iter().filter(|m| m.op == "allreduce").count(), 8);
+    assert_eq!(res.messages.iter().filter(|m| m.op == "alltoall").count(), 12);
+    // Five ranks: rank 0 folds into rank 1, four ranks do two rounds, rank 1 sends back.
+    // Five ranks: allreduce needs the non-power-of-two fix-up and still completes.
+    let res = run(&platform(""), &format!(r#"{{"ranks": [{ops},{ops},{ops},{ops},{ops}]}}"#));
+    assert_eq!(res.messages.iter().filter(|m| m.op == "allreduce").count(), 1 + 8 + 1);
+}
+
+#[test]
+fn deadlock_names_blocked_ranks() {
+    let t = Trace::from_json(
+        r#"{"ranks": [[{"op": "recv", "src": 1}, {"op": "send", "dst": 1, "bytes": 1}],
+                      [{"op": "recv", "src": 0}, {"op": "send", "dst": 0, "bytes": 1}]]}"#,
+    )
+    .unwrap();
+    let e = simulate(&platform(""), &t, &SimOptions::default()).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Deadlock);
+    assert!(e.reason.contains("rank 0 blocked in op 0 `recv(src=1, tag=0)`"), "{e}");
+    assert!(e.reason.contains("rank 1 blocked"), "{e}");
+}
+
+#[test]
+fn unmatched_message_is_an_error() {
+    let t = Trace::from_json(r#"{"ranks": [[{"op": "send", "dst": 1, "bytes": 8, "tag": 3}], []]}"#).unwrap();
+    let e = simulate(&platform(""), &t, &SimOptions::default()).unwrap_err();
+    assert!(e.reason.contains("never received"), "{e}");
+}
+
+#[test]
+fn tags_and_any_source_match_in_posting_order() {
+    let res = run(
+        &platform(""),
+        r#"{"ranks": [[{"op": "isend", "dst": 1, "bytes": 1e6, "tag": 7}, {"op": "isend", "dst": 1, "bytes": 2e6, "tag": 8}, {"op": "waitall"}],
+                      [{"op": "recv", "src": 0, "tag": 8}, {"op": "recv", "src": "any", "tag": "any"}]]}"#,
+    );
+    assert_eq!(res.messages.len(), 2);
+    assert!(close(res.ranks[1].end, 3.0));
+}
+
+#[test]
+fn same_input_same_bytes() {
+    let p = platform("");
+    let t = r#"{"ranks": [[{"op": "alltoall", "bytes": 1e5}],[{"op": "alltoall", "bytes": 1e5}],[{"op": "alltoall", "bytes": 1e5}]]}"#;
+    let tr = Trace::from_json(t).unwrap();
+    let opts = SimOptions { placement: Placement::Random, seed: 3, ..Default::default() };
+    let a = simulate(&p, &tr, &opts).unwrap().to_json();
+    let b = simulate(&p, &tr, &opts).unwrap().to_json();
+    assert_eq!(a, b);
+}

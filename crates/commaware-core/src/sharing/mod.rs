@@ -1,0 +1,162 @@
+//! Bandwidth sharing: how concurrent transfers divide link capacities.
+//!
+//! The engine keeps the flows in a [`FlowNet`] (links with capacities, flows with the
+//! links they cross and their current rate). A [`SharingModel`] is told which flows
+//! were added or removed since it last ran and re-rates only what that can change,
+//! reporting the flows whose rate moved. New models (the penalty model of paper 004
+//! §V-A, the Myrinet state-set model of §V-B) plug in here.
+
+mod maxmin;
+
+pub use maxmin::MaxMin;
+
+use crate::error::{Error, ErrorKind, Result};
+
+pub type FlowId = u32;
+pub type LinkId = u32;
+
+/// Most links a flow crosses: sender up-link, backbone, receiver down-link.
+pub const MAX_HOPS: usize = 3;
+
+#[derive(Debug, Clone)]
+pub struct Link {
+    pub capacity: f64,
+    /// Flows currently crossing this link (unordered).
+    pub flows: Vec<FlowId>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NetFlow {
+    links: [LinkId; MAX_HOPS],
+    /// Position of this flow in each of its links' `flows`, for O(1) removal.
+    pos: [u32; MAX_HOPS],
+    nlinks: u8,
+    /// Current rate in bytes/s; `f64::INFINITY` for a flow not rated yet.
+    pub rate: f64,
+}
+
+impl NetFlow {
+    pub fn links(&self) -> &[LinkId] {
+        &self.links[..self.nlinks as usize]
+    }
+}
+
+/// A flow that left the network, as the sharing model needs to know it.
+#[derive(Debug, Clone)]
+pub struct RemovedFlow {
+    links: [LinkId; MAX_HOPS],
+    nlinks: u8,
+    pub rate: f64,
+}
+
+impl RemovedFlow {
+    pub fn links(&self) -> &[LinkId] {
+        &self.links[..self.nlinks as usize]
+    }
+}
+
+/// Links and the flows crossing them. Flow ids are recycled after removal.
+#[derive(Debug, Default)]
+pub struct FlowNet {
+    pub links: Vec<Link>,
+    flows: Vec<NetFlow>,
+    free: Vec<FlowId>,
+    live: usize,
+}
+
+impl FlowNet {
+    pub fn new(capacities: impl IntoIterator<Item = f64>) -> Self {
+        FlowNet {
+            links: capacities.into_iter().map(|capacity| Link { capacity, flows: Vec::new() }).collect(),
+            ..Default::default()
+        }
+    }
+
+    pub fn flow(&self, id: FlowId) -> &NetFlow {
+        &self.flows[id as usize]
+    }
+
+    pub fn set_rate(&mut self, id: FlowId, rate: f64) {
+        self.flows[id as usize].rate = rate;
+    }
+
+    /// Number of flows in the network.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// Capacity of the flow-id space (ids are below this).
+    pub fn id_bound(&self) -> usize {
+        self.flows.len()
+    }
+
+    pub fn add_flow(&mut self, links: &[LinkId]) -> FlowId {
+        assert!(!links.is_empty() && links.len() <= MAX_HOPS, "a flow crosses 1..=3 links");
+        let id = self.free.pop().unwrap_or_else(|| {
+            self.flows.push(NetFlow { links: [0; MAX_HOPS], pos: [0; MAX_HOPS], nlinks: 0, rate: 0.0 });
+            (self.flows.len() - 1) as FlowId
+        });
+        let mut f = NetFlow { links: [0; MAX_HOPS], pos: [0; MAX_HOPS], nlinks: links.len() as u8, rate: f64::INFINITY };
+        for (k, &l) in links.iter().enumerate() {
+            f.links[k] = l;
+            let list = &mut self.links[l as usize].flows;
+            f.pos[k] = list.len() as u32;
+            list.push(id);
+        }
+        self.flows[id as usize] = f;
+        self.live += 1;
+        id
+    }
+
+    pub fn remove_flow(&mut self, id: FlowId) -> RemovedFlow {
+        let f = self.flows[id as usize].clone();
+        for k in 0..f.nlinks as usize {
+            let l = f.links[k] as usize;
+            let p = f.pos[k] as usize;
+            let list = &mut self.links[l].flows;
+            list.swap_remove(p);
+            if p < list.len() {
+                // The flow moved into slot p: fix its back-pointer for this link.
+                let moved = list[p] as usize;
+                let mf = &mut self.flows[moved];
+                for j in 0..mf.nlinks as usize {
+                    if mf.links[j] as usize == l && mf.pos[j] as usize == list.len() {
+                        mf.pos[j] = p as u32;
+                        break;
+                    }
+                }
+            }
+        }
+        self.free.push(id);
+        self.live -= 1;
+        RemovedFlow { links: f.links, nlinks: f.nlinks, rate: f.rate }
+    }
+}
+
+/// A bandwidth-sharing model. `update` is called whenever flows were added (their
+/// rate is `f64::INFINITY`) or removed since the previous call; it must give every
+/// added flow a finite rate and push into `changed` each flow whose rate it changed.
+pub trait SharingModel {
+    fn name(&self) -> &'static str;
+    fn update(&mut self, net: &mut FlowNet, added: &[FlowId], removed: &[RemovedFlow], changed: &mut Vec<FlowId>);
+}
+
+/// Names of the sharing models the engine knows.
+pub const MODELS: &[&str] = &["maxmin"];
+
+pub fn check_model_name(name: &str) -> Result<()> {
+    if MODELS.contains(&name) {
+        Ok(())
+    } else {
+        Err(Error::new(
+            ErrorKind::Options,
+            "model",
+            format!("unknown sharing model `{name}` (known: {})", MODELS.join(", ")),
+        ))
+    }
+}
+
+pub fn make_model(name: &str) -> Result<Box<dyn SharingModel>> {
+    check_model_name(name)?;
+    Ok(Box::new(MaxMin::default()))
+}

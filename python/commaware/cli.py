@@ -1,0 +1,178 @@
+"""The `commaware` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from . import _core
+from .api import Result, load_platform, load_trace, simulate
+
+out = Console()
+err = Console(stderr=True)
+
+EXIT_BAD_INPUT = 2
+
+
+def fail(message: str) -> None:
+    """Print a bad-input error and exit with code 2 (nothing on stdout)."""
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+def print_result(result: Result, title: str) -> None:
+    ranks = result.ranks
+    msgs = result.messages
+    out.print(f"[bold]{title}[/]  model={result.model}  makespan=[bold]{result.makespan:.6g} s[/]")
+    table = Table(show_header=True, header_style="bold")
+    for col in ("rank", "host", "end (s)", "compute (s)", "blocked (s)"):
+        table.add_column(col, justify="right")
+    shown = ranks if len(ranks) <= 32 else ranks.nlargest(16, "end").sort_values("rank")
+    for row in shown.itertuples():
+        table.add_row(str(row.rank), row.host, f"{row.end:.6g}", f"{row.compute_seconds:.6g}", f"{row.blocked_seconds:.6g}")
+    out.print(table)
+    if len(ranks) > 32:
+        out.print(f"({len(ranks)} ranks; the 16 that finish last are shown)")
+    if len(msgs):
+        dur = msgs["end"] - msgs["start"]
+        out.print(
+            f"{len(msgs)} messages, {msgs['bytes'].sum():.6g} bytes; "
+            f"duration mean {dur.mean():.6g} s, max {dur.max():.6g} s"
+        )
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(_core.__version__, prog_name="commaware")
+def main() -> None:
+    """Predict how long communicating work takes on a cluster, and which schedule is best."""
+
+
+@main.command("simulate")
+@click.argument("platform", type=click.Path(dir_okay=False))
+@click.argument("trace", type=click.Path(dir_okay=False))
+@click.option("--model", default=None, help=f"Sharing model (default: the platform's). Known: {', '.join(_core.sharing_models())}.")
+@click.option("--placement", type=click.Choice(_core.placements()), default="explicit", show_default=True,
+              help="Ranks onto hosts: the trace's list (else rank i on host i), round-robin per node, fill nodes first, or random.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random placement.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (makespan, ranks, messages).")
+@click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Draw ranks against time to FILE.svg or FILE.png.")
+def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, seed: int, as_json: bool, gantt: str | None) -> None:
+    """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network).
+
+    \b
+    Example:
+      commaware simulate examples/cluster16.json examples/ring.json --json
+    """
+    if gantt and Path(gantt).suffix.lower() not in (".svg", ".png"):
+        fail(f"{gantt}: --gantt needs a .svg or .png file")
+    try:
+        result = simulate(platform, trace, model=model, placement=placement, seed=seed)
+    except _core.InputError as exc:
+        fail(str(exc))
+    if gantt:
+        from .gantt import write_gantt
+
+        try:
+            write_gantt(result, gantt, title=f"{Path(trace).name} on {Path(platform).name}")
+        except OSError as exc:
+            fail(f"{gantt}: cannot write: {exc.strerror or exc}")
+    if as_json:
+        click.echo(result.to_json())
+    else:
+        print_result(result, f"{trace} on {platform}")
+
+
+def examples_dir() -> Path:
+    """The repository's examples/ (the package is installed in development mode)."""
+    for base in (Path(__file__).resolve().parents[2], Path.cwd()):
+        if (base / "examples" / "cluster16.json").exists():
+            return base / "examples"
+    raise click.ClickException("cannot find the examples/ directory; pass --examples DIR")
+
+
+DEMO_TRACES = [
+    ("ring.json", "ring exchange, 16 ranks, 3 iterations"),
+    ("alltoall.json", "all-to-all then allreduce, 16 ranks"),
+    ("master_worker.json", "master-worker, 1 master + 15 workers"),
+    ("bcast_barrier.json", "binomial bcast and barrier, 16 ranks"),
+]
+
+
+@main.command("demo")
+@click.option("--examples", "examples", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Directory with cluster16.json and the example traces.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summaries as JSON.")
+def demo_cmd(examples: str | None, as_json: bool) -> None:
+    """Simulate the built-in examples on a 16-node cluster and summarise them."""
+    folder = Path(examples) if examples else examples_dir()
+    platform = load_platform(folder / "cluster16.json")
+    rows = []
+    for name, what in DEMO_TRACES:
+        for placement in ("explicit", "rrn", "rrp"):
+            res = simulate(platform, folder / name, placement=placement)
+            msgs = res.messages
+            rows.append({
+                "trace": name, "what": what, "placement": placement, "makespan": res.makespan,
+                "messages": len(msgs), "bytes": float(msgs["bytes"].sum()) if len(msgs) else 0.0,
+                "mean_message_seconds": float((msgs["end"] - msgs["start"]).mean()) if len(msgs) else 0.0,
+            })
+    if as_json:
+        click.echo(json.dumps({"platform": str(folder / "cluster16.json"), "runs": rows}, indent=2))
+        return
+    out.print(f"[bold]commaware demo[/]: the examples on {folder / 'cluster16.json'} "
+              f"(16 dual-core nodes, 1 Gb/s NICs, max-min sharing)")
+    for name, what in DEMO_TRACES:
+        out.print(f"  {name}: {what}")
+    table = Table(header_style="bold")
+    for col in ("trace", "placement", "makespan s", "msgs", "MiB", "mean msg ms"):
+        table.add_column(col, no_wrap=True)
+    for r in rows:
+        table.add_row(r["trace"], r["placement"], f"{r['makespan']:.6g}", str(r["messages"]),
+                      f"{r['bytes'] / 2**20:.2f}", f"{1e3 * r['mean_message_seconds']:.4g}")
+    out.print(table)
+    out.print("rrn deals one rank per node here (as explicit); rrp fills both cores of a node first, so "
+              "neighbouring ranks share a node and part of the traffic uses memory bandwidth, not the NIC.")
+
+
+@main.command("reproduce")
+@click.argument("paper")
+@click.option("--json", "as_json", is_flag=True, help='Print {"checks": [...]}.')
+def reproduce_cmd(paper: str, as_json: bool) -> None:
+    """Run the reproduction checks of PAPER (000-004) or all; exit 1 if any fails."""
+    from . import reproduce
+
+    if paper != "all" and paper not in reproduce.PAPERS:
+        fail(f"unknown paper `{paper}` (known: {', '.join(reproduce.PAPERS)}, all)")
+    papers = list(reproduce.PAPERS) if paper == "all" else [paper]
+    checks = reproduce.run(papers)
+    failed = [c for c in checks if not c.passed]
+    if as_json:
+        click.echo(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2))
+    else:
+        if not checks:
+            out.print(f"no reproduction checks are registered yet for: {', '.join(papers)}")
+        table = Table(header_style="bold")
+        for col in ("paper", "check", "paper value", "ours", "tolerance", "pass"):
+            table.add_column(col)
+        for c in checks:
+            table.add_row(c.paper, c.name, str(c.paper_value), str(c.ours), str(c.tolerance),
+                          "[green]yes[/]" if c.passed else "[red]NO[/]")
+        if checks:
+            out.print(table)
+    sys.exit(1 if failed else 0)
+
+
+@main.command("schema")
+@click.argument("what", type=click.Choice(["platform", "trace"]))
+def schema_cmd(what: str) -> None:
+    """Print the JSON Schema of the platform or trace format."""
+    click.echo(_core.platform_schema() if what == "platform" else _core.trace_schema())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""Reproductions of the papers' figures and tables.
+
+Each paper module registers checks with :func:`check`; a check returns one or more
+:class:`Check` rows that print the paper's value beside ours with the tolerance.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Iterable
+
+PAPERS = {
+    "000": "Interference-aware scheduling (Kreaseck et al.)",
+    "001": "Pipelined tiling with overlap (Koziris et al.)",
+    "002": "Coscheduling in clusters (Choi et al.)",
+    "003": "Multiple multicast on heterogeneous NOWs (Wu et al.)",
+    "004": "Predictive models for bandwidth sharing (Vienne et al.)",
+}
+
+
+@dataclass
+class Check:
+    paper: str
+    name: str
+    paper_value: float | str | None
+    ours: float | str | None
+    tolerance: float | None
+    passed: bool
+    note: str = ""
+    paper_inconsistent: bool = False
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["pass"] = d.pop("passed")
+        if not self.paper_inconsistent:
+            d.pop("paper_inconsistent")
+        if not self.extra:
+            d.pop("extra")
+        return d
+
+
+_REGISTRY: dict[str, list[Callable[[], Iterable[Check]]]] = {p: [] for p in PAPERS}
+
+
+def check(paper: str) -> Callable:
+    """Decorator: register a function returning Check rows for `paper`."""
+
+    def register(fn: Callable[[], Iterable[Check]]) -> Callable[[], Iterable[Check]]:
+        _REGISTRY[paper].append(fn)
+        return fn
+
+    return register
+
+
+def _load_modules() -> None:
+    for paper in PAPERS:
+        try:
+            importlib.import_module(f"commaware.reproductions.paper{paper}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"commaware.reproductions.paper{paper}":
+                raise
+
+
+def run(papers: list[str]) -> list[Check]:
+    _load_modules()
+    rows: list[Check] = []
+    for p in papers:
+        for fn in _REGISTRY[p]:
+            rows.extend(fn())
+    return rows
+
+
+def registered(paper: str) -> int:
+    _load_modules()
+    return len(_REGISTRY[paper])

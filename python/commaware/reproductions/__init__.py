@@ -1,0 +1,1 @@
+"""One module per paper (`paper003.py`, ...) registering its checks with `commaware.reproduce.check`."""

@@ -1,0 +1,36 @@
+"""Shared fixtures: paths and a runner for the CLI in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+
+def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:
+    """Run `commaware ARGS` as users do (a separate process), capturing output."""
+    proc = subprocess.run([sys.executable, "-m", "commaware.cli", *map(str, args)], capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"exit {proc.returncode}: {proc.stderr}")
+    return proc
+
+
+@pytest.fixture
+def cli():
+    return run_cli
+
+
+@pytest.fixture
+def write_json(tmp_path):
+    def write(name: str, obj) -> Path:
+        path = tmp_path / name
+        path.write_text(obj if isinstance(obj, str) else json.dumps(obj))
+        return path
+
+    return write

@@ -1,0 +1,31 @@
+"""The JSON Schemas in docs/ are the ones generated from the validating Rust types, and
+the examples validate against them."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+
+import jsonschema
+import pytest
+
+from commaware import _core
+from conftest import EXAMPLES, ROOT
+
+
+@pytest.mark.parametrize("what,generate", [("platform", _core.platform_schema), ("trace", _core.trace_schema)])
+def test_docs_schema_up_to_date(what, generate):
+    path = ROOT / "docs" / f"{what}.schema.json"
+    assert json.loads(path.read_text()) == json.loads(generate()), (
+        f"{path} is stale: regenerate with `commaware schema {what} > {path}`")
+
+
+def test_examples_validate():
+    plat_schema = json.loads(_core.platform_schema())
+    trace_schema = json.loads(_core.trace_schema())
+    for path in EXAMPLES.iterdir():
+        if path.suffix == ".toml":
+            jsonschema.validate(tomllib.loads(path.read_text()), plat_schema)
+        elif path.suffix == ".json":
+            doc = json.loads(path.read_text())
+            jsonschema.validate(doc, trace_schema if "ranks" in doc else plat_schema)
