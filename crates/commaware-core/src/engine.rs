@@ -9,6 +9,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use crate::mintree::MinTree;
 use crate::platform::Platform;
 use crate::sharing::{FlowId, FlowNet, LinkId, RemovedFlow, SharingModel};
 
@@ -76,7 +77,6 @@ impl Ord for Time {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum What {
     LatencyDone { transfer: u32 },
-    FlowDone { transfer: u32, version: u32 },
     ComputeDone { compute: u32, version: u32 },
     Timer { tag: Tag },
 }
@@ -91,7 +91,6 @@ struct Transfer {
     last: f64,
     /// Rate since `last` (0 while in latency).
     rate: f64,
-    version: u32,
     flow: Option<FlowId>,
     src: u32,
     dst: u32,
@@ -111,6 +110,8 @@ pub struct Engine {
     now: f64,
     seq: u64,
     queue: BinaryHeap<Reverse<(Time, u64, What)>>,
+    /// Completion time of each transfer in the network, by transfer id.
+    flow_ends: MinTree,
     net: FlowNet,
     model: Box<dyn SharingModel>,
     compute_rate: Box<dyn ComputeRate>,
@@ -146,6 +147,7 @@ impl Engine {
             now: 0.0,
             seq: 0,
             queue: BinaryHeap::new(),
+            flow_ends: MinTree::new(),
             net: FlowNet::new(caps),
             model,
             compute_rate,
@@ -192,7 +194,7 @@ impl Engine {
         } else {
             ([s, n + d, 0], 2, self.latency)
         };
-        let t = Transfer { tag, links, nlinks, remaining: bytes, last: self.now, rate: 0.0, version: 0, flow: None, src: s, dst: d };
+        let t = Transfer { tag, links, nlinks, remaining: bytes, last: self.now, rate: 0.0, flow: None, src: s, dst: d };
         let id = match self.free_transfers.pop() {
             Some(id) => {
                 self.transfers[id as usize] = t;
@@ -273,17 +275,14 @@ impl Engine {
             t.remaining = (t.remaining - t.rate * (now - t.last)).max(0.0);
             t.last = now;
             t.rate = rate;
-            t.version += 1;
-            let v = t.version;
-            let when = now + t.remaining / rate;
+            let when = if rate > 0.0 { now + t.remaining / rate } else { f64::INFINITY };
             if !self.compute_rate.is_identity() {
                 hosts.push(t.src);
                 hosts.push(t.dst);
             }
-            if rate > 0.0 {
-                self.push(when, What::FlowDone { transfer: tid, version: v });
-            }
+            self.flow_ends.set_lazy(tid as usize, when);
         }
+        self.flow_ends.flush();
         self.added.clear();
         self.removed.clear();
         if !hosts.is_empty() {
@@ -321,10 +320,6 @@ impl Engine {
 
     fn is_current(&self, w: What) -> bool {
         match w {
-            What::FlowDone { transfer, version } => {
-                let t = &self.transfers[transfer as usize];
-                t.flow.is_some() && t.version == version
-            }
             What::ComputeDone { compute, version } => self.computes[compute as usize].version == version,
             _ => true,
         }
@@ -336,23 +331,48 @@ impl Engine {
         self.resolve();
         out.clear();
         let mut first: Option<f64> = None;
-        while let Some(Reverse((Time(t), _, w))) = self.queue.peek().copied() {
+        loop {
+            // Earliest of the next flow completion and the next other event.
+            let (flow_t, tid) = self.flow_ends.min();
+            let event_t = self.queue.peek().map_or(f64::INFINITY, |Reverse((Time(t), _, _))| *t);
+            let t = flow_t.min(event_t);
+            if t == f64::INFINITY {
+                break;
+            }
             if let Some(t0) = first {
                 if t > t0 + SAME_TIME * t0.abs().max(1e-300) {
                     break;
                 }
             }
-            self.queue.pop();
+            if flow_t <= event_t {
+                first.get_or_insert(t);
+                self.now = first.unwrap();
+                self.flow_done(tid as u32, out);
+                continue;
+            }
+            let Reverse((_, _, w)) = self.queue.pop().expect("peeked");
             if !self.is_current(w) {
                 continue;
             }
-            if first.is_none() {
-                first = Some(t);
-                self.now = t;
-            }
+            first.get_or_insert(t);
+            self.now = first.unwrap();
             self.handle(w, out);
         }
         first
+    }
+
+    fn flow_done(&mut self, transfer: u32, out: &mut Vec<Completion>) {
+        self.flow_ends.set(transfer as usize, f64::INFINITY);
+        let f = self.transfers[transfer as usize].flow.take().expect("a flow completion has a flow");
+        if let Some(p) = self.added.iter().position(|&x| x == f) {
+            self.added.swap_remove(p);
+            self.net.remove_flow(f);
+        } else {
+            let r = self.net.remove_flow(f);
+            self.removed.push(r);
+        }
+        self.transfers[transfer as usize].remaining = 0.0;
+        self.finish_transfer(transfer, out);
     }
 
     fn handle(&mut self, w: What, out: &mut Vec<Completion>) {
@@ -374,18 +394,6 @@ impl Engine {
                     self.added.push(f);
                 }
             }
-            What::FlowDone { transfer, .. } => {
-                let f = self.transfers[transfer as usize].flow.take().expect("current flow event has a flow");
-                if let Some(p) = self.added.iter().position(|&x| x == f) {
-                    self.added.swap_remove(p);
-                    self.net.remove_flow(f);
-                } else {
-                    let r = self.net.remove_flow(f);
-                    self.removed.push(r);
-                }
-                self.transfers[transfer as usize].remaining = 0.0;
-                self.finish_transfer(transfer, out);
-            }
             What::ComputeDone { compute, .. } => {
                 let c = &mut self.computes[compute as usize];
                 c.version += 1; // invalidate any other pending event
@@ -405,9 +413,7 @@ impl Engine {
     }
 
     fn finish_transfer(&mut self, id: u32, out: &mut Vec<Completion>) {
-        let t = &mut self.transfers[id as usize];
-        t.version += 1;
-        let tag = t.tag;
+        let tag = self.transfers[id as usize].tag;
         self.free_transfers.push(id);
         self.live_events -= 1;
         out.push(Completion { tag, kind: ActKind::Transfer });

@@ -7,6 +7,7 @@
 //! Nothing here knows about Python.
 
 pub mod engine;
+pub mod mintree;
 pub mod error;
 pub mod placement;
 pub mod platform;

@@ -1,23 +1,30 @@
-//! Max-min fair sharing by progressive filling, re-solved incrementally.
+//! Max-min fair sharing by progressive filling, re-solved locally.
 //!
 //! Progressive filling raises all unfixed flows together; the link whose fair share
 //! `residual / unfixed` is smallest saturates first and fixes its flows at that level.
-//! Levels only grow during the fill, so a change whose effect starts at level λ leaves
-//! every flow rated below λ untouched:
-//! * a departing flow of rate r crossed no link that saturated below r, so λ = r;
-//! * an arriving flow g gets at least min over its links of capacity/flows, so λ is that.
 //!
-//! We therefore re-fill only the flows rated ≥ λ that are connected to the changed
-//! links through such flows; lower-rated flows are fixed and just reduce residuals.
-//! SimGrid re-solves the whole connected component instead.
+//! After flows join or leave we do not re-fill the whole connected component (as
+//! SimGrid does). We re-fill a small set H of flows, holding every other flow at its
+//! rate, and then check the max-min optimality condition (Bertsekas & Gallager: a
+//! feasible allocation is max-min fair iff every flow crosses a saturated link on
+//! which no flow gets more) around the links H crosses. Flows that violate it join H
+//! and we fill again. H only grows, so this ends, and it ends on the exact max-min
+//! allocation, since the flows away from H kept their rates and their bottlenecks.
+//! H starts from the changed links and closes over the bottleneck structure: the
+//! flows bottlenecked on a changed link, the other links they cross, the flows
+//! bottlenecked there, and so on. When H reaches a quarter of all flows, one fill of
+//! everything (no scans, no checks) is cheaper and we do that instead.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::{FlowId, FlowNet, LinkId, RemovedFlow, SharingModel};
 
-/// Relative slack when comparing a rate with the level λ, to include ties.
-const LEVEL_SLACK: f64 = 1e-9;
+/// Re-fill every flow at once when the local set reaches 1/FULL_SOLVE_FRACTION of them.
+pub const FULL_SOLVE_FRACTION: usize = 4;
+
+/// Relative tolerance of the saturation and "gets the most" tests.
+const EPS: f64 = 1e-9;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Share(f64);
@@ -33,38 +40,232 @@ impl Ord for Share {
     }
 }
 
-#[derive(Default)]
+/// Sum and maximum of the rates on a link.
+#[derive(Debug, Clone, Copy, Default)]
+struct LinkLoad {
+    sum: f64,
+    max: f64,
+}
+
+impl LinkLoad {
+    fn saturated(&self, capacity: f64) -> bool {
+        self.sum >= capacity * (1.0 - EPS)
+    }
+    /// Is this link a bottleneck of a flow of rate `rate`?
+    fn bottleneck_for(&self, capacity: f64, rate: f64) -> bool {
+        self.saturated(capacity) && rate >= self.max * (1.0 - EPS)
+    }
+}
+
 pub struct MaxMin {
-    // Scratch space, reused between calls (indexed by link or flow id).
-    flow_mark: Vec<u32>,
-    link_mark: Vec<u32>,
+    /// Re-fill everything once H holds 1/full_solve_fraction of the flows.
+    pub full_solve_fraction: usize,
+    // Scratch space, reused between calls, indexed by flow or link id. A mark equal to
+    // the current stamp means "set in this call".
+    stamp: u32,
+    in_h: Vec<u32>,
+    link_seen: Vec<u32>,
+    link_in_pass: Vec<u32>,
+    pass: u32,
+    old_load: Vec<LinkLoad>,
     residual: Vec<f64>,
     unfixed: Vec<u32>,
-    generation: Vec<u32>,
-    stamp: u32,
+    /// Fill level at which a link saturated in this pass (infinite if none of H fixed there).
+    level: Vec<f64>,
+    h: Vec<(FlowId, f64)>,
     touched: Vec<LinkId>,
-    heap: BinaryHeap<Reverse<(Share, LinkId, u32)>>,
+    violators: Vec<FlowId>,
+    queue: Vec<LinkId>,
+    link_closed: Vec<u32>,
+    heap: BinaryHeap<Reverse<(Share, LinkId)>>,
+}
+
+impl Default for MaxMin {
+    fn default() -> Self {
+        MaxMin {
+            full_solve_fraction: FULL_SOLVE_FRACTION,
+            stamp: 0,
+            in_h: Vec::new(),
+            link_seen: Vec::new(),
+            link_in_pass: Vec::new(),
+            pass: 0,
+            old_load: Vec::new(),
+            residual: Vec::new(),
+            unfixed: Vec::new(),
+            level: Vec::new(),
+            h: Vec::new(),
+            touched: Vec::new(),
+            violators: Vec::new(),
+            queue: Vec::new(),
+            link_closed: Vec::new(),
+            heap: BinaryHeap::new(),
+        }
+    }
 }
 
 impl MaxMin {
-    fn grow(&mut self, net: &FlowNet) {
-        if self.flow_mark.len() < net.id_bound() {
-            self.flow_mark.resize(net.id_bound(), 0);
+    fn prepare(&mut self, net: &FlowNet) {
+        if self.in_h.len() < net.id_bound() {
+            self.in_h.resize(net.id_bound(), 0);
         }
         let nl = net.links.len();
-        if self.link_mark.len() < nl {
-            self.link_mark.resize(nl, 0);
+        if self.link_seen.len() < nl {
+            self.link_seen.resize(nl, 0);
+            self.link_in_pass.resize(nl, 0);
+            self.link_closed.resize(nl, 0);
+            self.old_load.resize(nl, LinkLoad::default());
             self.residual.resize(nl, 0.0);
             self.unfixed.resize(nl, 0);
-            self.generation.resize(nl, 0);
+            self.level.resize(nl, f64::INFINITY);
         }
-        // Marks: `stamp` = in the re-fill set and unfixed, `stamp + 1` = fixed.
-        if self.stamp > u32::MAX - 4 {
-            self.flow_mark.iter_mut().for_each(|m| *m = 0);
-            self.link_mark.iter_mut().for_each(|m| *m = 0);
+        if self.stamp == u32::MAX || self.pass > u32::MAX - 1024 {
+            self.in_h.iter_mut().for_each(|m| *m = 0);
+            self.link_seen.iter_mut().for_each(|m| *m = 0);
+            self.link_in_pass.iter_mut().for_each(|m| *m = 0);
+            self.link_closed.iter_mut().for_each(|m| *m = 0);
             self.stamp = 0;
+            self.pass = 0;
         }
-        self.stamp += 2;
+        self.stamp += 1;
+        self.h.clear();
+    }
+
+    fn add_to_h(&mut self, net: &FlowNet, f: FlowId) {
+        if self.in_h[f as usize] != self.stamp {
+            self.in_h[f as usize] = self.stamp;
+            self.h.push((f, net.flow(f).rate));
+        }
+    }
+
+    fn load(net: &FlowNet, l: usize) -> LinkLoad {
+        let mut load = LinkLoad::default();
+        for &f in &net.links[l].flows {
+            let r = net.flow(f).rate;
+            if r.is_finite() {
+                load.sum += r;
+                load.max = load.max.max(r);
+            }
+        }
+        load
+    }
+
+    /// Remember a link's load before this call changed anything (first sight only).
+    fn see(&mut self, net: &FlowNet, l: usize) {
+        if self.link_seen[l] != self.stamp {
+            self.link_seen[l] = self.stamp;
+            self.old_load[l] = Self::load(net, l);
+        }
+    }
+
+    /// Progressive filling of H, every other flow held at its rate. With `everything`,
+    /// H holds every flow: residuals are then the capacities and need no scan.
+    fn fill(&mut self, net: &mut FlowNet, everything: bool) {
+        self.pass += 1;
+        let (pass, mark) = (self.pass, self.stamp);
+        self.touched.clear();
+        self.heap.clear();
+        if everything {
+            self.touched.extend((0..net.links.len() as LinkId).filter(|&l| !net.links[l as usize].flows.is_empty()));
+        } else {
+            for k in 0..self.h.len() {
+                for &l in net.flow(self.h[k].0).links() {
+                    if self.link_in_pass[l as usize] != pass {
+                        self.link_in_pass[l as usize] = pass;
+                        self.touched.push(l);
+                    }
+                }
+            }
+        }
+        for k in 0..self.touched.len() {
+            let li = self.touched[k] as usize;
+            let link = &net.links[li];
+            let (mut residual, mut count) = (link.capacity, link.flows.len() as u32);
+            if !everything {
+                self.see(net, li);
+                let link = &net.links[li];
+                count = 0;
+                for &f in &link.flows {
+                    if self.in_h[f as usize] == mark {
+                        count += 1;
+                    } else {
+                        residual -= net.flow(f).rate;
+                    }
+                }
+            }
+            self.residual[li] = residual.max(0.0);
+            self.unfixed[li] = count;
+            self.level[li] = f64::INFINITY;
+            self.heap.push(Reverse((Share(self.residual[li] / count as f64), li as LinkId)));
+        }
+        // While filling, `in_h == mark` means unfixed; fixed flows get `mark` back after.
+        // A link's share only grows during the fill (a flow fixed at the current level
+        // s <= share leaves it), so heap keys are lower bounds: a popped link whose
+        // share moved is pushed back with its current share instead of on every change.
+        let fixed = mark.wrapping_sub(1) | 0x8000_0000;
+        while let Some(Reverse((Share(key), l))) = self.heap.pop() {
+            let li = l as usize;
+            if self.unfixed[li] == 0 {
+                continue;
+            }
+            let share = self.residual[li] / self.unfixed[li] as f64;
+            if share > key {
+                self.heap.push(Reverse((Share(share), l)));
+                continue;
+            }
+            self.unfixed[li] = 0;
+            self.level[li] = share;
+            for k in 0..net.links[li].flows.len() {
+                let f = net.links[li].flows[k];
+                if self.in_h[f as usize] != mark {
+                    continue;
+                }
+                self.in_h[f as usize] = fixed;
+                for j in 0..net.flow(f).links().len() {
+                    let l2 = net.flow(f).links()[j] as usize;
+                    if l2 != li && self.unfixed[l2] > 0 {
+                        self.residual[l2] = (self.residual[l2] - share).max(0.0);
+                        self.unfixed[l2] -= 1;
+                    }
+                }
+                net.set_rate(f, share);
+            }
+        }
+        for &(f, _) in &self.h {
+            self.in_h[f as usize] = mark;
+        }
+    }
+
+    /// Flows outside H that break the optimality condition on the links H crosses.
+    fn find_violators(&mut self, net: &FlowNet) {
+        self.violators.clear();
+        let mark = self.stamp;
+        for k in 0..self.touched.len() {
+            let li = self.touched[k] as usize;
+            let cap = net.links[li].capacity;
+            let now = Self::load(net, li);
+            let old = self.old_load[li];
+            let level = self.level[li];
+            for &g in &net.links[li].flows {
+                if self.in_h[g as usize] == mark {
+                    continue;
+                }
+                let r = net.flow(g).rate;
+                if r > level * (1.0 + EPS) {
+                    // A flow of H saturated this link below g: g must give way.
+                    self.violators.push(g);
+                } else if now.bottleneck_for(cap, r) {
+                    // g still has a bottleneck here.
+                } else if old.bottleneck_for(cap, r) {
+                    // g lost its bottleneck here; does it have another one?
+                    let ok = net.flow(g).links().iter().any(|&l2| {
+                        l2 as usize != li && Self::load(net, l2 as usize).bottleneck_for(net.links[l2 as usize].capacity, r)
+                    });
+                    if !ok {
+                        self.violators.push(g);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -77,106 +278,84 @@ impl SharingModel for MaxMin {
         if added.is_empty() && removed.is_empty() {
             return;
         }
-        self.grow(net);
-        let (unfixed_mark, fixed_mark) = (self.stamp, self.stamp + 1);
-
-        // Lowest level the change can reach, and the links where it starts.
-        let mut level = f64::INFINITY;
-        self.touched.clear();
-        let seed = |l: LinkId, this: &mut Self| {
-            if this.link_mark[l as usize] != unfixed_mark {
-                this.link_mark[l as usize] = unfixed_mark;
-                this.touched.push(l);
-            }
-        };
+        self.prepare(net);
         for &f in added {
-            for &l in net.flow(f).links() {
-                let link = &net.links[l as usize];
-                level = level.min(link.capacity / link.flows.len() as f64);
-                seed(l, self);
+            self.add_to_h(net, f);
+        }
+        // Links a flow left: their loads before the departure include it; the flows that
+        // got the most there (with it) start in H.
+        for r in removed {
+            for &l in r.links() {
+                let li = l as usize;
+                if self.link_seen[li] != self.stamp {
+                    self.link_seen[li] = self.stamp;
+                    self.old_load[li] = Self::load(net, li);
+                }
+                let load = &mut self.old_load[li];
+                load.sum += r.rate;
+                load.max = load.max.max(r.rate);
             }
+        }
+        // Close over the bottleneck structure: a link whose share moves moves the flows
+        // bottlenecked on it, which move the shares of the other links they cross.
+        self.queue.clear();
+        for &f in added {
+            self.queue.extend_from_slice(net.flow(f).links());
         }
         for r in removed {
-            level = level.min(r.rate);
-            for &l in r.links() {
-                seed(l, self);
-            }
+            self.queue.extend_from_slice(r.links());
         }
-        let threshold = level * (1.0 - LEVEL_SLACK);
-
-        // Collect the re-fill set: flows rated >= threshold reachable from the seeds.
-        let mut i = 0;
-        while i < self.touched.len() {
-            let l = self.touched[i] as usize;
-            i += 1;
-            for &f in &net.links[l].flows {
-                let fi = f as usize;
-                if self.flow_mark[fi] == unfixed_mark || net.flow(f).rate < threshold {
-                    continue;
-                }
-                self.flow_mark[fi] = unfixed_mark;
-                for &l2 in net.flow(f).links() {
-                    if self.link_mark[l2 as usize] != unfixed_mark {
-                        self.link_mark[l2 as usize] = unfixed_mark;
-                        self.touched.push(l2);
-                    }
-                }
-            }
-        }
-
-        // Residual capacity left by the fixed (lower) flows, and unfixed counts.
-        self.heap.clear();
-        for &l in &self.touched {
+        while let Some(l) = self.queue.pop() {
             let li = l as usize;
-            let link = &net.links[li];
-            let mut residual = link.capacity;
-            let mut count = 0u32;
-            for &f in &link.flows {
-                if self.flow_mark[f as usize] == unfixed_mark {
-                    count += 1;
-                } else {
-                    residual -= net.flow(f).rate;
-                }
-            }
-            self.residual[li] = residual.max(0.0);
-            self.unfixed[li] = count;
-            self.generation[li] = self.generation[li].wrapping_add(1);
-            if count > 0 {
-                self.heap.push(Reverse((Share(self.residual[li] / count as f64), l, self.generation[li])));
-            }
-        }
-
-        // Progressive filling over the re-fill set.
-        while let Some(Reverse((Share(share), l, gen))) = self.heap.pop() {
-            let li = l as usize;
-            if gen != self.generation[li] || self.unfixed[li] == 0 {
+            if self.link_closed[li] == self.stamp {
                 continue;
             }
-            self.unfixed[li] = 0;
+            self.link_closed[li] = self.stamp;
+            self.see(net, li);
+            let load = self.old_load[li];
+            if !load.saturated(net.links[li].capacity) {
+                continue;
+            }
             for k in 0..net.links[li].flows.len() {
                 let f = net.links[li].flows[k];
-                if self.flow_mark[f as usize] != unfixed_mark {
-                    continue;
-                }
-                self.flow_mark[f as usize] = fixed_mark;
-                let nlinks = net.flow(f).links().len();
-                for j in 0..nlinks {
-                    let l2 = net.flow(f).links()[j] as usize;
-                    if l2 == li || self.unfixed[l2] == 0 {
-                        continue;
-                    }
-                    self.residual[l2] = (self.residual[l2] - share).max(0.0);
-                    self.unfixed[l2] -= 1;
-                    self.generation[l2] = self.generation[l2].wrapping_add(1);
-                    if self.unfixed[l2] > 0 {
-                        let s = self.residual[l2] / self.unfixed[l2] as f64;
-                        self.heap.push(Reverse((Share(s), l2 as LinkId, self.generation[l2])));
+                let rate = net.flow(f).rate;
+                if rate.is_finite() && rate >= load.max * (1.0 - EPS) && self.in_h[f as usize] != self.stamp {
+                    self.add_to_h(net, f);
+                    for &l2 in net.flow(f).links() {
+                        if self.link_closed[l2 as usize] != self.stamp {
+                            self.queue.push(l2);
+                        }
                     }
                 }
-                if net.flow(f).rate != share {
-                    net.set_rate(f, share);
-                    changed.push(f);
+            }
+        }
+        loop {
+            if self.h.is_empty() {
+                break;
+            }
+            if self.h.len() * self.full_solve_fraction >= net.live() {
+                // Most flows may move: one fill of everything is cheaper than local passes.
+                for f in 0..net.id_bound() as FlowId {
+                    if net.is_live(f) {
+                        self.add_to_h(net, f);
+                    }
                 }
+                self.fill(net, true);
+                break;
+            }
+            self.fill(net, false);
+            self.find_violators(net);
+            if self.violators.is_empty() {
+                break;
+            }
+            for k in 0..self.violators.len() {
+                let g = self.violators[k];
+                self.add_to_h(net, g);
+            }
+        }
+        for &(f, before) in &self.h {
+            if net.flow(f).rate != before {
+                changed.push(f);
             }
         }
     }
@@ -219,10 +398,17 @@ mod tests {
 
     #[test]
     fn incremental_matches_reference_under_random_churn() {
-        let mut rng = crate::rng::SplitMix64::new(7);
-        let nl = 12;
+        // Local passes only, full re-fills only, and the default mix.
+        for fraction in [usize::MAX / 4, 1, FULL_SOLVE_FRACTION] {
+            churn(fraction, 12, 7);
+            churn(fraction, 40, 8);
+        }
+    }
+
+    fn churn(fraction: usize, nl: usize, seed: u64) {
+        let mut rng = crate::rng::SplitMix64::new(seed);
         let mut net = FlowNet::new((0..nl).map(|i| 1.0 + (i % 4) as f64));
-        let mut model = MaxMin::default();
+        let mut model = MaxMin { full_solve_fraction: fraction, ..MaxMin::default() };
         let mut live: Vec<FlowId> = Vec::new();
         let mut changed = Vec::new();
         for step in 0..400 {
@@ -235,7 +421,12 @@ mod tests {
                 if b == a {
                     b = (b + 1) % nl as u32;
                 }
-                let links: Vec<u32> = if rng.below(3) == 0 { vec![a] } else { vec![a, b] };
+                let c = (a + b + 1) % nl as u32;
+                let links: Vec<u32> = match rng.below(4) {
+                    0 => vec![a],
+                    1 if c != a && c != b => vec![a, c, b],
+                    _ => vec![a, b],
+                };
                 let f = net.add_flow(&links);
                 added.push(f);
                 live.push(f);
@@ -255,7 +446,7 @@ mod tests {
             let want = reference(&net, &live);
             for (k, &f) in live.iter().enumerate() {
                 let got = net.flow(f).rate;
-                assert!((got - want[k]).abs() <= 1e-9 * want[k].max(1.0), "step {step} flow {f}: {got} vs {}", want[k]);
+                assert!((got - want[k]).abs() <= 1e-9 * want[k].max(1.0), "fraction {fraction} step {step} flow {f}: {got} vs {}", want[k]);
             }
         }
     }

@@ -90,6 +90,10 @@ impl FlowNet {
         self.flows.len()
     }
 
+    pub fn is_live(&self, id: FlowId) -> bool {
+        self.flows[id as usize].nlinks > 0
+    }
+
     pub fn add_flow(&mut self, links: &[LinkId]) -> FlowId {
         assert!(!links.is_empty() && links.len() <= MAX_HOPS, "a flow crosses 1..=3 links");
         let id = self.free.pop().unwrap_or_else(|| {
@@ -127,6 +131,7 @@ impl FlowNet {
                 }
             }
         }
+        self.flows[id as usize].nlinks = 0;
         self.free.push(id);
         self.live -= 1;
         RemovedFlow { links: f.links, nlinks: f.nlinks, rate: f.rate }
