@@ -49,6 +49,22 @@ pub struct HostSpec {
     /// NIC down-link bandwidth in bytes/s (default: the network's `bandwidth`).
     #[serde(default)]
     pub bandwidth_down: Option<f64>,
+    /// Per-message CPU overheads of this host (default: the network's).
+    #[serde(flatten)]
+    pub overhead: OverheadSpec,
+}
+
+/// Per-message CPU overheads of one host; each defaults to the network's value.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+pub struct OverheadSpec {
+    /// Sender CPU time per message before its transfer starts (s).
+    pub send_overhead: Option<f64>,
+    /// Extra sender CPU time per byte (s/byte).
+    pub send_overhead_per_byte: Option<f64>,
+    /// Receiver CPU time per message after its last byte arrived (s).
+    pub recv_overhead: Option<f64>,
+    /// Extra receiver CPU time per byte (s/byte).
+    pub recv_overhead_per_byte: Option<f64>,
 }
 
 /// Per-host overrides applied after `cluster` or `hosts` (keyed by host name).
@@ -60,6 +76,8 @@ pub struct HostOverride {
     pub memory: Option<f64>,
     pub bandwidth_up: Option<f64>,
     pub bandwidth_down: Option<f64>,
+    #[serde(flatten)]
+    pub overhead: OverheadSpec,
 }
 
 /// Network parameters. All bandwidths in bytes/s, all times in seconds.
@@ -102,6 +120,10 @@ pub struct NetworkSpec {
     /// Treat every send as synchronous (rendezvous whatever its size).
     #[serde(default)]
     pub synchronous_send: bool,
+    /// For the `contention_free` model: bandwidth of each ordered host pair in bytes/s
+    /// (a hosts x hosts matrix; the diagonal is ignored). Default: the NIC bandwidths.
+    #[serde(default)]
+    pub pair_bandwidth: Option<Vec<Vec<f64>>>,
 }
 
 /// The platform file as written by users: exactly one of `cluster` or `hosts`.
@@ -139,6 +161,35 @@ pub struct Host {
     pub memory: f64,
     pub bandwidth_up: f64,
     pub bandwidth_down: f64,
+    pub overhead: Overhead,
+}
+
+/// Resolved per-message CPU overheads of a host (s and s/byte).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Overhead {
+    pub send: f64,
+    pub send_per_byte: f64,
+    pub recv: f64,
+    pub recv_per_byte: f64,
+}
+
+impl Overhead {
+    fn resolve(spec: &OverheadSpec, net: &NetworkSpec) -> Overhead {
+        Overhead {
+            send: spec.send_overhead.unwrap_or(net.send_overhead),
+            send_per_byte: spec.send_overhead_per_byte.unwrap_or(net.send_overhead_per_byte),
+            recv: spec.recv_overhead.unwrap_or(net.recv_overhead),
+            recv_per_byte: spec.recv_overhead_per_byte.unwrap_or(net.recv_overhead_per_byte),
+        }
+    }
+    /// CPU time of sending a message of `bytes`.
+    pub fn send_time(&self, bytes: f64) -> f64 {
+        self.send + self.send_per_byte * bytes
+    }
+    /// CPU time of receiving a message of `bytes`.
+    pub fn recv_time(&self, bytes: f64) -> f64 {
+        self.recv + self.recv_per_byte * bytes
+    }
 }
 
 /// A validated platform, ready for the engine.
@@ -187,6 +238,7 @@ impl Platform {
                 if c.count == 0 {
                     return Err(Error::platform("cluster.count", "must be > 0"));
                 }
+                let overhead = Overhead::resolve(&OverheadSpec::default(), &net);
                 (0..c.count)
                     .map(|i| Host {
                         name: format!("{}{}", c.prefix, i),
@@ -195,6 +247,7 @@ impl Platform {
                         memory: c.memory,
                         bandwidth_up: net.bandwidth,
                         bandwidth_down: net.bandwidth,
+                        overhead,
                     })
                     .collect()
             }
@@ -210,6 +263,7 @@ impl Platform {
                         memory: h.memory,
                         bandwidth_up: h.bandwidth_up.unwrap_or(net.bandwidth),
                         bandwidth_down: h.bandwidth_down.unwrap_or(net.bandwidth),
+                        overhead: Overhead::resolve(&h.overhead, &net),
                     })
                     .collect()
             }
@@ -230,6 +284,11 @@ impl Platform {
             if let Some(v) = o.memory { h.memory = v; }
             if let Some(v) = o.bandwidth_up { h.bandwidth_up = v; }
             if let Some(v) = o.bandwidth_down { h.bandwidth_down = v; }
+            let given = &o.overhead;
+            if let Some(v) = given.send_overhead { h.overhead.send = v; }
+            if let Some(v) = given.send_overhead_per_byte { h.overhead.send_per_byte = v; }
+            if let Some(v) = given.recv_overhead { h.overhead.recv = v; }
+            if let Some(v) = given.recv_overhead_per_byte { h.overhead.recv_per_byte = v; }
         }
         for (i, h) in hosts.iter().enumerate() {
             let f = |name: &str| format!("hosts[{i}] ({}).{name}", h.name);
@@ -239,6 +298,28 @@ impl Platform {
             pos(&f("bandwidth_down"), h.bandwidth_down)?;
             if h.cores == 0 {
                 return Err(Error::platform(f("cores"), "must be >= 1"));
+            }
+            nonneg(&f("send_overhead"), h.overhead.send)?;
+            nonneg(&f("send_overhead_per_byte"), h.overhead.send_per_byte)?;
+            nonneg(&f("recv_overhead"), h.overhead.recv)?;
+            nonneg(&f("recv_overhead_per_byte"), h.overhead.recv_per_byte)?;
+        }
+        if let Some(m) = &net.pair_bandwidth {
+            if m.len() != hosts.len() {
+                return Err(Error::platform("network.pair_bandwidth", format!("has {} rows for {} hosts", m.len(), hosts.len())));
+            }
+            for (i, row) in m.iter().enumerate() {
+                if row.len() != hosts.len() {
+                    return Err(Error::platform(
+                        format!("network.pair_bandwidth[{i}]"),
+                        format!("has {} entries for {} hosts (the matrix must be square)", row.len(), hosts.len()),
+                    ));
+                }
+                for (j, &v) in row.iter().enumerate() {
+                    if i != j {
+                        pos(&format!("network.pair_bandwidth[{i}][{j}]"), v)?;
+                    }
+                }
             }
         }
         Ok(Platform { hosts, network: net })

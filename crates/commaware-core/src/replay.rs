@@ -171,7 +171,7 @@ pub fn simulate(platform: &Platform, trace: &Trace, options: &SimOptions) -> Res
 /// Replay with a compute-rate hook (interference of communication on computation).
 pub fn simulate_with(platform: &Platform, trace: &Trace, options: &SimOptions, compute_rate: Box<dyn ComputeRate>) -> Result<SimResult> {
     let model_name = options.model.clone().unwrap_or_else(|| platform.network.model.clone());
-    let model = make_model(&model_name)?;
+    let model = make_model(&model_name, platform)?;
     let hosts = place(platform, trace.n_ranks(), options.placement, trace.spec.placement.as_deref(), options.seed)?;
     let n = trace.n_ranks();
     let mut rp = Replay {
@@ -243,7 +243,7 @@ impl<'a> Replay<'a> {
                     return self.block(r, Blocked::Activity("sleep"));
                 }
                 Op::Send { req, dst, bytes, tag, ctx, sync } => {
-                    let overhead = net.send_overhead + net.send_overhead_per_byte * bytes;
+                    let overhead = platform.hosts[host].overhead.send_time(*bytes);
                     if overhead > 0.0 && !self.ranks[r].overhead_paid {
                         self.ranks[r].overhead_paid = true;
                         self.engine.start_timer(overhead, TAG_RANK | r as u64);
@@ -401,9 +401,8 @@ impl<'a> Replay<'a> {
     /// The message's data is at the receiver and its receive is matched: complete
     /// the receive after the receive overhead.
     fn deliver(&mut self, id: u32) {
-        let net = &self.platform.network;
         let m = &self.msgs[id as usize];
-        let overhead = net.recv_overhead + net.recv_overhead_per_byte * m.bytes;
+        let overhead = self.platform.hosts[self.ranks[m.dst as usize].host].overhead.recv_time(m.bytes);
         if overhead > 0.0 {
             self.engine.start_timer(overhead, TAG_RECV_OVERHEAD | id as u64);
         } else {

@@ -175,3 +175,34 @@ fn same_input_same_bytes() {
     let b = simulate(&p, &tr, &opts).unwrap().to_json();
     assert_eq!(a, b);
 }
+
+#[test]
+fn contention_free_pairs_and_per_host_overheads() {
+    let p = Platform::from_json(
+        r#"{"hosts": [{"name": "a", "speed": 1, "send_overhead": 0.5},
+                      {"name": "b", "speed": 1, "recv_overhead": 0.25, "recv_overhead_per_byte": 1e-6},
+                      {"name": "c", "speed": 1}],
+            "overrides": {"c": {"recv_overhead": 2}},
+            "network": {"model": "contention_free", "bandwidth": 1e6, "eager_threshold": 1e18,
+                        "pair_bandwidth": [[0, 2e6, 4e6], [1, 0, 1], [1, 1, 0]]}}"#,
+    )
+    .unwrap();
+    let res = run(
+        &p,
+        r#"{"ranks": [[{"op": "isend", "dst": 1, "bytes": 2e6}, {"op": "isend", "dst": 2, "bytes": 2e6}, {"op": "waitall"}],
+                      [{"op": "recv", "src": 0}], [{"op": "recv", "src": 0}]]}"#,
+    );
+    // a -> b: 0.5 s overhead, then 2 MB at 2 MB/s (no sharing with a -> c), then 0.25 + 2 s receive.
+    assert!(close(res.messages[0].start, 0.5) && close(res.messages[0].end, 1.5), "{:?}", res.messages);
+    assert!(close(res.ranks[1].end, 1.5 + 0.25 + 2.0));
+    // a -> c starts after the second send overhead, at 4 MB/s; c's override gives 2 s.
+    assert!(close(res.messages[1].start, 1.0) && close(res.messages[1].end, 1.5));
+    assert!(close(res.ranks[2].end, 3.5));
+    let e = Platform::from_json(r#"{"hosts": [{"name": "a", "speed": 1, "sendoverhead": 1}], "network": {"bandwidth": 1}}"#);
+    assert!(e.is_err(), "unknown host fields are rejected");
+    let e = Platform::from_json(
+        r#"{"cluster": {"count": 2, "speed": 1}, "network": {"bandwidth": 1, "pair_bandwidth": [[0, 1]]}}"#,
+    )
+    .unwrap_err();
+    assert!(e.reason.contains("rows"), "{e}");
+}

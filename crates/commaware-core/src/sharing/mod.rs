@@ -6,11 +6,14 @@
 //! reporting the flows whose rate moved. New models (the penalty model of paper 004
 //! §V-A, the Myrinet state-set model of §V-B) plug in here.
 
+mod contention_free;
 mod maxmin;
 
+pub use contention_free::ContentionFree;
 pub use maxmin::MaxMin;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::platform::Platform;
 
 pub type FlowId = u32;
 pub type LinkId = u32;
@@ -147,7 +150,7 @@ pub trait SharingModel {
 }
 
 /// Names of the sharing models the engine knows.
-pub const MODELS: &[&str] = &["maxmin"];
+pub const MODELS: &[&str] = &["maxmin", "contention_free"];
 
 pub fn check_model_name(name: &str) -> Result<()> {
     if MODELS.contains(&name) {
@@ -161,7 +164,10 @@ pub fn check_model_name(name: &str) -> Result<()> {
     }
 }
 
-pub fn make_model(name: &str) -> Result<Box<dyn SharingModel>> {
+pub fn make_model(name: &str, platform: &Platform) -> Result<Box<dyn SharingModel>> {
     check_model_name(name)?;
-    Ok(Box::new(MaxMin::default()))
+    Ok(match name {
+        "contention_free" => Box::new(ContentionFree::new(platform)),
+        _ => Box::new(MaxMin::default()),
+    })
 }
