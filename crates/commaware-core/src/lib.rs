@@ -8,6 +8,7 @@
 
 pub mod engine;
 pub mod mintree;
+pub mod multicast;
 pub mod error;
 pub mod placement;
 pub mod platform;

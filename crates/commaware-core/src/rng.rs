@@ -21,6 +21,14 @@ impl SplitMix64 {
     pub fn below(&mut self, k: u64) -> u64 {
         self.next_u64() % k
     }
+    /// Uniform index in `0..n` (n > 0).
+    pub fn below_usize(&mut self, n: usize) -> usize {
+        self.below(n as u64) as usize
+    }
+    /// Uniform float in [lo, hi).
+    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.unit()
+    }
     /// Uniform float in [0, 1).
     pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)

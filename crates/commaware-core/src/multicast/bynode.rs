@@ -1,0 +1,223 @@
+//! Fast receiver scan for the common case: no preemption and one X for every
+//! pair. Then a sender's time v_i(k) = Avail_i + S(i, l_k) (eq. 5) depends on
+//! the message only through its size, so, per size class, the nodes holding
+//! a message of that class are kept sorted by v, and bitsets say who holds
+//! and who waits for which message. A selection changes the available time
+//! of two nodes only: O(classes * log N) to update, however many sources
+//! those nodes hold. (Per-source heaps would need one update per source.)
+
+use std::collections::BTreeSet;
+
+use super::model::Costs;
+use super::state::Mc;
+
+use super::state::Key;
+
+pub(crate) struct ByNode {
+    words: usize,
+    /// Size class of each message, and each class's size in bytes.
+    class_of: Vec<usize>,
+    class_bytes: Vec<f64>,
+    /// Bitsets over messages: per class, and per node the messages it holds.
+    mask: Vec<u64>,
+    holds: Vec<u64>,
+    /// Per class: (v, node) of the nodes holding a message of the class.
+    order: Vec<BTreeSet<(Key, u32)>>,
+    /// Per class and node: the node's key in `order`, if present.
+    key: Vec<Option<f64>>,
+    n: usize,
+    /// Source node of each message.
+    src: Vec<usize>,
+    // Scratch for `best_for`.
+    want: Vec<(usize, u64)>,
+    acc: Vec<u64>,
+    /// (receiver, class, first node key) of the last `best_for`'s best: the
+    /// nodes before it in the class order hold nothing the receiver waits for.
+    hint: (usize, usize, (Key, u32)),
+}
+
+/// At most this many distinct sizes; beyond, the per-source heaps are used.
+pub(crate) const MAX_CLASSES: usize = 8;
+
+impl ByNode {
+    /// None when there are more than `MAX_CLASSES` sizes.
+    pub fn new(cost: &Costs, mcs: &[Mc]) -> Option<Self> {
+        let bytes: Vec<f64> = mcs.iter().map(|mc| mc.bytes).collect();
+        let mut sizes = bytes.clone();
+        sizes.sort_by(f64::total_cmp);
+        sizes.dedup();
+        if sizes.len() > MAX_CLASSES {
+            return None;
+        }
+        let (n, nm) = (cost.n, bytes.len());
+        let words = nm.div_ceil(64).max(1);
+        let mut b = ByNode {
+            words,
+            class_of: bytes
+                .iter()
+                .map(|x| sizes.iter().position(|y| y == x).unwrap())
+                .collect(),
+            mask: vec![0; sizes.len() * words],
+            holds: vec![0; n * words],
+            order: vec![BTreeSet::new(); sizes.len()],
+            key: vec![None; sizes.len() * n],
+            class_bytes: sizes,
+            n,
+            src: mcs.iter().map(|mc| mc.src).collect(),
+            want: Vec::new(),
+            acc: Vec::new(),
+            hint: (usize::MAX, 0, (Key(0.0), 0)),
+        };
+        for (m, mc) in mcs.iter().enumerate() {
+            let c = b.class_of[m];
+            set(&mut b.mask[c * words..], m);
+            b.receive(cost, mc.src, m, 0.0);
+        }
+        Some(b)
+    }
+
+    /// Node i now holds message m (its own at the start, or just received).
+    pub fn receive(&mut self, cost: &Costs, i: usize, m: usize, avail: f64) {
+        set(&mut self.holds[i * self.words..], m);
+        let c = self.class_of[m];
+        if self.key[c * self.n + i].is_none() {
+            let v = avail + cost.s(i, self.class_bytes[c]);
+            self.order[c].insert((Key(v), i as u32));
+            self.key[c * self.n + i] = Some(v);
+        }
+    }
+
+    /// Node i's available time changed to `avail`: re-sort it in every class.
+    pub fn moved(&mut self, cost: &Costs, i: usize, avail: f64) {
+        for c in 0..self.class_bytes.len() {
+            if let Some(old) = self.key[c * self.n + i] {
+                let v = avail + cost.s(i, self.class_bytes[c]);
+                self.order[c].remove(&(Key(old), i as u32));
+                self.order[c].insert((Key(v), i as u32));
+                self.key[c * self.n + i] = Some(v);
+            }
+        }
+    }
+
+    /// Receiver j, available at `ra`: the least completion over its waited-for
+    /// messages and their holders, ties to the lowest message (= lowest source).
+    pub fn best_for(&mut self, cost: &Costs, j: usize, ra: f64, waits: &[u64]) -> (f64, usize) {
+        let w = self.words;
+        let x = cost.scalar_x.expect("one X for every pair");
+        let mut best = (f64::INFINITY, usize::MAX);
+        for c in 0..self.class_bytes.len() {
+            // The nonzero words of "j waits for it and it is in class c".
+            let (want, acc) = (&mut self.want, &mut self.acc);
+            want.clear();
+            for (q, &wq) in waits.iter().enumerate() {
+                let b = wq & self.mask[c * w + q];
+                if b != 0 {
+                    want.push((q, b));
+                }
+            }
+            if want.is_empty() {
+                continue;
+            }
+            acc.clear();
+            acc.resize(want.len(), 0);
+            let low = 1u64 << want[0].1.trailing_zeros();
+            let l = self.class_bytes[c];
+            let (xl, r) = (x * l, cost.r(j, l));
+            // Receiver-bound shortcut: when the source of the lowest waited-for
+            // message already gives the least completion of any node in the
+            // class, nothing beats (that completion, that message).
+            let low_m = want[0].0 * 64 + want[0].1.trailing_zeros() as usize;
+            let &(Key(v0), i0) = self.order[c].first().unwrap();
+            let c0 = (v0 + xl).max(ra) + r;
+            let vs = self.key[c * self.n + self.src[low_m]].unwrap();
+            if (vs + xl).max(ra) + r == c0 {
+                if c0 < best.0 || (c0 == best.0 && low_m < best.1) {
+                    best = (c0, low_m);
+                    self.hint = (j, c, (Key(v0), i0));
+                }
+                continue;
+            }
+            // Nodes in increasing v give non-decreasing completions (eq. 6):
+            // the first holder of a waited-for message gives the class's best;
+            // later nodes with the same completion can only lower the message.
+            let mut found: Option<f64> = None;
+            let mut first = (Key(0.0), 0);
+            for &(Key(v), i) in &self.order[c] {
+                let ci = (v + xl).max(ra) + r;
+                match found {
+                    Some(f) if ci != f => break,
+                    None if ci > best.0 => break, // cannot beat another class
+                    _ => {}
+                }
+                let h = &self.holds[i as usize * w..(i as usize + 1) * w];
+                if found.is_none() {
+                    if want.iter().all(|&(q, b)| h[q] & b == 0) {
+                        continue; // holds nothing j waits for
+                    }
+                    found = Some(ci);
+                    first = (Key(v), i);
+                }
+                for (a, &(q, b)) in acc.iter_mut().zip(want.iter()) {
+                    *a |= h[q] & b;
+                }
+                if acc[0] & low != 0 {
+                    break; // the lowest waited-for message of the class: cannot go lower
+                }
+            }
+            if let Some(f) = found {
+                let (idx, a) = acc.iter().enumerate().find(|(_, a)| **a != 0).unwrap();
+                let k = want[idx].0 * 64 + a.trailing_zeros() as usize;
+                if f < best.0 || (f == best.0 && k < best.1) {
+                    best = (f, k);
+                    self.hint = (j, c, first);
+                }
+            }
+        }
+        best
+    }
+}
+
+fn set(bits: &mut [u64], m: usize) {
+    bits[m / 64] |= 1u64 << (m % 64);
+}
+
+impl ByNode {
+    /// Among the holders of message m whose completion to j is exactly `c`,
+    /// the one that `rank` ranks lowest. Walks the class order only up to
+    /// completion `c`: the nodes before hold nothing j waits for in the class.
+    pub fn sender_reaching<K: PartialOrd>(
+        &self,
+        cost: &Costs,
+        j: usize,
+        m: usize,
+        ra: f64,
+        c: f64,
+        rank: impl Fn(usize) -> K,
+    ) -> Option<usize> {
+        let cls = self.class_of[m];
+        let l = self.class_bytes[cls];
+        let (xl, r) = (cost.scalar_x.unwrap() * l, cost.r(j, l));
+        let mut best: Option<(K, usize)> = None;
+        let start = match self.hint {
+            (hj, hc, from) if hj == j && hc == cls => from,
+            _ => (Key(f64::NEG_INFINITY), 0),
+        };
+        for &(Key(v), i) in self.order[cls].range(start..) {
+            let ci = (v + xl).max(ra) + r;
+            if ci < c {
+                continue;
+            }
+            if ci > c {
+                break;
+            }
+            let i = i as usize;
+            if self.holds[i * self.words + m / 64] & (1u64 << (m % 64)) != 0 {
+                let k = rank(i);
+                if best.as_ref().is_none_or(|b| k < b.0) {
+                    best = Some((k, i));
+                }
+            }
+        }
+        best.map(|b| b.1)
+    }
+}
