@@ -13,7 +13,8 @@ from commaware import _core
 from conftest import EXAMPLES, ROOT
 
 
-@pytest.mark.parametrize("what,generate", [("platform", _core.platform_schema), ("trace", _core.trace_schema)])
+@pytest.mark.parametrize("what,generate", [("platform", _core.platform_schema), ("trace", _core.trace_schema),
+                                           ("multicast", _core.multicast_schema)])
 def test_docs_schema_up_to_date(what, generate):
     path = ROOT / "docs" / f"{what}.schema.json"
     assert json.loads(path.read_text()) == json.loads(generate()), (
@@ -29,3 +30,6 @@ def test_examples_validate():
         elif path.suffix == ".json":
             doc = json.loads(path.read_text())
             jsonschema.validate(doc, trace_schema if "ranks" in doc else plat_schema)
+    multicast_schema = json.loads(_core.multicast_schema())
+    for path in (EXAMPLES / "multicast").glob("*.json"):
+        jsonschema.validate(json.loads(path.read_text()), multicast_schema)

@@ -167,11 +167,122 @@ def reproduce_cmd(paper: str, as_json: bool) -> None:
     sys.exit(1 if failed else 0)
 
 
+class _DefaultCommandGroup(click.Group):
+    """A group whose first argument, when it names no subcommand, goes to `default_command`."""
+
+    default_command = "schedule"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+
+@main.group("multicast", cls=_DefaultCommandGroup)
+def multicast_group() -> None:
+    """Multiple multicast on heterogeneous networks (paper 003).
+
+    \b
+      commaware multicast INSTANCE.json --algorithm ecfp [--json] [--gantt FILE]
+      commaware multicast generate --nodes 16 --pattern all_to_all > inst.json
+    """
+
+
+@multicast_group.command("schedule")
+@click.argument("instance", type=click.Path(dir_okay=False))
+@click.option("--algorithm", "-a", type=click.Choice(_core.multicast_algorithms()), default="ecf", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of RRS and RRSP.")
+@click.option("--json", "as_json", is_flag=True, help="Print the schedule as JSON.")
+@click.option("--summary", is_flag=True, help="Only algorithm, completion_time, lower_bound, scheduling_seconds.")
+@click.option("--execute", "model", default=None, help="Also replay the schedule on the engine with this sharing model "
+              "(contention_free reproduces the scheduler; maxmin shows contention).")
+@click.option("--gantt", type=click.Path(dir_okay=False), default=None,
+              help="Draw the engine's replay (contention-free) to FILE.svg or FILE.png.")
+def multicast_schedule_cmd(instance: str, algorithm: str, seed: int, as_json: bool, summary: bool,
+                           model: str | None, gantt: str | None) -> None:
+    """Schedule the multicasts of INSTANCE and print the schedule and its lower bound."""
+    from . import multicast
+
+    if gantt and Path(gantt).suffix.lower() not in (".svg", ".png"):
+        fail(f"{gantt}: --gantt needs a .svg or .png file")
+    try:
+        inst = multicast.load_instance(instance)
+        sched = multicast.schedule(inst, algorithm, seed=seed)
+        replay = multicast.execute(inst, sched, model) if model else None
+        drawn = multicast.execute(inst, sched) if gantt else None
+    except _core.InputError as exc:
+        fail(str(exc))
+    if drawn is not None:
+        from .gantt import write_gantt
+
+        try:
+            write_gantt(drawn, gantt, title=f"{algorithm} on {Path(instance).name}: {sched.completion_time:.6g} s")
+        except OSError as exc:
+            fail(f"{gantt}: cannot write: {exc.strerror or exc}")
+    if as_json or summary:
+        doc = json.loads(sched.to_json(summary=summary))
+        if replay is not None:
+            doc["execution"] = {"model": model, "makespan": replay.makespan}
+        click.echo(json.dumps(doc, indent=2))
+        return
+    doc = sched.to_dict()
+    out.print(f"[bold]{algorithm}[/] on {instance}: completion [bold]{sched.completion_time:.6g} s[/], "
+              f"lower bound {sched.lower_bound:.6g} s (ratio {sched.completion_time / sched.lower_bound:.3f}), "
+              f"scheduled in {1e3 * sched.scheduling_seconds:.3g} ms" if sched.lower_bound > 0 else
+              f"[bold]{algorithm}[/]: completion {sched.completion_time:.6g} s")
+    seq = doc["sequence"]
+    table = Table(header_style="bold")
+    for col in ("step", "sender", "receiver", "source", "complete (s)"):
+        table.add_column(col, justify="right")
+    for k, step in enumerate(seq[:40]):
+        table.add_row(str(k), str(step["sender"]), str(step["receiver"]), str(step["source"]), f"{step['complete']:.6g}")
+    out.print(table)
+    if len(seq) > 40:
+        out.print(f"(first 40 of {len(seq)} selections; --json prints all)")
+    if replay is not None:
+        out.print(f"replayed on the engine with {model}: makespan {replay.makespan:.6g} s")
+
+
+@multicast_group.command("generate")
+@click.option("--nodes", type=int, default=16, show_default=True)
+@click.option("--pattern", type=click.Choice(["broadcast", "all_to_all", "random"]), default="all_to_all", show_default=True)
+@click.option("--sizes", type=click.Choice(["small", "large", "mixed"]), default="small", show_default=True,
+              help="small = 1 KiB, large = 1 or 1.5 MiB, mixed = either (paper 003 §7).")
+@click.option("--network", type=click.Choice(["fast", "slow"]), default="fast", show_default=True,
+              help="fast = 1 Gb/s, slow = 155 Mb/s on every link.")
+@click.option("--sources", type=int, default=None, help="random pattern: number of sources (default nodes/4).")
+@click.option("--destinations", type=int, default=None, help="random pattern: destinations per source (default random).")
+@click.option("--source", type=int, default=None, help="broadcast pattern: the source (default random).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write to FILE instead of stdout.")
+def multicast_generate_cmd(nodes: int, pattern: str, sizes: str, network: str, sources: int | None,
+                           destinations: int | None, source: int | None, seed: int, output: str | None) -> None:
+    """Make a random instance with the distributions of paper 003 §7 (seeded)."""
+    from . import multicast
+
+    try:
+        inst = multicast.generate(nodes, pattern, sizes, network, sources=sources, destinations=destinations,
+                                  source=source, seed=seed)
+    except _core.InputError as exc:
+        fail(str(exc))
+    text = inst.to_json() + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    tmp = Path(output).with_name(Path(output).name + ".tmp")
+    try:
+        tmp.write_text(text)
+        tmp.replace(output)
+    except OSError as exc:
+        fail(f"{output}: cannot write: {exc.strerror or exc}")
+
+
 @main.command("schema")
-@click.argument("what", type=click.Choice(["platform", "trace"]))
+@click.argument("what", type=click.Choice(["platform", "trace", "multicast"]))
 def schema_cmd(what: str) -> None:
-    """Print the JSON Schema of the platform or trace format."""
-    click.echo(_core.platform_schema() if what == "platform" else _core.trace_schema())
+    """Print the JSON Schema of the platform, trace or multicast instance format."""
+    schemas = {"platform": _core.platform_schema, "trace": _core.trace_schema, "multicast": _core.multicast_schema}
+    click.echo(schemas[what]())
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ pub enum ErrorKind {
     Deadlock,
     /// Options given to the simulator are invalid (unknown model, ...).
     Options,
+    /// A multicast instance (paper 003) is malformed or inconsistent.
+    Multicast,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -4,6 +4,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use commaware_core::multicast as mc;
 use commaware_core::placement::Placement;
 use commaware_core::{Error, ErrorKind, SimOptions};
 use pyo3::exceptions::PyException;
@@ -17,6 +18,7 @@ pyo3::create_exception!(_core, TraceError, InputError, "The trace is invalid.");
 pyo3::create_exception!(_core, PlacementError, InputError, "Ranks cannot be placed on the hosts.");
 pyo3::create_exception!(_core, OptionsError, InputError, "An option is invalid.");
 pyo3::create_exception!(_core, DeadlockError, InputError, "The trace deadlocks or leaves messages unmatched.");
+pyo3::create_exception!(_core, MulticastError, InputError, "The multicast instance is invalid.");
 pyo3::create_exception!(_core, InternalError, CommawareError, "A bug in commaware (a Rust panic was caught).");
 
 fn to_py(e: Error) -> PyErr {
@@ -27,6 +29,7 @@ fn to_py(e: Error) -> PyErr {
         ErrorKind::Placement => PlacementError::new_err(msg),
         ErrorKind::Options => OptionsError::new_err(msg),
         ErrorKind::Deadlock => DeadlockError::new_err(msg),
+        ErrorKind::Multicast => MulticastError::new_err(msg),
     };
     Python::with_gil(|py| {
         let v = err.value(py);
@@ -193,6 +196,11 @@ fn trace_schema() -> String {
 }
 
 #[pyfunction]
+fn multicast_schema() -> String {
+    mc::Instance::json_schema()
+}
+
+#[pyfunction]
 fn sharing_models() -> Vec<&'static str> {
     commaware_core::sharing::MODELS.to_vec()
 }
@@ -200,6 +208,113 @@ fn sharing_models() -> Vec<&'static str> {
 #[pyfunction]
 fn placements() -> Vec<&'static str> {
     Placement::NAMES.to_vec()
+}
+
+#[pyclass(frozen, module = "commaware._core")]
+struct MulticastInstance(mc::Instance);
+
+#[pymethods]
+impl MulticastInstance {
+    #[getter]
+    fn n_nodes(&self) -> usize {
+        self.0.nodes.len()
+    }
+    #[getter]
+    fn n_multicasts(&self) -> usize {
+        self.0.multicasts.len()
+    }
+    fn to_json(&self) -> String {
+        serde_json::to_string_pretty(&self.0).unwrap_or_default()
+    }
+    /// The corrected lower bound of paper 003 §3.2.
+    fn lower_bound(&self) -> f64 {
+        mc::lower_bound(&self.0)
+    }
+}
+
+#[pyclass(frozen, module = "commaware._core")]
+struct MulticastReport(mc::Report);
+
+#[pymethods]
+impl MulticastReport {
+    #[getter]
+    fn algorithm(&self) -> String {
+        self.0.algorithm.clone()
+    }
+    #[getter]
+    fn completion_time(&self) -> f64 {
+        self.0.completion_time
+    }
+    #[getter]
+    fn lower_bound(&self) -> f64 {
+        self.0.lower_bound
+    }
+    #[getter]
+    fn scheduling_seconds(&self) -> f64 {
+        self.0.scheduling_seconds
+    }
+    /// The selection sequence as (sender, receiver, source) triples.
+    fn triples(&self) -> Vec<(usize, usize, usize)> {
+        self.0.schedule.triples()
+    }
+    #[pyo3(signature = (summary=false))]
+    fn to_json(&self, summary: bool) -> String {
+        self.0.to_json(summary)
+    }
+}
+
+/// Parse and validate a multicast instance from JSON text.
+#[pyfunction]
+fn multicast_load(py: Python<'_>, text: &str, source: &str) -> PyResult<MulticastInstance> {
+    let text = text.to_owned();
+    py.allow_threads(|| guarded(|| mc::instance_from_json(&text).map_err(|e| e.in_source(source)))).map(MulticastInstance)
+}
+
+/// Schedule an instance with one of the eleven algorithms of paper 003.
+#[pyfunction]
+#[pyo3(signature = (instance, algorithm, seed=0, receivers=None))]
+fn multicast_schedule(
+    py: Python<'_>,
+    instance: &MulticastInstance,
+    algorithm: &str,
+    seed: u64,
+    receivers: Option<Vec<usize>>,
+) -> PyResult<MulticastReport> {
+    py.allow_threads(|| {
+        guarded(|| mc::Report::run(&instance.0, mc::algorithm_from_name(algorithm)?, seed, receivers.as_deref()))
+    })
+    .map(MulticastReport)
+}
+
+/// Check a schedule against every rule; returns an error message or None.
+#[pyfunction]
+fn multicast_check(instance: &MulticastInstance, report: &MulticastReport) -> Option<String> {
+    mc::validate_schedule(&instance.0, &report.0.schedule).err()
+}
+
+/// Replay a schedule on the engine under a sharing model.
+#[pyfunction]
+#[pyo3(signature = (instance, report, model="contention_free"))]
+fn multicast_execute(py: Python<'_>, instance: &MulticastInstance, report: &MulticastReport, model: &str) -> PyResult<SimResult> {
+    py.allow_threads(|| guarded(|| mc::execute(&instance.0, &report.0.schedule, model))).map(SimResult)
+}
+
+/// A random instance with the settings of paper 003 §7; `params` is JSON of GenParams.
+#[pyfunction]
+fn multicast_generate(py: Python<'_>, params: &str, seed: u64) -> PyResult<MulticastInstance> {
+    let params = params.to_owned();
+    py.allow_threads(|| {
+        guarded(|| {
+            let p: mc::GenParams = commaware_core::error::parse_json(ErrorKind::Options, &params)?;
+            mc::generate_checked(&p, seed)
+        })
+    })
+    .map(MulticastInstance)
+}
+
+#[pyfunction]
+fn multicast_algorithms() -> Vec<&'static str> {
+    mc::Algorithm::ALL.iter().map(|a| a.name()).collect()
 }
 
 #[pymodule]
@@ -213,6 +328,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("OptionsError", py.get_type::<OptionsError>())?;
     m.add("DeadlockError", py.get_type::<DeadlockError>())?;
     m.add("InternalError", py.get_type::<InternalError>())?;
+    m.add("MulticastError", py.get_type::<MulticastError>())?;
+    m.add_class::<MulticastInstance>()?;
+    m.add_class::<MulticastReport>()?;
+    m.add_function(wrap_pyfunction!(multicast_load, m)?)?;
+    m.add_function(wrap_pyfunction!(multicast_schedule, m)?)?;
+    m.add_function(wrap_pyfunction!(multicast_check, m)?)?;
+    m.add_function(wrap_pyfunction!(multicast_execute, m)?)?;
+    m.add_function(wrap_pyfunction!(multicast_generate, m)?)?;
+    m.add_function(wrap_pyfunction!(multicast_algorithms, m)?)?;
     m.add_class::<Platform>()?;
     m.add_class::<Trace>()?;
     m.add_class::<SimResult>()?;
@@ -221,6 +345,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(platform_schema, m)?)?;
     m.add_function(wrap_pyfunction!(trace_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(multicast_schema, m)?)?;
     m.add_function(wrap_pyfunction!(sharing_models, m)?)?;
     m.add_function(wrap_pyfunction!(placements, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -11,6 +11,8 @@
 
 mod algorithms;
 mod bynode;
+pub mod execute;
+pub mod report;
 pub mod generate;
 mod lower_bound;
 pub mod model;
@@ -27,6 +29,8 @@ pub use lower_bound::lower_bound;
 pub use model::{Instance, Multicast, MulticastError, NodeParams, Transmission};
 pub use schedule::{Schedule, Selection, Task, TaskKind};
 pub use validate::validate_schedule;
+pub use execute::execute;
+pub use report::{algorithm_from_name, generate_checked, instance_from_json, Report};
 
 use crate::rng::SplitMix64;
 use algorithms::Picker;

@@ -1,10 +1,11 @@
 //! The communication model of §2 and the multiple multicast problem of §3.1.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Per-node overheads (§2), in seconds and seconds per byte.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NodeParams {
     pub send_const: f64,
@@ -26,7 +27,7 @@ impl NodeParams {
 
 /// Transmission time per byte X(i, j) (§2), in seconds per byte:
 /// `{"default": x}` for every pair, or `{"matrix": [[...]]}` (N x N, row = sender).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Transmission {
     Default(f64),
@@ -34,7 +35,7 @@ pub enum Transmission {
 }
 
 /// One multicast of §3.1: `source` sends a message of `bytes` bytes to `destinations`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Multicast {
     pub source: usize,
@@ -43,7 +44,7 @@ pub struct Multicast {
 }
 
 /// A multiple multicast instance (§3.1). Node ids are indices into `nodes`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Instance {
     pub nodes: Vec<NodeParams>,
@@ -85,6 +86,11 @@ fn check_value(field: impl FnOnce() -> String, v: f64, what: &str) -> Result<(),
 }
 
 impl Instance {
+    /// JSON Schema of the instance format.
+    pub fn json_schema() -> String {
+        serde_json::to_string_pretty(&schemars::schema_for!(Instance)).expect("schema serialises")
+    }
+
     /// A single broadcast (§3.1): `source` sends `bytes` to every other node.
     pub fn broadcast(
         nodes: Vec<NodeParams>,

@@ -800,3 +800,24 @@ fn stress_fast_equals_brute_force() {
         }
     }
 }
+
+#[test]
+fn execution_on_the_engine_matches_the_scheduler_without_contention() {
+    let mut insts = vec![fig4()];
+    for seed in 0..6u64 {
+        let pattern = if seed % 2 == 0 { Pattern::AllToAll } else { Pattern::Random { sources: 3, destinations: Some(4) } };
+        let sizes = if seed % 3 == 0 { Sizes::Small } else { Sizes::Large };
+        insts.push(generate(&GenParams { nodes: 9, pattern, sizes, network: Network::Slow }, seed));
+    }
+    for inst in &insts {
+        for alg in Algorithm::ALL {
+            let s = schedule_ok(inst, alg, 3);
+            let run = execute(inst, &s, "contention_free").unwrap();
+            let tol = 1e-9 * s.completion_time.max(1e-9);
+            assert!((run.makespan - s.completion_time).abs() <= tol, "{alg}: engine {} vs scheduler {}", run.makespan, s.completion_time);
+            // Contention can only slow a schedule down.
+            let shared = execute(inst, &s, "maxmin").unwrap();
+            assert!(shared.makespan >= s.completion_time - tol, "{alg}: maxmin {} < {}", shared.makespan, s.completion_time);
+        }
+    }
+}

@@ -1,0 +1,102 @@
+"""The multicast command: JSON contract on every example instance, generation, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from commaware import _core
+from conftest import EXAMPLES, run_cli
+
+INSTANCES = sorted((EXAMPLES / "multicast").glob("*.json"))
+ALGORITHMS = _core.multicast_algorithms()
+
+
+def test_there_are_example_instances():
+    assert {p.name for p in INSTANCES} >= {"fig4.json", "random12.json"}
+
+
+@pytest.mark.parametrize("instance", INSTANCES, ids=lambda p: p.name)
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_json_contract(instance, algorithm):
+    proc = run_cli("multicast", instance, "--algorithm", algorithm, "--json", "--execute", "contention_free")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert {"algorithm", "sequence", "tasks", "completion_time", "lower_bound", "scheduling_seconds"} <= doc.keys()
+    assert doc["algorithm"] == algorithm
+    inst = json.loads(instance.read_text())
+    deliveries = sum(len(m["destinations"]) for m in inst["multicasts"])
+    assert len(doc["sequence"]) == deliveries
+    assert doc["completion_time"] >= doc["lower_bound"] - 1e-12
+    assert doc["completion_time"] == pytest.approx(max(s["complete"] for s in doc["sequence"]))
+    assert set(doc["tasks"]) == {str(i) for i in range(len(inst["nodes"]))}
+    # Replaying the schedule without contention gives the scheduler's completion time.
+    assert doc["execution"]["makespan"] == pytest.approx(doc["completion_time"], rel=1e-9)
+
+
+def test_summary_and_fig4_ecf():
+    proc = run_cli("multicast", EXAMPLES / "multicast" / "fig4.json", "-a", "ecf", "--summary")
+    doc = json.loads(proc.stdout)
+    assert set(doc) == {"algorithm", "completion_time", "lower_bound", "scheduling_seconds"}
+    assert doc["completion_time"] == 19  # paper 003 Fig. 4(b)
+
+
+def test_generate_is_seeded_and_valid(tmp_path):
+    args = ("multicast", "generate", "--nodes", "10", "--pattern", "random", "--sources", "3", "--sizes", "mixed")
+    a = run_cli(*args, "--seed", "4").stdout
+    assert a == run_cli(*args, "--seed", "4").stdout
+    assert a != run_cli(*args, "--seed", "5").stdout
+    inst = json.loads(a)
+    assert len(inst["nodes"]) == 10 and len(inst["multicasts"]) == 3
+    for node in inst["nodes"]:
+        assert 80e-6 <= node["send_const"] <= 400e-6 and 80e-6 <= node["recv_const"] <= 400e-6
+    out = tmp_path / "i.json"
+    run_cli(*args, "--seed", "4", "-o", out)
+    assert out.read_text() == a
+
+
+GOOD = json.loads((EXAMPLES / "multicast" / "fig4.json").read_text())
+
+
+def variant(**changes):
+    doc = json.loads(json.dumps(GOOD))
+    for path, value in changes.items():
+        target = doc
+        keys = path.split("__")
+        for k in keys[:-1]:
+            target = target[int(k)] if k.isdigit() else target[k]
+        last = keys[-1]
+        target[int(last) if last.isdigit() else last] = value
+    return doc
+
+
+BAD = [
+    ("source_in_dests", variant(multicasts__0__destinations=[0, 1]), "multicasts[0].destinations"),
+    ("empty_dests", variant(multicasts__0__destinations=[]), "multicasts[0].destinations"),
+    ("node_range", variant(multicasts__0__destinations=[1, 9]), "out of range"),
+    ("neg_overhead", variant(nodes__1__recv_const=-1), "nodes[1].recv_const"),
+    ("neg_size", variant(multicasts__2__bytes=-5), "multicasts[2].bytes"),
+    ("nonsquare", variant(transmission={"matrix": [[0, 1], [1, 0]]}), "transmission"),
+    ("neg_matrix", variant(transmission={"matrix": [[0, 1, 1, 1], [1, 0, -1, 1], [1, 1, 0, 1], [1, 1, 1, 0]]}), "transmission"),
+    ("same_source", variant(multicasts__1__source=0, multicasts__1__destinations=[3]), "source"),
+    ("malformed", "{nodes:", "malformed JSON"),
+    ("unknown_field", variant(nodes__0__speed=3), "unknown field `speed`"),
+]
+
+
+@pytest.mark.parametrize("name,content,message", BAD, ids=[b[0] for b in BAD])
+def test_bad_instances(write_json, name, content, message):
+    path = write_json(f"{name}.json", content)
+    proc = run_cli("multicast", path, "--json")
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert proc.stdout == ""
+    flat = " ".join(proc.stderr.split())
+    assert str(path) in flat and message in flat, flat
+
+
+def test_bad_generate_options():
+    proc = run_cli("multicast", "generate", "--nodes", "4", "--pattern", "random", "--sources", "9")
+    assert proc.returncode == 2 and "sources" in proc.stderr
+    proc = run_cli("multicast", "generate", "--nodes", "1")
+    assert proc.returncode == 2 and "at least 2 nodes" in proc.stderr
