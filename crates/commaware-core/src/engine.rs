@@ -265,6 +265,13 @@ impl Engine {
         self.changed.clear();
         self.model.update(&mut self.net, &self.added, &self.removed, &mut self.changed);
         let mut hosts: Vec<u32> = Vec::new();
+        if !self.compute_rate.is_identity() {
+            // Hosts a flow left see their traffic change too.
+            let n = self.n_hosts as u32;
+            for r in &self.removed {
+                hosts.extend(r.links().iter().filter(|&&l| l < 3 * n).map(|&l| l % n));
+            }
+        }
         for k in 0..self.changed.len() {
             let f = self.changed[k];
             let tid = self.flow_owner[f as usize];

@@ -206,3 +206,46 @@ fn contention_free_pairs_and_per_host_overheads() {
     .unwrap_err();
     assert!(e.reason.contains("rows"), "{e}");
 }
+
+/// A compute-rate hook that halves the speed of a host while it sends anything.
+struct HalfWhileSending;
+impl crate::engine::ComputeRate for HalfWhileSending {
+    fn is_identity(&self) -> bool {
+        false
+    }
+    fn factor(&self, _host: usize, traffic: crate::engine::HostTraffic) -> f64 {
+        if traffic.out_rate > 0.0 {
+            0.5
+        } else {
+            1.0
+        }
+    }
+}
+
+#[test]
+fn compute_rate_hook_slows_computation_during_transfers() {
+    // Rank 0 starts a 2 MB transfer (2 s at 1 MB/s) and computes 3 s of work meanwhile:
+    // 2 s at half speed do 1 s of work, the remaining 2 s run at full speed: ends at 4 s.
+    let t = Trace::from_json(
+        r#"{"ranks": [[{"op": "isend", "dst": 1, "bytes": 2e6}, {"op": "compute", "seconds": 3}, {"op": "waitall"}],
+                      [{"op": "recv", "src": 0}]]}"#,
+    )
+    .unwrap();
+    let res = simulate_with(&platform(""), &t, &SimOptions::default(), Box::new(HalfWhileSending)).unwrap();
+    assert!(close(res.ranks[0].end, 4.0), "{:?}", res.ranks);
+    assert!(close(res.ranks[1].end, 2.0));
+    let plain = simulate(&platform(""), &t, &SimOptions::default()).unwrap();
+    assert!(close(plain.ranks[0].end, 3.0));
+}
+
+#[test]
+fn explicit_placement_errors_name_the_host() {
+    let t = Trace::from_json(r#"{"ranks": [[], []], "placement": ["n0", "zz"]}"#).unwrap();
+    let e = simulate(&platform(""), &t, &SimOptions::default()).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Placement);
+    assert_eq!(e.field, "placement[1]");
+    assert!(e.reason.contains("unknown host `zz`"));
+    let t = Trace::from_json(r#"{"ranks": [[], [], []], "placement": [0, 0, 0]}"#).unwrap();
+    let e = simulate(&platform(""), &t, &SimOptions::default()).unwrap_err();
+    assert!(e.reason.contains("more ranks than its 2 core(s)"), "{e}");
+}
