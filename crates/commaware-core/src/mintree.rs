@@ -14,8 +14,13 @@ pub struct MinTree {
 
 impl MinTree {
     pub fn new() -> Self {
+        Self::with_slots(64)
+    }
+
+    /// A tree for slots `0..n` (it grows when a larger slot is set).
+    pub fn with_slots(n: usize) -> Self {
         let mut t = MinTree::default();
-        t.resize(64);
+        t.resize(n);
         t
     }
 
@@ -74,8 +79,13 @@ impl MinTree {
 
     /// Set a slot's time and keep the minimum valid.
     pub fn set(&mut self, slot: usize, time: f64) {
-        self.set_lazy(slot, time);
-        self.flush();
+        if slot >= self.size || !self.dirty.is_empty() {
+            self.set_lazy(slot, time);
+            self.flush();
+        } else {
+            self.times[slot] = time;
+            self.propagate(slot);
+        }
     }
 
     pub fn flush(&mut self) {
@@ -88,6 +98,27 @@ impl MinTree {
             }
         }
         self.dirty.clear();
+    }
+
+    /// A slot's time.
+    pub fn get(&self, slot: usize) -> f64 {
+        self.times.get(slot).copied().unwrap_or(f64::INFINITY)
+    }
+
+    /// Lower a slot's time (`time` <= its current time): stops climbing as soon as the
+    /// slot does not win a level, so it is often O(1).
+    pub fn decrease(&mut self, slot: usize, time: f64) {
+        debug_assert!(self.dirty.is_empty() && slot < self.size && time <= self.times[slot]);
+        self.times[slot] = time;
+        let mut i = (slot + self.size) / 2;
+        while i >= 1 {
+            let b = self.best[i] as usize;
+            if b != slot && self.pick(b as u32, slot as u32) as usize == b {
+                break;
+            }
+            self.best[i] = slot as u32;
+            i /= 2;
+        }
     }
 
     /// The earliest time and its slot (time is infinite when all slots are empty).
@@ -118,6 +149,14 @@ mod tests {
             t.flush();
             let want = shadow.iter().cloned().fold(f64::INFINITY, f64::min);
             assert_eq!(t.min().0, want);
+            // Lowering a slot with `decrease` keeps the minimum and its lowest slot.
+            let s = rng.below(300) as usize;
+            let v = shadow[s].min(rng.unit());
+            shadow[s] = v;
+            t.decrease(s, v);
+            let want = shadow.iter().cloned().fold(f64::INFINITY, f64::min);
+            let first = shadow.iter().position(|&x| x == want).unwrap();
+            assert_eq!(t.min(), (want, first));
         }
     }
 }

@@ -5,6 +5,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use crate::mintree::MinTree;
 use crate::rng::SplitMix64;
 use super::state::{Key, State};
 
@@ -74,7 +75,7 @@ pub(crate) fn fef(st: &mut State) {
 /// waiting receivers, whose keys are lowered at once.
 pub(crate) fn ecf(st: &mut State) {
     let n = st.cost.n;
-    let mut keys = MinTree::new(n);
+    let mut keys = MinTree::with_slots(n);
     for j in (0..n).filter(|&j| st.is_waiting(j)) {
         keys.set(j, 0.0);
     }
@@ -114,72 +115,6 @@ pub(crate) fn ecf(st: &mut State) {
             if c2 < keys.get(j2) {
                 keys.decrease(j2, c2);
             }
-        }
-    }
-}
-
-/// A tournament tree over receivers: the least (key, index) in O(1), an
-/// update in O(log N).
-struct MinTree {
-    size: usize,
-    /// Node t holds the index of the least key below it; leaves at size + j.
-    best: Vec<u32>,
-    key: Vec<f64>,
-}
-
-impl MinTree {
-    fn new(n: usize) -> Self {
-        let size = n.next_power_of_two();
-        let mut best = vec![0u32; 2 * size];
-        for j in 0..size {
-            best[size + j] = j as u32;
-        }
-        for t in (1..size).rev() {
-            best[t] = best[2 * t];
-        }
-        MinTree {
-            size,
-            best,
-            key: vec![f64::INFINITY; size],
-        }
-    }
-    fn get(&self, j: usize) -> f64 {
-        self.key[j]
-    }
-    fn min(&self) -> (f64, usize) {
-        let j = self.best[1] as usize;
-        (self.key[j], j)
-    }
-    fn set(&mut self, j: usize, k: f64) {
-        self.key[j] = k;
-        let mut t = (self.size + j) / 2;
-        while t >= 1 {
-            let (a, b) = (self.best[2 * t], self.best[2 * t + 1]);
-            // Ties to the lower index (a < b always).
-            self.best[t] = if self.key[b as usize]
-                .total_cmp(&self.key[a as usize])
-                .is_lt()
-            {
-                b
-            } else {
-                a
-            };
-            t /= 2;
-        }
-    }
-
-    /// Lowers j's key: stops as soon as j does not win a level.
-    fn decrease(&mut self, j: usize, k: f64) {
-        self.key[j] = k;
-        let mut t = (self.size + j) / 2;
-        while t >= 1 {
-            let b = self.best[t] as usize;
-            let wins = b == j || k.total_cmp(&self.key[b]).then(j.cmp(&b)).is_lt();
-            if !wins {
-                break;
-            }
-            self.best[t] = j as u32;
-            t /= 2;
         }
     }
 }
