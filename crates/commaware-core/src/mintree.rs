@@ -5,8 +5,9 @@
 
 #[derive(Debug, Default)]
 pub struct MinTree {
-    /// Leaves at `size..2*size`, internal nodes hold the index of their minimum leaf.
-    times: Vec<f64>,
+    /// Heap layout over `1..2*size`: leaf of slot s at `size + s`, each internal node
+    /// holds its subtree's minimum time and the slot holding it (the lowest on ties).
+    time: Vec<f64>,
     best: Vec<u32>,
     size: usize,
     dirty: Vec<u32>,
@@ -26,43 +27,48 @@ impl MinTree {
 
     fn resize(&mut self, want: usize) {
         let size = want.next_power_of_two().max(2);
-        let mut times = vec![f64::INFINITY; size];
-        times[..self.size].copy_from_slice(&self.times[..self.size]);
-        self.times = times;
+        let mut time = vec![f64::INFINITY; 2 * size];
+        if self.size > 0 {
+            time[size..size + self.size].copy_from_slice(&self.time[self.size..2 * self.size]);
+        }
+        let mut best = vec![0u32; 2 * size];
+        for (s, b) in best[size..].iter_mut().enumerate() {
+            *b = s as u32;
+        }
+        self.time = time;
+        self.best = best;
         self.size = size;
-        self.best = vec![0; size];
         self.dirty.clear();
         self.rebuild();
     }
 
-    fn pick(&self, a: u32, b: u32) -> u32 {
-        // Ties go to the lower slot, for determinism.
-        let (ta, tb) = (self.times[a as usize], self.times[b as usize]);
-        if tb < ta || (tb == ta && b < a) {
-            b
-        } else {
-            a
-        }
+    /// Recomputes internal node `i` from its children. The left child's slots are
+    /// all lower than the right child's, so a tie goes left (to the lower slot).
+    #[inline(always)]
+    fn combine(&mut self, i: usize) {
+        let l = 2 * i;
+        let (ta, tb) = (self.time[l], self.time[l + 1]);
+        let (ba, bb) = (self.best[l], self.best[l + 1]);
+        let right = tb < ta;
+        self.time[i] = if right { tb } else { ta };
+        self.best[i] = if right { bb } else { ba };
     }
 
     fn rebuild(&mut self) {
-        let n = self.size;
-        for i in (1..n).rev() {
-            let (l, r) = (2 * i, 2 * i + 1);
-            let a = if l >= n { (l - n) as u32 } else { self.best[l] };
-            let b = if r >= n { (r - n) as u32 } else { self.best[r] };
-            self.best[i] = self.pick(a, b);
+        for i in (1..self.size).rev() {
+            self.combine(i);
         }
     }
 
     fn propagate(&mut self, slot: usize) {
-        let n = self.size;
-        let mut i = (slot + n) / 2;
+        let mut i = (slot + self.size) / 2;
         while i >= 1 {
-            let (l, r) = (2 * i, 2 * i + 1);
-            let a = if l >= n { (l - n) as u32 } else { self.best[l] };
-            let b = if r >= n { (r - n) as u32 } else { self.best[r] };
-            self.best[i] = self.pick(a, b);
+            let old = (self.time[i], self.best[i]);
+            self.combine(i);
+            // Unchanged here: unchanged above (compare bits, so NaN stops too).
+            if old.0.to_bits() == self.time[i].to_bits() && old.1 == self.best[i] {
+                break;
+            }
             i /= 2;
         }
     }
@@ -73,7 +79,7 @@ impl MinTree {
             self.flush();
             self.resize(slot + 1);
         }
-        self.times[slot] = time;
+        self.time[self.size + slot] = time;
         self.dirty.push(slot as u32);
     }
 
@@ -83,7 +89,7 @@ impl MinTree {
             self.set_lazy(slot, time);
             self.flush();
         } else {
-            self.times[slot] = time;
+            self.time[self.size + slot] = time;
             self.propagate(slot);
         }
     }
@@ -102,21 +108,27 @@ impl MinTree {
 
     /// A slot's time.
     pub fn get(&self, slot: usize) -> f64 {
-        self.times.get(slot).copied().unwrap_or(f64::INFINITY)
+        if slot < self.size {
+            self.time[self.size + slot]
+        } else {
+            f64::INFINITY
+        }
     }
 
     /// Lower a slot's time (`time` <= its current time): stops climbing as soon as the
     /// slot does not win a level, so it is often O(1).
     pub fn decrease(&mut self, slot: usize, time: f64) {
-        debug_assert!(self.dirty.is_empty() && slot < self.size && time <= self.times[slot]);
-        self.times[slot] = time;
+        debug_assert!(self.dirty.is_empty() && slot < self.size && time <= self.time[self.size + slot]);
+        self.time[self.size + slot] = time;
+        let s = slot as u32;
         let mut i = (slot + self.size) / 2;
         while i >= 1 {
-            let b = self.best[i] as usize;
-            if b != slot && self.pick(b as u32, slot as u32) as usize == b {
+            let (b, tb) = (self.best[i], self.time[i]);
+            if b != s && !(time < tb || (time == tb && s < b)) {
                 break;
             }
-            self.best[i] = slot as u32;
+            self.best[i] = s;
+            self.time[i] = time;
             i /= 2;
         }
     }
@@ -124,8 +136,7 @@ impl MinTree {
     /// The earliest time and its slot (time is infinite when all slots are empty).
     pub fn min(&self) -> (f64, usize) {
         debug_assert!(self.dirty.is_empty());
-        let s = self.best[1] as usize;
-        (self.times[s], s)
+        (self.time[1], self.best[1] as usize)
     }
 }
 

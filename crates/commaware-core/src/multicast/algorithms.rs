@@ -79,6 +79,24 @@ pub(crate) fn ecf(st: &mut State) {
     for j in (0..n).filter(|&j| st.is_waiting(j)) {
         keys.set(j, 0.0);
     }
+    // With one message size (and no preemption, one X), Q + R(j) bounds every
+    // receiver's completion from below, Q growing with the earliest sender.
+    // Receivers found sender-bound (best = Q + R(j)) move to `front`, sorted
+    // by (R(j), j), and out of `keys`: their bound follows Q by itself, where
+    // a stored key would go stale at every send of the earliest node.
+    let size = st.front().map(|(l, _)| l);
+    let rq: Vec<f64> = match size {
+        Some(l) => (0..n).map(|j| st.cost.r(j, l)).collect(),
+        None => Vec::new(),
+    };
+    let mut front: Vec<(f64, u32)> = Vec::new();
+    let mut in_front = vec![false; n];
+    let leave_front = |front: &mut Vec<(f64, u32)>, in_front: &mut [bool], j: usize| {
+        if std::mem::replace(&mut in_front[j], false) {
+            front.retain(|&(_, q)| q as usize != j);
+        }
+    };
+    let mut fresh: Option<(usize, Option<usize>)> = None;
     while st.remaining > 0 {
         let (c, j, m) = if st.naive {
             let mut b = (f64::INFINITY, 0, 0);
@@ -93,24 +111,80 @@ pub(crate) fn ecf(st: &mut State) {
             }
             b
         } else {
-            let (k, j) = keys.min();
-            let (c, m) = st.best_for(j);
+            let (mut k, mut j) = keys.min();
+            let mut q = f64::NEG_INFINITY;
+            if let Some(&(r0, j0)) = front.first() {
+                q = st.front().expect("one size").1;
+                // The least bound in front, ties (equal sums) to the lowest receiver.
+                let k0 = q + r0;
+                let mut jq = j0;
+                for &(r, i) in &front[1..] {
+                    if q + r != k0 {
+                        break;
+                    }
+                    jq = jq.min(i);
+                }
+                if k0 < k || (k0 == k && (jq as usize) < j) {
+                    (k, j) = (k0, jq as usize);
+                }
+            }
+            // A receiver re-keyed just before, with nothing changed since, has an exact key.
+            let (c, m) = match fresh {
+                Some((f, m)) if f == j => (k, m),
+                _ => st.best_value(j, k),
+            };
+            fresh = None;
             debug_assert!(c >= k, "a key must be a lower bound");
             if c > k {
+                if size.is_some() {
+                    if q == f64::NEG_INFINITY {
+                        q = st.front().expect("one size").1;
+                    }
+                    if c <= q + rq[j] {
+                        // Sender-bound: follow Q.
+                        if !in_front[j] {
+                            keys.set(j, f64::INFINITY);
+                            let e = (rq[j], j as u32);
+                            let at = front.partition_point(|x| x.0 < e.0 || (x.0 == e.0 && x.1 < e.1));
+                            front.insert(at, e);
+                            in_front[j] = true;
+                        }
+                        fresh = Some((j, m));
+                        continue;
+                    }
+                    leave_front(&mut front, &mut in_front, j);
+                }
                 keys.set(j, c);
+                fresh = Some((j, m));
                 continue;
             }
+            let m = m.unwrap_or_else(|| {
+                let (c2, m) = st.best_for(j);
+                debug_assert!(c2 == c);
+                m
+            });
             (c, j, m)
         };
         let i = st.sender_for(j, m, c);
         st.commit(i, j, m, c);
-        // j's other completions are >= c and only grow.
-        keys.set(j, if st.is_waiting(j) { c } else { f64::INFINITY });
-        // j is a new sender of m: it may lower m's waiting receivers' bests.
+        if size.is_some() {
+            leave_front(&mut front, &mut in_front, j);
+        }
+        // j's other completions are >= c + R(j, smallest message) (it is
+        // receive-available at c) and only grow.
+        keys.set(j, if st.is_waiting(j) { c + st.cost.r(j, st.min_bytes) } else { f64::INFINITY });
+        // j is a new sender of m: it may lower m's waiting receivers' bests
+        // (keys are lower bounds, so not when another holder sends m no later).
+        if st.new_sender_dominated(j, m) {
+            continue;
+        }
         let v = st.v(j, m);
         let l = st.mcs[m].bytes;
         for idx in 0..st.waiting[m].len() {
             let j2 = st.waiting[m][idx] as usize;
+            if size.is_some() && in_front[j2] {
+                continue; // its bound Q + R(j2) stays below any completion
+            }
             let c2 = (v + st.x(j, j2) * l).max(st.ra[j2]) + st.r(j2, m);
             if c2 < keys.get(j2) {
                 keys.decrease(j2, c2);

@@ -21,10 +21,12 @@ pub(crate) struct ByNode {
     /// Bitsets over messages: per class, and per node the messages it holds.
     mask: Vec<u64>,
     holds: Vec<u64>,
-    /// Per class: (v, node) of the nodes holding a message of the class.
-    order: Vec<BTreeSet<(Key, u32)>>,
+    /// Per class: (v, node) of the nodes holding a message of the class, sorted.
+    order: Vec<Order>,
     /// Per class and node: the node's key in `order`, if present.
     key: Vec<Option<f64>>,
+    /// Per class and node: the node's index in `order` (valid when `key` is set).
+    pos: Vec<u32>,
     n: usize,
     /// Source node of each message.
     src: Vec<usize>,
@@ -59,8 +61,9 @@ impl ByNode {
                 .collect(),
             mask: vec![0; sizes.len() * words],
             holds: vec![0; n * words],
-            order: vec![BTreeSet::new(); sizes.len()],
+            order: (0..sizes.len()).map(|_| Order::new(n)).collect(),
             key: vec![None; sizes.len() * n],
+            pos: vec![0; sizes.len() * n],
             class_bytes: sizes,
             n,
             src: mcs.iter().map(|mc| mc.src).collect(),
@@ -82,7 +85,8 @@ impl ByNode {
         let c = self.class_of[m];
         if self.key[c * self.n + i].is_none() {
             let v = avail + cost.s(i, self.class_bytes[c]);
-            self.order[c].insert((Key(v), i as u32));
+            let pos = &mut self.pos[c * self.n..(c + 1) * self.n];
+            self.order[c].insert((Key(v), i as u32), pos);
             self.key[c * self.n + i] = Some(v);
         }
     }
@@ -92,11 +96,76 @@ impl ByNode {
         for c in 0..self.class_bytes.len() {
             if let Some(old) = self.key[c * self.n + i] {
                 let v = avail + cost.s(i, self.class_bytes[c]);
-                self.order[c].remove(&(Key(old), i as u32));
-                self.order[c].insert((Key(v), i as u32));
+                let (from, to) = ((Key(old), i as u32), (Key(v), i as u32));
+                let pos = &mut self.pos[c * self.n..(c + 1) * self.n];
+                self.order[c].moved(from, to, pos);
                 self.key[c * self.n + i] = Some(v);
             }
         }
+    }
+
+    /// The least completion of receiver j over its waited-for messages: the
+    /// value of [`ByNode::best_for`] without finding the message.
+    pub fn best_value(&self, cost: &Costs, j: usize, ra: f64, waits: &[u64]) -> f64 {
+        let w = self.words;
+        let x = cost.scalar_x.expect("one X for every pair");
+        let mut best = f64::INFINITY;
+        for c in 0..self.class_bytes.len() {
+            let mask = &self.mask[c * w..(c + 1) * w];
+            if waits.iter().zip(mask).all(|(a, b)| a & b == 0) {
+                continue;
+            }
+            let l = self.class_bytes[c];
+            let (xl, r) = (x * l, cost.r(j, l));
+            // Nodes in increasing v: the first holder of a waited-for message gives the class's best.
+            for &(Key(v), i) in self.order[c].iter() {
+                let ci = (v + xl).max(ra) + r;
+                if ci >= best {
+                    break;
+                }
+                let h = &self.holds[i as usize * w..(i as usize + 1) * w];
+                if h.iter().zip(waits).zip(mask).any(|((h, a), b)| h & a & b != 0) {
+                    best = ci;
+                    break;
+                }
+            }
+        }
+        best
+    }
+
+    /// With one size class: its size, and the least v of any holder plus X l,
+    /// a lower bound on every receiver's (v + X l) part of eq. (6).
+    pub fn front(&self, cost: &Costs) -> Option<(f64, f64)> {
+        if self.class_bytes.len() != 1 {
+            return None;
+        }
+        let l = self.class_bytes[0];
+        let (Key(v0), _) = self.order[0].first();
+        Some((l, v0 + cost.scalar_x.expect("one X for every pair") * l))
+    }
+
+    /// Does another holder of message m leave no later than node i would send m?
+    /// Then i, a new holder of m, improves no receiver's completion of m.
+    /// Looks at the source and the first few nodes only (false: unknown).
+    pub fn dominated(&self, i: usize, m: usize) -> bool {
+        let c = self.class_of[m];
+        let Some(vi) = self.key[c * self.n + i] else {
+            return false;
+        };
+        let src = self.src[m];
+        if src != i && self.key[c * self.n + src].is_some_and(|v| v <= vi) {
+            return true;
+        }
+        let bit = 1u64 << (m % 64);
+        for &(Key(v), h) in self.order[c].iter().take(8) {
+            if v > vi {
+                break;
+            }
+            if h as usize != i && self.holds[h as usize * self.words + m / 64] & bit != 0 {
+                return true;
+            }
+        }
+        false
     }
 
     /// Receiver j, available at `ra`: the least completion over its waited-for
@@ -127,7 +196,7 @@ impl ByNode {
             // message already gives the least completion of any node in the
             // class, nothing beats (that completion, that message).
             let low_m = want[0].0 * 64 + want[0].1.trailing_zeros() as usize;
-            let &(Key(v0), i0) = self.order[c].first().unwrap();
+            let (Key(v0), i0) = self.order[c].first();
             let c0 = (v0 + xl).max(ra) + r;
             let vs = self.key[c * self.n + self.src[low_m]].unwrap();
             if (vs + xl).max(ra) + r == c0 {
@@ -142,7 +211,7 @@ impl ByNode {
             // later nodes with the same completion can only lower the message.
             let mut found: Option<f64> = None;
             let mut first = (Key(0.0), 0);
-            for &(Key(v), i) in &self.order[c] {
+            for &(Key(v), i) in self.order[c].iter() {
                 let ci = (v + xl).max(ra) + r;
                 match found {
                     Some(f) if ci != f => break,
@@ -202,7 +271,7 @@ impl ByNode {
             (hj, hc, from) if hj == j && hc == cls => from,
             _ => (Key(f64::NEG_INFINITY), 0),
         };
-        for &(Key(v), i) in self.order[cls].range(start..) {
+        for &(Key(v), i) in self.order[cls].iter_from(start) {
             let ci = (v + xl).max(ra) + r;
             if ci < c {
                 continue;
@@ -219,5 +288,112 @@ impl ByNode {
             }
         }
         best.map(|b| b.1)
+    }
+}
+
+/// Nodes sorted by (v, node): a flat array for up to `FLAT_MAX` nodes (a move
+/// shifts the nodes passed over, cheap and cache-friendly when few), else a
+/// B-tree (a move is O(log N) however far it goes).
+enum Order {
+    Flat(Vec<(Key, u32)>),
+    Tree(BTreeSet<(Key, u32)>),
+}
+
+const FLAT_MAX: usize = 256;
+
+enum OrderIter<'a> {
+    Flat(std::slice::Iter<'a, (Key, u32)>),
+    Tree(std::collections::btree_set::Range<'a, (Key, u32)>),
+}
+
+impl<'a> Iterator for OrderIter<'a> {
+    type Item = &'a (Key, u32);
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            OrderIter::Flat(it) => it.next(),
+            OrderIter::Tree(it) => it.next(),
+        }
+    }
+}
+
+impl Order {
+    fn new(n: usize) -> Self {
+        match n <= FLAT_MAX {
+            true => Order::Flat(Vec::new()),
+            false => Order::Tree(BTreeSet::new()),
+        }
+    }
+
+    /// The least entry (the order is never empty when asked).
+    #[inline]
+    fn first(&self) -> (Key, u32) {
+        match self {
+            Order::Flat(o) => o[0],
+            Order::Tree(o) => *o.first().unwrap(),
+        }
+    }
+
+    #[inline]
+    fn iter(&self) -> OrderIter<'_> {
+        match self {
+            Order::Flat(o) => OrderIter::Flat(o.iter()),
+            Order::Tree(o) => OrderIter::Tree(o.range(..)),
+        }
+    }
+
+    /// The entries from `start` on.
+    fn iter_from(&self, start: (Key, u32)) -> OrderIter<'_> {
+        match self {
+            Order::Flat(o) => OrderIter::Flat(o[o.partition_point(|x| *x < start)..].iter()),
+            Order::Tree(o) => OrderIter::Tree(o.range(start..)),
+        }
+    }
+
+    /// Adds an entry; `pos[node]` is kept as the node's index in a flat order.
+    fn insert(&mut self, e: (Key, u32), pos: &mut [u32]) {
+        match self {
+            Order::Flat(o) => {
+                let p = o.partition_point(|x| *x < e);
+                o.insert(p, e);
+                for (q, &(_, k)) in o.iter().enumerate().skip(p) {
+                    pos[k as usize] = q as u32;
+                }
+            }
+            Order::Tree(o) => {
+                o.insert(e);
+            }
+        }
+    }
+
+    /// Replaces entry `from` by `to` (the same node).
+    fn moved(&mut self, from: (Key, u32), to: (Key, u32), pos: &mut [u32]) {
+        match self {
+            Order::Flat(o) => {
+                let i = to.1 as usize;
+                let mut p = pos[i] as usize;
+                debug_assert!(o[p] == from);
+                // One insertion-sort step: shift the nodes passed over by one.
+                if to > from {
+                    while p + 1 < o.len() && o[p + 1] < to {
+                        o[p] = o[p + 1];
+                        pos[o[p].1 as usize] = p as u32;
+                        p += 1;
+                    }
+                } else {
+                    while p > 0 && o[p - 1] > to {
+                        o[p] = o[p - 1];
+                        pos[o[p].1 as usize] = p as u32;
+                        p -= 1;
+                    }
+                }
+                o[p] = to;
+                pos[i] = p as u32;
+            }
+            Order::Tree(o) => {
+                o.remove(&from);
+                o.insert(to);
+            }
+        }
     }
 }

@@ -73,6 +73,8 @@ pub(crate) struct State {
     /// A_k in sender order: the source, then (receive time, node) ascending.
     pub senders: Vec<Vec<(f64, u32)>>,
     heaps: Vec<BinaryHeap<HEntry>>,
+    /// The key at the top of each heap (a dense copy for the bound scan).
+    top: Vec<f64>,
     /// The fast receiver scan, when it applies (see `bynode`).
     by_node: Option<ByNode>,
     /// SR_j as a bitset over messages (`words` words per node), and its size.
@@ -84,6 +86,8 @@ pub(crate) struct State {
     wpos: Vec<u32>,
     /// got[i * M + k]: node i's receive task of message k, or NIL.
     got: Vec<u32>,
+    /// The smallest message size.
+    pub min_bytes: f64,
     /// Lower bound on X(i, j) over senders i, per receiver j.
     xmin: Vec<f64>,
     pub seq: Vec<Selection>,
@@ -133,6 +137,10 @@ impl State {
                     .fold(f64::INFINITY, f64::min),
             })
             .collect();
+        let min_bytes = match mcs.is_empty() {
+            true => 0.0,
+            false => mcs.iter().map(|mc| mc.bytes).fold(f64::INFINITY, f64::min),
+        };
         let by_node = match cost.scalar_x.is_some() && !preemptive {
             true => ByNode::new(&cost, &mcs),
             false => None,
@@ -140,11 +148,25 @@ impl State {
         State {
             preemptive,
             naive: false,
-            senders: mcs.iter().map(|mc| vec![(0.0, mc.src as u32)]).collect(),
+            senders: waiting
+                .iter()
+                .zip(&mcs)
+                .map(|(w, mc): (&Vec<u32>, &Mc)| {
+                    let mut a = Vec::with_capacity(w.len() + 1);
+                    a.push((0.0, mc.src as u32));
+                    a
+                })
+                .collect(),
             mcs,
-            lists: TaskLists::new(n),
+            lists: {
+                // A receive and a send per delivery: no regrowth.
+                let mut l = TaskLists::new(n);
+                l.recs.reserve_exact(2 * inst.deliveries());
+                l
+            },
             ra: vec![0.0; n],
             version: vec![0; n],
+            top: heaps.iter().map(|h| h.peek().unwrap().key).collect(),
             heaps,
             by_node,
             words,
@@ -154,7 +176,8 @@ impl State {
             wpos,
             got: vec![NIL; n * nm],
             xmin,
-            seq: Vec::new(),
+            min_bytes,
+            seq: Vec::with_capacity(inst.deliveries()),
             remaining: inst.deliveries(),
             cost,
         }
@@ -176,20 +199,6 @@ impl State {
     /// Does node j still wait for a message?
     pub fn is_waiting(&self, j: usize) -> bool {
         self.npending[j] > 0
-    }
-
-    /// SR_j in ascending order (= ascending source node).
-    fn pending_of(&self, j: usize) -> Vec<usize> {
-        let w = self.words;
-        let mut out = Vec::with_capacity(self.npending[j] as usize);
-        for (q, &word) in self.pending[j * w..(j + 1) * w].iter().enumerate() {
-            let mut b = word;
-            while b != 0 {
-                out.push(q * 64 + b.trailing_zeros() as usize);
-                b &= b - 1;
-            }
-        }
-        out
     }
 
     pub fn has_received(&self, i: usize, m: usize) -> bool {
@@ -230,32 +239,21 @@ impl State {
         (self.v(i, m) + self.x(i, j) * self.mcs[m].bytes).max(ra) + self.r(j, m)
     }
 
-    /// Exact min over A_m of v, refreshing stale heap tops.
-    fn min_v(&mut self, m: usize) -> f64 {
-        loop {
-            let top = *self.heaps[m].peek().expect("a sender set is never empty");
-            let node = top.node as usize;
-            if top.ver == self.version[node] {
-                return top.key;
-            }
-            let key = self.v(node, m);
-            *self.heaps[m].peek_mut().unwrap() = HEntry {
-                key,
-                node: top.node,
-                ver: self.version[node],
-            };
-        }
-    }
-
-    /// Exact min over senders of the completion of message m at receiver j.
-    fn best_of_source(&mut self, j: usize, m: usize, ra: f64) -> f64 {
+    /// A value >= `bound` when the exact one is (the caller wants only a
+    /// completion below `bound`), so stale heap tops past it stay unrefreshed.
+    fn best_of_source(&mut self, j: usize, m: usize, ra: f64, bound: f64) -> f64 {
         let l = self.mcs[m].bytes;
         let r = self.r(j, m);
         if let (Some(x), false) = (self.cost.scalar_x, self.naive) {
             // v is the same for every receiver: the heap gives the sender.
-            let top = *self.heaps[m].peek().unwrap();
-            let node = top.node as usize;
-            if top.ver != self.version[node] {
+            // Stale keys are lower bounds, so is the top's completion.
+            loop {
+                let top = *self.heaps[m].peek().unwrap();
+                let node = top.node as usize;
+                let c = (top.key + x * l).max(ra) + r;
+                if c >= bound || top.ver == self.version[node] {
+                    return c; // cannot beat the bound, or exact
+                }
                 let key = self.v(node, m);
                 if key + x * l <= ra {
                     return ra + r; // receiver-bound: any sender that early gives the same
@@ -265,8 +263,8 @@ impl State {
                     node: top.node,
                     ver: self.version[node],
                 };
+                self.top[m] = self.heaps[m].peek().unwrap().key;
             }
-            return (self.min_v(m) + x * l).max(ra) + r;
         }
         self.senders[m]
             .iter()
@@ -278,28 +276,78 @@ impl State {
     /// order, keep the first strict minimum of completion. Returns (completion,
     /// source index). Sources whose lower bound cannot beat the best are skipped.
     pub fn best_for(&mut self, j: usize) -> (f64, usize) {
+        self.best_for_above(j, f64::NEG_INFINITY)
+    }
+
+    /// As [`State::best_for`], given `floor`, a lower bound on j's best
+    /// completion: the scan stops once it reaches the floor, since later
+    /// sources can only tie.
+    fn best_for_above(&mut self, j: usize, floor: f64) -> (f64, usize) {
         let ra = self.ra[j];
         if let (Some(b), false) = (self.by_node.as_mut(), self.naive) {
             let w = self.words;
             return b.best_for(&self.cost, j, ra, &self.pending[j * w..(j + 1) * w]);
         }
         let (mut best, mut bm) = (f64::INFINITY, usize::MAX);
-        for m in self.pending_of(j) {
-            if !self.naive {
-                let l = self.mcs[m].bytes;
-                let lb =
-                    (self.heaps[m].peek().unwrap().key + self.xmin[j] * l).max(ra) + self.r(j, m);
-                if lb >= best {
-                    continue;
+        let (w, xmin) = (self.words, self.xmin[j]);
+        // Every completion at j is at least ra + R(j, smallest message).
+        let floor = match self.naive {
+            true => f64::NEG_INFINITY,
+            false => floor.max(ra + self.cost.r(j, self.min_bytes)),
+        };
+        'scan: for q in 0..w {
+            let mut bits = self.pending[j * w + q];
+            while bits != 0 {
+                if best <= floor {
+                    break 'scan;
                 }
-            }
-            let c = self.best_of_source(j, m, ra);
-            if c < best {
-                best = c;
-                bm = m;
+                let m = q * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if !self.naive {
+                    let l = self.mcs[m].bytes;
+                    let lb = (self.top[m] + xmin * l).max(ra) + self.r(j, m);
+                    if lb >= best {
+                        continue;
+                    }
+                }
+                let c = self.best_of_source(j, m, ra, best);
+                if c < best {
+                    best = c;
+                    bm = m;
+                }
             }
         }
         (best, bm)
+    }
+
+    /// The completion of `best_for(j)`, and its source when that came for
+    /// free; `floor` is a lower bound on that completion.
+    pub fn best_value(&mut self, j: usize, floor: f64) -> (f64, Option<usize>) {
+        if let (Some(b), false) = (self.by_node.as_ref(), self.naive) {
+            let w = self.words;
+            return (b.best_value(&self.cost, j, self.ra[j], &self.pending[j * w..(j + 1) * w]), None);
+        }
+        let (c, m) = self.best_for_above(j, floor);
+        (c, Some(m))
+    }
+
+    /// Without preemption, with one X and one message size: (size, Q) where
+    /// Q + R(j, size) is a lower bound on every receiver j's best completion
+    /// (Q = least sender time + X size; it never decreases).
+    pub fn front(&self) -> Option<(f64, f64)> {
+        match (&self.by_node, self.naive, self.remaining) {
+            (Some(b), false, 1..) => b.front(&self.cost),
+            _ => None,
+        }
+    }
+
+    /// True when node i, a new holder of m, cannot lower any receiver's best
+    /// completion: another holder of m sends it no later (false: unknown).
+    pub fn new_sender_dominated(&self, i: usize, m: usize) -> bool {
+        match (&self.by_node, self.naive) {
+            (Some(b), false) => b.dominated(i, m),
+            _ => false,
+        }
     }
 
     /// The first sender in sender order whose completion to j is `c`.
@@ -353,6 +401,7 @@ impl State {
                 node: j as u32,
                 ver: self.version[j],
             });
+            self.top[m] = self.heaps[m].peek().unwrap().key;
         }
         self.pending[j * self.words + m / 64] &= !(1 << (m % 64));
         self.npending[j] -= 1;
