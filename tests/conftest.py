@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,9 +14,10 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
 
-def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:
+def run_cli(*args: str, check: bool = False, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run `commaware ARGS` as users do (a separate process), capturing output."""
-    proc = subprocess.run([sys.executable, "-m", "commaware.cli", *map(str, args)], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "commaware.cli", *map(str, args)], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
     if check and proc.returncode != 0:
         raise AssertionError(f"exit {proc.returncode}: {proc.stderr}")
     return proc

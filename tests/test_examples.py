@@ -89,7 +89,11 @@ def test_gantt_svg_and_png(tmp_path):
 def test_help_and_reproduce_group():
     assert "simulate" in run_cli("--help", check=True).stdout
     assert "--placement" in run_cli("simulate", "--help", check=True).stdout
-    proc = run_cli("reproduce", "all", "--json")
-    assert proc.returncode == 0, proc.stderr
-    assert "checks" in json.loads(proc.stdout)
+    proc = run_cli("reproduce", "all", "--json", env={"COMMAWARE_003_RUNS": "3"})
+    checks = json.loads(proc.stdout)["checks"]
+    assert checks, "the papers register checks"
+    for c in checks:
+        assert {"paper", "name", "paper_value", "ours", "tolerance", "pass"} <= c.keys()
+    # Exit code 1 exactly when a check fails.
+    assert proc.returncode == (1 if any(not c["pass"] for c in checks) else 0), proc.stderr
     assert run_cli("reproduce", "999").returncode == 2

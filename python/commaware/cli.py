@@ -142,14 +142,25 @@ def demo_cmd(examples: str | None, as_json: bool) -> None:
 @main.command("reproduce")
 @click.argument("paper")
 @click.option("--json", "as_json", is_flag=True, help='Print {"checks": [...]}.')
-def reproduce_cmd(paper: str, as_json: bool) -> None:
+@click.option("--plots", type=click.Path(file_okay=False), default=None,
+              help="Also write the papers' figures as PNG files into DIR.")
+def reproduce_cmd(paper: str, as_json: bool, plots: str | None) -> None:
     """Run the reproduction checks of PAPER (000-004) or all; exit 1 if any fails."""
     from . import reproduce
 
     if paper != "all" and paper not in reproduce.PAPERS:
         fail(f"unknown paper `{paper}` (known: {', '.join(reproduce.PAPERS)}, all)")
     papers = list(reproduce.PAPERS) if paper == "all" else [paper]
-    checks = reproduce.run(papers)
+
+    def track(items: list, description: str):
+        from rich.progress import track as rich_track
+
+        return rich_track(items, description=description, console=err, transient=True)
+
+    checks = reproduce.run(papers, track=track)
+    if plots:
+        written = reproduce.plot(papers, Path(plots))
+        err.print(f"wrote {len(written)} plot(s) into {plots}")
     failed = [c for c in checks if not c.passed]
     if as_json:
         click.echo(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2))

@@ -7,7 +7,9 @@ Each paper module registers checks with :func:`check`; a check returns one or mo
 from __future__ import annotations
 
 import importlib
+import sys
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Callable, Iterable
 
 PAPERS = {
@@ -63,15 +65,28 @@ def _load_modules() -> None:
                 raise
 
 
-def run(papers: list[str]) -> list[Check]:
+def run(papers: list[str], track: Callable[[list, str], Iterable] | None = None) -> list[Check]:
+    """Run the checks of `papers`; `track(items, description)` may wrap the loop (a progress bar)."""
     _load_modules()
+    jobs = [(p, fn) for p in papers for fn in _REGISTRY[p]]
     rows: list[Check] = []
-    for p in papers:
-        for fn in _REGISTRY[p]:
-            rows.extend(fn())
+    for _, fn in (track(jobs, "reproducing") if track else jobs):
+        rows.extend(fn())
     return rows
 
 
 def registered(paper: str) -> int:
     _load_modules()
     return len(_REGISTRY[paper])
+
+
+def plot(papers: list[str], outdir: Path) -> list[Path]:
+    """Write the figures of the papers whose module has `plot(outdir)`; returns the files."""
+    _load_modules()
+    outdir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for p in papers:
+        module = sys.modules.get(f"commaware.reproductions.paper{p}")
+        if module is not None and hasattr(module, "plot"):
+            written.extend(module.plot(outdir))
+    return written

@@ -17,8 +17,10 @@ use crate::trace::{OpSpec, Peer, TagSpec, Trace, TraceSpec};
 const INSTANT: f64 = f64::MAX;
 
 fn bandwidth(x: f64) -> f64 {
-    if x > 0.0 {
-        1.0 / x
+    // 1/x overflows for x = 0 and for subnormal x: both stand for "instant".
+    let b = 1.0 / x;
+    if b.is_finite() {
+        b
     } else {
         INSTANT
     }

@@ -333,7 +333,7 @@ impl SharingModel for MaxMin {
             if self.h.is_empty() {
                 break;
             }
-            if self.h.len() * self.full_solve_fraction >= net.live() {
+            if self.h.len().saturating_mul(self.full_solve_fraction) >= net.live() {
                 // Most flows may move: one fill of everything is cheaper than local passes.
                 for f in 0..net.id_bound() as FlowId {
                     if net.is_live(f) {
