@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::{lower_bound, schedule, schedule_forced, Algorithm, Instance, MulticastError, Schedule, Selection, Task};
+use super::{lower_bound, Algorithm, Instance, MulticastError, Schedule, Selection, Task};
 use crate::error::{parse_json, Error, ErrorKind, Result};
 
 impl From<MulticastError> for Error {
@@ -59,11 +59,9 @@ impl Report {
         if let Some(order) = receivers {
             check_forced_order(inst, alg, order)?;
         }
+        // Validated above: time the scheduler alone.
         let t0 = Instant::now();
-        let sched = match receivers {
-            Some(order) => schedule_forced(inst, alg, order)?,
-            None => schedule(inst, alg, seed)?,
-        };
+        let sched = super::run(inst, alg, seed, receivers.map(|r| r.to_vec()), false);
         let scheduling_seconds = t0.elapsed().as_secs_f64();
         Ok(Report {
             algorithm: alg.name().to_string(),
