@@ -13,7 +13,7 @@ from rich.table import Table
 from . import _core
 from .api import Result, load_platform, load_trace, simulate
 
-out = Console()
+out = Console(width=max(Console().width, 120))
 err = Console(stderr=True)
 
 EXIT_BAD_INPUT = 2
@@ -168,13 +168,14 @@ def reproduce_cmd(paper: str, as_json: bool, plots: str | None) -> None:
         if not checks:
             out.print(f"no reproduction checks are registered yet for: {', '.join(papers)}")
         table = Table(header_style="bold")
-        for col in ("paper", "check", "paper value", "ours", "tolerance", "pass"):
-            table.add_column(col)
+        for col, width in (("paper", 5), ("check", 38), ("paper value", 22), ("ours", 22), ("tol", 6), ("pass", 4)):
+            table.add_column(col, max_width=width, overflow="ellipsis", no_wrap=True)
         for c in checks:
             table.add_row(c.paper, c.name, str(c.paper_value), str(c.ours), str(c.tolerance),
                           "[green]yes[/]" if c.passed else "[red]NO[/]")
         if checks:
             out.print(table)
+            out.print(f"{len(checks) - len(failed)} of {len(checks)} checks pass; --json shows each check's note.")
     sys.exit(1 if failed else 0)
 
 
