@@ -120,7 +120,7 @@ class Result:
 
     @cached_property
     def timeline(self) -> pd.DataFrame:
-        """Intervals per rank: kind is compute, sleep, overhead, wait or comm."""
+        """Intervals per rank: kind is compute, sleep, overhead (message CPU time), wait or comm."""
         return pd.DataFrame(self._core.timeline_columns())
 
     def to_json(self) -> str:

@@ -20,7 +20,7 @@ LABELS = {
     "comm": "communication (data moving)",
     "wait": "waiting for a partner",
     "sleep": "sleep",
-    "overhead": "send overhead",
+    "overhead": "message overhead (send/receive CPU time)",
 }
 
 
@@ -36,7 +36,7 @@ def write_gantt(result: Result, path: str | Path, title: str = "") -> None:
         raise ValueError(f"{path}: the Gantt chart must be .svg or .png")
     tl = result.timeline
     n_ranks = len(result.ranks)
-    fig, ax = plt.subplots(figsize=(10, 1.0 + 0.3 * n_ranks))
+    fig, ax = plt.subplots(figsize=(10, 1.6 + 0.3 * n_ranks))
     for kind, colour in COLOURS.items():
         rows = tl[tl["kind"] == kind]
         for rank, group in rows.groupby("rank"):
@@ -45,7 +45,8 @@ def write_gantt(result: Result, path: str | Path, title: str = "") -> None:
     handles, labels = ax.get_legend_handles_labels()
     unique = dict(zip(labels, handles))
     if unique:
-        ax.legend(unique.values(), unique.keys(), loc="upper right", fontsize="small")
+        ax.legend(unique.values(), unique.keys(), loc="upper center", bbox_to_anchor=(0.5, -0.1),
+                  ncol=len(unique), fontsize="small", frameon=False)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("rank")
     ax.set_ylim(-0.6, n_ranks - 0.4)

@@ -68,7 +68,8 @@ pub struct MessageRecord {
 #[derive(Debug, Clone, Serialize)]
 pub struct Interval {
     pub rank: usize,
-    /// `compute`, `sleep`, `overhead`, `wait` (partner not ready) or `comm` (data moving).
+    /// `compute`, `sleep`, `overhead` (per-message CPU time), `wait` (partner not ready)
+    /// or `comm` (data moving).
     pub kind: &'static str,
     pub start: f64,
     pub end: f64,
@@ -300,13 +301,15 @@ impl<'a> Replay<'a> {
             }
             Blocked::Wait => {
                 self.ranks[r].blocked_time += now - since;
-                // Split into waiting for the partner and data moving.
-                let started = self.wait_data_start(r).clamp(since, now);
-                if started > since {
-                    self.timeline.push(Interval { rank: r, kind: "wait", start: since, end: started });
-                }
-                if now > started {
-                    self.timeline.push(Interval { rank: r, kind: "comm", start: started, end: now });
+                // Split into waiting for the partner, data moving, and the receive overhead
+                // after the last byte arrived.
+                let (first, last) = self.wait_data_span(r);
+                let started = first.clamp(since, now);
+                let arrived = last.clamp(started, now);
+                for (kind, a, b) in [("wait", since, started), ("comm", started, arrived), ("overhead", arrived, now)] {
+                    if b > a {
+                        self.timeline.push(Interval { rank: r, kind, start: a, end: b });
+                    }
                 }
                 self.ranks[r].pc += 1;
             }
@@ -316,20 +319,27 @@ impl<'a> Replay<'a> {
         self.ready.push_back(r);
     }
 
-    /// Latest start among the messages of the Wait op rank `r` is blocked in.
-    fn wait_data_start(&self, r: usize) -> f64 {
+    /// Latest start and latest end among the messages of the Wait op rank `r` is
+    /// blocked in (messages not started or not arrived count as "now").
+    fn wait_data_span(&self, r: usize) -> (f64, f64) {
         let st = &self.ranks[r];
-        match &self.trace.programs[r].ops[st.pc] {
-            Op::Wait { reqs } => reqs
-                .iter()
-                .filter_map(|&q| {
-                    let m = st.reqs[q as usize].msg;
-                    (m != NONE).then(|| self.msgs[m as usize].start)
-                })
-                .filter(|s| s.is_finite())
-                .fold(f64::NEG_INFINITY, f64::max),
-            _ => f64::NEG_INFINITY,
+        let now = self.now();
+        let Op::Wait { reqs } = &self.trace.programs[r].ops[st.pc] else { return (now, now) };
+        let (mut first, mut last) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+        for &q in reqs {
+            let m = st.reqs[q as usize].msg;
+            if m == NONE {
+                return (now, now);
+            }
+            let msg = &self.msgs[m as usize];
+            let end = if msg.end.is_finite() { msg.end } else { now };
+            first = first.max(if msg.start.is_finite() { msg.start } else { now });
+            // A detached (eager) send of this rank completes at posting: its data does not hold it.
+            if msg.dst as usize == r || msg.rendezvous {
+                last = last.max(end);
+            }
         }
+        (first, last.max(first))
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -105,6 +105,11 @@ fn overheads_and_intra_node_memory_bandwidth() {
     // 0.25 s send overhead, 0.25 s at memory bandwidth, 0.5 s receive overhead.
     assert!(close(res.messages[0].start, 0.25) && close(res.messages[0].end, 0.5));
     assert!(close(res.ranks[1].end, 1.0), "{:?}", res.ranks);
+    // The receiver waits for the sender's overhead, sees the data move, then pays its own.
+    let spans: Vec<(&str, f64, f64)> = res.timeline.iter().filter(|i| i.rank == 1).map(|i| (i.kind, i.start, i.end)).collect();
+    assert_eq!(spans, vec![("wait", 0.0, 0.25), ("comm", 0.25, 0.5), ("overhead", 0.5, 1.0)]);
+    let sender: Vec<&str> = res.timeline.iter().filter(|i| i.rank == 0).map(|i| i.kind).collect();
+    assert_eq!(sender, vec!["overhead", "comm"]);
 }
 
 #[test]
