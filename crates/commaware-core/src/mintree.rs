@@ -3,12 +3,18 @@
 //! The engine keeps flow completion times here instead of in its event heap, since a
 //! re-rate can move thousands of them at a time.
 
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    time: f64,
+    best: u32,
+}
+
 #[derive(Debug, Default)]
 pub struct MinTree {
     /// Heap layout over `1..2*size`: leaf of slot s at `size + s`, each internal node
     /// holds its subtree's minimum time and the slot holding it (the lowest on ties).
-    time: Vec<f64>,
-    best: Vec<u32>,
+    /// A node's time and slot sit together, and so do two siblings.
+    node: Vec<Node>,
     size: usize,
     dirty: Vec<u32>,
 }
@@ -27,48 +33,48 @@ impl MinTree {
 
     fn resize(&mut self, want: usize) {
         let size = want.next_power_of_two().max(2);
-        let mut time = vec![f64::INFINITY; 2 * size];
-        if self.size > 0 {
-            time[size..size + self.size].copy_from_slice(&self.time[self.size..2 * self.size]);
+        let mut node = vec![Node { time: f64::INFINITY, best: 0 }; 2 * size];
+        for (s, e) in node[size..].iter_mut().enumerate() {
+            e.best = s as u32;
         }
-        let mut best = vec![0u32; 2 * size];
-        for (s, b) in best[size..].iter_mut().enumerate() {
-            *b = s as u32;
+        for s in 0..self.size {
+            node[size + s].time = self.node[self.size + s].time;
         }
-        self.time = time;
-        self.best = best;
+        self.node = node;
         self.size = size;
         self.dirty.clear();
         self.rebuild();
     }
 
-    /// Recomputes internal node `i` from its children. The left child's slots are
+    /// Internal node `i` recomputed from its children. The left child's slots are
     /// all lower than the right child's, so a tie goes left (to the lower slot).
     #[inline(always)]
-    fn combine(&mut self, i: usize) {
-        let l = 2 * i;
-        let (ta, tb) = (self.time[l], self.time[l + 1]);
-        let (ba, bb) = (self.best[l], self.best[l + 1]);
-        let right = tb < ta;
-        self.time[i] = if right { tb } else { ta };
-        self.best[i] = if right { bb } else { ba };
+    fn combined(&self, i: usize) -> Node {
+        let (a, b) = (self.node[2 * i], self.node[2 * i + 1]);
+        if b.time < a.time {
+            b
+        } else {
+            a
+        }
     }
 
     fn rebuild(&mut self) {
         for i in (1..self.size).rev() {
-            self.combine(i);
+            self.node[i] = self.combined(i);
         }
     }
 
+    #[inline]
     fn propagate(&mut self, slot: usize) {
         let mut i = (slot + self.size) / 2;
         while i >= 1 {
-            let old = (self.time[i], self.best[i]);
-            self.combine(i);
+            let old = self.node[i];
+            let new = self.combined(i);
             // Unchanged here: unchanged above (compare bits, so NaN stops too).
-            if old.0.to_bits() == self.time[i].to_bits() && old.1 == self.best[i] {
+            if old.time.to_bits() == new.time.to_bits() && old.best == new.best {
                 break;
             }
+            self.node[i] = new;
             i /= 2;
         }
     }
@@ -79,7 +85,7 @@ impl MinTree {
             self.flush();
             self.resize(slot + 1);
         }
-        self.time[self.size + slot] = time;
+        self.node[self.size + slot].time = time;
         self.dirty.push(slot as u32);
     }
 
@@ -89,7 +95,7 @@ impl MinTree {
             self.set_lazy(slot, time);
             self.flush();
         } else {
-            self.time[self.size + slot] = time;
+            self.node[self.size + slot].time = time;
             self.propagate(slot);
         }
     }
@@ -109,7 +115,7 @@ impl MinTree {
     /// A slot's time.
     pub fn get(&self, slot: usize) -> f64 {
         if slot < self.size {
-            self.time[self.size + slot]
+            self.node[self.size + slot].time
         } else {
             f64::INFINITY
         }
@@ -118,17 +124,16 @@ impl MinTree {
     /// Lower a slot's time (`time` <= its current time): stops climbing as soon as the
     /// slot does not win a level, so it is often O(1).
     pub fn decrease(&mut self, slot: usize, time: f64) {
-        debug_assert!(self.dirty.is_empty() && slot < self.size && time <= self.time[self.size + slot]);
-        self.time[self.size + slot] = time;
+        debug_assert!(self.dirty.is_empty() && slot < self.size && time <= self.node[self.size + slot].time);
+        self.node[self.size + slot].time = time;
         let s = slot as u32;
         let mut i = (slot + self.size) / 2;
         while i >= 1 {
-            let (b, tb) = (self.best[i], self.time[i]);
+            let Node { time: tb, best: b } = self.node[i];
             if b != s && !(time < tb || (time == tb && s < b)) {
                 break;
             }
-            self.best[i] = s;
-            self.time[i] = time;
+            self.node[i] = Node { time, best: s };
             i /= 2;
         }
     }
@@ -136,7 +141,7 @@ impl MinTree {
     /// The earliest time and its slot (time is infinite when all slots are empty).
     pub fn min(&self) -> (f64, usize) {
         debug_assert!(self.dirty.is_empty());
-        (self.time[1], self.best[1] as usize)
+        (self.node[1].time, self.node[1].best as usize)
     }
 }
 

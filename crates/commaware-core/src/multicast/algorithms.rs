@@ -85,6 +85,8 @@ pub(crate) fn ecf(st: &mut State) {
     // by (R(j), j), and out of `keys`: their bound follows Q by itself, where
     // a stored key would go stale at every send of the earliest node.
     let size = st.front().map(|(l, _)| l);
+    // Q, valid until the next commit (only a commit moves the earliest sender).
+    let mut q_now = st.front().map_or(f64::NEG_INFINITY, |f| f.1);
     let rq: Vec<f64> = match size {
         Some(l) => (0..n).map(|j| st.cost.r(j, l)).collect(),
         None => Vec::new(),
@@ -114,7 +116,8 @@ pub(crate) fn ecf(st: &mut State) {
             let (mut k, mut j) = keys.min();
             let mut q = f64::NEG_INFINITY;
             if let Some(&(r0, j0)) = front.first() {
-                q = st.front().expect("one size").1;
+                q = q_now;
+                debug_assert_eq!(st.front().map(|f| f.1), Some(q));
                 // The least bound in front, ties (equal sums) to the lowest receiver.
                 let k0 = q + r0;
                 let mut jq = j0;
@@ -138,7 +141,8 @@ pub(crate) fn ecf(st: &mut State) {
             if c > k {
                 if size.is_some() {
                     if q == f64::NEG_INFINITY {
-                        q = st.front().expect("one size").1;
+                        q = q_now;
+                        debug_assert_eq!(st.front().map(|f| f.1), Some(q));
                     }
                     if c <= q + rq[j] {
                         // Sender-bound: follow Q.
@@ -168,6 +172,9 @@ pub(crate) fn ecf(st: &mut State) {
         let i = st.sender_for(j, m, c);
         st.commit(i, j, m, c);
         if size.is_some() {
+            if let Some((_, q)) = st.front() {
+                q_now = q;
+            }
             leave_front(&mut front, &mut in_front, j);
         }
         // j's other completions are >= c + R(j, smallest message) (it is

@@ -112,23 +112,32 @@ impl ByNode {
         let mut best = f64::INFINITY;
         for c in 0..self.class_bytes.len() {
             let mask = &self.mask[c * w..(c + 1) * w];
-            if waits.iter().zip(mask).all(|(a, b)| a & b == 0) {
-                continue;
-            }
             let l = self.class_bytes[c];
             let (xl, r) = (x * l, cost.r(j, l));
             // Nodes in increasing v: the first holder of a waited-for message gives the class's best.
-            for &(Key(v), i) in self.order[c].iter() {
-                let ci = (v + xl).max(ra) + r;
-                if ci >= best {
-                    break;
+            best = if w == 1 {
+                let want = waits[0] & mask[0];
+                if want == 0 {
+                    continue;
                 }
-                let h = &self.holds[i as usize * w..(i as usize + 1) * w];
-                if h.iter().zip(waits).zip(mask).any(|((h, a), b)| h & a & b != 0) {
-                    best = ci;
-                    break;
+                let hit = |i: usize| self.holds[i] & want != 0;
+                match &self.order[c] {
+                    Order::Flat(o) => first_holder(o.iter(), xl, ra, r, best, hit),
+                    Order::Tree(o) => first_holder(o.iter(), xl, ra, r, best, hit),
                 }
-            }
+            } else {
+                if waits.iter().zip(mask).all(|(a, b)| a & b == 0) {
+                    continue;
+                }
+                let hit = |i: usize| {
+                    let h = &self.holds[i * w..(i + 1) * w];
+                    h.iter().zip(waits).zip(mask).any(|((h, a), b)| h & a & b != 0)
+                };
+                match &self.order[c] {
+                    Order::Flat(o) => first_holder(o.iter(), xl, ra, r, best, hit),
+                    Order::Tree(o) => first_holder(o.iter(), xl, ra, r, best, hit),
+                }
+            };
         }
         best
     }
@@ -175,6 +184,40 @@ impl ByNode {
         let x = cost.scalar_x.expect("one X for every pair");
         let mut best = (f64::INFINITY, usize::MAX);
         for c in 0..self.class_bytes.len() {
+            if w == 1 {
+                // One word of messages: the same steps as below, without the word lists.
+                let want = waits[0] & self.mask[c];
+                if want == 0 {
+                    continue;
+                }
+                let low = want & want.wrapping_neg();
+                let low_m = want.trailing_zeros() as usize;
+                let l = self.class_bytes[c];
+                let (xl, r) = (x * l, cost.r(j, l));
+                let (Key(v0), i0) = self.order[c].first();
+                let c0 = (v0 + xl).max(ra) + r;
+                let vs = self.key[c * self.n + self.src[low_m]].unwrap();
+                if (vs + xl).max(ra) + r == c0 {
+                    if c0 < best.0 || (c0 == best.0 && low_m < best.1) {
+                        best = (c0, low_m);
+                        self.hint = (j, c, (Key(v0), i0));
+                    }
+                    continue;
+                }
+                let holds = &self.holds;
+                let found = match &self.order[c] {
+                    Order::Flat(o) => scan_one(o.iter(), xl, ra, r, best.0, holds, want, low),
+                    Order::Tree(o) => scan_one(o.iter(), xl, ra, r, best.0, holds, want, low),
+                };
+                if let Some((f, first, acc)) = found {
+                    let k = acc.trailing_zeros() as usize;
+                    if f < best.0 || (f == best.0 && k < best.1) {
+                        best = (f, k);
+                        self.hint = (j, c, first);
+                    }
+                }
+                continue;
+            }
             // The nonzero words of "j waits for it and it is in class c".
             let (want, acc) = (&mut self.want, &mut self.acc);
             want.clear();
@@ -244,6 +287,69 @@ impl ByNode {
         }
         best
     }
+}
+
+/// The completion from the first node in `order` that `hit` accepts, if below
+/// `best` (else `best`): later nodes give no less (eq. 6).
+#[inline(always)]
+fn first_holder<'a>(
+    order: impl Iterator<Item = &'a (Key, u32)>,
+    xl: f64,
+    ra: f64,
+    r: f64,
+    best: f64,
+    hit: impl Fn(usize) -> bool,
+) -> f64 {
+    for &(Key(v), i) in order {
+        let ci = (v + xl).max(ra) + r;
+        if ci >= best {
+            break;
+        }
+        if hit(i as usize) {
+            return ci;
+        }
+    }
+    best
+}
+
+/// `best_for`'s walk of a class order with one word of messages: the first
+/// node holding a message of `want` (none past `bound`), its completion, and
+/// the messages of `want` held by the nodes reaching that same completion
+/// (stopping once the lowest, `low`, is among them).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn scan_one<'a>(
+    order: impl Iterator<Item = &'a (Key, u32)>,
+    xl: f64,
+    ra: f64,
+    r: f64,
+    bound: f64,
+    holds: &[u64],
+    want: u64,
+    low: u64,
+) -> Option<(f64, (Key, u32), u64)> {
+    let mut found: Option<(f64, (Key, u32))> = None;
+    let mut acc = 0u64;
+    for &(Key(v), i) in order {
+        let ci = (v + xl).max(ra) + r;
+        match found {
+            Some((f, _)) if ci != f => break,
+            None if ci > bound => break, // cannot beat another class
+            _ => {}
+        }
+        let h = holds[i as usize] & want;
+        if found.is_none() {
+            if h == 0 {
+                continue; // holds nothing j waits for
+            }
+            found = Some((ci, (Key(v), i)));
+        }
+        acc |= h;
+        if acc & low != 0 {
+            break; // the lowest waited-for message of the class: cannot go lower
+        }
+    }
+    found.map(|(f, first)| (f, first, acc))
 }
 
 fn set(bits: &mut [u64], m: usize) {
