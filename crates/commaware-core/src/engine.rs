@@ -371,13 +371,11 @@ impl Engine {
     fn flow_done(&mut self, transfer: u32, out: &mut Vec<Completion>) {
         self.flow_ends.set(transfer as usize, f64::INFINITY);
         let f = self.transfers[transfer as usize].flow.take().expect("a flow completion has a flow");
-        if let Some(p) = self.added.iter().position(|&x| x == f) {
-            self.added.swap_remove(p);
-            self.net.remove_flow(f);
-        } else {
-            let r = self.net.remove_flow(f);
-            self.removed.push(r);
-        }
+        // A flow gets a completion time only once rated (in `resolve`, which empties
+        // `added`), so a completing flow is never among the unrated new ones.
+        debug_assert!(!self.added.contains(&f));
+        let r = self.net.remove_flow(f);
+        self.removed.push(r);
         self.transfers[transfer as usize].remaining = 0.0;
         self.finish_transfer(transfer, out);
     }
