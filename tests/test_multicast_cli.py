@@ -56,6 +56,18 @@ def test_generate_is_seeded_and_valid(tmp_path):
     assert out.read_text() == a
 
 
+def test_generate_mixed_network_is_a_symmetric_matrix_of_two_speeds():
+    args = ("multicast", "generate", "--nodes", "12", "--pattern", "broadcast", "--source", "3", "--seed", "9")
+    mixed = json.loads(run_cli(*args, "--network", "mixed").stdout)
+    fast = json.loads(run_cli(*args, "--network", "fast").stdout)
+    assert fast["transmission"] == {"default": 8e-9}
+    x = mixed["transmission"]["matrix"]
+    pairs = [x[i][j] for i in range(12) for j in range(i + 1, 12)]
+    assert all(x[i][j] == x[j][i] for i in range(12) for j in range(12)) and all(x[i][i] == 0 for i in range(12))
+    assert set(pairs) == {8e-9, 8 / 155e6}
+    assert mixed["nodes"] == fast["nodes"] and mixed["multicasts"] == fast["multicasts"]
+
+
 GOOD = json.loads((EXAMPLES / "multicast" / "fig4.json").read_text())
 
 

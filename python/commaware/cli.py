@@ -260,8 +260,9 @@ def multicast_schedule_cmd(instance: str, algorithm: str, seed: int, as_json: bo
 @click.option("--pattern", type=click.Choice(["broadcast", "all_to_all", "random"]), default="all_to_all", show_default=True)
 @click.option("--sizes", type=click.Choice(["small", "large", "mixed"]), default="small", show_default=True,
               help="small = 1 KiB, large = 1 or 1.5 MiB, mixed = either (paper 003 §7).")
-@click.option("--network", type=click.Choice(["fast", "slow"]), default="fast", show_default=True,
-              help="fast = 1 Gb/s, slow = 155 Mb/s on every link.")
+@click.option("--network", type=click.Choice(["fast", "slow", "mixed"]), default="fast", show_default=True,
+              help="fast = 1 Gb/s, slow = 155 Mb/s on every link; mixed = each pair's link one or the other "
+                   "at random.")
 @click.option("--sources", type=int, default=None, help="random pattern: number of sources (default nodes/4).")
 @click.option("--destinations", type=int, default=None, help="random pattern: destinations per source (default random).")
 @click.option("--source", type=int, default=None, help="broadcast pattern: the source (default random).")

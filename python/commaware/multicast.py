@@ -19,7 +19,7 @@ from .api import Result, Source, read_input
 ALGORITHMS: list[str] = _core.multicast_algorithms()
 PATTERNS = ("broadcast", "all_to_all", "random")
 SIZES = ("small", "large", "mixed")
-NETWORKS = ("fast", "slow")
+NETWORKS = ("fast", "slow", "mixed")
 
 
 class Instance:
@@ -122,7 +122,10 @@ def generate(
     source: int | None = None,
     seed: int = 0,
 ) -> Instance:
-    """A random instance with the settings of §7 (seeded)."""
+    """A random instance with the settings of §7 (seeded).
+
+    `network`: "fast" (1 Gbps on every link), "slow" (155 Mbps) or "mixed" (each pair's link 1 Gbps
+    or 155 Mbps with probability 1/2; the nodes and multicasts are those of "fast" with that seed)."""
     if pattern == "broadcast":
         pat: Any = {"broadcast": {"source": source}}
     elif pattern == "all_to_all":

@@ -16,9 +16,10 @@ Inputs we assume (the paper does not print them; each check's ``note`` repeats w
   uniform in 0.0001-0.01 us/byte, one homogeneous network per instance (fast = 1 Gbps, slow =
   155 Mbps), small = 1 KB = 1,024 B, large drawn from {1, 1.5} MB (MB = 2^20 B), mixed = each
   message small or large with probability 1/2;
-* Fig. 6 (single broadcast, network and sizes not stated): fast network with small messages and
-  slow network with large ones, 8-64 nodes, each configuration broadcast from every node in turn
-  (as §7.1 says) and averaged;
+* Fig. 6 (single broadcast; its caption names neither network nor sizes): §7's general setting,
+  each pair's link 1 Gbps or 155 Mbps at random (the notes make only Figs. 7-10 homogeneous),
+  with 1 KB messages and with 1-1.5 MB ones, 8-64 nodes, each configuration broadcast from every
+  node in turn (as §7.1 says) and averaged;
 * Figs. 7-8 (all-to-all broadcast): 8-80 nodes in steps of 8 (Table 1's node counts);
 * Figs. 9-12 (multiple multicast, 64 nodes): the number of sources of Table 2 (4-64) on the x
   axis, sources drawn at random, each with a uniformly random number (1-63) of random
@@ -34,16 +35,25 @@ Runtime: the full grid (12 settings, 92 points, 100 runs each) takes about 75 s 
 machine with both cores free (113 s while another build was running), so the node-count grid
 was not reduced.  The configurations run on a thread pool (the schedulers release the GIL).
 
+A claim the paper's own model contradicts (``paper_inconsistent``): RRS worse than EAF and RR
+for a single broadcast (Fig. 6). Every waiting receiver of a broadcast is available at time 0, so
+EAF and RR take the receivers in index order and RRS in a uniformly random one; with nodes drawn
+independently from one distribution, RRS on a configuration is EAF on the same configuration with
+its nodes renumbered, so the three have one distribution of completion times. The row asserts
+that identity, schedule by schedule.
+
 Claims our simulation contradicts (rows that fail; each row's note gives our reading of why):
-RRS worse than ECF/WR/EAF/RR (Figs. 6, 7(a): ours is between them for a broadcast and the best
-non-preemptive for small all-to-all); "all within twice the lower bound" (Fig. 7(a): EAF at 8
-nodes only); ECF or WR best non-preemptive for large multiple multicast (Figs. 9(c), 10(c): RRS
-or EAF at 4-24 sources); the five preemptive algorithms comparable in Figs. 9-10 (ECFP trails by
-up to 1.34x with small messages and few sources).
+RRS worse than ECF and WR for a broadcast (Fig. 6: not at 8 nodes); RRS worse than ECF, WR,
+EAF, RR for small all-to-all (Fig. 7(a): ours is the best non-preemptive); "all within twice
+the lower bound" (Fig. 7(a): EAF at 8 nodes only); ECF or WR best non-preemptive for large
+multiple multicast (Figs. 9(c), 10(c): RRS or EAF at 4-24 sources); the five preemptive
+algorithms comparable in Figs. 9-10 (ECFP trails by up to 1.34x with small messages and few
+sources).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import time
@@ -204,7 +214,7 @@ class Setting:
     figures: str
     title: str
     pattern: str  # broadcast | all_to_all | random
-    network: str  # fast | slow
+    network: str  # fast | slow | mixed (each pair's link drawn)
     sizes: str  # small | large | mixed
     points: tuple[int, ...]
     nodes: int | None = None  # fixed node count (multiple multicast); None: points are nodes
@@ -222,10 +232,10 @@ MM_SOURCES = (4, 8, 16, 24, 32, 48, 56, 64)
 SETTINGS: dict[str, Setting] = {
     s.key: s
     for s in [
-        Setting("fig6-fast-small", "Fig. 6", "single broadcast, fast network, 1 KB (assumed)", "broadcast", "fast",
-                "small", BROADCAST_NODES),
-        Setting("fig6-slow-large", "Fig. 6", "single broadcast, slow network, 1-1.5 MB (assumed)", "broadcast", "slow",
-                "large", BROADCAST_NODES),
+        Setting("fig6-small", "Fig. 6", "single broadcast, links 1 Gbps or 155 Mbps per pair, 1 KB (assumed)",
+                "broadcast", "mixed", "small", BROADCAST_NODES),
+        Setting("fig6-large", "Fig. 6", "single broadcast, links 1 Gbps or 155 Mbps per pair, 1-1.5 MB (assumed)",
+                "broadcast", "mixed", "large", BROADCAST_NODES),
         Setting("fig7-small", "Fig. 7(a),(b)", "all-to-all broadcast, fast network (1 Gbps), 1 KB", "all_to_all", "fast",
                 "small", ALL_TO_ALL_NODES),
         Setting("fig7-large", "Fig. 7(c),(d)", "all-to-all broadcast, fast network (1 Gbps), 1-1.5 MB", "all_to_all",
@@ -430,9 +440,9 @@ def _fmt(v: float) -> str:
 
 
 def _row(name: str, claim: str, ours: str, passed: bool, note: str, *, paper_value: Any = None,
-         tolerance: float | None = None, extra: dict | None = None) -> Check:
+         tolerance: float | None = None, extra: dict | None = None, paper_inconsistent: bool = False) -> Check:
     return Check(PAPER, name, claim if paper_value is None else paper_value, ours, tolerance, bool(passed),
-                 note=note, extra=extra or {})
+                 note=note, paper_inconsistent=paper_inconsistent, extra=extra or {})
 
 
 def _fef_worst(fig: str, keys: list[str], tabs: dict[str, dict], runs: int, text: str) -> Check:
@@ -509,12 +519,65 @@ def _preemptive_beats(keys: list[str], tabs: dict[str, dict]) -> tuple[list[str]
     return fails, lo
 
 
+def _relabelled(spec: dict[str, Any], order: list[int]) -> dict[str, Any]:
+    """The instance `spec` with node order[k] renumbered k."""
+    new = {old: k for k, old in enumerate(order)}
+    tr = spec["transmission"]
+    if "matrix" in tr:
+        x = tr["matrix"]
+        tr = {"matrix": [[x[a][b] for b in order] for a in order]}
+    return {"nodes": [spec["nodes"][old] for old in order], "transmission": tr,
+            "multicasts": [{"source": new[mc["source"]], "destinations": sorted(new[d] for d in mc["destinations"]),
+                            "bytes": mc["bytes"]} for mc in spec["multicasts"]]}
+
+
+def _fig6_rrs_is_relabelled_eaf(keys: list[str], tabs: dict[str, dict], runs: int, seed: int) -> Check:
+    """§7.1's 'RRS does not perform as well as' EAF and RR, against what the model gives.
+
+    In a broadcast every waiting receiver is available at 0, so EAF and RR take the receivers in
+    index order, RRS in a random order; renumbering the nodes in RRS's order turns RRS's schedule
+    into EAF's. Checked schedule by schedule on the first configurations of each point."""
+    sample = min(runs, 5)
+    total, same, eaf_is_rr = 0, 0, True
+    for k in keys:
+        st = SETTINGS[k]
+        for x in st.points:
+            for run in range(sample):
+                s = _seed(seed, x, run)
+                for src in range(x):
+                    inst = m.generate(x, "broadcast", st.sizes, st.network, source=src, seed=s)
+                    rrs = m.schedule(inst, "rrs", seed=s)
+                    order = [src] + [r for _, r, _ in rrs.triples()]
+                    eaf = m.schedule(_relabelled(inst.to_dict(), order), "eaf")
+                    mapped = [(order[i], order[j], order[mm]) for i, j, mm in eaf.triples()]
+                    total += 1
+                    # the same arithmetic in another node order: equal up to rounding
+                    same += mapped == rrs.triples() and math.isclose(eaf.completion_time, rrs.completion_time,
+                                                                     rel_tol=1e-12)
+                    eaf_is_rr &= m.schedule(inst, "eaf").triples() == m.schedule(inst, "rr").triples()
+    ratios = [f"{_pt(tabs[k], i)} {_comp(tabs[k], 'rrs')[i] / _comp(tabs[k], 'eaf')[i]:.3f}"
+              for k in keys for i in range(len(tabs[k]["x"]))]
+    return _row("Fig. 6 RRS worse than EAF and RR (model: same distribution)",
+                "§7.1: 'Randomized selection (the RRS algorithm) does not perform as well as others'",
+                f"RRS's schedule = EAF's on the nodes renumbered in RRS's receiver order, same completion time (to 1e-12): "
+                f"{same}/{total} broadcasts; EAF = RR: {eaf_is_rr}; mean RRS / mean EAF: {', '.join(ratios)}",
+                same == total and eaf_is_rr,
+                "The paper's model gives no difference in distribution: in a single broadcast every waiting receiver "
+                "is available at 0, so EAF and RR take the receivers in index order and RRS in a uniformly random "
+                "one, and with every node drawn from the same distribution a random order is an index order after "
+                "renumbering. So RRS cannot be worse than EAF and RR on average; the printed claim (its figure is "
+                "lost) contradicts the model. Passes when RRS's schedule equals EAF's on the renumbered nodes in "
+                f"every sampled broadcast ({sample} configurations per point, every source) and EAF = RR; the mean "
+                "ratios show the remaining sampling noise. " + _inputs(keys, runs),
+                paper_inconsistent=True, extra={"broadcasts_checked": total})
+
+
 def section7_checks(runs: int | None = None, seed: int = 0) -> list[Check]:
     """The claims of §7 on our simulation of Figs. 6-12 (`runs` configurations per point)."""
     runs = default_runs() if runs is None else int(runs)
     tabs = compute(runs=runs, seed=seed)
     rows: list[Check] = []
-    f6 = ["fig6-fast-small", "fig6-slow-large"]
+    f6 = ["fig6-small", "fig6-large"]
     f7, f8 = ["fig7-small", "fig7-large"], ["fig8-small", "fig8-large"]
     f9 = ["fig9-small", "fig9-large", "fig9-mixed"]
     f10 = ["fig10-small", "fig10-large", "fig10-mixed"]
@@ -539,18 +602,18 @@ def section7_checks(runs: int | None = None, seed: int = 0) -> list[Check]:
                      spread <= COMPARABLE,
                      f"'similar' read as: within {COMPARABLE}x of each other at every point (our threshold; the paper "
                      "gives none). " + _inputs(f6, runs)))
-    fails, lo = _ordering(f6, tabs, ["rrs"], others)
+    rows.append(_fig6_rrs_is_relabelled_eaf(f6, tabs, runs, seed))
+    fails, lo = _ordering(f6, tabs, ["rrs"], ["ecf", "wr"])
     n = sum(len(tabs[k]["x"]) for k in f6)
-    rows.append(_row("Fig. 6 RRS worse than ECF, WR, EAF, RR",
+    rows.append(_row("Fig. 6 RRS worse than ECF and WR",
                      "§7.1: 'Randomized selection (the RRS algorithm) does not perform as well as others, but still "
                      "outperforms the FEF algorithm'",
-                     f"RRS above all of ECF, WR, EAF, RR at {n - len(fails)}/{n} points (min RRS / max(others) = {lo:.3f})"
+                     f"RRS above both ECF and WR at {n - len(fails)}/{n} points (min RRS / max(ECF, WR) = {lo:.3f})"
                      + (f"; not at {', '.join(fails)}" if fails else ""),
                      not fails,
-                     "read as: RRS's mean completion is above that of each of ECF, WR, EAF and RR at every point "
-                     "(RRS below FEF is the FEF-worst row). In our simulation the receiver order barely matters for a "
-                     "single broadcast (every node receives once), so RRS lands between ECF/WR and EAF/RR. "
-                     + _inputs(f6, runs)))
+                     "read as: RRS's mean completion is above ECF's and WR's at every point (for EAF and RR see the "
+                     "paper-inconsistent row; RRS below FEF is the FEF-worst row). On few nodes a random receiver "
+                     "order does as well as ECF's greedy one or WR's fastest-receiver-first. " + _inputs(f6, runs)))
 
     # --- Fig. 7: all-to-all, fast network ------------------------------------------------------------
     algs2 = others + [PREEMPTIVE_OF[a] for a in others]

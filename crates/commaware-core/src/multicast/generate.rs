@@ -1,6 +1,7 @@
 //! Random instances with the settings of §7 and the issue notes:
 //! S_c, R_c uniform in 80-400 us; S_m, R_m uniform in 0.0001-0.01 us/byte;
-//! one homogeneous network per instance, 1 Gbps (fast) or 155 Mbps (slow);
+//! one homogeneous network per instance, 1 Gbps (fast) or 155 Mbps (slow),
+//! or each pair's link drawn from the two (mixed: §7's "randomly chosen");
 //! small messages of 1 KB = 1,024 bytes, large ones drawn from {1, 1.5} MB
 //! (MB = 1,048,576 bytes), or a mix (each message small or large with
 //! probability 1/2).
@@ -43,14 +44,23 @@ pub enum Network {
     Fast,
     /// 155 Mbps on every link.
     Slow,
+    /// Each pair of nodes linked at 1 Gbps or 155 Mbps with probability 1/2,
+    /// the same both ways (§7: "The network bandwidth between a pair of
+    /// processors is randomly chosen as either 155Mbps or 1Gbps").
+    Mixed,
 }
 
+/// Transmission time per byte of a 1 Gbps and of a 155 Mbps link, seconds.
+pub const FAST_SECONDS_PER_BYTE: f64 = 8.0 / 1e9;
+pub const SLOW_SECONDS_PER_BYTE: f64 = 8.0 / 155e6;
+
 impl Network {
-    /// Transmission time per byte, seconds.
-    pub fn seconds_per_byte(self) -> f64 {
+    /// Transmission time per byte of a homogeneous network (None for `Mixed`).
+    pub fn seconds_per_byte(self) -> Option<f64> {
         match self {
-            Network::Fast => 8.0 / 1e9,
-            Network::Slow => 8.0 / 155e6,
+            Network::Fast => Some(FAST_SECONDS_PER_BYTE),
+            Network::Slow => Some(SLOW_SECONDS_PER_BYTE),
+            Network::Mixed => None,
         }
     }
 }
@@ -120,7 +130,13 @@ pub fn generate(p: &GenParams, seed: u64) -> Instance {
             }
             _ => others,
         };
-        let large = |rng: &mut SplitMix64| if rng.below_usize(2) == 0 { MB } else { 1.5 * MB };
+        let large = |rng: &mut SplitMix64| {
+            if rng.below_usize(2) == 0 {
+                MB
+            } else {
+                1.5 * MB
+            }
+        };
         let bytes = match p.sizes {
             Sizes::Small => KB,
             Sizes::Large => large(&mut rng),
@@ -138,9 +154,29 @@ pub fn generate(p: &GenParams, seed: u64) -> Instance {
             bytes,
         });
     }
+    // Drawn last: a mixed instance has the nodes and multicasts of the
+    // homogeneous ones with the same seed.
+    let transmission = match p.network.seconds_per_byte() {
+        Some(x) => Transmission::Default(x),
+        None => {
+            let mut x = vec![vec![0.0; n]; n];
+            for i in 0..n {
+                for j in i + 1..n {
+                    let v = if rng.below_usize(2) == 0 {
+                        FAST_SECONDS_PER_BYTE
+                    } else {
+                        SLOW_SECONDS_PER_BYTE
+                    };
+                    x[i][j] = v;
+                    x[j][i] = v;
+                }
+            }
+            Transmission::Matrix(x)
+        }
+    };
     Instance {
         nodes,
-        transmission: Transmission::Default(p.network.seconds_per_byte()),
+        transmission,
         multicasts,
     }
 }

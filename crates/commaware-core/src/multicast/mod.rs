@@ -12,10 +12,10 @@
 mod algorithms;
 mod bynode;
 pub mod execute;
-pub mod report;
 pub mod generate;
 mod lower_bound;
 pub mod model;
+pub mod report;
 pub mod schedule;
 mod state;
 mod tasklist;
@@ -24,13 +24,15 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
-pub use generate::{generate, GenParams, Network, Pattern, Sizes};
+pub use execute::execute;
+pub use generate::{
+    generate, GenParams, Network, Pattern, Sizes, FAST_SECONDS_PER_BYTE, SLOW_SECONDS_PER_BYTE,
+};
 pub use lower_bound::lower_bound;
 pub use model::{Instance, Multicast, MulticastError, NodeParams, Transmission};
+pub use report::{algorithm_from_name, generate_checked, instance_from_json, Report};
 pub use schedule::{Schedule, Selection, Task, TaskKind};
 pub use validate::validate_schedule;
-pub use execute::execute;
-pub use report::{algorithm_from_name, generate_checked, instance_from_json, Report};
 
 use crate::rng::SplitMix64;
 use algorithms::Picker;
@@ -122,10 +124,17 @@ pub fn schedule(inst: &Instance, alg: Algorithm, seed: u64) -> Result<Schedule, 
 /// As [`schedule()`], but a receiver-first algorithm takes its receivers in
 /// the given order (the paper's printed RRS runs need 1,1,0,3,2,3,2).
 /// Panics if a receiver in the order waits for no message (a test helper).
-pub fn schedule_forced(inst: &Instance, alg: Algorithm, receivers: &[usize]) -> Result<Schedule, MulticastError> {
+pub fn schedule_forced(
+    inst: &Instance,
+    alg: Algorithm,
+    receivers: &[usize],
+) -> Result<Schedule, MulticastError> {
     inst.validate()?;
     if !alg.is_receiver_first() {
-        return Err(MulticastError { field: "algorithm".into(), reason: format!("{alg} does not pick receivers first") });
+        return Err(MulticastError {
+            field: "algorithm".into(),
+            reason: format!("{alg} does not pick receivers first"),
+        });
     }
     Ok(run(inst, alg, 0, Some(receivers.to_vec()), false))
 }

@@ -1,8 +1,8 @@
 //! Tests: the worked example of §6 (Figs. 4 and 5), random instances against
 //! the checker, the lower bound and a brute-force reference, and bad input.
 
-use crate::rng::SplitMix64;
 use super::*;
+use crate::rng::SplitMix64;
 
 /// The schedulers on instances the test builds valid.
 fn schedule_ok(inst: &Instance, alg: Algorithm, seed: u64) -> Schedule {
@@ -12,7 +12,6 @@ fn schedule_ok(inst: &Instance, alg: Algorithm, seed: u64) -> Schedule {
 fn schedule_forced_ok(inst: &Instance, alg: Algorithm, receivers: &[usize]) -> Schedule {
     schedule_forced(inst, alg, receivers).expect("valid instance")
 }
-
 
 /// The instance of Figs. 4 and 5, rebuilt from the text of §6. The figure's
 /// caption gives P0, P1: send_cost 1, recv_cost 3; P2, P3: send_cost 2,
@@ -376,7 +375,7 @@ fn random_instances() -> Vec<Instance> {
             seed,
         );
         if seed % 5 == 0 {
-            let x = network.seconds_per_byte();
+            let x = network.seconds_per_byte().unwrap();
             inst.transmission = Transmission::Matrix(
                 (0..n)
                     .map(|_| (0..n).map(|_| x * rng.uniform(0.2, 3.0)).collect())
@@ -404,8 +403,9 @@ fn random_instances() -> Vec<Instance> {
         let mut multicasts = Vec::new();
         for s in 0..n {
             if r.below_usize(3) > 0 {
-                let destinations: Vec<usize> =
-                    (0..n).filter(|&d| d != s && r.below_usize(2) == 0).collect();
+                let destinations: Vec<usize> = (0..n)
+                    .filter(|&d| d != s && r.below_usize(2) == 0)
+                    .collect();
                 if !destinations.is_empty() {
                     multicasts.push(Multicast {
                         source: s,
@@ -526,6 +526,40 @@ fn generate_follows_section_7() {
     );
     assert_eq!(a2a.deliveries(), 30);
     assert_eq!(a2a.transmission, Transmission::Default(8e-9));
+}
+
+#[test]
+fn generate_mixed_network_draws_each_pair() {
+    let params = |network| GenParams {
+        nodes: 40,
+        pattern: Pattern::AllToAll,
+        sizes: Sizes::Small,
+        network,
+    };
+    let mixed = generate(&params(Network::Mixed), 5);
+    mixed.validate().unwrap();
+    let Transmission::Matrix(x) = &mixed.transmission else {
+        panic!("a mixed network is a matrix")
+    };
+    let (mut fast, mut slow) = (0, 0);
+    for i in 0..40 {
+        assert_eq!(x[i][i], 0.0);
+        for j in i + 1..40 {
+            assert_eq!(x[i][j], x[j][i], "links are symmetric");
+            if x[i][j] == FAST_SECONDS_PER_BYTE {
+                fast += 1;
+            } else {
+                assert_eq!(x[i][j], SLOW_SECONDS_PER_BYTE);
+                slow += 1;
+            }
+        }
+    }
+    // 780 pairs, each fast with probability 1/2: far from all one kind.
+    assert!(fast > 300 && slow > 300, "fast {fast}, slow {slow}");
+    // The links are drawn last: same nodes and multicasts as the homogeneous instance.
+    let fast_inst = generate(&params(Network::Fast), 5);
+    assert_eq!(mixed.nodes, fast_inst.nodes);
+    assert_eq!(mixed.multicasts, fast_inst.multicasts);
 }
 
 #[test]
@@ -778,7 +812,7 @@ fn stress_fast_equals_brute_force() {
                 inst.transmission = Transmission::Default(r.below_usize(2) as f64 * 1e-6);
             }
             1 => {
-                let x = network.seconds_per_byte();
+                let x = network.seconds_per_byte().unwrap();
                 inst.transmission = Transmission::Matrix(
                     (0..n)
                         .map(|_| (0..n).map(|_| x * r.uniform(0.1, 4.0)).collect())
@@ -805,19 +839,48 @@ fn stress_fast_equals_brute_force() {
 fn execution_on_the_engine_matches_the_scheduler_without_contention() {
     let mut insts = vec![fig4()];
     for seed in 0..6u64 {
-        let pattern = if seed % 2 == 0 { Pattern::AllToAll } else { Pattern::Random { sources: 3, destinations: Some(4) } };
-        let sizes = if seed % 3 == 0 { Sizes::Small } else { Sizes::Large };
-        insts.push(generate(&GenParams { nodes: 9, pattern, sizes, network: Network::Slow }, seed));
+        let pattern = if seed % 2 == 0 {
+            Pattern::AllToAll
+        } else {
+            Pattern::Random {
+                sources: 3,
+                destinations: Some(4),
+            }
+        };
+        let sizes = if seed % 3 == 0 {
+            Sizes::Small
+        } else {
+            Sizes::Large
+        };
+        insts.push(generate(
+            &GenParams {
+                nodes: 9,
+                pattern,
+                sizes,
+                network: Network::Slow,
+            },
+            seed,
+        ));
     }
     for inst in &insts {
         for alg in Algorithm::ALL {
             let s = schedule_ok(inst, alg, 3);
             let run = execute(inst, &s, "contention_free").unwrap();
             let tol = 1e-9 * s.completion_time.max(1e-9);
-            assert!((run.makespan - s.completion_time).abs() <= tol, "{alg}: engine {} vs scheduler {}", run.makespan, s.completion_time);
+            assert!(
+                (run.makespan - s.completion_time).abs() <= tol,
+                "{alg}: engine {} vs scheduler {}",
+                run.makespan,
+                s.completion_time
+            );
             // Contention can only slow a schedule down.
             let shared = execute(inst, &s, "maxmin").unwrap();
-            assert!(shared.makespan >= s.completion_time - tol, "{alg}: maxmin {} < {}", shared.makespan, s.completion_time);
+            assert!(
+                shared.makespan >= s.completion_time - tol,
+                "{alg}: maxmin {} < {}",
+                shared.makespan,
+                s.completion_time
+            );
         }
     }
 }
