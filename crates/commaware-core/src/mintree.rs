@@ -51,10 +51,11 @@ impl MinTree {
     #[inline(always)]
     fn combined(&self, i: usize) -> Node {
         let (a, b) = (self.node[2 * i], self.node[2 * i + 1]);
-        if b.time < a.time {
-            b
-        } else {
-            a
+        // Selected without a branch: which child wins is unpredictable.
+        let take_b = b.time < a.time;
+        Node {
+            time: if take_b { b.time } else { a.time },
+            best: if take_b { b.best } else { a.best },
         }
     }
 
