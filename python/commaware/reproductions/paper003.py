@@ -45,7 +45,7 @@ that identity, schedule by schedule.
 Claims our simulation contradicts (rows that fail; each row's note gives our reading of why):
 the ten non-FEF algorithms similar for a broadcast (Fig. 6: with per-pair link speeds EAF and RR
 trail ECF by up to 1.30x); RRS worse than ECF and WR for a broadcast (Fig. 6: at about half the
-points RRS is within 2% below the better of them); RRS worse than ECF, WR,
+points RRS is up to 2% below the larger of the two); RRS worse than ECF, WR,
 EAF, RR for small all-to-all (Fig. 7(a): ours is the best non-preemptive); "all within twice
 the lower bound" (Fig. 7(a): EAF at 8 nodes only); ECF or WR best non-preemptive for large
 multiple multicast (Figs. 9(c), 10(c): RRS or EAF at 4-24 sources); the five preemptive
@@ -617,8 +617,8 @@ def section7_checks(runs: int | None = None, seed: int = 0) -> list[Check]:
                      not fails,
                      "read as: RRS's mean completion is above ECF's and WR's at every point (for EAF and RR see the "
                      "paper-inconsistent row; RRS below FEF is the FEF-worst row). Where it fails, RRS is a few percent "
-                     "below the better of ECF (greedy over links) and WR (fastest receivers first), neither of which "
-                     "is optimal for a broadcast. " + _inputs(f6, runs)))
+                     "below the larger of ECF's (greedy over links) and WR's (fastest receivers first) completion, "
+                     "neither of which is optimal for a broadcast. " + _inputs(f6, runs)))
 
     # --- Fig. 7: all-to-all, fast network ------------------------------------------------------------
     algs2 = others + [PREEMPTIVE_OF[a] for a in others]
