@@ -29,26 +29,34 @@ pub fn algorithm_from_name(name: &str) -> Result<Algorithm> {
     })
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Report {
     pub algorithm: String,
     pub completion_time: f64,
     pub lower_bound: f64,
     /// Wall time of the scheduler alone (s).
     pub scheduling_seconds: f64,
-    pub sequence: Vec<Selection>,
-    /// Each node's task list, keyed by node id.
-    pub tasks: BTreeMap<usize, Vec<Task>>,
-    #[serde(skip)]
+    /// The selection sequence and each node's task list.
     pub schedule: Schedule,
 }
 
+/// The `--summary` document, and the head of the full one.
 #[derive(Serialize)]
 struct Summary<'a> {
     algorithm: &'a str,
     completion_time: f64,
     lower_bound: f64,
     scheduling_seconds: f64,
+}
+
+/// The `--json` document, borrowing the schedule.
+#[derive(Serialize)]
+struct Full<'a> {
+    #[serde(flatten)]
+    head: Summary<'a>,
+    sequence: &'a [Selection],
+    /// Each node's task list, keyed by node id.
+    tasks: BTreeMap<usize, &'a [Task]>,
 }
 
 impl Report {
@@ -68,23 +76,23 @@ impl Report {
             completion_time: sched.completion_time,
             lower_bound: lower_bound(inst),
             scheduling_seconds,
-            sequence: sched.sequence.clone(),
-            tasks: sched.tasks.iter().cloned().enumerate().collect(),
             schedule: sched,
         })
     }
 
     /// The `--json` document; `summary` keeps only algorithm, times and bound.
     pub fn to_json(&self, summary: bool) -> String {
+        let head = Summary {
+            algorithm: &self.algorithm,
+            completion_time: self.completion_time,
+            lower_bound: self.lower_bound,
+            scheduling_seconds: self.scheduling_seconds,
+        };
         if summary {
-            serde_json::to_string_pretty(&Summary {
-                algorithm: &self.algorithm,
-                completion_time: self.completion_time,
-                lower_bound: self.lower_bound,
-                scheduling_seconds: self.scheduling_seconds,
-            })
+            serde_json::to_string_pretty(&head)
         } else {
-            serde_json::to_string_pretty(self)
+            let tasks = self.schedule.tasks.iter().map(Vec::as_slice).enumerate().collect();
+            serde_json::to_string_pretty(&Full { head, sequence: &self.schedule.sequence, tasks })
         }
         .expect("report serialises")
     }
