@@ -31,8 +31,10 @@ pub struct Error {
 }
 
 impl Error {
+    /// A new error; numbers of more than 20 digits in `reason` are shown in scientific
+    /// notation (`1e300`, not 301 digits).
     pub fn new(kind: ErrorKind, field: impl Into<String>, reason: impl Into<String>) -> Self {
-        Error { kind, source: String::new(), field: field.into(), reason: reason.into() }
+        Error { kind, source: String::new(), field: field.into(), reason: tidy_numbers(&reason.into()) }
     }
     pub fn platform(field: impl Into<String>, reason: impl Into<String>) -> Self {
         Self::new(ErrorKind::Platform, field, reason)
@@ -70,32 +72,435 @@ impl std::error::Error for Error {}
 
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// The text formats the loaders read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// JSON text from a file; errors give its line and column.
+    Json,
+    /// TOML text from a file; errors give its line and column.
+    Toml,
+    /// JSON text a front-end made from an in-memory value (a Python dict): its
+    /// positions mean nothing to the user, so errors name the field only.
+    Dict,
+}
+
+impl Format {
+    pub const NAMES: &'static [&'static str] = &["json", "toml", "dict"];
+
+    pub fn from_name(name: &str) -> Result<Format> {
+        match name {
+            "json" => Ok(Format::Json),
+            "toml" => Ok(Format::Toml),
+            "dict" => Ok(Format::Dict),
+            _ => Err(Error::new(
+                ErrorKind::Options,
+                "format",
+                format!("unknown input format `{name}` (known: {})", Self::NAMES.join(", ")),
+            )),
+        }
+    }
+}
+
+/// What a loader says about a NaN or an infinity, in any format.
+pub const NON_FINITE: &str = "non-finite number (NaN/inf) is not allowed";
+
+/// Parse `text` in `format` into `T`, reporting the path of the failing field.
+pub fn parse_input<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str, format: Format) -> Result<T> {
+    match format {
+        Format::Json => parse_json_text(kind, text, true),
+        Format::Dict => parse_json_text(kind, text, false),
+        Format::Toml => parse_toml(kind, text),
+    }
+}
+
 /// Parse JSON text into `T`, reporting the path of the failing field.
 pub fn parse_json<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str) -> Result<T> {
+    parse_json_text(kind, text, true)
+}
+
+fn parse_json_text<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str, positions: bool) -> Result<T> {
     let de = &mut serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
+        let path = e.path().clone();
         let inner = e.into_inner();
-        let field = if path == "." { String::new() } else { path };
+        let mut field = path_string(&path);
+        let full = inner.to_string();
+        let bare = strip_position(&full);
+        let at = if positions && inner.line() > 0 { format!(" at line {} column {}", inner.line(), inner.column()) } else { String::new() };
         let reason = if inner.is_syntax() || inner.is_eof() {
-            format!("malformed JSON: {inner}")
+            if is_non_finite_at(text, inner.line(), inner.column()) {
+                format!("{NON_FINITE}{at}")
+            } else {
+                format!("malformed JSON: {bare}{at}")
+            }
         } else {
-            inner.to_string()
+            if let Ok(doc) = serde_json::from_str::<serde_json::Value>(text) {
+                field = refine_field(&doc, &path, field, bare);
+            }
+            format!("{bare}{at}")
         };
         Error::new(kind, field, reason)
     })
 }
 
+/// Parse TOML text into `T`; errors give the TOML file's own line and column.
+pub fn parse_toml<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str) -> Result<T> {
+    let de = toml::de::Deserializer::parse(text).map_err(|e| {
+        let at = span_position(text, e.span());
+        Error::new(kind, "", format!("malformed TOML: {}{at}", one_line(e.message())))
+    })?;
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().clone();
+        let inner = e.into_inner();
+        let mut field = path_string(&path);
+        let message = one_line(inner.message());
+        if let Ok(doc) = toml::from_str::<serde_json::Value>(text) {
+            field = refine_field(&doc, &path, field, &message);
+        }
+        let at = span_position(text, inner.span());
+        Error::new(kind, field, format!("{message}{at}"))
+    })
+}
+
+fn path_string(path: &serde_path_to_error::Path) -> String {
+    let p = path.to_string();
+    if p == "." {
+        String::new()
+    } else {
+        p
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// " at line L column C" of a byte span, or "" when there is none.
+fn span_position(text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    let Some(span) = span else { return String::new() };
+    let start = span.start.min(text.len());
+    let start = (0..=start).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    let before = &text[..start];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!(" at line {line} column {column}")
+}
+
+/// serde_json's message without its " at line L column C" suffix.
+fn strip_position(message: &str) -> &str {
+    if let Some(i) = message.rfind(" at line ") {
+        let rest = &message[i + " at line ".len()..];
+        let mut parts = rest.split(" column ");
+        if let (Some(l), Some(c), None) = (parts.next(), parts.next(), parts.next()) {
+            if !l.is_empty() && !c.is_empty() && l.bytes().all(|b| b.is_ascii_digit()) && c.bytes().all(|b| b.is_ascii_digit()) {
+                return &message[..i];
+            }
+        }
+    }
+    message
+}
+
+/// Does a NaN or an infinity (as Python's `json.dumps` writes them) start at this
+/// 1-based line and column of `text`, or one character before it?
+fn is_non_finite_at(text: &str, line: usize, column: usize) -> bool {
+    if line == 0 {
+        return false;
+    }
+    let Some(line_text) = text.split('\n').nth(line - 1) else { return false };
+    let col = column.saturating_sub(1).min(line_text.len());
+    let from = col.saturating_sub(1);
+    let window = |i: usize| line_text.get(i..).unwrap_or("");
+    [from, col].iter().any(|&i| {
+        let w = window(i).trim_start_matches(['-', '+']);
+        ["NaN", "Infinity", "nan", "inf"].iter().any(|t| w.starts_with(t))
+    })
+}
+
+/// serde loses the path below an internally tagged enum (and a flattened struct): an
+/// error in `{"op": "send", "dst": "x"}` is reported at the op, not at `dst`. Find the
+/// field the message is about in the document and add it to the path: the first field,
+/// in document order, whose value is the one the message shows.
+fn refine_field(doc: &serde_json::Value, path: &serde_path_to_error::Path, mut field: String, message: &str) -> String {
+    use serde_path_to_error::Segment;
+    let mut node = doc;
+    for seg in path.iter() {
+        let next = match (seg, node) {
+            (Segment::Seq { index }, serde_json::Value::Array(a)) => a.get(*index),
+            (Segment::Map { key }, serde_json::Value::Object(m)) => m.get(key),
+            (Segment::Enum { variant }, serde_json::Value::Object(m)) => m.get(variant),
+            (Segment::Enum { .. }, serde_json::Value::String(_)) => Some(node),
+            _ => None,
+        };
+        match next {
+            Some(n) => node = n,
+            None => return field,
+        }
+    }
+    if message.starts_with("missing field") || message.starts_with("unknown variant") {
+        return field;
+    }
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        if let (Some(name), serde_json::Value::Object(m)) = (rest.split('`').next(), node) {
+            if m.contains_key(name) && !field.ends_with(&format!(".{name}")) {
+                return join_field(&field, name);
+            }
+        }
+        return field;
+    }
+    // Descend while the message is about a field of the current object, not the object.
+    while let serde_json::Value::Object(m) = node {
+        if shown_value(message).is_some_and(|shown| shown == unexpected(node)) {
+            break;
+        }
+        let Some((key, value)) = m.iter().find(|(_, v)| mentions(message, v)) else { break };
+        field = join_field(&field, key);
+        node = value;
+    }
+    field
+}
+
+fn join_field(field: &str, key: &str) -> String {
+    if field.is_empty() {
+        key.to_string()
+    } else {
+        format!("{field}.{key}")
+    }
+}
+
+/// The value serde's "invalid type: X, expected Y" / "invalid value: X, expected Y" shows.
+fn shown_value(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("invalid type: ").or_else(|| message.strip_prefix("invalid value: "))?;
+    Some(rest.rsplit_once(", expected").map_or(rest, |(v, _)| v))
+}
+
+/// How serde describes a JSON value in "invalid type" messages.
+fn unexpected(v: &serde_json::Value) -> String {
+    use serde::de::Unexpected;
+    match v {
+        serde_json::Value::Null => Unexpected::Unit.to_string(),
+        serde_json::Value::Bool(b) => Unexpected::Bool(*b).to_string(),
+        serde_json::Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+            (Some(u), _, _) => Unexpected::Unsigned(u).to_string(),
+            (_, Some(i), _) => Unexpected::Signed(i).to_string(),
+            (_, _, Some(f)) => Unexpected::Float(f).to_string(),
+            _ => n.to_string(),
+        },
+        serde_json::Value::String(s) => Unexpected::Str(s).to_string(),
+        serde_json::Value::Array(_) => Unexpected::Seq.to_string(),
+        serde_json::Value::Object(_) => Unexpected::Map.to_string(),
+    }
+}
+
+/// Is `v` the value an error message is about?
+fn mentions(message: &str, v: &serde_json::Value) -> bool {
+    if let Some(shown) = shown_value(message) {
+        return shown == unexpected(v);
+    }
+    // Custom messages: "... got <value>" or a number standing alone in the text.
+    let json = v.to_string();
+    if let Some((_, got)) = message.rsplit_once("got ") {
+        return got.trim_end_matches(['.', ')']) == json;
+    }
+    v.is_number() && message.split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '-')).any(|t| t == json)
+}
+
+/// Shortest readable form of a number for an error message: plain when it is of a
+/// moderate size, scientific (`1e300`, `2.5e-12`) otherwise; NaN and inf as such.
+pub fn fmt_num(v: f64) -> String {
+    if !v.is_finite() {
+        return if v.is_nan() { "NaN".into() } else if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let a = v.abs();
+    if a == 0.0 || (1e-6..1e16).contains(&a) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// Rewrite every number of more than 20 digits in `text` in scientific notation.
+pub fn tidy_numbers(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let starts = b[i].is_ascii_digit() && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.'));
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        if j + 1 < b.len() && b[j] == b'.' && b[j + 1].is_ascii_digit() {
+            j += 1;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+        }
+        let digits = b[i..j].iter().filter(|c| c.is_ascii_digit()).count();
+        let ends = j == b.len() || !(b[j].is_ascii_alphanumeric() || b[j] == b'_');
+        if digits > 20 && ends {
+            if let Ok(v) = text[i..j].parse::<f64>() {
+                out.push_str(&text[last..i]);
+                out.push_str(&format!("{v:e}"));
+                last = j;
+            }
+        }
+        i = j;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
 /// Check a number is finite and >= 0 (or > 0 when `positive`).
 pub fn check_amount(kind: ErrorKind, field: &str, value: f64, positive: bool) -> Result<()> {
     if !value.is_finite() {
-        return Err(Error::new(kind, field, format!("must be a finite number, got {value}")));
+        return Err(Error::new(kind, field, format!("{NON_FINITE}, got {}", fmt_num(value))));
     }
     if positive && value <= 0.0 {
-        return Err(Error::new(kind, field, format!("must be > 0, got {value}")));
+        return Err(Error::new(kind, field, format!("must be > 0, got {}", fmt_num(value))));
     }
     if value < 0.0 {
-        return Err(Error::new(kind, field, format!("must be >= 0, got {value}")));
+        return Err(Error::new(kind, field, format!("must be >= 0, got {}", fmt_num(value))));
     }
     Ok(())
+}
+
+/// An empty vector with room for `n` items, or an error naming `field` when the
+/// memory cannot be had (instead of aborting the process).
+pub fn try_with_capacity<T>(kind: ErrorKind, field: &str, n: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        let bytes = (n as f64) * (std::mem::size_of::<T>() as f64);
+        Error::new(kind, field, format!("needs {} bytes of memory, which cannot be allocated", fmt_num(bytes)))
+    })?;
+    Ok(v)
+}
+
+/// `vec![value; n]`, or an error naming `field` when the memory cannot be had.
+pub fn try_filled<T: Clone>(kind: ErrorKind, field: &str, n: usize, value: T) -> Result<Vec<T>> {
+    let mut v = try_with_capacity(kind, field, n)?;
+    v.resize(n, value);
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Doc {
+        ranks: Vec<Vec<Op>>,
+        #[serde(default)]
+        count: usize,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(tag = "op", rename_all = "lowercase", deny_unknown_fields)]
+    enum Op {
+        Send { dst: usize, bytes: f64, #[serde(default)] tag: i64 },
+        Sleep { seconds: f64 },
+    }
+
+    fn err(text: &str) -> Error {
+        parse_json::<Doc>(ErrorKind::Trace, text).unwrap_err()
+    }
+
+    #[test]
+    fn type_error_in_a_tagged_enum_names_the_field() {
+        let e = err(r#"{"ranks": [[{"op": "send", "dst": "x", "bytes": 1}]]}"#);
+        assert_eq!(e.field, "ranks[0][0].dst", "{e}");
+        assert!(e.reason.starts_with("invalid type: string \"x\", expected usize"), "{e}");
+        let e = err(r#"{"ranks": [[], [{"op": "sleep", "seconds": 1}, {"op": "send", "dst": 1, "bytes": 1, "tag": 1.5}]]}"#);
+        assert_eq!(e.field, "ranks[1][1].tag", "{e}");
+        let e = err(r#"{"ranks": [[{"op": "send", "dst": 1, "bytes": 1, "zz": 1}]]}"#);
+        assert_eq!(e.field, "ranks[0][0].zz", "{e}");
+        assert!(e.reason.starts_with("unknown field `zz`"), "{e}");
+        // A missing field stays at the op; the message names the field.
+        let e = err(r#"{"ranks": [[{"op": "send", "dst": 1}]]}"#);
+        assert_eq!(e.field, "ranks[0][0]", "{e}");
+        assert!(e.reason.contains("missing field `bytes`"), "{e}");
+        // An error about the op itself is not pushed into one of its fields.
+        let e = err(r#"{"ranks": [["send"]]}"#);
+        assert_eq!(e.field, "ranks[0][0]", "{e}");
+    }
+
+    #[test]
+    fn non_finite_numbers_are_named_as_such() {
+        for text in [
+            r#"{"ranks": [[{"op": "sleep", "seconds": NaN}]]}"#,
+            r#"{"ranks": [[{"op": "sleep", "seconds": Infinity}]]}"#,
+            r#"{"ranks": [[{"op": "sleep", "seconds": -Infinity}]]}"#,
+        ] {
+            let e = err(text);
+            assert!(e.reason.starts_with(NON_FINITE), "{e}");
+            assert!(e.reason.contains("line 1"), "{e}");
+            assert!(e.field.starts_with("ranks[0]"), "{e}");
+        }
+        let e = parse_input::<Doc>(ErrorKind::Trace, r#"{"ranks": [], "count": NaN}"#, Format::Dict).unwrap_err();
+        assert_eq!((e.field.as_str(), e.reason.as_str()), ("count", NON_FINITE), "{e}");
+        let e = check_amount(ErrorKind::Platform, "x", f64::INFINITY, false).unwrap_err();
+        assert_eq!(e.reason, format!("{NON_FINITE}, got inf"));
+        // Other syntax errors stay malformed JSON.
+        assert!(err(r#"{"ranks": [[{"op": "sleep", "seconds": Nope}]]}"#).reason.starts_with("malformed JSON"));
+    }
+
+    #[test]
+    fn huge_numbers_are_shown_in_scientific_notation() {
+        let e = err(r#"{"ranks": [], "count": 1e300}"#);
+        assert_eq!(e.field, "count");
+        assert!(e.reason.contains("`1e+300`"), "{e}"); // serde's own scientific form
+        assert!(e.reason.len() < 120, "{e}");
+        let e = check_amount(ErrorKind::Platform, "x", -1e300, false).unwrap_err();
+        assert_eq!(e.reason, "must be >= 0, got -1e300");
+        assert_eq!(tidy_numbers(&format!("got {} bytes, {}", 1e300, -2.5e-200)), "got 1e300 bytes, -2.5e-200");
+        // Moderate numbers, u64 values and numbers inside names stay as they are.
+        assert_eq!(tidy_numbers("seed 18446744073709551615, host n123456789012345678901234"), "seed 18446744073709551615, host n123456789012345678901234");
+        assert_eq!(fmt_num(2.5), "2.5");
+        assert_eq!(fmt_num(1e-300), "1e-300");
+        assert_eq!(fmt_num(f64::NAN), "NaN");
+    }
+
+    #[test]
+    fn dict_errors_have_no_positions_file_errors_do() {
+        let text = r#"{"ranks": [], "count": -1}"#;
+        let e = parse_input::<Doc>(ErrorKind::Trace, text, Format::Json).unwrap_err();
+        assert!(e.reason.ends_with("at line 1 column 25"), "{e}");
+        let e = parse_input::<Doc>(ErrorKind::Trace, text, Format::Dict).unwrap_err();
+        assert!(!e.reason.contains("line"), "{e}");
+        assert_eq!(e.field, "count");
+    }
+
+    #[test]
+    fn toml_errors_give_the_toml_position() {
+        let e = parse_toml::<Doc>(ErrorKind::Platform, "ranks = []\ncount = \"x\"\n").unwrap_err();
+        assert_eq!(e.field, "count", "{e}");
+        assert!(e.reason.contains("expected usize"), "{e}");
+        assert!(e.reason.ends_with("at line 2 column 9"), "{e}");
+        let e = parse_toml::<Doc>(ErrorKind::Platform, "ranks = []\n\ncount = = 3\n").unwrap_err();
+        assert!(e.reason.starts_with("malformed TOML"), "{e}");
+        assert!(e.reason.contains("line 3"), "{e}");
+        let e = parse_toml::<Doc>(ErrorKind::Platform, "[[ranks]]\n[[ranks]]\nop = \"send\"\n").unwrap_err();
+        assert!(e.field.starts_with("ranks"), "{e}");
+        let text = "count = 0\n[[ranks]]\n\n[[ranks]]\n";
+        assert!(parse_toml::<Doc>(ErrorKind::Platform, text).is_err());
+        let e = parse_toml::<Doc>(ErrorKind::Platform, "ranks = [[{op = \"send\", dst = -1, bytes = 1}]]\n").unwrap_err();
+        assert_eq!(e.field, "ranks[0][0].dst", "{e}");
+        assert!(e.reason.contains("line 1"), "{e}");
+        let e = parse_toml::<Doc>(ErrorKind::Platform, "ranks = [[{op = \"sleep\", seconds = nan}]]\ncount = inf\n").unwrap_err();
+        assert_eq!(e.field, "count", "{e}");
+    }
+
+    #[test]
+    fn failed_reservations_are_errors() {
+        let e = try_with_capacity::<u64>(ErrorKind::Platform, "cluster.count", usize::MAX / 4).unwrap_err();
+        assert_eq!(e.field, "cluster.count");
+        assert!(e.reason.contains("cannot be allocated"), "{e}");
+        assert_eq!(try_filled(ErrorKind::Platform, "x", 3, 7u8).unwrap(), vec![7, 7, 7]);
+    }
 }
