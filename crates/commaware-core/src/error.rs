@@ -392,6 +392,7 @@ mod tests {
     use super::*;
     use serde::Deserialize;
 
+    #[allow(dead_code)]
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Doc {
@@ -400,6 +401,7 @@ mod tests {
         count: usize,
     }
 
+    #[allow(dead_code)]
     #[derive(Debug, Deserialize)]
     #[serde(tag = "op", rename_all = "lowercase", deny_unknown_fields)]
     enum Op {

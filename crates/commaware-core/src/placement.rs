@@ -1,7 +1,7 @@
 //! Placement of ranks on hosts (paper 004 §VI-D): explicit, RRN (round-robin per
 //! node), RRP (fill each node's cores first) or random with a seed.
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{try_with_capacity, Error, ErrorKind, Result};
 use crate::platform::Platform;
 use crate::rng::SplitMix64;
 use crate::trace::HostRef;
@@ -91,7 +91,9 @@ pub fn place(platform: &Platform, n_ranks: usize, how: Placement, explicit: Opti
         }
         Placement::Rrp => hosts.iter().enumerate().flat_map(|(h, host)| std::iter::repeat(h).take(host.cores)).take(n_ranks).collect(),
         Placement::Random => {
-            let mut all: Vec<usize> = hosts.iter().enumerate().flat_map(|(h, host)| std::iter::repeat(h).take(host.cores)).collect();
+            // Every core once (at most MAX_TOTAL_CORES of them).
+            let mut all: Vec<usize> = try_with_capacity(ErrorKind::Placement, "placement", slots)?;
+            all.extend(hosts.iter().enumerate().flat_map(|(h, host)| std::iter::repeat(h).take(host.cores)));
             SplitMix64::new(seed).shuffle(&mut all);
             all.truncate(n_ranks);
             all

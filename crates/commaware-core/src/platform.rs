@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{check_amount, parse_json, Error, ErrorKind, Result};
+use crate::error::{check_amount, parse_input, try_with_capacity, Error, ErrorKind, Format, Result};
 
 /// A homogeneous cluster shorthand: `count` identical hosts named `{prefix}{i}`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -202,11 +202,62 @@ pub struct Platform {
 /// Largest size or count we accept: beyond 2^53 doubles no longer count bytes exactly.
 pub const MAX_EXACT: f64 = 9_007_199_254_740_992.0;
 
+/// Most hosts of a platform (2^20), checked before any host is built.
+pub const MAX_HOSTS: usize = 1 << 20;
+/// Most cores of one host (2^16).
+pub const MAX_CORES_PER_HOST: usize = 1 << 16;
+/// Most cores of a whole platform (2^24): a random placement deals every core.
+pub const MAX_TOTAL_CORES: usize = 1 << 24;
+/// Longest host name and `cluster.prefix`, in bytes.
+pub const MAX_NAME_BYTES: usize = 256;
+/// Most hosts under `contention_free`, which keeps a bandwidth for every ordered pair
+/// of hosts: 2^12 hosts, 2^24 pairs, 128 MiB.
+pub const MAX_PAIR_HOSTS: usize = 1 << 12;
+
+fn check_name(field: impl FnOnce() -> String, name: &str) -> Result<()> {
+    if name.len() > MAX_NAME_BYTES {
+        return Err(Error::platform(field(), format!("is {} bytes long, at most {MAX_NAME_BYTES} are allowed", name.len())));
+    }
+    Ok(())
+}
+
+fn check_cores(field: impl FnOnce() -> String, cores: usize) -> Result<()> {
+    if cores == 0 {
+        return Err(Error::platform(field(), "must be >= 1"));
+    }
+    if cores > MAX_CORES_PER_HOST {
+        return Err(Error::platform(field(), format!("{cores} cores, at most {MAX_CORES_PER_HOST} (2^16) per host are allowed")));
+    }
+    Ok(())
+}
+
 impl Platform {
     /// Parse and validate JSON text. Errors carry the field path; the caller adds the file.
     pub fn from_json(text: &str) -> Result<Platform> {
-        let spec: PlatformSpec = parse_json(ErrorKind::Platform, text)?;
+        Platform::from_text(text, Format::Json)
+    }
+
+    /// Parse and validate JSON or TOML text.
+    pub fn from_text(text: &str, format: Format) -> Result<Platform> {
+        let spec: PlatformSpec = parse_input(ErrorKind::Platform, text, format)?;
         Platform::from_spec(spec)
+    }
+
+    /// Can the sharing model `name` run on this platform? `contention_free` keeps a
+    /// table of every ordered pair of hosts, so it takes at most [`MAX_PAIR_HOSTS`].
+    pub fn check_model(&self, name: &str) -> Result<()> {
+        crate::sharing::check_model_name(name)?;
+        if name == "contention_free" && self.hosts.len() > MAX_PAIR_HOSTS {
+            return Err(Error::new(
+                ErrorKind::Options,
+                "model",
+                format!(
+                    "contention_free keeps a bandwidth per pair of hosts: at most {MAX_PAIR_HOSTS} hosts, this platform has {}",
+                    self.hosts.len()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     pub fn from_spec(spec: PlatformSpec) -> Result<Platform> {
@@ -238,9 +289,14 @@ impl Platform {
                 if c.count == 0 {
                     return Err(Error::platform("cluster.count", "must be > 0"));
                 }
+                if c.count > MAX_HOSTS {
+                    return Err(Error::platform("cluster.count", format!("{} hosts, at most {MAX_HOSTS} (2^20) are allowed", c.count)));
+                }
+                check_cores(|| "cluster.cores".into(), c.cores)?;
+                check_name(|| "cluster.prefix".into(), &c.prefix)?;
                 let overhead = Overhead::resolve(&OverheadSpec::default(), &net);
-                (0..c.count)
-                    .map(|i| Host {
+                let mut hosts = try_with_capacity(ErrorKind::Platform, "cluster.count", c.count)?;
+                hosts.extend((0..c.count).map(|i| Host {
                         name: format!("{}{}", c.prefix, i),
                         speed: c.speed,
                         cores: c.cores,
@@ -248,12 +304,18 @@ impl Platform {
                         bandwidth_up: net.bandwidth,
                         bandwidth_down: net.bandwidth,
                         overhead,
-                    })
-                    .collect()
+                    }));
+                hosts
             }
             (None, Some(list)) => {
                 if list.is_empty() {
                     return Err(Error::platform("hosts", "must list at least one host"));
+                }
+                if list.len() > MAX_HOSTS {
+                    return Err(Error::platform("hosts", format!("{} hosts, at most {MAX_HOSTS} (2^20) are allowed", list.len())));
+                }
+                for (i, h) in list.iter().enumerate() {
+                    check_name(|| format!("hosts[{i}].name"), &h.name)?;
                 }
                 list.into_iter()
                     .map(|h| Host {
@@ -268,16 +330,22 @@ impl Platform {
                     .collect()
             }
         };
-        let mut index: BTreeMap<String, usize> = BTreeMap::new();
-        for (i, h) in hosts.iter().enumerate() {
-            if index.insert(h.name.clone(), i).is_some() {
-                return Err(Error::platform(format!("hosts[{i}].name"), format!("duplicate host name `{}`", h.name)));
+        let mut targets: Vec<(usize, &HostOverride)> = Vec::with_capacity(spec.overrides.len());
+        {
+            let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+            for (i, h) in hosts.iter().enumerate() {
+                if index.insert(&h.name, i).is_some() {
+                    return Err(Error::platform(format!("hosts[{i}].name"), format!("duplicate host name `{}`", h.name)));
+                }
+            }
+            for (name, o) in &spec.overrides {
+                let Some(&i) = index.get(name.as_str()) else {
+                    return Err(Error::platform(format!("overrides.{name}"), format!("unknown host `{name}`")));
+                };
+                targets.push((i, o));
             }
         }
-        for (name, o) in &spec.overrides {
-            let Some(&i) = index.get(name) else {
-                return Err(Error::platform(format!("overrides.{name}"), format!("unknown host `{name}`")));
-            };
+        for (i, o) in targets {
             let h = &mut hosts[i];
             if let Some(v) = o.speed { h.speed = v; }
             if let Some(v) = o.cores { h.cores = v; }
@@ -296,13 +364,18 @@ impl Platform {
             nonneg(&f("memory"), h.memory)?;
             pos(&f("bandwidth_up"), h.bandwidth_up)?;
             pos(&f("bandwidth_down"), h.bandwidth_down)?;
-            if h.cores == 0 {
-                return Err(Error::platform(f("cores"), "must be >= 1"));
-            }
+            check_cores(|| f("cores"), h.cores)?;
             nonneg(&f("send_overhead"), h.overhead.send)?;
             nonneg(&f("send_overhead_per_byte"), h.overhead.send_per_byte)?;
             nonneg(&f("recv_overhead"), h.overhead.recv)?;
             nonneg(&f("recv_overhead_per_byte"), h.overhead.recv_per_byte)?;
+        }
+        let total_cores: usize = hosts.iter().map(|h| h.cores).sum();
+        if total_cores > MAX_TOTAL_CORES {
+            return Err(Error::platform(
+                "",
+                format!("{total_cores} cores in all, at most {MAX_TOTAL_CORES} (2^24) are allowed"),
+            ));
         }
         if let Some(m) = &net.pair_bandwidth {
             if m.len() != hosts.len() {
@@ -322,7 +395,9 @@ impl Platform {
                 }
             }
         }
-        Ok(Platform { hosts, network: net })
+        let platform = Platform { hosts, network: net };
+        platform.check_model(&platform.network.model).map_err(|e| Error { kind: ErrorKind::Platform, field: "network.model".into(), ..e })?;
+        Ok(platform)
     }
 
     pub fn host_index(&self, name: &str) -> Option<usize> {
@@ -372,5 +447,70 @@ mod tests {
         assert_eq!(e.field, "network.model");
         let e = Platform::from_json(r#"{"cluster": {"count": 2, "speed": 1}, "network": {"bandwidht": 1}}"#).unwrap_err();
         assert!(e.reason.contains("unknown field"), "{e}");
+    }
+
+    fn plat(cluster: &str, network: &str) -> Result<Platform> {
+        Platform::from_json(&format!(r#"{{"cluster": {{{cluster}}}, "network": {{"bandwidth": 1{network}}}}}"#))
+    }
+
+    #[test]
+    fn sizes_are_checked_before_allocating() {
+        // 10^12 hosts would need ~100 TB: refused at once, naming the field.
+        let e = plat(r#""count": 1000000000000, "speed": 1"#, "").unwrap_err();
+        assert_eq!((e.kind, e.field.as_str()), (ErrorKind::Platform, "cluster.count"), "{e}");
+        assert!(e.reason.contains("at most 1048576"), "{e}");
+        assert!(plat(&format!(r#""count": {MAX_HOSTS}, "speed": 1"#), "").is_ok());
+        let e = plat(&format!(r#""count": {}, "speed": 1"#, MAX_HOSTS + 1), "").unwrap_err();
+        assert_eq!(e.field, "cluster.count");
+        let e = plat(r#""count": 2, "speed": 1, "cores": 18446744073709551615"#, "").unwrap_err();
+        assert_eq!(e.field, "cluster.cores", "{e}");
+        assert!(e.reason.contains("at most 65536"), "{e}");
+        let e = plat(&format!(r#""count": 2, "speed": 1, "prefix": "{}""#, "x".repeat(MAX_NAME_BYTES + 1)), "").unwrap_err();
+        assert_eq!(e.field, "cluster.prefix", "{e}");
+        // 2^20 hosts of 32 cores is more than 2^24 cores in all.
+        let e = plat(&format!(r#""count": {MAX_HOSTS}, "speed": 1, "cores": 32"#), "").unwrap_err();
+        assert!(e.reason.contains("cores in all"), "{e}");
+        let e = Platform::from_json(
+            r#"{"cluster": {"count": 2, "speed": 1}, "overrides": {"n1": {"cores": 100000}}, "network": {"bandwidth": 1}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.field, "hosts[1] (n1).cores", "{e}");
+        let e = Platform::from_json(&format!(
+            r#"{{"hosts": [{{"name": "{}", "speed": 1}}], "network": {{"bandwidth": 1}}}}"#,
+            "h".repeat(300)
+        ))
+        .unwrap_err();
+        assert_eq!(e.field, "hosts[0].name", "{e}");
+    }
+
+    #[test]
+    fn contention_free_is_bounded_by_its_pair_table() {
+        let e = plat(&format!(r#""count": {}, "speed": 1"#, MAX_PAIR_HOSTS + 1), r#", "model": "contention_free""#).unwrap_err();
+        assert_eq!((e.kind, e.field.as_str()), (ErrorKind::Platform, "network.model"), "{e}");
+        assert!(e.reason.contains("at most 4096 hosts"), "{e}");
+        let p = plat(&format!(r#""count": {}, "speed": 1"#, MAX_PAIR_HOSTS + 1), "").unwrap();
+        let e = p.check_model("contention_free").unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Options);
+        assert!(p.check_model("maxmin").is_ok());
+        assert!(p.check_model("nope").is_err());
+        assert!(plat(&format!(r#""count": {MAX_PAIR_HOSTS}, "speed": 1"#), r#", "model": "contention_free""#).is_ok());
+    }
+
+    #[test]
+    fn toml_platforms_report_toml_positions() {
+        let text = "[cluster]\ncount = 4\nspeed = \"fast\"\n\n[network]\nbandwidth = 1e9\n";
+        let e = Platform::from_text(text, Format::Toml).unwrap_err();
+        assert_eq!(e.field, "cluster.speed", "{e}");
+        assert!(e.reason.ends_with("at line 3 column 9"), "{e}");
+        let text = "[[hosts]]\nname = \"a\"\nspeed = 1\nbandwidth_up = \"x\"\n[network]\nbandwidth = 1\n";
+        let e = Platform::from_text(text, Format::Toml).unwrap_err();
+        assert_eq!(e.field, "hosts[0].bandwidth_up", "{e}");
+        assert!(e.reason.contains("line 4"), "{e}");
+        let e = Platform::from_text("[cluster\n", Format::Toml).unwrap_err();
+        assert!(e.reason.starts_with("malformed TOML") && e.reason.contains("line 1"), "{e}");
+        let e = Platform::from_text("[cluster]\ncount = 2\nspeed = nan\n[network]\nbandwidth = 1\n", Format::Toml).unwrap_err();
+        assert!(e.reason.starts_with(crate::error::NON_FINITE), "{e}");
+        let p = Platform::from_text(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/platform_hetero.toml")).unwrap(), Format::Toml);
+        assert!(p.is_ok(), "{:?}", p.err());
     }
 }
