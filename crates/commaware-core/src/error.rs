@@ -380,6 +380,21 @@ pub fn try_with_capacity<T>(kind: ErrorKind, field: &str, n: usize) -> Result<Ve
     Ok(v)
 }
 
+/// Can `bytes` of memory be had now? Reserves and frees them: under an address-space
+/// limit, or where the kernel refuses an obviously excessive request, this turns what
+/// would be an abort later into an error naming `field`.
+pub fn check_memory(kind: ErrorKind, field: &str, bytes: f64) -> Result<()> {
+    let fail = || {
+        Error::new(kind, field, format!("needs about {} bytes of memory, which cannot be allocated", fmt_num(bytes.round())))
+    };
+    if !(bytes <= isize::MAX as f64) {
+        return Err(fail());
+    }
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(bytes as usize).map_err(|_| fail())?;
+    Ok(())
+}
+
 /// `vec![value; n]`, or an error naming `field` when the memory cannot be had.
 pub fn try_filled<T: Clone>(kind: ErrorKind, field: &str, n: usize, value: T) -> Result<Vec<T>> {
     let mut v = try_with_capacity(kind, field, n)?;
@@ -504,5 +519,11 @@ mod tests {
         assert_eq!(e.field, "cluster.count");
         assert!(e.reason.contains("cannot be allocated"), "{e}");
         assert_eq!(try_filled(ErrorKind::Platform, "x", 3, 7u8).unwrap(), vec![7, 7, 7]);
+        assert!(check_memory(ErrorKind::Multicast, "", 1e6).is_ok());
+        for bytes in [1e18, 1e300, f64::INFINITY, f64::NAN] {
+            let e = check_memory(ErrorKind::Multicast, "nodes", bytes).unwrap_err();
+            assert_eq!(e.field, "nodes");
+            assert!(e.reason.contains("cannot be allocated"), "{e}");
+        }
     }
 }

@@ -29,8 +29,8 @@ pub use generate::{
     generate, GenParams, Network, Pattern, Sizes, FAST_SECONDS_PER_BYTE, SLOW_SECONDS_PER_BYTE,
 };
 pub use lower_bound::lower_bound;
-pub use model::{Instance, Multicast, MulticastError, NodeParams, Transmission};
-pub use report::{algorithm_from_name, generate_checked, instance_from_json, Report};
+pub use model::{Instance, Multicast, MulticastError, NodeParams, Transmission, MAX_BYTES, MAX_NODES};
+pub use report::{algorithm_from_name, generate_checked, instance_from_json, instance_from_text, Report};
 pub use schedule::{Schedule, Selection, Task, TaskKind};
 pub use validate::validate_schedule;
 

@@ -74,13 +74,35 @@ fn err(field: impl Into<String>, reason: impl Into<String>) -> Result<(), Multic
     })
 }
 
+/// Most nodes of an instance (2^12): the schedulers keep tables of N x N and N x M
+/// entries (M multicasts, at most N), so each has at most 2^24 entries.
+pub const MAX_NODES: usize = 1 << 12;
+
+/// Largest message in bytes (2^53: beyond it doubles no longer count bytes exactly).
+pub const MAX_BYTES: f64 = crate::platform::MAX_EXACT;
+
 /// A finite, non-negative value; `field` is only built on error.
 fn check_value(field: impl FnOnce() -> String, v: f64, what: &str) -> Result<(), MulticastError> {
+    use crate::error::{fmt_num, NON_FINITE};
     if !v.is_finite() {
-        return err(field(), format!("{what} must be finite, got {v}"));
+        return err(field(), format!("{what}: {NON_FINITE}, got {}", fmt_num(v)));
     }
     if v < 0.0 {
-        return err(field(), format!("{what} must not be negative, got {v}"));
+        return err(field(), format!("{what} must not be negative, got {}", fmt_num(v)));
+    }
+    Ok(())
+}
+
+/// A time that must stay finite for the largest message of the instance.
+fn check_time(field: impl FnOnce() -> String, t: f64, largest: f64) -> Result<(), MulticastError> {
+    if !t.is_finite() {
+        return err(
+            field(),
+            format!(
+                "gives an infinite time for the largest message ({} bytes): the value is too large",
+                crate::error::fmt_num(largest)
+            ),
+        );
     }
     Ok(())
 }
@@ -151,6 +173,15 @@ impl Instance {
         if n == 0 {
             return err("nodes", "no nodes");
         }
+        if n > MAX_NODES {
+            return err("nodes", format!("{n} nodes, at most {MAX_NODES} (2^12) are allowed"));
+        }
+        if self.multicasts.len() > n {
+            return err(
+                "multicasts",
+                format!("{} multicasts for {n} nodes: each needs a source of its own", self.multicasts.len()),
+            );
+        }
         for (i, p) in self.nodes.iter().enumerate() {
             for (name, v) in [
                 ("send_const", p.send_const),
@@ -210,6 +241,12 @@ impl Instance {
             }
             source_of[mc.source] = k;
             check_value(|| format!("{}.bytes", f()), mc.bytes, "a message size")?;
+            if mc.bytes > MAX_BYTES {
+                return err(
+                    format!("{}.bytes", f()),
+                    format!("{} bytes, at most 2^53 are allowed", crate::error::fmt_num(mc.bytes)),
+                );
+            }
             if mc.destinations.is_empty() {
                 return err(format!("{}.destinations", f()), "empty destination set");
             }
@@ -227,7 +264,30 @@ impl Instance {
                 seen[dest] = k;
             }
         }
-        Ok(())
+        self.check_finite_times()
+    }
+
+    /// Every overhead and transmission stays finite for the largest message, so no
+    /// completion time is infinite.
+    fn check_finite_times(&self) -> Result<(), MulticastError> {
+        let largest = self.multicasts.iter().map(|m| m.bytes).fold(0.0f64, f64::max);
+        for (i, p) in self.nodes.iter().enumerate() {
+            check_time(|| format!("nodes[{i}].send_per_byte"), p.send_per_byte * largest, largest)?;
+            check_time(|| format!("nodes[{i}].send_const"), p.send(largest), largest)?;
+            check_time(|| format!("nodes[{i}].recv_per_byte"), p.recv_per_byte * largest, largest)?;
+            check_time(|| format!("nodes[{i}].recv_const"), p.recv(largest), largest)?;
+        }
+        match &self.transmission {
+            Transmission::Default(x) => check_time(|| "transmission.default".into(), x * largest, largest),
+            Transmission::Matrix(m) => {
+                for (i, row) in m.iter().enumerate() {
+                    for (j, x) in row.iter().enumerate() {
+                        check_time(|| format!("transmission.matrix[{i}][{j}]"), x * largest, largest)?;
+                    }
+                }
+                Ok(())
+            }
+        }
     }
 }
 

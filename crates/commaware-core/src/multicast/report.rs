@@ -7,7 +7,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::{lower_bound, Algorithm, Instance, MulticastError, Schedule, Selection, Task};
-use crate::error::{parse_json, Error, ErrorKind, Result};
+use crate::error::{check_memory, parse_input, Error, ErrorKind, Format, Result};
 
 impl From<MulticastError> for Error {
     fn from(e: MulticastError) -> Error {
@@ -17,9 +17,36 @@ impl From<MulticastError> for Error {
 
 /// Parse and validate an instance from JSON text.
 pub fn instance_from_json(text: &str) -> Result<Instance> {
-    let inst: Instance = parse_json(ErrorKind::Multicast, text)?;
+    instance_from_text(text, Format::Json)
+}
+
+/// Parse and validate an instance from JSON or TOML text.
+pub fn instance_from_text(text: &str, format: Format) -> Result<Instance> {
+    let inst: Instance = parse_input(ErrorKind::Multicast, text, format)?;
     inst.validate()?;
     Ok(inst)
+}
+
+/// Bytes the schedulers use, measured at about 210-230 per delivery (task records,
+/// selections, waiting lists, the schedule) plus the N x M and N x N tables.
+fn schedule_memory(inst: &Instance) -> f64 {
+    let n = inst.nodes.len() as f64;
+    let m = inst.multicasts.len() as f64;
+    let matrix = if matches!(inst.transmission, super::Transmission::Matrix(_)) { 16.0 * n * n } else { 0.0 };
+    256.0 * inst.deliveries() as f64 + 64.0 * n * m + matrix + 1048576.0
+}
+
+/// Bytes a generated instance takes: destination lists, the per-pair matrix when
+/// mixed, and the JSON text of the instance.
+fn generate_memory(p: &super::GenParams) -> f64 {
+    let n = p.nodes as f64;
+    let deliveries = match &p.pattern {
+        super::Pattern::Broadcast { .. } => n - 1.0,
+        super::Pattern::AllToAll => n * (n - 1.0),
+        super::Pattern::Random { sources, destinations } => *sources as f64 * destinations.map_or(n - 1.0, |d| d as f64),
+    };
+    let matrix = if p.network == super::Network::Mixed { 8.0 * n * n + 30.0 * n * n } else { 0.0 };
+    32.0 * deliveries + 64.0 * n + matrix + 1048576.0
 }
 
 pub fn algorithm_from_name(name: &str) -> Result<Algorithm> {
@@ -64,6 +91,7 @@ impl Report {
     /// algorithm (the paper's printed RRS runs need 1, 1, 0, 3, 2, 3, 2).
     pub fn run(inst: &Instance, alg: Algorithm, seed: u64, receivers: Option<&[usize]>) -> Result<Report> {
         inst.validate()?;
+        check_memory(ErrorKind::Multicast, "", schedule_memory(inst))?;
         if let Some(order) = receivers {
             check_forced_order(inst, alg, order)?;
         }
@@ -104,6 +132,9 @@ pub fn generate_checked(p: &super::GenParams, seed: u64) -> Result<Instance> {
     if p.nodes < 2 {
         return bad("nodes", format!("need at least 2 nodes, got {}", p.nodes));
     }
+    if p.nodes > super::MAX_NODES {
+        return bad("nodes", format!("{} nodes, at most {} (2^12) are allowed", p.nodes, super::MAX_NODES));
+    }
     match &p.pattern {
         super::Pattern::Broadcast { source: Some(s) } if *s >= p.nodes => {
             return bad("source", format!("node {s} out of range (0..{})", p.nodes))
@@ -120,6 +151,7 @@ pub fn generate_checked(p: &super::GenParams, seed: u64) -> Result<Instance> {
         }
         _ => {}
     }
+    check_memory(ErrorKind::Options, "nodes", generate_memory(p))?;
     let inst = super::generate(p, seed);
     inst.validate()?;
     Ok(inst)

@@ -884,3 +884,68 @@ fn execution_on_the_engine_matches_the_scheduler_without_contention() {
         }
     }
 }
+
+fn gen_params(nodes: usize, pattern: Pattern, network: Network) -> GenParams {
+    GenParams { nodes, pattern, sizes: Sizes::Small, network }
+}
+
+#[test]
+fn generate_refuses_too_many_nodes_before_allocating() {
+    // --nodes 100000 used to grow to 24 GB; now it is an Options error at once.
+    for nodes in [MAX_NODES + 1, 100_000, usize::MAX] {
+        let e = generate_checked(&gen_params(nodes, Pattern::AllToAll, Network::Mixed), 0).unwrap_err();
+        assert_eq!((e.kind, e.field.as_str()), (crate::ErrorKind::Options, "nodes"), "{e}");
+        assert!(e.reason.contains("at most 4096"), "{e}");
+    }
+    let e = generate_checked(&gen_params(8, Pattern::Random { sources: usize::MAX, destinations: None }, Network::Fast), 0)
+        .unwrap_err();
+    assert_eq!(e.field, "sources", "{e}");
+    assert!(generate_checked(&gen_params(8, Pattern::AllToAll, Network::Mixed), 0).is_ok());
+}
+
+#[test]
+fn instances_are_bounded() {
+    let node = NodeParams { send_const: 1e-4, send_per_byte: 1e-9, recv_const: 1e-4, recv_per_byte: 1e-9 };
+    let big = Instance::broadcast(vec![node.clone(); MAX_NODES + 1], Transmission::Default(1e-8), 0, 1.0);
+    let e = big.validate().unwrap_err();
+    assert_eq!(e.field, "nodes", "{e}");
+    let mut inst = Instance::broadcast(vec![node.clone(); 4], Transmission::Default(1e-8), 0, 1.0);
+    inst.multicasts[0].bytes = 1e300;
+    let e = inst.validate().unwrap_err();
+    assert_eq!(e.field, "multicasts[0].bytes");
+    assert!(e.reason.contains("1e300") && e.reason.contains("2^53"), "{e}");
+    // Finite values whose product with the largest message is infinite.
+    inst.multicasts[0].bytes = 1e15;
+    inst.nodes[2].recv_per_byte = 1e300;
+    let e = inst.validate().unwrap_err();
+    assert_eq!(e.field, "nodes[2].recv_per_byte", "{e}");
+    assert!(e.reason.contains("infinite time"), "{e}");
+    inst.nodes[2].recv_per_byte = 1e-9;
+    inst.transmission = Transmission::Default(1e300);
+    assert_eq!(inst.validate().unwrap_err().field, "transmission.default");
+    inst.transmission = Transmission::Default(f64::NAN);
+    let e = inst.validate().unwrap_err();
+    assert!(e.reason.contains(crate::error::NON_FINITE), "{e}");
+    // More multicasts than nodes cannot have a source each.
+    let mut inst = Instance::all_to_all(vec![node; 3], Transmission::Default(1e-8), 1.0);
+    inst.multicasts.push(inst.multicasts[0].clone());
+    assert_eq!(inst.validate().unwrap_err().field, "multicasts");
+}
+
+#[test]
+fn instance_errors_name_the_field_and_show_huge_values_briefly() {
+    let e = instance_from_json(r#"{"nodes": [], "transmission": {"default": 1}, "multicasts": [], "zz": 1}"#).unwrap_err();
+    assert!(e.reason.contains("unknown field `zz`"), "{e}");
+    let e = instance_from_json(
+        r#"{"nodes": [{"send_const": 1, "send_per_byte": 0, "recv_const": 1, "recv_per_byte": 0},
+                      {"send_const": 1, "send_per_byte": 0, "recv_const": 1, "recv_per_byte": 0}],
+            "transmission": {"default": 0}, "multicasts": [{"source": 0, "destinations": [1e300], "bytes": 1}]}"#,
+    )
+    .unwrap_err();
+    assert_eq!(e.field, "multicasts[0].destinations[0]", "{e}");
+    assert!(e.reason.contains("1e+300") && e.reason.len() < 100, "{e}");
+    let e = instance_from_text("nodes = []\ntransmission = { default = 1 }\nmulticasts = \"x\"\n", crate::error::Format::Toml)
+        .unwrap_err();
+    assert_eq!(e.field, "multicasts", "{e}");
+    assert!(e.reason.contains("line 3"), "{e}");
+}
