@@ -34,7 +34,7 @@ TRACE_CASES = [
     ("rank_range", {"ranks": [[{"op": "send", "dst": 9, "bytes": 1}], []]}, "ranks[0][0].dst: rank 9 out of range"),
     ("neg_bytes", {"ranks": [[{"op": "send", "dst": 1, "bytes": -5}], [{"op": "recv", "src": 0}]]}, "ranks[0][0].bytes: must be >= 0"),
     ("huge_bytes", {"ranks": [[{"op": "send", "dst": 1, "bytes": 1e300}], [{"op": "recv", "src": 0}]]}, "too large"),
-    ("nonfinite", '{"ranks": [[{"op": "sleep", "seconds": NaN}]]}', "malformed JSON"),
+    ("nonfinite", '{"ranks": [[{"op": "sleep", "seconds": NaN}]]}', "ranks[0][0].seconds: non-finite number (NaN/inf) is not allowed at line 1 column 40"),
     ("wait_unposted", {"ranks": [[{"op": "wait", "req": 3}]]}, "request 3 is not posted yet"),
     ("no_ranks", {"ranks": []}, "no ranks"),
     ("compute_both", {"ranks": [[{"op": "compute", "flops": 1, "seconds": 1}]]}, "exactly one of `flops` or `seconds`"),
@@ -105,3 +105,176 @@ def test_api_raises_typed_errors():
     with pytest.raises(commaware.OptionsError):
         commaware.simulate(PLATFORM, PINGPONG, placement="diagonal")
     assert issubclass(commaware.DeadlockError, commaware.InputError)
+
+
+# Error details (issue 13, item 5): every InputError carries .source, .field and .reason,
+# and str(exc) is "source: field: reason".
+
+
+def details(exc: commaware.InputError) -> tuple[str, str, str]:
+    e = exc
+    assert str(e) == ": ".join(p for p in (e.source, e.field, e.reason) if p), str(e)
+    return e.source, e.field, e.reason
+
+
+def test_read_errors_carry_source_field_reason(tmp_path):
+    cases = {
+        tmp_path / "nope.json": "cannot read: No such file or directory",
+        tmp_path: "cannot read: Is a directory",
+    }
+    (tmp_path / "binary.json").write_bytes(b"\xff\xfe{}")
+    cases[tmp_path / "binary.json"] = "not UTF-8 text (byte 0 is 0xff)"
+    for path, reason in cases.items():
+        with pytest.raises(commaware.PlatformError) as exc:
+            commaware.load_platform(path)
+        assert details(exc.value) == (str(path), "", reason)
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[cluster\ncount = 4\n")
+    with pytest.raises(commaware.TraceError) as exc:
+        commaware.load_trace(bad)
+    source, field, reason = details(exc.value)
+    assert (source, field) == (str(bad), "") and reason.startswith("malformed TOML") and "line 1 column" in reason
+    with pytest.raises(commaware.PlatformError) as exc:
+        commaware.load_platform(42)
+    assert details(exc.value) == ("<int>", "", "expected a file path or a dict, got int")
+
+
+def test_toml_errors_give_the_toml_files_own_position(write_json):
+    plat = write_json("platform.toml", '[cluster]\ncount = 4\nspeed = "fast"\n\n[network]\nbandwidth = 1e9\n')
+    with pytest.raises(commaware.PlatformError) as exc:
+        commaware.load_platform(plat)
+    assert details(exc.value) == (str(plat), "cluster.speed", 'invalid type: string "fast", expected f64 at line 3 column 9')
+    trace = write_json("t.json", PINGPONG)
+    check_fails(["simulate", plat, trace], f"{plat}: cluster.speed: invalid type", "at line 3 column 9")
+    # A valid TOML platform still loads, and a NaN in TOML (valid TOML) is named as such.
+    assert len(commaware.load_platform(EXAMPLES / "platform_hetero.toml")) > 0
+    nan = write_json("nan.toml", '[cluster]\ncount = 4\nspeed = nan\n\n[network]\nbandwidth = 1e9\n')
+    with pytest.raises(commaware.PlatformError) as exc:
+        commaware.load_platform(nan)
+    assert exc.value.reason == "non-finite number (NaN/inf) is not allowed, got NaN"
+    assert exc.value.field.endswith(".speed")
+
+
+@pytest.mark.parametrize("op,field", [
+    ({"op": "send", "dst": "x", "bytes": 1}, "ranks[0][0].dst"),
+    ({"op": "isend", "dst": 1, "bytes": "lots"}, "ranks[0][0].bytes"),
+    ({"op": "recv", "src": 0, "tag": [1]}, "ranks[0][0].tag"),
+    ({"op": "wait", "req": -1}, "ranks[0][0].req"),
+    ({"op": "send", "dst": 1, "bytes": 1, "colour": "red"}, "ranks[0][0].colour"),
+])
+def test_type_errors_name_the_field_not_the_op(op, field):
+    with pytest.raises(commaware.TraceError) as exc:
+        commaware.load_trace({"ranks": [[op], []]})
+    assert exc.value.field == field, str(exc.value)
+    assert "line" not in exc.value.reason, "a dict has no lines"
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_non_finite_numbers_in_a_dict_are_named(value):
+    with pytest.raises(commaware.TraceError) as exc:
+        commaware.load_trace({"ranks": [[{"op": "sleep", "seconds": 1}, {"op": "sleep", "seconds": value}]]})
+    source, field, reason = details(exc.value)
+    assert (source, field) == ("<dict>", "ranks[0][1].seconds")
+    assert reason.startswith("non-finite number (NaN/inf) is not allowed")
+    with pytest.raises(commaware.PlatformError) as exc:
+        commaware.load_platform(with_network(latency=value))
+    assert exc.value.field == "network.latency" and "non-finite" in exc.value.reason
+    with pytest.raises(commaware.PlatformError) as exc:
+        commaware.load_platform({**PLATFORM, "cluster": {**PLATFORM["cluster"], "speed": {1, 2}}})
+    assert details(exc.value) == ("<dict>", "cluster.speed", "a set is not a JSON value")
+
+
+def test_huge_values_are_shown_in_scientific_notation(write_json):
+    plat = write_json("platform.json", with_network(latency=-1e300))
+    trace = write_json("t.json", {"ranks": [[{"op": "send", "dst": 1, "bytes": 1e300}], [{"op": "recv", "src": 0}]]})
+    flat = check_fails(["simulate", plat, trace], "network.latency: must be >= 0, got -1e300")
+    plat = write_json("platform.json", PLATFORM)
+    flat = check_fails(["simulate", plat, trace], "ranks[0][0].bytes: 1e300 is too large")
+    assert max(len(run) for run in "".join(c if c.isdigit() else " " for c in flat).split()) < 25, flat
+    with pytest.raises(commaware.PlatformError) as exc:
+        commaware.load_platform({**PLATFORM, "cluster": {**PLATFORM["cluster"], "cores": 10**300}})
+    assert "1e300" in exc.value.reason and len(exc.value.reason) < 80, exc.value.reason
+
+
+def test_replay_errors_name_their_source(write_json):
+    plat = write_json("platform.json", PLATFORM)
+    deadlock = write_json("deadlock.json", {"ranks": [[{"op": "recv", "src": 1}], [{"op": "recv", "src": 0}]]})
+    with pytest.raises(commaware.DeadlockError) as exc:
+        commaware.simulate(plat, deadlock)
+    assert exc.value.source == str(deadlock)
+    five = write_json("five.json", {"ranks": [[]] * 5})
+    with pytest.raises(commaware.PlacementError) as exc:
+        commaware.simulate(plat, five, placement="rrp")
+    assert details(exc.value) == (str(five), "ranks", "5 ranks need more cores than the 4 the platform has")
+    explicit = write_json("explicit.json", {"ranks": [[], []], "placement": ["n0", "zz"]})
+    with pytest.raises(commaware.PlacementError) as exc:
+        commaware.simulate(plat, explicit)
+    assert details(exc.value) == (str(explicit), "placement[1]", "unknown host `zz`")
+    for kw, source in (({"model": "nope"}, "--model"), ({"placement": "diagonal"}, "--placement")):
+        with pytest.raises(commaware.OptionsError) as exc:
+            commaware.simulate(plat, PINGPONG, **kw)
+        assert details(exc.value)[:2] == (source, "")
+    check_fails(["simulate", plat, deadlock], f"{deadlock}: the trace deadlocks")
+    check_fails(["simulate", plat, PINGPONG_FILE(write_json), "--model", "nope"], "--model: unknown sharing model")
+
+
+def PINGPONG_FILE(write_json):
+    return write_json("pingpong.json", PINGPONG)
+
+
+def test_multicast_errors_name_their_source(write_json):
+    from commaware import multicast
+
+    with pytest.raises(commaware.OptionsError) as exc:
+        multicast.generate(100_000)
+    assert details(exc.value) == ("--nodes", "", "100000 nodes, at most 4096 (2^12) are allowed")
+    with pytest.raises(commaware.OptionsError) as exc:
+        multicast.generate(8, pattern="ring")
+    assert details(exc.value)[:2] == ("--pattern", "")
+    with pytest.raises(commaware.OptionsError) as exc:
+        multicast.generate(8, pattern="random", sources=-1)
+    assert details(exc.value)[:2] == ("--sources", "")
+    inst = multicast.generate(4, seed=1)
+    with pytest.raises(commaware.OptionsError) as exc:
+        multicast.schedule(inst, "fastest")
+    assert details(exc.value)[:2] == ("--algorithm", "")
+    with pytest.raises(commaware.OptionsError) as exc:
+        multicast.execute(inst, multicast.schedule(inst, "ecf"), model="nope")
+    assert details(exc.value)[:2] == ("--execute", "")
+    bad = write_json("inst.json", {**inst.to_dict(), "multicasts": [{"source": 0, "destinations": [1e300], "bytes": 1}]})
+    with pytest.raises(commaware.MulticastError) as exc:
+        multicast.load_instance(bad)
+    source, field, reason = details(exc.value)
+    assert (source, field) == (str(bad), "multicasts[0].destinations[0]") and "`1e300`" in reason and "line 1" in reason
+
+
+# Sizes (issue 13, item 4): checked against documented limits before allocating.
+
+
+def test_huge_sizes_are_refused_not_aborted(write_json):
+    trace = write_json("t.json", PINGPONG)
+    for cluster, field in (({"count": 10**12}, "cluster.count"), ({"count": 4, "cores": 10**12}, "cluster.cores"),
+                           ({"count": 2**20, "cores": 32}, "")):
+        plat = write_json("p.json", {**PLATFORM, "cluster": {**PLATFORM["cluster"], **cluster}})
+        flat = check_fails(["simulate", plat, trace], str(plat), f"{field}: " if field else "cores in all", "at most")
+        assert "memory allocation" not in flat
+    plat = write_json("p.json", {**PLATFORM, "cluster": {**PLATFORM["cluster"], "count": 5000}})
+    check_fails(["simulate", plat, trace, "--model", "contention_free"], "--model: contention_free keeps a bandwidth per pair of hosts: at most 4096 hosts")
+    check_fails(["multicast", "generate", "--nodes", "100000"], "--nodes: 100000 nodes, at most 4096 (2^12) are allowed")
+
+
+def test_memory_is_checked_before_allocating_under_an_address_space_limit():
+    """4,096 nodes with per-pair links fit the limits but need more than 600 MiB: under that
+    address-space limit, generation is refused with exit 2 instead of aborting the process."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (600 << 20, 600 << 20))
+
+    proc = subprocess.run([sys.executable, "-m", "commaware.cli", "multicast", "generate", "--nodes", "4096", "--network", "mixed"],
+                          capture_output=True, text=True, preexec_fn=limit, timeout=120)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
+    assert proc.stdout == ""
+    assert "--nodes: needs about" in " ".join(proc.stderr.split()) and "cannot be allocated" in proc.stderr

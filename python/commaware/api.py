@@ -7,33 +7,46 @@ and simulation happen in the Rust core.
 from __future__ import annotations
 
 import json
-import tomllib
 from functools import cached_property
+from os import PathLike
 from pathlib import Path
 from typing import Any, Union
 
 import pandas as pd
 
 from . import _core
+from ._errors import find_unserialisable, input_error, option_error, with_source
 
 Source = Union[str, Path, dict]
 
 
-def read_input(source: Source, error: type[Exception]) -> tuple[str, str]:
-    """Return (JSON text, name for error messages) for a path or an in-memory dict."""
+def read_input(source: Any, error: type[_core.InputError]) -> tuple[str, str, str]:
+    """(text, name for error messages, format) of a path or an in-memory dict.
+
+    The format is "toml" for a .toml file, "json" for any other file, and "dict" for a
+    dict (JSON text made here, whose positions mean nothing to the user). Anything that
+    cannot be read raises `error` with .source, .field and .reason set."""
     if isinstance(source, dict):
-        return json.dumps(source), "<dict>"
+        try:
+            return json.dumps(source, allow_nan=False), "<dict>", "dict"
+        except (TypeError, ValueError, RecursionError):
+            field, reason = find_unserialisable(source) or ("", "cannot be written as JSON")
+            raise input_error(error, "<dict>", field, reason) from None
+    if not isinstance(source, (str, PathLike)):
+        raise input_error(error, f"<{type(source).__name__}>", "",
+                          f"expected a file path or a dict, got {type(source).__name__}")
     path = Path(source)
     try:
-        raw = path.read_text()
+        raw = path.read_bytes()
     except OSError as exc:
-        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if path.suffix.lower() == ".toml":
-        try:
-            return json.dumps(tomllib.loads(raw)), str(path)
-        except tomllib.TOMLDecodeError as exc:
-            raise error(f"{path}: malformed TOML: {exc}") from None
-    return raw, str(path)
+        raise input_error(error, str(path), "", f"cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:  # e.g. a NUL character in the path
+        raise input_error(error, str(path), "", f"cannot read: {exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise input_error(error, str(path), "", f"not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x})") from None
+    return text, str(path), "toml" if path.suffix.lower() == ".toml" else "json"
 
 
 class Platform:
@@ -81,16 +94,16 @@ def load_platform(source: Source | Platform) -> Platform:
     """Load a platform from a JSON/TOML file path or a dict; raises PlatformError."""
     if isinstance(source, Platform):
         return source
-    text, name = read_input(source, _core.PlatformError)
-    return Platform(_core.load_platform(text, name), name)
+    text, name, fmt = read_input(source, _core.PlatformError)
+    return Platform(_core.load_platform(text, name, fmt), name)
 
 
 def load_trace(source: Source | Trace) -> Trace:
     """Load a trace from a JSON file path or a dict; raises TraceError."""
     if isinstance(source, Trace):
         return source
-    text, name = read_input(source, _core.TraceError)
-    return Trace(_core.load_trace(text, name), name)
+    text, name, fmt = read_input(source, _core.TraceError)
+    return Trace(_core.load_trace(text, name, fmt), name)
 
 
 class Result:
@@ -149,4 +162,21 @@ def simulate(
     """
     p = load_platform(platform)
     t = load_trace(trace)
-    return Result(_core.simulate(p._core, t._core, model=model, placement=placement, seed=seed))
+    try:
+        if model is not None:
+            _core.check_model(p._core, model)
+        core = _core.simulate(p._core, t._core, model=model, placement=placement, seed=seed)
+    except _core.InputError as exc:
+        raise name_source(exc, p, t) from None
+    return Result(core)
+
+
+def name_source(exc: _core.InputError, platform: Platform, trace: Trace) -> _core.InputError:
+    """A replay error names what it is about: the option for an OptionsError, the trace
+    for a deadlock or a placement (the trace's ranks and `placement` list), the platform
+    for a PlatformError."""
+    if isinstance(exc, _core.OptionsError):
+        return option_error(exc)
+    if isinstance(exc, _core.PlatformError):
+        return with_source(exc, platform.source)
+    return with_source(exc, trace.source)

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from . import _core
+from ._errors import input_error, option_error, with_source
 from .api import Result, Source, read_input
 
 ALGORITHMS: list[str] = _core.multicast_algorithms()
@@ -92,14 +93,20 @@ def load_instance(source: Source | Instance) -> Instance:
     """Load an instance from a JSON file path or a dict; raises MulticastError."""
     if isinstance(source, Instance):
         return source
-    text, name = read_input(source, _core.MulticastError)
-    return Instance(_core.multicast_load(text, name), name)
+    text, name, fmt = read_input(source, _core.MulticastError)
+    return Instance(_core.multicast_load(text, name, fmt), name)
 
 
 def schedule(instance: Source | Instance, algorithm: str, seed: int = 0, receivers: list[int] | None = None) -> Schedule:
     """Schedule with one of ALGORITHMS; `seed` drives RRS and RRSP. `receivers` forces the
     receiver order of a receiver-first algorithm (one node per delivery)."""
-    return Schedule(_core.multicast_schedule(load_instance(instance)._core, algorithm, seed, receivers))
+    inst = load_instance(instance)
+    try:
+        return Schedule(_core.multicast_schedule(inst._core, algorithm, seed, receivers))
+    except _core.OptionsError as exc:
+        raise option_error(exc) from None
+    except _core.InputError as exc:
+        raise with_source(exc, inst.source) from None
 
 
 def check(instance: Instance, sched: Schedule) -> str | None:
@@ -109,7 +116,12 @@ def check(instance: Instance, sched: Schedule) -> str | None:
 
 def execute(instance: Instance, sched: Schedule, model: str = "contention_free") -> Result:
     """Replay the schedule on the engine (per-message overheads S and R, transmission X)."""
-    return Result(_core.multicast_execute(instance._core, sched._core, model))
+    try:
+        return Result(_core.multicast_execute(instance._core, sched._core, model))
+    except _core.OptionsError as exc:
+        raise with_source(exc, "--execute", "") from None
+    except _core.InputError as exc:
+        raise with_source(exc, instance.source) from None
 
 
 def generate(
@@ -133,6 +145,9 @@ def generate(
     elif pattern == "random":
         pat = {"random": {"sources": sources if sources is not None else max(1, nodes // 4), "destinations": destinations}}
     else:
-        raise _core.OptionsError(f"pattern: unknown pattern `{pattern}` (known: {', '.join(PATTERNS)})")
+        raise input_error(_core.OptionsError, "--pattern", "", f"unknown pattern `{pattern}` (known: {', '.join(PATTERNS)})")
     params = {"nodes": nodes, "pattern": pat, "sizes": sizes, "network": network}
-    return Instance(_core.multicast_generate(json.dumps(params), seed), f"<generated seed={seed}>")
+    try:
+        return Instance(_core.multicast_generate(json.dumps(params), seed), f"<generated seed={seed}>")
+    except _core.OptionsError as exc:
+        raise option_error(exc) from None

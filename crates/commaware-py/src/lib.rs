@@ -6,6 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use commaware_core::multicast as mc;
 use commaware_core::placement::Placement;
+use commaware_core::error::{parse_input, Format};
 use commaware_core::{Error, ErrorKind, SimOptions};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -146,20 +147,42 @@ impl SimResult {
     }
 }
 
-/// Parse and validate a platform from JSON text; `source` names the file in errors.
+/// Parse and validate a platform from text in `format` (json, toml, or dict: JSON made
+/// from an in-memory value); `source` names the file in errors.
 #[pyfunction]
-fn load_platform(py: Python<'_>, text: &str, source: &str) -> PyResult<Platform> {
+#[pyo3(signature = (text, source, format="json"))]
+fn load_platform(py: Python<'_>, text: &str, source: &str, format: &str) -> PyResult<Platform> {
     let text = text.to_owned();
-    let r = py.allow_threads(|| guarded(|| commaware_core::Platform::from_json(&text).map_err(|e| e.in_source(source))));
+    let r = py.allow_threads(|| {
+        guarded(|| {
+            let format = Format::from_name(format)?;
+            commaware_core::Platform::from_text(&text, format).map_err(|e| e.in_source(source))
+        })
+    });
     r.map(Platform)
 }
 
-/// Parse, validate and lower a trace from JSON text.
+/// Parse, validate and lower a trace from text in `format`.
 #[pyfunction]
-fn load_trace(py: Python<'_>, text: &str, source: &str) -> PyResult<Trace> {
+#[pyo3(signature = (text, source, format="json"))]
+fn load_trace(py: Python<'_>, text: &str, source: &str, format: &str) -> PyResult<Trace> {
     let text = text.to_owned();
-    let r = py.allow_threads(|| guarded(|| commaware_core::Trace::from_json(&text).map_err(|e| e.in_source(source))));
+    let r = py.allow_threads(|| {
+        guarded(|| {
+            let trace = match Format::from_name(format)? {
+                Format::Json => commaware_core::Trace::from_json(&text),
+                other => parse_input(ErrorKind::Trace, &text, other).and_then(commaware_core::Trace::from_spec),
+            };
+            trace.map_err(|e| e.in_source(source))
+        })
+    });
     r.map(Trace)
+}
+
+/// Can the sharing model run on this platform? Raises OptionsError if not.
+#[pyfunction]
+fn check_model(platform: &Platform, model: &str) -> PyResult<()> {
+    guarded(|| platform.0.check_model(model))
 }
 
 /// Replay `trace` on `platform`.
@@ -263,11 +286,15 @@ impl MulticastReport {
     }
 }
 
-/// Parse and validate a multicast instance from JSON text.
+/// Parse and validate a multicast instance from text in `format`.
 #[pyfunction]
-fn multicast_load(py: Python<'_>, text: &str, source: &str) -> PyResult<MulticastInstance> {
+#[pyo3(signature = (text, source, format="json"))]
+fn multicast_load(py: Python<'_>, text: &str, source: &str, format: &str) -> PyResult<MulticastInstance> {
     let text = text.to_owned();
-    py.allow_threads(|| guarded(|| mc::instance_from_json(&text).map_err(|e| e.in_source(source)))).map(MulticastInstance)
+    py.allow_threads(|| {
+        guarded(|| mc::instance_from_text(&text, Format::from_name(format)?).map_err(|e| e.in_source(source)))
+    })
+    .map(MulticastInstance)
 }
 
 /// Schedule an instance with one of the eleven algorithms of paper 003.
@@ -305,7 +332,7 @@ fn multicast_generate(py: Python<'_>, params: &str, seed: u64) -> PyResult<Multi
     let params = params.to_owned();
     py.allow_threads(|| {
         guarded(|| {
-            let p: mc::GenParams = commaware_core::error::parse_json(ErrorKind::Options, &params)?;
+            let p: mc::GenParams = parse_input(ErrorKind::Options, &params, Format::Dict)?;
             mc::generate_checked(&p, seed)
         })
     })
@@ -342,6 +369,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SimResult>()?;
     m.add_function(wrap_pyfunction!(load_platform, m)?)?;
     m.add_function(wrap_pyfunction!(load_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(check_model, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(platform_schema, m)?)?;
     m.add_function(wrap_pyfunction!(trace_schema, m)?)?;
