@@ -1,4 +1,15 @@
-"""Type stubs of the Rust extension `commaware._core`."""
+"""Type stubs of the Rust extension `commaware._core` (checked by tests/test_stubs.py)."""
+
+from typing import final
+
+__all__ = [
+    "CommawareError", "InputError", "PlatformError", "TraceError", "PlacementError", "OptionsError",
+    "DeadlockError", "InternalError", "MulticastError", "MulticastInstance", "MulticastReport",
+    "multicast_load", "multicast_schedule", "multicast_check", "multicast_execute", "multicast_generate",
+    "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "load_trace", "check_model",
+    "simulate", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements",
+    "__version__",
+]
 
 class CommawareError(Exception): ...
 class InputError(CommawareError):
@@ -15,6 +26,7 @@ class MulticastError(InputError): ...
 
 __version__: str
 
+@final
 class Platform:
     @property
     def host_names(self) -> list[str]: ...
@@ -23,12 +35,14 @@ class Platform:
     def to_json(self) -> str: ...
     def __len__(self) -> int: ...
 
+@final
 class Trace:
     @property
     def n_ranks(self) -> int: ...
     @property
     def n_ops(self) -> int: ...
 
+@final
 class SimResult:
     @property
     def makespan(self) -> float: ...
@@ -51,6 +65,7 @@ def multicast_schema() -> str: ...
 def sharing_models() -> list[str]: ...
 def placements() -> list[str]: ...
 
+@final
 class MulticastInstance:
     @property
     def n_nodes(self) -> int: ...
@@ -59,6 +74,7 @@ class MulticastInstance:
     def to_json(self) -> str: ...
     def lower_bound(self) -> float: ...
 
+@final
 class MulticastReport:
     @property
     def algorithm(self) -> str: ...

@@ -318,6 +318,24 @@ pub fn fmt_num(v: f64) -> String {
     }
 }
 
+/// A memory size for a message: `512 B`, `3.2 MiB`, `1.1 GiB`, `8e6 TiB`.
+pub fn fmt_bytes(bytes: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{} B", fmt_num(v))
+    } else if v < 1e6 {
+        format!("{:.1} {}", v, UNITS[unit])
+    } else {
+        format!("{} {}", fmt_num((v * 10.0).round() / 10.0), UNITS[unit])
+    }
+}
+
 /// Rewrite every number of more than 20 digits in `text` in scientific notation, and
 /// serde's `1e+300` as `1e300`, so every message shows huge values the same way.
 pub fn tidy_numbers(text: &str) -> String {
@@ -393,7 +411,7 @@ pub fn try_with_capacity<T>(kind: ErrorKind, field: &str, n: usize) -> Result<Ve
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| {
         let bytes = (n as f64) * (std::mem::size_of::<T>() as f64);
-        Error::new(kind, field, format!("needs {} bytes of memory, which cannot be allocated", fmt_num(bytes)))
+        Error::new(kind, field, format!("needs {} of memory, which cannot be allocated", fmt_bytes(bytes)))
     })?;
     Ok(v)
 }
@@ -403,7 +421,7 @@ pub fn try_with_capacity<T>(kind: ErrorKind, field: &str, n: usize) -> Result<Ve
 /// would be an abort later into an error naming `field`.
 pub fn check_memory(kind: ErrorKind, field: &str, bytes: f64) -> Result<()> {
     let fail = || {
-        Error::new(kind, field, format!("needs about {} bytes of memory, which cannot be allocated", fmt_num(bytes.round())))
+        Error::new(kind, field, format!("needs about {} of memory, which cannot be allocated", fmt_bytes(bytes)))
     };
     if !(bytes <= isize::MAX as f64) {
         return Err(fail());
@@ -498,6 +516,8 @@ mod tests {
         assert_eq!(tidy_numbers("seed 18446744073709551615, host n123456789012345678901234"), "seed 18446744073709551615, host n123456789012345678901234");
         assert_eq!(tidy_numbers("got `1e+300` and 2.5e+7, c++ and e+1"), "got `1e300` and 2.5e7, c++ and e+1");
         assert_eq!(fmt_num(2.5), "2.5");
+        assert_eq!(fmt_bytes(512.0), "512 B");
+        assert_eq!(fmt_bytes(1175584768.0), "1.1 GiB");
         assert_eq!(fmt_num(1e-300), "1e-300");
         assert_eq!(fmt_num(f64::NAN), "NaN");
     }
