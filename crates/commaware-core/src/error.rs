@@ -134,8 +134,10 @@ fn parse_json_text<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str, 
                 format!("malformed JSON: {bare}{at}")
             }
         } else {
-            if let Ok(doc) = serde_json::from_str::<serde_json::Value>(text) {
-                field = refine_field(&doc, &path, field, bare);
+            let segments: Vec<_> = path.iter().cloned().collect();
+            let de = &mut serde_json::Deserializer::from_str(text);
+            if let Ok(Some(node)) = serde::de::DeserializeSeed::deserialize(Follow(&segments), de) {
+                field = refine_field(&node, field, bare);
             }
             format!("{bare}{at}")
         };
@@ -154,8 +156,11 @@ pub fn parse_toml<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str) -
         let inner = e.into_inner();
         let mut field = path_string(&path);
         let message = one_line(inner.message());
-        if let Ok(doc) = toml::from_str::<serde_json::Value>(text) {
-            field = refine_field(&doc, &path, field, &message);
+        let segments: Vec<_> = path.iter().cloned().collect();
+        if let Ok(Some(node)) = toml::de::Deserializer::parse(text)
+            .and_then(|de| serde::de::DeserializeSeed::deserialize(Follow(&segments), de))
+        {
+            field = refine_field(&node, field, &message);
         }
         let at = span_position(text, inner.span());
         Error::new(kind, field, format!("{message}{at}"))
@@ -216,26 +221,92 @@ fn is_non_finite_at(text: &str, line: usize, column: usize) -> bool {
     })
 }
 
+/// Reads a document keeping only the value at `path` (as a JSON value): everything else
+/// is skipped, so finding one op in a large file takes no more memory than the op.
+struct Follow<'a>(&'a [serde_path_to_error::Segment]);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Follow<'_> {
+    type Value = Option<serde_json::Value>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        use serde::Deserialize;
+        match self.0.split_first() {
+            None => serde_json::Value::deserialize(d).map(Some),
+            Some(_) => d.deserialize_any(self),
+        }
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Follow<'_> {
+    type Value = Option<serde_json::Value>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any value")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Self::Value, A::Error> {
+        use serde::de::IgnoredAny;
+        use serde_path_to_error::Segment;
+        let (Segment::Seq { index }, rest) = (&self.0[0], &self.0[1..]) else {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            return Ok(None);
+        };
+        let mut found = None;
+        let mut i = 0;
+        loop {
+            if i == *index {
+                match seq.next_element_seed(Follow(rest))? {
+                    Some(v) => found = v,
+                    None => break,
+                }
+            } else if seq.next_element::<IgnoredAny>()?.is_none() {
+                break;
+            }
+            i += 1;
+        }
+        Ok(found)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+        use serde::de::IgnoredAny;
+        use serde_path_to_error::Segment;
+        let want = match &self.0[0] {
+            Segment::Map { key } => Some(key.as_str()),
+            Segment::Enum { variant } => Some(variant.as_str()),
+            _ => None,
+        };
+        let mut found = None;
+        while let Some(key) = map.next_key::<String>()? {
+            if Some(key.as_str()) == want && found.is_none() {
+                found = map.next_value_seed(Follow(&self.0[1..]))?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
 /// serde loses the path below an internally tagged enum (and a flattened struct): an
 /// error in `{"op": "send", "dst": "x"}` is reported at the op, not at `dst`. Find the
 /// field the message is about in the document and add it to the path: the first field,
 /// in document order, whose value is the one the message shows.
-fn refine_field(doc: &serde_json::Value, path: &serde_path_to_error::Path, mut field: String, message: &str) -> String {
-    use serde_path_to_error::Segment;
-    let mut node = doc;
-    for seg in path.iter() {
-        let next = match (seg, node) {
-            (Segment::Seq { index }, serde_json::Value::Array(a)) => a.get(*index),
-            (Segment::Map { key }, serde_json::Value::Object(m)) => m.get(key),
-            (Segment::Enum { variant }, serde_json::Value::Object(m)) => m.get(variant),
-            (Segment::Enum { .. }, serde_json::Value::String(_)) => Some(node),
-            _ => None,
-        };
-        match next {
-            Some(n) => node = n,
-            None => return field,
-        }
-    }
+fn refine_field(node: &serde_json::Value, mut field: String, message: &str) -> String {
+    let mut node = node;
     if message.starts_with("missing field") || message.starts_with("unknown variant") {
         return field;
     }
