@@ -28,8 +28,10 @@ def test_simulate_json_contract(trace, placement):
     assert [r["rank"] for r in doc["ranks"]] == list(range(n_ranks))
     assert doc["makespan"] == max(r["end"] for r in doc["ranks"])
     assert doc["messages"], "every example sends messages"
-    keys = [(m["start"], m["src_rank"]) for m in doc["messages"]]
-    assert keys == sorted(keys), "messages are ordered by start time, then source rank"
+    ends = [m["end"] for m in doc["messages"]]
+    assert ends == sorted(ends), "messages are streamed in the order their last byte arrived"
+    assert doc["message_stats"]["count"] == len(doc["messages"])
+    assert doc["message_stats"]["bytes"] == pytest.approx(sum(m["bytes"] for m in doc["messages"]))
     for m in doc["messages"]:
         assert {"src_rank", "dst_rank", "bytes", "start", "end"} <= m.keys()
         assert 0 <= m["start"] <= m["end"] <= doc["makespan"] + 1e-12

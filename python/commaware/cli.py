@@ -3,18 +3,53 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from . import _core
-from .api import Result, load_platform, load_trace, simulate
+from .api import Result, check_seed, load_platform, load_trace, simulate
 
-out = Console(width=max(Console().width, 120))
-err = Console(stderr=True)
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+class _LazyConsole:
+    """A rich Console made on first use: `commaware --help` and option errors do not pay for
+    importing rich. Attribute access goes to the console."""
+
+    def __init__(self, stderr: bool = False, min_width: int | None = None) -> None:
+        self._stderr = stderr
+        self._min_width = min_width
+        self._console: Console | None = None
+
+    def real(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            console = Console(stderr=self._stderr)
+            if self._min_width is not None:
+                console = Console(stderr=self._stderr, width=max(console.width, self._min_width))
+            self._console = console
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real(), name)
+
+
+def Table(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 (rich's Table, imported on first use)
+    from rich.table import Table as RichTable
+
+    return RichTable(*args, **kwargs)
+
+
+out = _LazyConsole(min_width=120)
+err = _LazyConsole(stderr=True)
 
 EXIT_BAD_INPUT = 2
 
@@ -27,7 +62,6 @@ def fail(message: str) -> None:
 
 def print_result(result: Result, title: str) -> None:
     ranks = result.ranks
-    msgs = result.messages
     out.print(f"[bold]{title}[/]  model={result.model}  makespan=[bold]{result.makespan:.6g} s[/]")
     table = Table(show_header=True, header_style="bold")
     for col in ("rank", "host", "end (s)", "compute (s)", "blocked (s)"):
@@ -38,12 +72,45 @@ def print_result(result: Result, title: str) -> None:
     out.print(table)
     if len(ranks) > 32:
         out.print(f"({len(ranks)} ranks; the 16 that finish last are shown)")
-    if len(msgs):
-        dur = msgs["end"] - msgs["start"]
+    stats = result.message_stats
+    if stats["count"]:
         out.print(
-            f"{len(msgs)} messages, {msgs['bytes'].sum():.6g} bytes; "
-            f"duration mean {dur.mean():.6g} s, max {dur.max():.6g} s"
+            f"{stats['count']} messages, {stats['bytes']:.6g} bytes; "
+            f"duration mean {stats['mean_seconds']:.6g} s, max {stats['max_seconds']:.6g} s"
         )
+
+
+class ProgressLine:
+    """Progress of a long replay on stderr: simulated time, events per second, elapsed time.
+
+    Shown only on a terminal, and only once the replay has run for `delay` seconds. Called
+    by the core a few times per second (which also lets Ctrl-C stop the replay).
+    """
+
+    def __init__(self, enabled: bool, delay: float = 1.0) -> None:
+        self.enabled = enabled and err.is_terminal
+        self.delay = delay
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __call__(self, now: float, events: int, messages: int, ranks_done: int, ranks: int, elapsed: float) -> None:
+        if not self.enabled or elapsed < self.delay:
+            return
+        if self._progress is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TextColumn("ranks done"),
+                                      TextColumn("{task.description}"), TimeElapsedColumn(), console=err, transient=True)
+            self._progress.start()
+            self._task = self._progress.add_task("", total=ranks)
+        rate = events / elapsed if elapsed > 0 else 0.0
+        self._progress.update(self._task, completed=ranks_done,
+                              description=f"t={now:.6g} s  {rate:,.0f} events/s  {messages:,} messages")
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -59,30 +126,62 @@ def main() -> None:
 @click.option("--placement", type=click.Choice(_core.placements()), default="explicit", show_default=True,
               help="Ranks onto hosts: the trace's list (else rank i on host i), round-robin per node, fill nodes first, or random.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random placement.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (makespan, ranks, messages).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (model, messages, makespan, message_stats, "
+              "ranks), streamed: messages in the order their last byte arrived.")
+@click.option("--messages", "messages_file", type=click.Path(dir_okay=False), default=None,
+              help="Write the per-message table to FILE.parquet or FILE.csv while the replay runs.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Draw ranks against time to FILE.svg or FILE.png.")
-def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, seed: int, as_json: bool, gantt: str | None) -> None:
+@click.option("--quiet", "-q", is_flag=True, help="No progress line on stderr.")
+def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, seed: int, as_json: bool,
+                 messages_file: str | None, gantt: str | None, quiet: bool) -> None:
     """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network).
 
+    Without --json, --messages or --gantt nothing per message is kept: memory follows the
+    messages in flight, not the messages sent.
+
     \b
-    Example:
+    Examples:
+      commaware simulate examples/cluster16.json examples/ring.json
       commaware simulate examples/cluster16.json examples/ring.json --json
+      commaware simulate examples/cluster16.json examples/alltoall.json --messages msgs.parquet
     """
+    from .output import MESSAGE_FORMATS, MessageFile, partial_path
+
     if gantt and Path(gantt).suffix.lower() not in (".svg", ".png"):
         fail(f"{gantt}: --gantt needs a .svg or .png file")
+    if messages_file and Path(messages_file).suffix.lower() not in MESSAGE_FORMATS:
+        fail(f"{messages_file}: --messages needs a .parquet or .csv file")
+    table = MessageFile(messages_file) if messages_file else None
+    json_tmp = None
+    if as_json:
+        fd, json_tmp = tempfile.mkstemp(prefix="commaware-", suffix=".json")
+        os.close(fd)
+    progress = ProgressLine(enabled=not quiet)
     try:
-        result = simulate(platform, trace, model=model, placement=placement, seed=seed)
+        try:
+            result = simulate(platform, trace, model=model, placement=placement, seed=seed, record_messages=False,
+                              record_timeline=bool(gantt), json_path=json_tmp, on_messages=table, on_progress=progress)
+        finally:
+            progress.close()
+        if table is not None:
+            table.close(load_platform(platform).host_names)
+        if gantt:
+            from .gantt import write_gantt
+
+            write_gantt(result, gantt, title=f"{Path(trace).name} on {Path(platform).name}")
     except _core.InputError as exc:
         fail(str(exc))
-    if gantt:
-        from .gantt import write_gantt
-
-        try:
-            write_gantt(result, gantt, title=f"{Path(trace).name} on {Path(platform).name}")
-        except OSError as exc:
-            fail(f"{gantt}: cannot write: {exc.strerror or exc}")
-    if as_json:
-        click.echo(result.to_json())
+    except (_core.OutputError, OSError) as exc:
+        fail(str(exc) if isinstance(exc, _core.OutputError) else f"{exc.filename or ''}: cannot write: {exc.strerror or exc}")
+    finally:
+        if table is not None and table.partial.exists():
+            table.discard()
+        if json_tmp and sys.exc_info()[0] is not None:
+            os.unlink(json_tmp)
+    if json_tmp:
+        with open(json_tmp) as doc:
+            shutil.copyfileobj(doc, sys.stdout)
+        os.unlink(json_tmp)
     else:
         print_result(result, f"{trace} on {platform}")
 
