@@ -91,3 +91,16 @@ def test_unwritable_message_table_is_a_clear_error(cli, tmp_path):
 def test_json_document_matches_in_memory_document(cli):
     proc = cli("simulate", PLATFORM, TRACE, "--json", check=True)
     assert json.loads(proc.stdout) == commaware.simulate(PLATFORM, TRACE).to_dict()
+
+
+def test_pair_bandwidth_unused_under_maxmin_is_a_warning(cli, write_json):
+    platform = {"cluster": {"count": 2, "speed": 1e9},
+                "network": {"model": "contention_free", "bandwidth": 1e6, "pair_bandwidth": [[0, 2e6], [2e6, 0]]}}
+    trace = {"ranks": [[{"op": "send", "dst": 1, "bytes": 1e6}], [{"op": "recv", "src": 0}]]}
+    assert commaware.simulate(platform, trace).warnings == []
+    res = commaware.simulate(platform, trace, model="maxmin")
+    assert len(res.warnings) == 1 and "pair_bandwidth" in res.warnings[0] and "maxmin" in res.warnings[0]
+    proc = cli("simulate", write_json("p.json", platform), write_json("t.json", trace), "--model", "maxmin", "--json")
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["warnings"] == res.warnings
+    assert "warning:" in proc.stderr and "pair_bandwidth" in proc.stderr

@@ -139,6 +139,11 @@ class Result:
         return self._core.model
 
     @property
+    def warnings(self) -> list[str]:
+        """Inputs that were accepted but had no effect (e.g. `pair_bandwidth` under `maxmin`)."""
+        return self._core.warnings
+
+    @property
     def message_stats(self) -> dict[str, float]:
         """count, bytes, mean_seconds and max_seconds over all messages (always available)."""
         return self._core.message_stats()

@@ -192,6 +192,8 @@ pub struct SimResult {
     /// Host names, indexed by [`MessageRecord::src_host`] and `dst_host`.
     #[serde(skip)]
     pub host_names: Vec<String>,
+    /// Inputs that were accepted but have no effect (e.g. `pair_bandwidth` under `maxmin`).
+    pub warnings: Vec<String>,
 }
 
 const NONE: u32 = u32::MAX;
@@ -345,7 +347,14 @@ pub fn simulate_observed(
         stopped: None,
     };
     rp.run()?;
-    Ok(rp.finish(model_name))
+    let mut result = rp.finish(model_name);
+    if result.model != "contention_free" && platform.network.pair_bandwidth.is_some() {
+        result.warnings.push(format!(
+            "network.pair_bandwidth is used only by the contention_free model; the {} model ignores it",
+            result.model
+        ));
+    }
+    Ok(result)
 }
 
 impl<'a, 'o> Replay<'a, 'o> {
@@ -801,7 +810,7 @@ impl<'a, 'o> Replay<'a, 'o> {
             stats.mean_seconds /= stats.count as f64;
         }
         let host_names = hosts.iter().map(|h| h.name.clone()).collect();
-        SimResult { model, makespan, message_stats: stats, ranks, host_names }
+        SimResult { model, makespan, message_stats: stats, ranks, host_names, warnings: Vec::new() }
     }
 }
 

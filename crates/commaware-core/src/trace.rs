@@ -367,8 +367,38 @@ impl Trace {
         self.spec.ranks.len()
     }
 
+    /// The JSON Schema of trace files, with the loader's bounds: sizes and times in
+    /// [0, 2^53], tags >= 0, and a compute with exactly one of `flops` and `seconds`.
     pub fn json_schema() -> String {
-        serde_json::to_string_pretty(&schemars::schema_for!(TraceSpec)).expect("schema serialises")
+        let mut schema = serde_json::to_value(schemars::schema_for!(TraceSpec)).expect("schema serialises");
+        if let Some(ranks) = schema.pointer_mut("/properties/ranks") {
+            ranks["minItems"] = 1.into();
+            ranks["maxItems"] = MAX_RANKS.into();
+        }
+        if let Some(variants) = schema.pointer_mut("/definitions/OpSpec/oneOf").and_then(|v| v.as_array_mut()) {
+            for variant in variants {
+                let is_compute = variant.pointer("/properties/op/enum/0").and_then(|v| v.as_str()) == Some("compute");
+                let Some(props) = variant.get_mut("properties").and_then(|p| p.as_object_mut()) else { continue };
+                for (name, prop) in props.iter_mut() {
+                    match name.as_str() {
+                        "bytes" | "flops" | "seconds" => {
+                            prop["minimum"] = 0.into();
+                            prop["maximum"] = MAX_EXACT.into();
+                            if is_compute {
+                                // Given as a number; `null` is no better than leaving it out.
+                                prop["type"] = "number".into();
+                            }
+                        }
+                        "tag" if prop.get("oneOf").is_none() => prop["minimum"] = 0.into(),
+                        _ => {}
+                    }
+                }
+                if is_compute {
+                    variant["oneOf"] = serde_json::json!([{"required": ["flops"]}, {"required": ["seconds"]}]);
+                }
+            }
+        }
+        serde_json::to_string_pretty(&schema).expect("schema serialises")
     }
 
     pub fn from_spec(spec: TraceSpec) -> Result<Trace> {

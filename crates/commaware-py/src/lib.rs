@@ -149,6 +149,10 @@ impl SimResult {
     fn host_names(&self) -> Vec<String> {
         self.result.host_names.clone()
     }
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.result.warnings.clone()
+    }
     /// count, bytes, mean_seconds, max_seconds over all messages.
     fn message_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = &self.result.message_stats;
