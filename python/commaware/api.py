@@ -155,11 +155,16 @@ class Result:
         return message_frame(self._core.message_columns(), self._core.host_names)
 
     @cached_property
+    def rank_columns(self) -> dict[str, list[Any]]:
+        """The per-rank data as plain lists (rank, host, end, compute_seconds, blocked_seconds)."""
+        return self._core.rank_columns()
+
+    @cached_property
     def ranks(self) -> pd.DataFrame:
         """One row per rank: rank, host, end, compute_seconds, blocked_seconds."""
         import pandas as pd
 
-        return pd.DataFrame(self._core.rank_columns())
+        return pd.DataFrame(self.rank_columns)
 
     @cached_property
     def timeline(self) -> pd.DataFrame:

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from . import _core
-from .api import Result, Source, read_input
+from .api import Result, Source, check_seed, read_input
 
 ALGORITHMS: list[str] = _core.multicast_algorithms()
 PATTERNS = ("broadcast", "all_to_all", "random")
@@ -98,7 +98,9 @@ def load_instance(source: Source | Instance) -> Instance:
 
 def schedule(instance: Source | Instance, algorithm: str, seed: int = 0, receivers: list[int] | None = None) -> Schedule:
     """Schedule with one of ALGORITHMS; `seed` drives RRS and RRSP. `receivers` forces the
-    receiver order of a receiver-first algorithm (one node per delivery)."""
+    receiver order of a receiver-first algorithm (one node per delivery). Raises OptionsError
+    unless 0 <= seed < 2^64."""
+    seed = check_seed(seed)
     return Schedule(_core.multicast_schedule(load_instance(instance)._core, algorithm, seed, receivers))
 
 
@@ -125,7 +127,9 @@ def generate(
     """A random instance with the settings of §7 (seeded).
 
     `network`: "fast" (1 Gbps on every link), "slow" (155 Mbps) or "mixed" (each pair's link 1 Gbps
-    or 155 Mbps with probability 1/2; the nodes and multicasts are those of "fast" with that seed)."""
+    or 155 Mbps with probability 1/2; the nodes and multicasts are those of "fast" with that seed).
+    Raises OptionsError unless 0 <= seed < 2^64."""
+    seed = check_seed(seed)
     if pattern == "broadcast":
         pat: Any = {"broadcast": {"source": source}}
     elif pattern == "all_to_all":
