@@ -1,10 +1,22 @@
 # Two entry points for a fresh machine: `make demo` and `make test`.
-# Both create .venv if needed, install the Python dependencies, build the Rust core once
-# (release) into the venv, then run the demo or every test (cargo tests of the core, pytest).
+# Both create .venv if needed, install the Python dependencies and build the Rust core (release)
+# into the venv -- only when something it is built from changed since the last install -- then
+# run the demo or every test (cargo tests of the core, pytest).
 
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 export VIRTUAL_ENV := $(abspath $(VENV))
+
+# The install is redone only when one of these is newer than the stamp (the .py files need no
+# reinstall: the package is installed in development mode).
+STAMP        := $(VENV)/.commaware-installed
+BUILD_INPUTS := pyproject.toml Cargo.toml $(wildcard Cargo.lock) \
+                $(shell find crates -name '*.rs' -o -name Cargo.toml -o -name build.rs)
+
+# No compiled core in the source tree (a fresh clone, or it was deleted): build whatever the stamp says.
+ifeq ($(wildcard python/commaware/_core*.so),)
+.PHONY: $(STAMP)
+endif
 
 .PHONY: demo test build rust-test py-test bench clean
 
@@ -12,8 +24,15 @@ $(PY):
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip maturin
 
-build: $(PY)
-	$(VENV)/bin/maturin develop --release --extras dev -q
+# The stamp takes the time the build started, so a file edited during the build triggers the next one.
+$(STAMP): $(BUILD_INPUTS) | $(PY)
+	@echo "make: installing commaware into $(VENV) (maturin develop --release; log in $(VENV)/build.log)"
+	@touch $@.new
+	@$(VENV)/bin/maturin develop --release --extras dev -q > $(VENV)/build.log 2>&1 \
+		|| { rm -f $@.new; tail -n 40 $(VENV)/build.log; echo "make: build failed; full log: $(VENV)/build.log"; exit 1; }
+	@mv -f $@.new $@
+
+build: $(STAMP)
 
 demo: build
 	$(VENV)/bin/commaware demo
@@ -21,7 +40,7 @@ demo: build
 rust-test:
 	cargo test --release -p commaware-core
 
-py-test:
+py-test: build
 	$(PY) -m pytest -q
 
 test: build rust-test py-test

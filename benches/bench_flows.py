@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Flow-level benchmark: commaware against SimGrid 3.32 on the same flows, in one run.
 
-For each scenario the shared SimGrid harness (``shared/peers/simgrid/sg_flows.cpp``, C++,
-``network/model:CM02``, ``crosstraffic:0``, ``optim:Full``) runs first and writes its flow list
-(``SG_DUMP``: ``src dst bytes start finish`` per flow); commaware then replays exactly that list in
-a fresh child process, so its peak-RSS figure is not polluted by the parent or earlier scenarios.
+For each scenario Python makes the flow list (``tests/simgrid_peer.py``: ``make_flows``), the
+repository's SimGrid peer (``tests/peers/simgrid_star.cpp``, C++, ``network/model:CM02``,
+``crosstraffic:0``, ``optim:Full``) runs it first and writes ``src dst bytes start finish`` per
+flow; commaware then replays exactly that list in a fresh child process, so its peak-RSS figure is
+not polluted by the parent or earlier scenarios.
 
 Reported per scenario:
 
-* SimGrid ``run_s``: wall time of ``Engine.run()`` from the harness's ``RESULT`` JSON;
+* SimGrid ``run_s``: wall time of ``Engine.run()`` from the peer's ``RESULT`` JSON;
 * commaware ``sim_s``: wall time of the ``commaware.simulate`` call only; building the trace dict
   and ``load_platform``/``load_trace`` are timed separately (``prep_s``);
 * ratio = SimGrid ``run_s`` / commaware ``sim_s``;
@@ -21,8 +22,7 @@ SimGrid on these scenarios (3.32, C++, optim:Full, 2-core VM shared with builds,
 randsize-1024x16384 63 s (16,940 time advances: random sizes give a completion event per flow, so it
 is 4-7x slower than the fixed-size ``random`` pattern the issue's 14 s / 100 s figures came from),
 randsize-1024x65536 did not finish in 900 s, shift-256x16384 0.24 s (3 time advances).  When SimGrid
-times out, commaware still runs on the same flow list rebuilt by the harness's generator and the
-ratio is printed as a lower bound (``>``).
+times out, commaware still runs on the same flow list and the ratio is printed as a lower bound (``>``).
 
 Usage::
 
@@ -83,7 +83,7 @@ class Scenario:
 
 
 # ---------------------------------------------------------------------------------------------
-# child process: one commaware run on a SimGrid dump
+# child process: one commaware run on a flow file
 # ---------------------------------------------------------------------------------------------
 
 def _proc_status_kb(field: str) -> int | None:
@@ -107,7 +107,7 @@ def _reset_rss_peak() -> bool:
 
 
 def child_main(dump: Path, hosts: int, latency_s: float) -> dict[str, Any]:
-    """Replay one SimGrid dump in commaware and measure it (runs in a fresh process)."""
+    """Replay one flow file (SimGrid's per-flow output) in commaware and measure it (runs in a fresh process)."""
     import gc
     import resource
 
@@ -179,15 +179,14 @@ def run_commaware(dump: Path, hosts: int, latency_s: float, timeout: float) -> d
 
 
 def write_flow_list(path: Path, flows: list[tuple[int, int, int]]) -> None:
-    """Write generated flows in ``SG_DUMP`` format, with unknown (NaN) SimGrid times."""
+    """Write flows in SimGrid's per-flow output format, with unknown (NaN) SimGrid times."""
     path.write_text("".join(f"{s} {d} {b} nan nan\n" for s, d, b in flows))
 
 
 def run_scenario(sc: Scenario, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
-    """Both engines on one scenario; the flow list comes from SimGrid's dump.
+    """Both engines on one scenario, on the flow list of :func:`simgrid_peer.make_flows`.
 
-    If SimGrid times out, commaware still runs, on the harness generator's flow list rebuilt in
-    Python (:func:`simgrid_peer.make_flows`, checked against SimGrid's dumps in the tests), and the
+    If SimGrid times out, commaware still runs on the same list (with unknown SimGrid times) and the
     ratio is reported as a lower bound (timeout / commaware time).
     """
     row: dict[str, Any] = {**asdict(sc), "scenario": sc.name, "size": args.size, "seed": args.seed,
@@ -196,14 +195,14 @@ def run_scenario(sc: Scenario, args: argparse.Namespace, workdir: Path) -> dict[
     dump = workdir / f"{sc.name}.txt"
     sg_time: float | None = None
     sg_limit: float = args.sg_timeout if args.sg_timeout is not None else args.timeout
+    flows = sgp.make_flows(sc.pattern, sc.hosts, sc.flows, args.size, args.seed)
     try:
-        sg = sgp.run_simgrid_full(sc.hosts, sc.flows, args.size, sc.pattern, args.seed, lat_us=args.lat_us,
-                                  optim="Full", timeout=sg_limit, dump_path=dump)
+        sg = sgp.run_simgrid_flows(sc.hosts, flows, lat_us=args.lat_us, optim="Full", timeout=sg_limit,
+                                   dump_path=dump)
     except sgp.SimGridTimeout as exc:
         row["simgrid"] = {"status": f"timeout>{sg_limit:g}s", "timeout_s": sg_limit, "detail": str(exc)[:300]}
-        flows = sgp.make_flows(sc.pattern, sc.hosts, sc.flows, args.size, args.seed)
         write_flow_list(dump, flows)
-        row["flows"], row["flow_list"] = len(flows), "generated (SimGrid timed out)"
+        row["flows"], row["flow_list"] = len(flows), "make_flows (SimGrid timed out)"
         sg_time, row["ratio_is_lower_bound"] = sg_limit, True
     except sgp.SimGridError as exc:
         row["simgrid"] = {"status": str(exc)[:300]}
@@ -211,10 +210,10 @@ def run_scenario(sc: Scenario, args: argparse.Namespace, workdir: Path) -> dict[
         return row
     else:
         r = sg.result
-        row["flows"], row["flow_list"] = len(sg.flows), "SimGrid SG_DUMP"  # shift rounds M to k*hosts
-        row["simgrid"] = {"status": "ok", "run_s": r["run_s"], "run_cpu_s": r["run_cpu_s"],
+        row["flows"], row["flow_list"] = len(sg.flows), "make_flows + SimGrid times"  # shift rounds M to k*hosts
+        row["simgrid"] = {"status": "ok", "run_s": r["run_s"], "run_cpu_s": r["cpu_s"],
                           "time_advances": r["time_advances"], "makespan_s": r["makespan_s"],
-                          "maxrss_MB": r["maxrss_MB"], "version": r["sim"]}
+                          "maxrss_MB": r["maxrss_MB"], "version": f"simgrid-{r['simgrid']}-cpp"}
         sg_time = float(r["run_s"])
     row["commaware"] = cw = run_commaware(dump, sc.hosts, sgp.route_latency_s(args.lat_us), args.timeout)
     dump.unlink(missing_ok=True)
@@ -293,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     if not ok:
         print(f"SimGrid not available: {reason}", file=sys.stderr)
         return 1
-    print(f"SimGrid C++ harness: {sgp.binary_path()} (CM02, crosstraffic:0, optim:Full, split duplex, "
+    print(f"SimGrid C++ peer: {sgp.binary_path()} (CM02, crosstraffic:0, optim:Full, split duplex, "
           f"{args.lat_us:g} us per link); commaware: maxmin, latency {sgp.route_latency_s(args.lat_us):g} s, "
           f"interpreter {sys.executable}", file=log, flush=True)
     rows = []

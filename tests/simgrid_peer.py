@@ -1,27 +1,34 @@
-"""Run the shared SimGrid peer harness and turn its flows into commaware inputs.
+"""Build and run the repository's SimGrid peer, and turn the same workloads into commaware inputs.
 
-The harness (``sg_flows.cpp``, kept in ``shared/peers/simgrid`` beside the repository, never copied
-into it) builds a star of N hosts, each with its own SPLITDUPLEX 1 Gbps link to an implicit centre,
-starts M flows at t = 0 and, with ``SG_DUMP=FILE``, writes one ``src dst bytes start finish`` line
-per flow in flow order.  This module compiles it once, runs it with SimGrid's pure max-min
-configuration and converts the same flow list into a commaware platform and trace.
+The peer is ``tests/peers/simgrid_star.cpp`` (C++, SimGrid 3.32 s4u), compiled on first use into a
+cache directory.  It builds a star of N hosts, each with its own SPLITDUPLEX link (1 Gbps per
+direction) to the star's centre, and has two modes:
+
+* ``flows``: reads a flow list (``src dst bytes`` per line, written here by Python, e.g. from
+  :func:`make_flows`), starts every flow at t = 0 through mailboxes (one sender and one receiver
+  actor per host) and writes ``src dst bytes start finish`` per flow in input order;
+* ``alltoall``: an MPI-style pairwise alltoall over SimGrid's own engine, rank r on host r.
+
+Both print one ``RESULT {json}`` line.  The same flow list is replayed in commaware by
+:func:`flows_to_trace`, so the two engines always see identical workloads.
 
 How the two models map onto each other:
 
 * SimGrid ``network/model:CM02`` + ``network/crosstraffic:0`` is plain max-min sharing with no
   TCP correction factors; ``network/optim:Full`` is required because the default ``Lazy`` mode of
   SimGrid 3.32 gives per-flow times up to 80% off exact max-min with SPLITDUPLEX links and a
-  non-zero latency (see the harness README).
-* A StarZone route crosses two links (source up-link, destination down-link), each with latency
-  ``SG_LAT``, so the route latency, and the commaware ``latency``, is ``2 * SG_LAT``.
+  non-zero latency (the first agreement scenario reproduces it).
+* A star route crosses two links (source up-link, destination down-link), each of latency
+  ``lat_us``, so the route latency, and the commaware ``latency``, is ``2 * lat_us``.
 * 1 Gbps is ``1.25e8`` bytes/s per NIC direction.
 * CM02 also caps every flow at ``TCP-gamma / (2 * route latency)`` (4 MiB by default); this stays
-  above 1 Gbps only while ``SG_LAT`` is below about 8 ms, so keep latencies under that.
+  above 1 Gbps only while ``lat_us`` is below about 8 ms, so keep latencies under that.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import shutil
@@ -33,22 +40,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-#: 1 Gbps in bytes/s: the NIC bandwidth (per direction) of every harness host.
+#: 1 Gbps in bytes/s: the NIC bandwidth (per direction) of every host of the star.
 LINK_BANDWIDTH = 1.25e8
-#: The harness's default link latency in microseconds (``SG_LAT`` unset).
+#: Default link latency in microseconds (route latency twice this).
 DEFAULT_LAT_US = 50.0
 #: Eager/rendezvous threshold of the commaware platform, as in the engine's contract.
 EAGER_THRESHOLD = 65536
 #: SimGrid options for pure max-min sharing (``optim`` is appended by :func:`simgrid_flags`).
 BASE_FLAGS = ("--cfg=network/model:CM02", "--cfg=network/crosstraffic:0")
-#: Patterns of ``sg_flows.cpp`` that this module runs.
+#: Flow patterns of :func:`make_flows`.
 PATTERNS = ("randsize", "random", "shift", "tiny", "pingpong")
-#: Where the compiled harness is cached (override with ``COMMAWARE_SG_CACHE``).
+#: Source of the SimGrid peer, inside the repository.
+HARNESS_SOURCE = Path(__file__).resolve().parent / "peers" / "simgrid_star.cpp"
+#: Where the compiled peer is cached (override with ``COMMAWARE_SG_CACHE``).
 CACHE_DIR = Path(os.environ.get("COMMAWARE_SG_CACHE", "/tmp/commaware-sg"))
+#: Compiler flags, part of the cache key.
+CXXFLAGS = ("-O2", "-std=c++17")
 
 
 class SimGridError(RuntimeError):
-    """The harness could not be found, compiled or run, or its output was unreadable."""
+    """The peer could not be compiled or run, or its output was unreadable."""
 
 
 class SimGridTimeout(SimGridError):
@@ -67,7 +78,7 @@ class SgFlow(NamedTuple):
 
 @dataclass(frozen=True)
 class SimGridRun:
-    """A complete harness run: SimGrid's ``RESULT`` JSON and the per-flow dump."""
+    """A ``flows`` run: SimGrid's ``RESULT`` JSON and the per-flow output."""
 
     result: dict[str, Any]
     flows: list[SgFlow]
@@ -75,58 +86,38 @@ class SimGridRun:
     wall_s: float
 
 
-def repo_root() -> Path:
-    """The repository root (the parent of ``tests/``)."""
-    return Path(__file__).resolve().parent.parent
-
-
-def harness_dir() -> Path:
-    """Directory of the shared SimGrid harness.
-
-    ``$COMMAWARE_SHARED/peers/simgrid`` if ``COMMAWARE_SHARED`` is set, otherwise
-    ``<repo root>/../shared/peers/simgrid`` (CI clones the repository with ``shared/`` beside it).
-    """
-    shared = os.environ.get("COMMAWARE_SHARED")
-    base = Path(shared) if shared else repo_root().parent / "shared"
-    return base / "peers" / "simgrid"
-
-
-def harness_source() -> Path:
-    """Path of ``sg_flows.cpp`` in the shared harness."""
-    return harness_dir() / "sg_flows.cpp"
-
-
 def binary_path() -> Path:
-    """Path of the cached compiled harness."""
-    return CACHE_DIR / "sg_flows"
+    """Path of the compiled peer for the current source (the name holds a hash of source and flags)."""
+    digest = hashlib.sha256(HARNESS_SOURCE.read_bytes() + " ".join(CXXFLAGS).encode()).hexdigest()[:16]
+    return CACHE_DIR / f"simgrid_star-{digest}"
 
 
 def build_harness(force: bool = False) -> Path:
-    """Compile ``sg_flows.cpp`` into :data:`CACHE_DIR` unless a binary newer than the source exists.
+    """Compile :data:`HARNESS_SOURCE` into :data:`CACHE_DIR` unless that exact source is built already.
 
-    The binary is written under a temporary name and renamed, so concurrent callers never run a
-    half-written file.  Raises :class:`SimGridError` with the compiler's message on failure.
+    A changed source gets a new binary name, so a stale binary is never run.  The binary is
+    written under a temporary name and renamed, so concurrent callers never run a half-written
+    file.  Raises :class:`SimGridError` with the compiler's first error on failure.
     """
-    src = harness_source()
-    if not src.is_file():
-        raise SimGridError(f"SimGrid harness not found: {src} (set COMMAWARE_SHARED to the shared/ directory)")
+    if not HARNESS_SOURCE.is_file():
+        raise SimGridError(f"SimGrid peer source missing: {HARNESS_SOURCE}")
     out = binary_path()
-    if not force and out.is_file() and out.stat().st_mtime >= src.stat().st_mtime:
+    if not force and out.is_file():
         return out
     compiler = shutil.which("g++")
     if compiler is None:
-        raise SimGridError("g++ not found (install Debian packages: g++ libsimgrid-dev)")
+        raise SimGridError("g++ not found (install Debian packages: libsimgrid-dev g++)")
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix="sg_flows.", dir=out.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=out.name + ".", dir=out.parent)
     os.close(fd)
-    cmd = [compiler, "-O2", "-std=c++17", str(src), "-o", tmp_name, "-lsimgrid"]
+    cmd = [compiler, *CXXFLAGS, str(HARNESS_SOURCE), "-o", tmp_name, "-lsimgrid"]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         if proc.returncode != 0:
             lines = (proc.stderr or proc.stdout).strip().splitlines() or ["no compiler output"]
             first_error = next((ln for ln in lines if "error" in ln), lines[-1])
             raise SimGridError(
-                f"cannot compile the SimGrid harness (install Debian packages: libsimgrid-dev g++): {first_error}"
+                f"cannot compile the SimGrid peer (install Debian packages: libsimgrid-dev g++): {first_error}"
             )
         os.chmod(tmp_name, 0o755)
         os.replace(tmp_name, out)
@@ -138,12 +129,12 @@ def build_harness(force: bool = False) -> Path:
 
 @functools.lru_cache(maxsize=1)
 def simgrid_available() -> tuple[bool, str]:
-    """Whether the SimGrid harness can be compiled and run here, with the reason if not."""
+    """Whether the SimGrid peer compiles and runs here (``libsimgrid-dev``, ``g++``), with the reason if not."""
     try:
-        run_simgrid(5, 4, 1e6, "tiny", 1, timeout=60)
+        run_simgrid_flows(5, make_flows("tiny", 5, 4, 1e6, 1), timeout=60)
     except SimGridError as exc:
         return False, str(exc)
-    return True, f"SimGrid harness compiled at {binary_path()}"
+    return True, f"SimGrid peer compiled at {binary_path()}"
 
 
 def simgrid_flags(optim: str = "Full") -> list[str]:
@@ -157,25 +148,80 @@ def route_latency_s(lat_us: float) -> float:
 
 
 def parse_dump(text: str) -> list[SgFlow]:
-    """Parse ``SG_DUMP`` output: one ``src dst bytes start finish`` line per flow, in flow order."""
+    """Parse per-flow output: one ``src dst bytes start finish`` line per flow, in flow order."""
     flows: list[SgFlow] = []
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         parts = line.split()
         if len(parts) != 5:
-            raise SimGridError(f"SG_DUMP line {lineno}: expected 5 fields, got {line!r}")
+            raise SimGridError(f"flow output line {lineno}: expected 5 fields, got {line!r}")
         flows.append(SgFlow(int(parts[0]), int(parts[1]), int(parts[2]), float(parts[3]), float(parts[4])))
     return flows
 
 
 def parse_result(stdout: str) -> dict[str, Any]:
-    """Extract the ``RESULT {json}`` line the harness prints."""
+    """Extract the ``RESULT {json}`` line the peer prints."""
     for line in stdout.splitlines():
         if line.startswith("RESULT "):
             parsed: dict[str, Any] = json.loads(line[len("RESULT "):])
             return parsed
-    raise SimGridError("the SimGrid harness printed no RESULT line")
+    raise SimGridError("the SimGrid peer printed no RESULT line")
+
+
+def _run_peer(args: list[str], optim: str, timeout: float | None) -> tuple[dict[str, Any], list[str], float]:
+    """Run the compiled peer with ``args`` and SimGrid's flags; return its RESULT, command and wall time."""
+    cmd = [str(build_harness()), *args, *simgrid_flags(optim)]
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise SimGridTimeout(f"SimGrid timed out after {timeout:g} s: {' '.join(cmd)}") from exc
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip()[-500:]
+        raise SimGridError(f"SimGrid exited with {proc.returncode}: {' '.join(cmd)}: {tail}")
+    return parse_result(proc.stdout), cmd, wall
+
+
+def write_flow_file(path: Path, flows: Iterable[Sequence[Any]]) -> None:
+    """Write ``src dst bytes`` per flow, the peer's input format."""
+    path.write_text("".join(f"{int(f[0])} {int(f[1])} {int(f[2])}\n" for f in flows))
+
+
+def run_simgrid_flows(
+    hosts: int,
+    flows: Sequence[Sequence[Any]],
+    lat_us: float = DEFAULT_LAT_US,
+    optim: str = "Full",
+    timeout: float | None = None,
+    dump_path: Path | None = None,
+    bandwidth: float = LINK_BANDWIDTH,
+) -> SimGridRun:
+    """Run the peer's ``flows`` mode on ``(src, dst, bytes, ...)`` tuples, all started at t = 0.
+
+    Returns SimGrid's per-flow ``(src, dst, bytes, start, finish)`` in the given order.  The
+    per-flow output goes to a temporary directory, or is kept at ``dump_path`` if given.
+    """
+    if hosts < 2 or not flows:
+        raise ValueError(f"need at least 2 hosts and 1 flow, got hosts={hosts}, flows={len(flows)}")
+    with tempfile.TemporaryDirectory(prefix="commaware-sg-") as tmp:
+        flow_file = Path(tmp) / "flows.in"
+        write_flow_file(flow_file, flows)
+        out = Path(dump_path) if dump_path is not None else Path(tmp) / "flows.out"
+        out.unlink(missing_ok=True)
+        args = ["flows", str(hosts), repr(float(bandwidth)), repr(lat_us * 1e-6), str(flow_file), str(out)]
+        result, cmd, wall = _run_peer(args, optim, timeout)
+        if not out.is_file():
+            raise SimGridError("the SimGrid peer wrote no per-flow output")
+        reported = parse_dump(out.read_text())
+    if len(reported) != len(flows) or len(reported) != result.get("flows"):
+        raise SimGridError(f"SimGrid wrote {len(reported)} flows for {len(flows)} given, RESULT says "
+                           f"{result.get('flows')}")
+    for i, (given, got) in enumerate(zip(flows, reported, strict=True)):
+        if (int(given[0]), int(given[1]), int(given[2])) != (got.src, got.dst, got.bytes):
+            raise SimGridError(f"SimGrid's flow {i} is {got[:3]}, expected {tuple(given[:3])}")
+    return SimGridRun(result=result, flows=reported, command=cmd, wall_s=wall)
 
 
 def run_simgrid_full(
@@ -189,40 +235,9 @@ def run_simgrid_full(
     timeout: float | None = None,
     dump_path: Path | None = None,
 ) -> SimGridRun:
-    """Run the C++ harness once (split duplex, per-host actors, mailbox mode) and read its dump.
-
-    ``flows`` is the number of flows M (for ``shift``, each host sends to the next ``M // hosts``
-    hosts); ``size`` the flow size S in bytes (``randsize`` draws sizes in S/10..10S).  The
-    ``SG_DUMP`` file goes to a temporary directory, or is kept at ``dump_path`` if given.
-    """
-    if pattern not in PATTERNS:
-        raise ValueError(f"unknown pattern {pattern!r}, expected one of {PATTERNS}")
-    if hosts < 2 or flows < 1:
-        raise ValueError(f"need at least 2 hosts and 1 flow, got hosts={hosts}, flows={flows}")
-    binary = build_harness()
-    cmd = [str(binary), str(hosts), str(flows), repr(float(size)), pattern, "split", str(seed),
-           "per-host", "mailbox", *simgrid_flags(optim)]
-    with tempfile.TemporaryDirectory(prefix="commaware-sg-") as tmp:
-        dump = Path(dump_path) if dump_path is not None else Path(tmp) / "flows.txt"
-        dump.unlink(missing_ok=True)
-        env = dict(os.environ, SG_DUMP=str(dump), SG_LAT=f"{lat_us:g}us")
-        env.pop("SG_TOPO", None)
-        t0 = time.perf_counter()
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-        except subprocess.TimeoutExpired as exc:
-            raise SimGridTimeout(f"SimGrid timed out after {timeout:g} s: {' '.join(cmd)}") from exc
-        wall = time.perf_counter() - t0
-        if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip()[-500:]
-            raise SimGridError(f"SimGrid exited with {proc.returncode}: {' '.join(cmd)}: {tail}")
-        result = parse_result(proc.stdout)
-        if not dump.is_file():
-            raise SimGridError("the SimGrid harness wrote no SG_DUMP file")
-        sg_flows = parse_dump(dump.read_text())
-    if len(sg_flows) != result.get("flows"):
-        raise SimGridError(f"SG_DUMP has {len(sg_flows)} flows, RESULT says {result.get('flows')}")
-    return SimGridRun(result=result, flows=sg_flows, command=cmd, wall_s=wall)
+    """Run SimGrid on :func:`make_flows` ``(pattern, hosts, flows, size, seed)``; see :func:`run_simgrid_flows`."""
+    flow_list = make_flows(pattern, hosts, flows, size, seed)
+    return run_simgrid_flows(hosts, flow_list, lat_us, optim, timeout, dump_path)
 
 
 def run_simgrid(
@@ -235,12 +250,42 @@ def run_simgrid(
     optim: str = "Full",
     timeout: float | None = None,
 ) -> list[SgFlow]:
-    """Per-flow ``(src, dst, bytes, start, finish)`` of one harness run; see :func:`run_simgrid_full`."""
+    """Per-flow ``(src, dst, bytes, start, finish)`` of one SimGrid run; see :func:`run_simgrid_full`."""
     return run_simgrid_full(hosts, flows, size, pattern, seed, lat_us, optim, timeout).flows
 
 
+def run_simgrid_alltoall(
+    ranks: int,
+    bytes: int,
+    lat_us: float = DEFAULT_LAT_US,
+    timeout: float | None = None,
+    optim: str = "Full",
+    bandwidth: float = LINK_BANDWIDTH,
+) -> dict[str, Any]:
+    """SimGrid's pairwise alltoall of ``bytes`` per block on ``ranks`` hosts (rank r on host r).
+
+    Round i = 1..P-1 exchanges with ``r ^ i`` (P a power of two), else sends to ``(r + i) % P``
+    and receives from ``(r - i) % P``, posting both and waiting for both, as commaware's
+    ``alltoall`` does.  Returns the peer's RESULT (``run_s``, ``cpu_s``, ``makespan_s``,
+    ``messages``, ``time_advances``, ``maxrss_MB``, ...) plus ``wall_s`` (the whole process) and
+    ``command``.  A message delivered to the wrong round or from the wrong rank is an error.
+    """
+    if ranks < 2 or int(bytes) != bytes or bytes < 0:
+        raise ValueError(f"need at least 2 ranks and an integer bytes >= 0, got ranks={ranks}, bytes={bytes}")
+    args = ["alltoall", str(ranks), repr(float(bandwidth)), repr(lat_us * 1e-6), str(int(bytes))]
+    result, cmd, wall = _run_peer(args, optim, timeout)
+    if result.get("misdelivered") != 0 or result.get("messages") != ranks * (ranks - 1):
+        raise SimGridError(f"SimGrid alltoall went wrong: {result}")
+    return {**result, "wall_s": wall, "command": cmd}
+
+
+def alltoall_trace(ranks: int, bytes: int) -> dict[str, Any]:
+    """The commaware trace of one alltoall of ``bytes`` per block on ``ranks`` ranks."""
+    return {"ranks": [[{"op": "alltoall", "bytes": bytes}] for _ in range(ranks)]}
+
+
 class SplitMix64:
-    """The harness's flow generator (SplitMix64), so flow lists can be rebuilt without SimGrid."""
+    """SplitMix64, the seeded generator of :func:`make_flows`."""
 
     MASK = (1 << 64) - 1
 
@@ -265,13 +310,14 @@ class SplitMix64:
 
 
 def make_flows(pattern: str, hosts: int, flows: int, size: float, seed: int) -> list[tuple[int, int, int]]:
-    """The ``(src, dst, bytes)`` list the harness generates for these arguments (``SG_DUMP`` order).
+    """A ``(src, dst, bytes)`` flow list, the same for the same arguments; both engines replay it.
 
-    The benchmark reads SimGrid's dump whenever SimGrid finishes; this is only the fallback for a
-    SimGrid run that timed out, and the tests check it against the dump.
+    ``random``: ``flows`` random pairs of ``size`` bytes; ``randsize``: random pairs of S/10..10S
+    bytes; ``shift``: host i sends to i+1..i+k with k = ``flows // hosts``; ``tiny`` (5 hosts) and
+    ``pingpong`` (2 hosts): fixed small cases.
     """
     rng = SplitMix64(seed)
-    sz = int(size)  # the harness parses SIZE into an integer
+    sz = int(size)
 
     def pair() -> tuple[int, int]:
         s = rng.below(hosts)
@@ -302,7 +348,7 @@ def platform_dict(
     bandwidth: float = LINK_BANDWIDTH,
     eager_threshold: int = EAGER_THRESHOLD,
 ) -> dict[str, Any]:
-    """The commaware platform matching the harness star: ``n_hosts`` identical hosts, max-min network."""
+    """The commaware platform matching the SimGrid star: ``n_hosts`` identical hosts, max-min network."""
     return {
         "cluster": {"count": n_hosts, "speed": 1e9, "cores": 1, "memory": 1e9},
         "network": {"model": "maxmin", "bandwidth": bandwidth, "latency": latency_s,
@@ -358,21 +404,56 @@ def relative_errors(reference: Sequence[float], ours: Sequence[float]) -> list[f
     return [abs(o - r) / abs(r) if r else abs(o) for r, o in zip(reference, ours, strict=True)]
 
 
-def exact_maxmin_finish(flows: Sequence[Sequence[Any]], lat_us: float) -> list[float] | None:
-    """Finish times from the harness's own exact max-min reference (``maxmin_ref.py``), if present.
+def _maxmin_rates(routes: Sequence[tuple[Any, ...]], capacity: float) -> list[float]:
+    """Max-min fair rates of flows crossing ``routes`` (link keys), every link of ``capacity``.
 
-    Used only to say which side is wrong when commaware and SimGrid disagree.
+    Progressive filling: the link with the smallest equal share of what is left saturates
+    first and fixes the rate of its unfixed flows; repeat until every flow is fixed.
     """
-    path = harness_dir() / "maxmin_ref.py"
-    if not path.is_file():
-        return None
-    import importlib.util
+    users: dict[Any, list[int]] = {}
+    for k, route in enumerate(routes):
+        for link in route:
+            users.setdefault(link, []).append(k)
+    left = dict.fromkeys(users, capacity)
+    unfixed = {link: len(ks) for link, ks in users.items()}
+    rate: list[float | None] = [None] * len(routes)
+    while unfixed:
+        link = min(unfixed, key=lambda lk: left[lk] / unfixed[lk])
+        share = left[link] / unfixed[link]
+        for k in users[link]:
+            if rate[k] is None:
+                rate[k] = share
+                for other in routes[k]:
+                    left[other] -= share
+                    unfixed[other] -= 1
+        unfixed = {lk: n for lk, n in unfixed.items() if n > 0}
+    return [float(r) for r in rate if r is not None]
 
-    spec = importlib.util.spec_from_file_location("commaware_sg_maxmin_ref", path)
-    if spec is None or spec.loader is None:
-        return None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    triples = [(int(f[0]), int(f[1]), int(f[2])) for f in flows]
-    _, finish = module.simulate(triples, LINK_BANDWIDTH, lat_us * 1e-6, "split")
-    return [float(x) for x in finish]
+
+def exact_maxmin_finish(
+    flows: Sequence[Sequence[Any]], lat_us: float, bandwidth: float = LINK_BANDWIDTH
+) -> list[float]:
+    """Exact max-min finish times of ``(src, dst, bytes, ...)`` flows started at t = 0 on the star.
+
+    Each flow waits the route latency, then shares the source's up-link and the destination's
+    down-link max-min fairly, rates recomputed at every completion.  Plain Python, for checking
+    SimGrid and arbitrating disagreements on up to a few thousand flows.
+    """
+    t = route_latency_s(lat_us)
+    finish = [t] * len(flows)
+    left = [float(f[2]) for f in flows]
+    active = [i for i in range(len(flows)) if left[i] > 0]
+    while active:
+        rates = _maxmin_rates([(("up", int(flows[i][0])), ("down", int(flows[i][1]))) for i in active], bandwidth)
+        ends = [left[i] / r for i, r in zip(active, rates, strict=True)]
+        dt = min(ends)
+        t += dt
+        still = []
+        for i, r, end in zip(active, rates, ends, strict=True):
+            if end <= dt * (1 + 1e-12):  # ends now, up to rounding
+                finish[i] = t
+            else:
+                left[i] -= r * dt
+                still.append(i)
+        active = still
+    return finish

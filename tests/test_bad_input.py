@@ -278,3 +278,71 @@ def test_memory_is_checked_before_allocating_under_an_address_space_limit():
     assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
     assert proc.stdout == ""
     assert "--nodes: needs about" in " ".join(proc.stderr.split()) and "cannot be allocated" in proc.stderr
+
+# --- seeds: 0 <= seed < 2^64, one check for the API and the CLI ---------------------------------
+
+BAD_SEEDS = [("-1", "got -1"), ("18446744073709551616", "got 18446744073709551616"),
+             ("99999999999999999999999", "got 1.000e+23")]
+
+
+@pytest.mark.parametrize("seed,shown", BAD_SEEDS, ids=[s[0] for s in BAD_SEEDS])
+def test_bad_seed_cli(write_json, seed, shown):
+    plat = write_json("platform.json", PLATFORM)
+    trace = write_json("t.json", PINGPONG)
+    instance = EXAMPLES / "multicast" / "fig4.json"
+    for args in (["simulate", plat, trace, "--placement", "random", "--seed", seed],
+                 ["multicast", instance, "-a", "rrs", "--seed", seed],
+                 ["multicast", "generate", "--seed", seed]):
+        flat = check_fails(args, "--seed: must be between 0 and 2^64 - 1", shown)
+        assert "Traceback" not in flat and flat.count("error:") == 1, flat
+
+
+def test_largest_seed_is_accepted(write_json):
+    plat = write_json("platform.json", PLATFORM)
+    trace = write_json("t.json", PINGPONG)
+    proc = run_cli("simulate", plat, trace, "--placement", "random", "--seed", str(2**64 - 1), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert run_cli("multicast", "generate", "--nodes", "3", "--seed", str(2**64 - 1)).returncode == 0
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64, 10**400, 1.5, "3", True])
+def test_bad_seed_api(seed):
+    from commaware import multicast
+
+    calls = [lambda: commaware.simulate(PLATFORM, PINGPONG, placement="random", seed=seed),
+             lambda: multicast.generate(4, seed=seed),
+             lambda: multicast.schedule(EXAMPLES / "multicast" / "fig4.json", "rrs", seed=seed)]
+    for call in calls:
+        with pytest.raises(commaware.OptionsError) as exc:
+            call()
+        assert (exc.value.source, exc.value.field) == ("seed", "")  # an option has no field path
+        assert exc.value.reason and str(exc.value) == f"seed: {exc.value.reason}"
+        assert len(str(exc.value)) < 120, "a huge seed is not echoed digit by digit"
+
+
+def test_seed_api_accepts_the_range():
+    from commaware import multicast
+
+    a = commaware.simulate(PLATFORM, PINGPONG, placement="random", seed=2**64 - 1)
+    assert a.makespan > 0
+    assert multicast.generate(4, seed=0).to_json() == multicast.generate(4, seed=0).to_json()
+
+
+# --- demo --examples DIR ------------------------------------------------------------------------
+
+
+def test_demo_examples_dir_missing_a_file(tmp_path):
+    (tmp_path / "cluster16.json").write_text((EXAMPLES / "cluster16.json").read_text())
+    (tmp_path / "ring.json").write_text((EXAMPLES / "ring.json").read_text())
+    flat = check_fails(["demo", "--examples", tmp_path], str(tmp_path), "missing alltoall.json, master_worker.json, "
+                       "bcast_barrier.json")
+    assert "Traceback" not in flat
+
+
+def test_demo_examples_dir_with_a_bad_file(tmp_path):
+    for name in ("cluster16.json", "ring.json", "alltoall.json", "master_worker.json", "bcast_barrier.json"):
+        (tmp_path / name).write_text((EXAMPLES / name).read_text())
+    (tmp_path / "alltoall.json").write_text("{ not json")
+    check_fails(["demo", "--examples", tmp_path], str(tmp_path / "alltoall.json"), "malformed JSON")
+    proc = run_cli("demo", "--examples", tmp_path / "nope")
+    assert proc.returncode == 2 and "does not exist" in proc.stderr

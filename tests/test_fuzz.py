@@ -205,13 +205,11 @@ def test_every_loader_gives_a_result_or_a_typed_error(platform, trace, instance)
 
 
 @settings(max_examples=100, deadline=None)
-@given(gen_args, valid_seeds)
+@given(gen_args, any_seeds)
 def test_generate_gives_an_instance_or_a_typed_error(args, seed):
     loads_or_input_error(lambda: mc.generate(**args, seed=seed))
 
 
-@pytest.mark.xfail(strict=True, raises=OverflowError,
-                   reason="seeds are validated (0 <= seed < 2^64, OptionsError) on another branch; remove this marker when it is merged")
 @settings(max_examples=20, deadline=None, phases=NO_SHRINK)
 @given(any_seeds)
 def test_any_seed_gives_a_result_or_a_typed_error(seed):
@@ -258,7 +256,7 @@ cli_settings = settings(max_examples=12, deadline=None, phases=NO_SHRINK,
 
 @cli_settings
 @given(platforms, fuzz_traces, st.booleans(), st.sampled_from([None, "maxmin", "contention_free", "nope"]),
-       st.sampled_from(["explicit", "rrn", "rrp", "random"]), valid_seeds, st.booleans())
+       st.sampled_from(["explicit", "rrn", "rrp", "random"]), any_seeds, st.booleans())
 def test_cli_simulate_never_aborts(tmp_path, platform, trace, as_toml, model, placement, seed, as_json):
     plat = write(tmp_path / ("p.toml" if as_toml else "p.json"), platform, as_toml)
     tr = write(tmp_path / "t.json", trace)
@@ -269,7 +267,7 @@ def test_cli_simulate_never_aborts(tmp_path, platform, trace, as_toml, model, pl
 
 
 @cli_settings
-@given(instances, st.sampled_from(_core.multicast_algorithms()), valid_seeds,
+@given(instances, st.sampled_from(_core.multicast_algorithms()), any_seeds,
        st.sampled_from([None, "contention_free", "maxmin", "nope"]), st.sampled_from([[], ["--json"], ["--summary"]]))
 def test_cli_multicast_never_aborts(tmp_path, instance, algorithm, seed, model, output):
     inst = write(tmp_path / "inst.json", instance)
@@ -279,7 +277,7 @@ def test_cli_multicast_never_aborts(tmp_path, instance, algorithm, seed, model, 
 
 
 @cli_settings
-@given(gen_args, valid_seeds)
+@given(gen_args, any_seeds)
 def test_cli_multicast_generate_never_aborts(args, seed):
     argv = ["multicast", "generate", "--nodes", args["nodes"], "--pattern", args["pattern"], "--sizes", args["sizes"],
             "--network", args["network"], "--seed", seed]
@@ -314,8 +312,6 @@ def test_cli_schema_never_aborts(what):
     assert (proc.returncode == 0) == (what != "bogus")
 
 
-@pytest.mark.xfail(strict=True, reason="cli.py: seeds are validated on another branch (a negative seed raises "
-                   "OverflowError, exit 1 with a traceback); remove this marker when it is merged")
 @settings(max_examples=4, deadline=None, phases=NO_SHRINK, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from([-1, 2**64, 10**30]))
 def test_cli_bad_seeds_exit_2(tmp_path, seed):
@@ -331,8 +327,6 @@ def test_cli_bad_seeds_exit_2(tmp_path, seed):
 DEMO_FILES = ["cluster16.json", "ring.json", "alltoall.json", "master_worker.json", "bcast_barrier.json"]
 
 
-@pytest.mark.xfail(strict=True, reason="cli.py: `demo --examples DIR` does not catch InputError (a missing or bad "
-                   "file gives a traceback, issue 13 item 3); remove this marker when that fix is merged")
 @settings(max_examples=4, deadline=None, phases=NO_SHRINK, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(DEMO_FILES), unique=True, max_size=4), platforms, fuzz_traces)
 def test_cli_demo_with_missing_or_bad_files_never_aborts(tmp_path_factory, keep, platform, trace):

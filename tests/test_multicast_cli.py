@@ -36,10 +36,27 @@ def test_json_contract(instance, algorithm):
 
 
 def test_summary_and_fig4_ecf():
-    proc = run_cli("multicast", EXAMPLES / "multicast" / "fig4.json", "-a", "ecf", "--summary")
+    proc = run_cli("multicast", EXAMPLES / "multicast" / "fig4.json", "-a", "ecf", "--summary", "--json")
+    assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert set(doc) == {"algorithm", "completion_time", "lower_bound", "scheduling_seconds"}
     assert doc["completion_time"] == 19  # paper 003 Fig. 4(b)
+
+
+def test_summary_without_json_is_a_table():
+    fig4 = EXAMPLES / "multicast" / "fig4.json"
+    proc = run_cli("multicast", fig4, "-a", "ecf", "--summary", env={"COLUMNS": "160"})
+    assert proc.returncode == 0, proc.stderr
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(proc.stdout)
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 5, proc.stdout  # top rule, header, rule, one row, bottom rule
+    header = " ".join(lines[1].replace("┃", " ").split())
+    assert header == "algorithm completion (s) lower bound (s) ratio scheduling (ms)"
+    cells = lines[3].replace("│", " ").split()
+    assert cells[:4] == ["ecf", "19", "13", f"{19 / 13:.3f}"]
+    replay = run_cli("multicast", fig4, "-a", "ecf", "--summary", "--execute", "maxmin", env={"COLUMNS": "160"})
+    assert "maxmin makespan (s)" in replay.stdout and replay.stdout.splitlines()[3].replace("│", " ").split()[-1] == "19"
 
 
 def test_generate_is_seeded_and_valid(tmp_path):

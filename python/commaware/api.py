@@ -10,12 +10,13 @@ import json
 from functools import cached_property
 from os import PathLike
 from pathlib import Path
-from typing import Any, Union
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 from . import _core
 from ._errors import find_unserialisable, input_error, option_error, with_source
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Source = Union[str, Path, dict]
 
@@ -106,8 +107,37 @@ def load_trace(source: Source | Trace) -> Trace:
     return Trace(_core.load_trace(text, name, fmt), name)
 
 
+#: numpy dtypes of the byte columns the core hands over.
+MESSAGE_DTYPES = {"src_rank": "u4", "dst_rank": "u4", "src_host": "u4", "dst_host": "u4", "bytes": "f8",
+                  "tag": "i8", "op": "u1", "start": "f8", "end": "f8"}
+TIMELINE_DTYPES = {"rank": "u4", "kind": "u1", "start": "f8", "end": "f8"}
+
+
+def message_frame(columns: dict[str, bytes], host_names: list[str]) -> pd.DataFrame:
+    """A DataFrame of messages from the core's byte columns (no per-message Python objects).
+
+    Hosts and ops are categoricals; `tag` is a nullable integer, missing for collectives.
+    """
+    import numpy as np
+    import pandas as pd
+
+    col = {k: np.frombuffer(v, dtype=MESSAGE_DTYPES[k]) for k, v in columns.items()}
+    tag = col["tag"]
+    return pd.DataFrame({
+        "src_rank": col["src_rank"].astype(np.int64),
+        "dst_rank": col["dst_rank"].astype(np.int64),
+        "src_host": pd.Categorical.from_codes(col["src_host"].astype(np.int64), categories=host_names),
+        "dst_host": pd.Categorical.from_codes(col["dst_host"].astype(np.int64), categories=host_names),
+        "bytes": col["bytes"],
+        "tag": pd.arrays.IntegerArray(tag.copy(), tag < 0),
+        "op": pd.Categorical.from_codes(col["op"].astype(np.int64), categories=list(_core.OP_NAMES)),
+        "start": col["start"],
+        "end": col["end"],
+    })
+
+
 class Result:
-    """Outcome of a replay: makespan, per-rank and per-message data."""
+    """Outcome of a replay: makespan, per-rank data, and the messages and timeline it kept."""
 
     def __init__(self, core: _core.SimResult) -> None:
         self._core = core
@@ -121,30 +151,90 @@ class Result:
     def model(self) -> str:
         return self._core.model
 
+    @property
+    def warnings(self) -> list[str]:
+        """Inputs that were accepted but had no effect (e.g. `pair_bandwidth` under `maxmin`)."""
+        return self._core.warnings
+
+    @property
+    def message_stats(self) -> dict[str, float]:
+        """count, bytes, mean_seconds and max_seconds over all messages (always available)."""
+        return self._core.message_stats()
+
     @cached_property
     def messages(self) -> pd.DataFrame:
-        """One row per message: src_rank, dst_rank, src_host, dst_host, bytes, tag, op, start, end."""
-        return pd.DataFrame(self._core.message_columns())
+        """One row per message, in the order their last byte arrived: src_rank, dst_rank,
+        src_host, dst_host, bytes, tag, op, start, end. Needs ``record_messages=True``."""
+        return message_frame(self._core.message_columns(), self._core.host_names)
+
+    @cached_property
+    def rank_columns(self) -> dict[str, list[Any]]:
+        """The per-rank data as plain lists (rank, host, end, compute_seconds, blocked_seconds)."""
+        return self._core.rank_columns()
 
     @cached_property
     def ranks(self) -> pd.DataFrame:
         """One row per rank: rank, host, end, compute_seconds, blocked_seconds."""
-        return pd.DataFrame(self._core.rank_columns())
+        import pandas as pd
+
+        return pd.DataFrame(self.rank_columns)
 
     @cached_property
     def timeline(self) -> pd.DataFrame:
-        """Intervals per rank: kind is compute, sleep, overhead (message CPU time), wait or comm."""
-        return pd.DataFrame(self._core.timeline_columns())
+        """Intervals per rank: kind is compute, sleep, overhead (message CPU time), wait or comm.
+        Needs ``record_timeline=True``."""
+        import numpy as np
+        import pandas as pd
+
+        col = {k: np.frombuffer(v, dtype=TIMELINE_DTYPES[k]) for k, v in self._core.timeline_columns().items()}
+        return pd.DataFrame({
+            "rank": col["rank"].astype(np.int64),
+            "kind": pd.Categorical.from_codes(col["kind"].astype(np.int64), categories=list(_core.INTERVAL_KINDS)),
+            "start": col["start"],
+            "end": col["end"],
+        })
 
     def to_json(self) -> str:
-        """The `--json` document: makespan, model, ranks, messages."""
+        """The `--json` document: model, messages, makespan, message_stats, ranks."""
         return self._core.to_json()
 
     def to_dict(self) -> dict[str, Any]:
         return json.loads(self.to_json())
 
     def __repr__(self) -> str:
-        return f"Result(makespan={self.makespan!r}, messages={len(self.messages)})"
+        return f"Result(makespan={self.makespan!r}, messages={self.message_stats['count']})"
+
+
+SEED_LIMIT = 2**64
+
+
+def check_seed(seed: Any, source: str = "seed") -> int:
+    """Return `seed` as an int if 0 <= seed < 2^64, else raise OptionsError.
+
+    The one check of every seed (``simulate``, the multicast functions and the CLI's ``--seed``);
+    `source` names where the value came from (``seed`` in the API, ``--seed`` in the CLI)."""
+    if isinstance(seed, bool) or not hasattr(seed, "__index__"):
+        reason = f"must be an integer, got {type(seed).__name__} {_short(seed)}"
+    else:
+        seed = seed.__index__()
+        if 0 <= seed < SEED_LIMIT:
+            return seed
+        reason = f"must be between 0 and 2^64 - 1, got {_short(seed)}"
+    raise input_error(_core.OptionsError, source, "", reason)
+
+
+def _short(value: Any) -> str:
+    """`value` for an error message: a huge integer in scientific notation, not 300 digits."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -10**21 < value < 10**21:
+        try:
+            return f"{value:.3e}"
+        except OverflowError:
+            return f"{'-' if value < 0 else ''}about 2^{abs(value).bit_length() - 1}"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+ProgressCallback = Callable[[float, int, int, int, int, float], None]
 
 
 def simulate(
@@ -153,19 +243,46 @@ def simulate(
     model: str | None = None,
     placement: str = "explicit",
     seed: int = 0,
+    *,
+    record_messages: bool = True,
+    record_timeline: bool = True,
+    json_path: str | Path | None = None,
+    on_messages: Callable[[pd.DataFrame], None] | None = None,
+    batch_size: int = 65536,
+    on_progress: ProgressCallback | None = None,
+    progress_every: float = 0.25,
 ) -> Result:
     """Replay `trace` on `platform`.
 
     model: sharing model (default: the platform's `network.model`).
     placement: explicit (the trace's `placement`, else rank i on host i), rrn, rrp or random.
     seed: seed of the random placement.
+    record_messages, record_timeline: keep every message / interval in memory for
+        `Result.messages` / `Result.timeline` (turn off for big runs: memory then follows
+        what is in flight only).
+    json_path: write the `--json` document to this file while the replay runs.
+    on_messages: called with a DataFrame of up to `batch_size` messages at a time, as they arrive.
+    on_progress: called every `progress_every` wall seconds with (simulated time, engine steps,
+        messages delivered, ranks finished, ranks, elapsed seconds); an exception it raises
+        stops the replay and propagates.
     """
+    seed = check_seed(seed)
     p = load_platform(platform)
     t = load_trace(trace)
+    batches = None
+    if on_messages is not None:
+        hosts = p.host_names
+
+        def batches(columns: dict[str, bytes]) -> None:
+            on_messages(message_frame(columns, hosts))
+
     try:
         if model is not None:
             _core.check_model(p._core, model)
-        core = _core.simulate(p._core, t._core, model=model, placement=placement, seed=seed)
+        core = _core.simulate(p._core, t._core, model=model, placement=placement, seed=seed,
+                              record_messages=record_messages, record_timeline=record_timeline,
+                              json_path=None if json_path is None else str(json_path), on_messages=batches,
+                              batch_size=batch_size, on_progress=on_progress, progress_every=progress_every)
     except _core.InputError as exc:
         raise name_source(exc, p, t) from None
     return Result(core)

@@ -3,18 +3,59 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from . import _core
-from .api import Result, load_platform, load_trace, simulate
+from .api import Result, check_seed, load_platform, load_trace, simulate
 
-out = Console(width=max(Console().width, 120))
-err = Console(stderr=True)
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+class _LazyConsole:
+    """A rich Console made on first use: `commaware --help` and option errors do not pay for
+    importing rich. Attribute access goes to the console."""
+
+    def __init__(self, stderr: bool = False, min_width: int | None = None) -> None:
+        self._stderr = stderr
+        self._min_width = min_width
+        self._console: Console | None = None
+
+    def real(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            console = Console(stderr=self._stderr)
+            if self._min_width is not None:
+                console = Console(stderr=self._stderr, width=max(console.width, self._min_width))
+            self._console = console
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real(), name)
+
+    def __enter__(self) -> Console:  # rich's Live uses `with console:`
+        return self.real().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.real().__exit__(*exc)
+
+
+def Table(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 (rich's Table, imported on first use)
+    from rich.table import Table as RichTable
+
+    return RichTable(*args, **kwargs)
+
+
+out = _LazyConsole(min_width=120)
+err = _LazyConsole(stderr=True)
 
 EXIT_BAD_INPUT = 2
 
@@ -25,25 +66,75 @@ def fail(message: str) -> None:
     sys.exit(EXIT_BAD_INPUT)
 
 
+def _seed_callback(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    """--seed: the API's check (0 <= seed < 2^64); a bad seed is one error line and exit 2."""
+    try:
+        return check_seed(value, source="--seed")
+    except _core.OptionsError as exc:
+        fail(str(exc))
+        raise  # not reached: fail exits
+
+
+def seed_option(help: str) -> Any:
+    """The --seed option of every command (checked like the API's `seed`)."""
+    return click.option("--seed", type=int, default=0, show_default=True, callback=_seed_callback,
+                        help=f"{help} 0 to 2^64 - 1.".strip())
+
+
 def print_result(result: Result, title: str) -> None:
-    ranks = result.ranks
-    msgs = result.messages
+    ranks = result.rank_columns  # plain lists: a summary needs no pandas
+    n = len(ranks["rank"])
     out.print(f"[bold]{title}[/]  model={result.model}  makespan=[bold]{result.makespan:.6g} s[/]")
     table = Table(show_header=True, header_style="bold")
     for col in ("rank", "host", "end (s)", "compute (s)", "blocked (s)"):
         table.add_column(col, justify="right")
-    shown = ranks if len(ranks) <= 32 else ranks.nlargest(16, "end").sort_values("rank")
-    for row in shown.itertuples():
-        table.add_row(str(row.rank), row.host, f"{row.end:.6g}", f"{row.compute_seconds:.6g}", f"{row.blocked_seconds:.6g}")
+    # Above 32 ranks, the 16 that finish last (first ones on ties), in rank order.
+    shown = range(n) if n <= 32 else sorted(sorted(range(n), key=lambda i: -ranks["end"][i])[:16])
+    for i in shown:
+        table.add_row(str(ranks["rank"][i]), ranks["host"][i], f"{ranks['end'][i]:.6g}",
+                      f"{ranks['compute_seconds'][i]:.6g}", f"{ranks['blocked_seconds'][i]:.6g}")
     out.print(table)
-    if len(ranks) > 32:
-        out.print(f"({len(ranks)} ranks; the 16 that finish last are shown)")
-    if len(msgs):
-        dur = msgs["end"] - msgs["start"]
+    if n > 32:
+        out.print(f"({n} ranks; the 16 that finish last are shown)")
+    stats = result.message_stats
+    if stats["count"]:
         out.print(
-            f"{len(msgs)} messages, {msgs['bytes'].sum():.6g} bytes; "
-            f"duration mean {dur.mean():.6g} s, max {dur.max():.6g} s"
+            f"{stats['count']} messages, {stats['bytes']:.6g} bytes; "
+            f"duration mean {stats['mean_seconds']:.6g} s, max {stats['max_seconds']:.6g} s"
         )
+
+
+class ProgressLine:
+    """Progress of a long replay on stderr: simulated time, events per second, elapsed time.
+
+    Shown only on a terminal, and only once the replay has run for `delay` seconds. Called
+    by the core a few times per second (which also lets Ctrl-C stop the replay).
+    """
+
+    def __init__(self, enabled: bool, delay: float = 1.0) -> None:
+        self.enabled = enabled and err.is_terminal
+        self.delay = delay
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __call__(self, now: float, events: int, messages: int, ranks_done: int, ranks: int, elapsed: float) -> None:
+        if not self.enabled or elapsed < self.delay:
+            return
+        if self._progress is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TextColumn("ranks done"),
+                                      TextColumn("{task.description}"), TimeElapsedColumn(), console=err.real(), transient=True)
+            self._progress.start()
+            self._task = self._progress.add_task("", total=ranks)
+        rate = events / elapsed if elapsed > 0 else 0.0
+        self._progress.update(self._task, completed=ranks_done,
+                              description=f"t={now:.6g} s  {rate:,.0f} events/s  {messages:,} messages")
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -58,31 +149,65 @@ def main() -> None:
 @click.option("--model", default=None, help=f"Sharing model (default: the platform's). Known: {', '.join(_core.sharing_models())}.")
 @click.option("--placement", type=click.Choice(_core.placements()), default="explicit", show_default=True,
               help="Ranks onto hosts: the trace's list (else rank i on host i), round-robin per node, fill nodes first, or random.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random placement.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (makespan, ranks, messages).")
+@seed_option("Seed of the random placement.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (model, messages, makespan, message_stats, "
+              "ranks), streamed: messages in the order their last byte arrived.")
+@click.option("--messages", "messages_file", type=click.Path(dir_okay=False), default=None,
+              help="Write the per-message table to FILE.parquet or FILE.csv while the replay runs.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Draw ranks against time to FILE.svg or FILE.png.")
-def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, seed: int, as_json: bool, gantt: str | None) -> None:
+@click.option("--quiet", "-q", is_flag=True, help="No progress line on stderr.")
+def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, seed: int, as_json: bool,
+                 messages_file: str | None, gantt: str | None, quiet: bool) -> None:
     """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network).
 
+    Without --json, --messages or --gantt nothing per message is kept: memory follows the
+    messages in flight, not the messages sent.
+
     \b
-    Example:
+    Examples:
+      commaware simulate examples/cluster16.json examples/ring.json
       commaware simulate examples/cluster16.json examples/ring.json --json
+      commaware simulate examples/cluster16.json examples/alltoall.json --messages msgs.parquet
     """
+    from .output import MESSAGE_FORMATS, MessageFile, partial_path
+
     if gantt and Path(gantt).suffix.lower() not in (".svg", ".png"):
         fail(f"{gantt}: --gantt needs a .svg or .png file")
+    if messages_file and Path(messages_file).suffix.lower() not in MESSAGE_FORMATS:
+        fail(f"{messages_file}: --messages needs a .parquet or .csv file")
+    table = MessageFile(messages_file) if messages_file else None
+    json_tmp = None
+    if as_json:
+        fd, json_tmp = tempfile.mkstemp(prefix="commaware-", suffix=".json")
+        os.close(fd)
+    progress = ProgressLine(enabled=not quiet)
     try:
-        result = simulate(platform, trace, model=model, placement=placement, seed=seed)
+        try:
+            result = simulate(platform, trace, model=model, placement=placement, seed=seed, record_messages=False,
+                              record_timeline=bool(gantt), json_path=json_tmp, on_messages=table, on_progress=progress)
+        finally:
+            progress.close()
+        if table is not None:
+            table.close(load_platform(platform).host_names)
+        if gantt:
+            from .gantt import write_gantt
+
+            write_gantt(result, gantt, title=f"{Path(trace).name} on {Path(platform).name}")
     except _core.InputError as exc:
         fail(str(exc))
-    if gantt:
-        from .gantt import write_gantt
-
-        try:
-            write_gantt(result, gantt, title=f"{Path(trace).name} on {Path(platform).name}")
-        except OSError as exc:
-            fail(f"{gantt}: cannot write: {exc.strerror or exc}")
-    if as_json:
-        click.echo(result.to_json())
+    except (_core.OutputError, OSError) as exc:
+        fail(str(exc) if isinstance(exc, _core.OutputError) else f"{exc.filename or ''}: cannot write: {exc.strerror or exc}")
+    finally:
+        if table is not None and table.partial.exists():
+            table.discard()
+        if json_tmp and sys.exc_info()[0] is not None:
+            os.unlink(json_tmp)
+    for warning in result.warnings:
+        err.print(f"[bold yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+    if json_tmp:
+        with open(json_tmp) as doc:
+            shutil.copyfileobj(doc, sys.stdout)
+        os.unlink(json_tmp)
     else:
         print_result(result, f"{trace} on {platform}")
 
@@ -92,7 +217,8 @@ def examples_dir() -> Path:
     for base in (Path(__file__).resolve().parents[2], Path.cwd()):
         if (base / "examples" / "cluster16.json").exists():
             return base / "examples"
-    raise click.ClickException("cannot find the examples/ directory; pass --examples DIR")
+    fail("cannot find the examples/ directory; pass --examples DIR")
+    raise AssertionError("not reached")
 
 
 DEMO_TRACES = [
@@ -110,17 +236,25 @@ DEMO_TRACES = [
 def demo_cmd(examples: str | None, as_json: bool) -> None:
     """Simulate the built-in examples on a 16-node cluster and summarise them."""
     folder = Path(examples) if examples else examples_dir()
-    platform = load_platform(folder / "cluster16.json")
+    needed = ["cluster16.json", *(name for name, _ in DEMO_TRACES)]
+    missing = [name for name in needed if not (folder / name).is_file()]
+    if missing:
+        fail(f"{folder}: missing {', '.join(missing)} (--examples DIR needs {', '.join(needed)})")
     rows = []
-    for name, what in DEMO_TRACES:
-        for placement in ("explicit", "rrn", "rrp"):
-            res = simulate(platform, folder / name, placement=placement)
-            msgs = res.messages
-            rows.append({
-                "trace": name, "what": what, "placement": placement, "makespan": res.makespan,
-                "messages": len(msgs), "bytes": float(msgs["bytes"].sum()) if len(msgs) else 0.0,
-                "mean_message_seconds": float((msgs["end"] - msgs["start"]).mean()) if len(msgs) else 0.0,
-            })
+    try:
+        platform = load_platform(folder / "cluster16.json")
+        for name, what in DEMO_TRACES:
+            for placement in ("explicit", "rrn", "rrp"):
+                res = simulate(platform, folder / name, placement=placement, record_messages=False,
+                               record_timeline=False)
+                stats = res.message_stats
+                rows.append({
+                    "trace": name, "what": what, "placement": placement, "makespan": res.makespan,
+                    "messages": int(stats["count"]), "bytes": float(stats["bytes"]),
+                    "mean_message_seconds": float(stats["mean_seconds"]) if stats["count"] else 0.0,
+                })
+    except _core.InputError as exc:
+        fail(str(exc))
     if as_json:
         click.echo(json.dumps({"platform": str(folder / "cluster16.json"), "runs": rows}, indent=2))
         return
@@ -139,44 +273,82 @@ def demo_cmd(examples: str | None, as_json: bool) -> None:
               "neighbouring ranks share a node and part of the traffic uses memory bandwidth, not the NIC.")
 
 
+class ReproduceProgress:
+    """`reproduce`'s progress on stderr: which check runs (k of n) and how far it is.
+
+    rich, transient; made only on a terminal and without --quiet. reproduce.run calls `start`
+    for each check, and a long check reports its own work through `advance`."""
+
+    def __init__(self) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._progress = Progress(TextColumn("{task.fields[check]}"), BarColumn(bar_width=16), MofNCompleteColumn(),
+                                  TextColumn("{task.description}"), TimeElapsedColumn(),
+                                  console=err.real(), transient=True)
+        self._task: Any = None
+
+    def __enter__(self) -> ReproduceProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._progress.stop()
+
+    def start(self, index: int, count: int, job: Any) -> None:
+        if self._task is not None:
+            self._progress.remove_task(self._task)
+        self._task = self._progress.add_task("", total=None, check=f"[{index + 1}/{count}] {job.paper} {job.label}")
+
+    def advance(self, done: int, total: int, detail: str) -> None:
+        if self._task is not None:
+            self._progress.update(self._task, completed=done, total=total, description=detail)
+
+
+STATUS_STYLE = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "not_reproduced": "[yellow]not reproduced[/]"}
+
+
 @main.command("reproduce")
 @click.argument("paper")
-@click.option("--json", "as_json", is_flag=True, help='Print {"checks": [...]}.')
+@click.option("--json", "as_json", is_flag=True, help='Print {"checks": [...]}, each with its status and note.')
 @click.option("--plots", type=click.Path(file_okay=False), default=None,
               help="Also write the papers' figures as PNG files into DIR.")
-def reproduce_cmd(paper: str, as_json: bool, plots: str | None) -> None:
-    """Run the reproduction checks of PAPER (000-004) or all; exit 1 if any fails."""
+@click.option("--quiet", "-q", is_flag=True, help="No progress display on stderr.")
+def reproduce_cmd(paper: str, as_json: bool, plots: str | None, quiet: bool) -> None:
+    """Run the reproduction checks of PAPER (000-004) or all.
+
+    Each check's status is pass, fail (ours disagrees and our code is suspect) or
+    not_reproduced (a faithful implementation does not give the paper's claim; the note says
+    what was assumed, what was tried and the likely cause). Exit 1 only if a check fails.
+    """
     from . import reproduce
 
     if paper != "all" and paper not in reproduce.PAPERS:
         fail(f"unknown paper `{paper}` (known: {', '.join(reproduce.PAPERS)}, all)")
     papers = list(reproduce.PAPERS) if paper == "all" else [paper]
 
-    def track(items: list, description: str):
-        from rich.progress import track as rich_track
-
-        return rich_track(items, description=description, console=err, transient=True)
-
-    checks = reproduce.run(papers, track=track)
+    if quiet or not err.is_terminal:
+        checks = reproduce.run(papers)
+    else:
+        with ReproduceProgress() as progress:
+            checks = reproduce.run(papers, progress=progress)
     if plots:
         written = reproduce.plot(papers, Path(plots))
         err.print(f"wrote {len(written)} plot(s) into {plots}")
-    failed = [c for c in checks if not c.passed]
+    counts = reproduce.counts(checks)
     if as_json:
         click.echo(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2))
+    elif not checks:
+        out.print(f"no reproduction checks are registered yet for: {', '.join(papers)}")
     else:
-        if not checks:
-            out.print(f"no reproduction checks are registered yet for: {', '.join(papers)}")
         table = Table(header_style="bold")
-        for col, width in (("paper", 5), ("check", 38), ("paper value", 22), ("ours", 22), ("tol", 6), ("pass", 4)):
+        for col, width in (("paper", 5), ("check", 38), ("paper value", 22), ("ours", 22), ("tol", 6), ("status", 16)):
             table.add_column(col, max_width=width, overflow="ellipsis", no_wrap=True)
         for c in checks:
-            table.add_row(c.paper, c.name, str(c.paper_value), str(c.ours), str(c.tolerance),
-                          "[green]yes[/]" if c.passed else "[red]NO[/]")
-        if checks:
-            out.print(table)
-            out.print(f"{len(checks) - len(failed)} of {len(checks)} checks pass; --json shows each check's note.")
-    sys.exit(1 if failed else 0)
+            table.add_row(c.paper, c.name, str(c.paper_value), str(c.ours), str(c.tolerance), STATUS_STYLE[c.status])
+        out.print(table)
+        out.print(f"{len(checks)} checks: {counts['pass']} pass, {counts['fail']} fail, "
+                  f"{counts['not_reproduced']} not reproduced; --json shows each check's note.")
+    sys.exit(reproduce.exit_code(checks))
 
 
 class _DefaultCommandGroup(click.Group):
@@ -203,9 +375,10 @@ def multicast_group() -> None:
 @multicast_group.command("schedule")
 @click.argument("instance", type=click.Path(dir_okay=False))
 @click.option("--algorithm", "-a", type=click.Choice(_core.multicast_algorithms()), default="ecf", show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of RRS and RRSP.")
+@seed_option("Seed of RRS and RRSP.")
 @click.option("--json", "as_json", is_flag=True, help="Print the schedule as JSON.")
-@click.option("--summary", is_flag=True, help="Only algorithm, completion_time, lower_bound, scheduling_seconds.")
+@click.option("--summary", is_flag=True, help="Only algorithm, completion time, lower bound and scheduling time "
+              "(a table; JSON with --json).")
 @click.option("--execute", "model", default=None, help="Also replay the schedule on the engine with this sharing model "
               "(contention_free reproduces the scheduler; maxmin shows contention).")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None,
@@ -231,11 +404,24 @@ def multicast_schedule_cmd(instance: str, algorithm: str, seed: int, as_json: bo
             write_gantt(drawn, gantt, title=f"{algorithm} on {Path(instance).name}: {sched.completion_time:.6g} s")
         except OSError as exc:
             fail(f"{gantt}: cannot write: {exc.strerror or exc}")
-    if as_json or summary:
+    if as_json:
         doc = json.loads(sched.to_json(summary=summary))
         if replay is not None:
             doc["execution"] = {"model": model, "makespan": replay.makespan}
         click.echo(json.dumps(doc, indent=2))
+        return
+    if summary:
+        table = Table(header_style="bold")
+        for col in ("algorithm", "completion (s)", "lower bound (s)", "ratio", "scheduling (ms)"):
+            table.add_column(col, justify="right")
+        ratio = f"{sched.completion_time / sched.lower_bound:.3f}" if sched.lower_bound > 0 else "-"
+        row = [sched.algorithm, f"{sched.completion_time:.6g}", f"{sched.lower_bound:.6g}", ratio,
+               f"{1e3 * sched.scheduling_seconds:.3g}"]
+        if replay is not None:
+            table.add_column(f"{model} makespan (s)", justify="right")
+            row.append(f"{replay.makespan:.6g}")
+        table.add_row(*row)
+        out.print(table)
         return
     doc = sched.to_dict()
     out.print(f"[bold]{algorithm}[/] on {instance}: completion [bold]{sched.completion_time:.6g} s[/], "
@@ -266,7 +452,7 @@ def multicast_schedule_cmd(instance: str, algorithm: str, seed: int, as_json: bo
 @click.option("--sources", type=int, default=None, help="random pattern: number of sources (default nodes/4).")
 @click.option("--destinations", type=int, default=None, help="random pattern: destinations per source (default random).")
 @click.option("--source", type=int, default=None, help="broadcast pattern: the source (default random).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@seed_option("Seed of the random draws.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write to FILE instead of stdout.")
 def multicast_generate_cmd(nodes: int, pattern: str, sizes: str, network: str, sources: int | None,
                            destinations: int | None, source: int | None, seed: int, output: str | None) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from . import _core
 from ._errors import input_error, option_error, with_source
-from .api import Result, Source, read_input
+from .api import Result, Source, check_seed, read_input
 
 ALGORITHMS: list[str] = _core.multicast_algorithms()
 PATTERNS = ("broadcast", "all_to_all", "random")
@@ -99,7 +99,9 @@ def load_instance(source: Source | Instance) -> Instance:
 
 def schedule(instance: Source | Instance, algorithm: str, seed: int = 0, receivers: list[int] | None = None) -> Schedule:
     """Schedule with one of ALGORITHMS; `seed` drives RRS and RRSP. `receivers` forces the
-    receiver order of a receiver-first algorithm (one node per delivery)."""
+    receiver order of a receiver-first algorithm (one node per delivery). Raises OptionsError
+    unless 0 <= seed < 2^64."""
+    seed = check_seed(seed)
     inst = load_instance(instance)
     try:
         return Schedule(_core.multicast_schedule(inst._core, algorithm, seed, receivers))
@@ -137,7 +139,9 @@ def generate(
     """A random instance with the settings of §7 (seeded).
 
     `network`: "fast" (1 Gbps on every link), "slow" (155 Mbps) or "mixed" (each pair's link 1 Gbps
-    or 155 Mbps with probability 1/2; the nodes and multicasts are those of "fast" with that seed)."""
+    or 155 Mbps with probability 1/2; the nodes and multicasts are those of "fast" with that seed).
+    Raises OptionsError unless 0 <= seed < 2^64."""
+    seed = check_seed(seed)
     if pattern == "broadcast":
         pat: Any = {"broadcast": {"source": source}}
     elif pattern == "all_to_all":

@@ -2,15 +2,25 @@
 
 Each paper module registers checks with :func:`check`; a check returns one or more
 :class:`Check` rows that print the paper's value beside ours with the tolerance.
+
+Every row has a ``status``:
+
+* ``pass``: ours agrees with the paper (within the tolerance, or the claim holds);
+* ``fail``: ours disagrees and our code is suspect; ``commaware reproduce`` exits 1;
+* ``not_reproduced``: a faithful implementation, on the inputs stated in the row, does not give
+  the paper's claim; the row's ``note`` says what was assumed, what was tried and the likely
+  cause. It does not change the exit code. A row is only labelled so after that analysis.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import importlib
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator, Protocol
 
 PAPERS = {
     "000": "Interference-aware scheduling (Kreaseck et al.)",
@@ -20,9 +30,18 @@ PAPERS = {
     "004": "Predictive models for bandwidth sharing (Vienne et al.)",
 }
 
+PASS, FAIL, NOT_REPRODUCED = "pass", "fail", "not_reproduced"
+STATUSES = (PASS, FAIL, NOT_REPRODUCED)
+
 
 @dataclass
 class Check:
+    """One row: the paper's value beside ours.
+
+    ``passed`` is True exactly when ``status`` is ``pass``. Give ``status`` only to label a row
+    that does not pass ``not_reproduced`` (see the module docstring); by default it is ``pass``
+    or ``fail`` from ``passed``."""
+
     paper: str
     name: str
     paper_value: float | str | None
@@ -32,25 +51,66 @@ class Check:
     note: str = ""
     paper_inconsistent: bool = False
     extra: dict = field(default_factory=dict)
+    status: str = ""
+
+    def __post_init__(self) -> None:
+        self.passed = bool(self.passed)
+        if not self.status:
+            self.status = PASS if self.passed else FAIL
+        if self.status not in STATUSES:
+            raise ValueError(f"{self.name}: status must be one of {', '.join(STATUSES)}, got {self.status!r}")
+        if self.passed != (self.status == PASS):
+            raise ValueError(f"{self.name}: passed={self.passed} contradicts status {self.status!r}")
+        if self.status == NOT_REPRODUCED and not self.note:
+            raise ValueError(f"{self.name}: a not_reproduced row needs a note (assumed, tried, likely cause)")
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["pass"] = d.pop("passed")
-        if not self.paper_inconsistent:
-            d.pop("paper_inconsistent")
-        if not self.extra:
-            d.pop("extra")
+        d = {"paper": self.paper, "name": self.name, "paper_value": self.paper_value, "ours": self.ours,
+             "tolerance": self.tolerance, "pass": self.status == PASS, "status": self.status, "note": self.note}
+        if self.paper_inconsistent:
+            d["paper_inconsistent"] = True
+        if self.extra:
+            d["extra"] = self.extra
         return d
 
 
-_REGISTRY: dict[str, list[Callable[[], Iterable[Check]]]] = {p: [] for p in PAPERS}
+def counts(checks: Iterable[Check]) -> dict[str, int]:
+    """How many rows have each status (every status present, in STATUSES order)."""
+    n = dict.fromkeys(STATUSES, 0)
+    for c in checks:
+        n[c.status] += 1
+    return n
 
 
-def check(paper: str) -> Callable:
-    """Decorator: register a function returning Check rows for `paper`."""
+def exit_code(checks: Iterable[Check]) -> int:
+    """1 when any row fails, else 0 (``not_reproduced`` rows do not fail the run)."""
+    return 1 if any(c.status == FAIL for c in checks) else 0
+
+
+# --- registry --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Job:
+    """A registered check function of a paper; `label` is what the progress display shows."""
+
+    paper: str
+    label: str
+    fn: Callable[[], Iterable[Check]]
+
+
+_REGISTRY: dict[str, list[Job]] = {p: [] for p in PAPERS}
+
+
+def check(paper: str, label: str | None = None) -> Callable:
+    """Decorator: register a function returning Check rows for `paper`.
+
+    `label` (default: the first line of the function's docstring, else its name) names the
+    check in the progress display of ``commaware reproduce``."""
 
     def register(fn: Callable[[], Iterable[Check]]) -> Callable[[], Iterable[Check]]:
-        _REGISTRY[paper].append(fn)
+        doc = (fn.__doc__ or "").strip().splitlines()
+        _REGISTRY[paper].append(Job(paper, label or (doc[0].rstrip(".") if doc else fn.__name__), fn))
         return fn
 
     return register
@@ -65,13 +125,55 @@ def _load_modules() -> None:
                 raise
 
 
-def run(papers: list[str], track: Callable[[list, str], Iterable] | None = None) -> list[Check]:
-    """Run the checks of `papers`; `track(items, description)` may wrap the loop (a progress bar)."""
+def jobs(papers: list[str]) -> list[Job]:
+    """The registered checks of `papers`, in the order they run."""
     _load_modules()
-    jobs = [(p, fn) for p in papers for fn in _REGISTRY[p]]
+    return [job for p in papers for job in _REGISTRY[p]]
+
+
+# --- progress --------------------------------------------------------------------------------
+
+
+class Progress(Protocol):
+    """What :func:`run` reports to (the CLI draws it with rich)."""
+
+    def start(self, index: int, count: int, job: Job) -> None:
+        """Check `index` (0-based) of `count` starts."""
+
+    def advance(self, done: int, total: int, detail: str) -> None:
+        """Inside the running check: `done` of `total` units of work finished."""
+
+
+_PROGRESS: contextvars.ContextVar[Progress | None] = contextvars.ContextVar("commaware_reproduce_progress",
+                                                                           default=None)
+
+
+def report(done: int, total: int, detail: str = "") -> None:
+    """Called by a long check (in the thread that runs it) to report its own progress; a no-op
+    unless :func:`run` was given a `progress`."""
+    progress = _PROGRESS.get()
+    if progress is not None:
+        progress.advance(done, total, detail)
+
+
+@contextlib.contextmanager
+def _reporting(progress: Progress | None) -> Iterator[None]:
+    token = _PROGRESS.set(progress)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
+
+
+def run(papers: list[str], progress: Progress | None = None) -> list[Check]:
+    """Run the checks of `papers`; `progress` hears when each check starts and how far it is."""
+    todo = jobs(papers)
     rows: list[Check] = []
-    for _, fn in (track(jobs, "reproducing") if track else jobs):
-        rows.extend(fn())
+    with _reporting(progress):
+        for i, job in enumerate(todo):
+            if progress is not None:
+                progress.start(i, len(todo), job)
+            rows.extend(job.fn())
     return rows
 
 

@@ -18,6 +18,10 @@ pub enum ErrorKind {
     Options,
     /// A multicast instance (paper 003) is malformed or inconsistent.
     Multicast,
+    /// An output could not be written (disk full, permission denied, ...).
+    Output,
+    /// The caller stopped the run (a progress callback asked to, or raised).
+    Aborted,
 }
 
 #[derive(Debug, Clone, PartialEq)]

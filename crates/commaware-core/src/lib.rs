@@ -8,8 +8,9 @@
 
 pub mod engine;
 pub mod mintree;
-pub mod multicast;
 pub mod error;
+pub mod multicast;
+pub mod output;
 pub mod placement;
 pub mod platform;
 pub mod replay;
@@ -19,5 +20,5 @@ pub mod trace;
 
 pub use error::{Error, ErrorKind};
 pub use platform::Platform;
-pub use replay::{simulate, SimOptions, SimResult};
+pub use replay::{simulate, simulate_observed, Collect, MessageRecord, NoObserver, Observer, SimOptions, SimResult};
 pub use trace::Trace;

@@ -9,8 +9,14 @@
 //!   starts once both sides are posted; the send completes when the transfer ends.
 //! * A receive completes when its message's last byte arrived, plus the receive
 //!   overhead; a send posts after the sender spent the send overhead.
+//!
+//! Memory follows what is live: each rank walks its program with a [`Cursor`] (collectives
+//! are lowered one round at a time), a message's slot is reused once its transfer ended
+//! and both its requests were waited for, and per-message records and timeline intervals
+//! go to an [`Observer`] as they happen instead of being kept.
 
 use std::collections::VecDeque;
+use std::time::Instant;
 
 use serde::Serialize;
 
@@ -19,7 +25,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::placement::{place, Placement};
 use crate::platform::Platform;
 use crate::sharing::make_model;
-use crate::trace::{Op, Trace, CTX_USER};
+use crate::trace::{Cursor, Step, Trace, CTX_USER, OP_NAMES};
 
 #[derive(Debug, Clone)]
 pub struct SimOptions {
@@ -47,49 +53,147 @@ pub struct RankResult {
     pub blocked_seconds: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// One message, reported when its last byte arrived. Fixed size, no strings.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MessageRecord {
-    pub src_rank: usize,
-    pub dst_rank: usize,
-    pub src_host: String,
-    pub dst_host: String,
+    pub src_rank: u32,
+    pub dst_rank: u32,
+    /// Host indices in the platform.
+    pub src_host: u32,
+    pub dst_host: u32,
     pub bytes: f64,
-    /// User tag; `None` for messages of collectives.
-    pub tag: Option<i64>,
-    /// Trace operation that sent it (`send`, `isend`, `bcast`, ...).
-    pub op: &'static str,
+    /// User tag; -1 for messages of collectives.
+    pub tag: i64,
+    /// Trace operation that sent it, an index into [`OP_NAMES`].
+    pub op: u8,
     /// When the transfer started (s).
     pub start: f64,
     /// When its last byte arrived: latency first, then the bytes at the shared rate (s).
     pub end: f64,
 }
 
-/// One stretch of a rank's time, for Gantt charts.
-#[derive(Debug, Clone, Serialize)]
+impl MessageRecord {
+    pub fn op_name(&self) -> &'static str {
+        OP_NAMES[self.op as usize]
+    }
+}
+
+/// Kinds of [`Interval`], by index.
+pub const INTERVAL_KINDS: [&str; 5] = ["compute", "sleep", "overhead", "wait", "comm"];
+const COMPUTE: u8 = 0;
+const SLEEP: u8 = 1;
+const OVERHEAD: u8 = 2;
+const WAIT: u8 = 3;
+const COMM: u8 = 4;
+
+/// One stretch of a rank's time, for Gantt charts: `compute`, `sleep`, `overhead`
+/// (per-message CPU time), `wait` (partner not ready) or `comm` (data moving).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Interval {
-    pub rank: usize,
-    /// `compute`, `sleep`, `overhead` (per-message CPU time), `wait` (partner not ready)
-    /// or `comm` (data moving).
-    pub kind: &'static str,
+    pub rank: u32,
+    /// Index into [`INTERVAL_KINDS`].
+    pub kind: u8,
     pub start: f64,
     pub end: f64,
+}
+
+impl Interval {
+    pub fn kind_name(&self) -> &'static str {
+        INTERVAL_KINDS[self.kind as usize]
+    }
+}
+
+/// Totals over all messages, kept whatever is recorded.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct MessageStats {
+    pub count: u64,
+    pub bytes: f64,
+    /// Mean and largest time from transfer start to last byte (s).
+    pub mean_seconds: f64,
+    pub max_seconds: f64,
+}
+
+/// How far a replay is, for progress displays.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Simulated time (s).
+    pub now: f64,
+    /// Engine steps so far.
+    pub events: u64,
+    /// Messages delivered so far.
+    pub messages: u64,
+    pub ranks_done: usize,
+    pub ranks: usize,
+    /// Wall-clock seconds since the replay started.
+    pub elapsed: f64,
+}
+
+/// What a replay reports while it runs; every method has a default that ignores it.
+/// An error returned by a method stops the replay and is returned by it.
+pub trait Observer {
+    /// Whether to build [`MessageRecord`]s at all.
+    fn wants_messages(&self) -> bool {
+        false
+    }
+    /// Whether to build timeline [`Interval`]s at all.
+    fn wants_timeline(&self) -> bool {
+        false
+    }
+    fn message(&mut self, _m: &MessageRecord) -> Result<()> {
+        Ok(())
+    }
+    fn interval(&mut self, _i: &Interval) -> Result<()> {
+        Ok(())
+    }
+    /// Seconds between [`Observer::progress`] calls; `None` for no calls.
+    fn progress_every(&self) -> Option<f64> {
+        None
+    }
+    fn progress(&mut self, _p: &Progress) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Records nothing.
+pub struct NoObserver;
+impl Observer for NoObserver {}
+
+/// Keeps every message and interval in memory, in the order they happened (messages in
+/// the order their last byte arrived).
+#[derive(Debug, Default)]
+pub struct Collect {
+    pub messages: Vec<MessageRecord>,
+    pub timeline: Vec<Interval>,
+}
+
+impl Observer for Collect {
+    fn wants_messages(&self) -> bool {
+        true
+    }
+    fn wants_timeline(&self) -> bool {
+        true
+    }
+    fn message(&mut self, m: &MessageRecord) -> Result<()> {
+        self.messages.push(*m);
+        Ok(())
+    }
+    fn interval(&mut self, i: &Interval) -> Result<()> {
+        self.timeline.push(*i);
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SimResult {
     pub model: String,
     pub makespan: f64,
+    pub message_stats: MessageStats,
     pub ranks: Vec<RankResult>,
-    pub messages: Vec<MessageRecord>,
+    /// Host names, indexed by [`MessageRecord::src_host`] and `dst_host`.
     #[serde(skip)]
-    pub timeline: Vec<Interval>,
-}
-
-impl SimResult {
-    /// The JSON document of the CLI's `--json` (stable field names).
-    pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("result serialises")
-    }
+    pub host_names: Vec<String>,
+    /// Inputs that were accepted but have no effect (e.g. `pair_bandwidth` under `maxmin`).
+    pub warnings: Vec<String>,
 }
 
 const NONE: u32 = u32::MAX;
@@ -98,13 +202,15 @@ const TAG_RANK: u64 = 0;
 const TAG_MSG: u64 = 1 << 62;
 const TAG_RECV_OVERHEAD: u64 = 2 << 62;
 const TAG_MASK: u64 = 3 << 62;
+/// Engine steps between looks at the wall clock for progress reports.
+const PROGRESS_CHECK_STEPS: u64 = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Blocked {
     No,
-    /// In a compute, sleep or send overhead.
-    Activity(&'static str),
-    /// Waiting for `count` requests.
+    /// In a compute, sleep or send overhead (an interval kind).
+    Activity(u8),
+    /// Waiting for `waiting` requests.
     Wait,
     Done,
 }
@@ -113,17 +219,25 @@ enum Blocked {
 struct Req {
     done: bool,
     awaited: bool,
+    /// A user request already waited for (never waited again by `waitall`).
+    waited: bool,
     msg: u32,
 }
 
+const FRESH_REQ: Req = Req { done: false, awaited: false, waited: false, msg: NONE };
+
 struct RankState {
     host: usize,
-    pc: usize,
+    cursor: Cursor,
     blocked: Blocked,
     since: f64,
     waiting: u32,
     overhead_paid: bool,
     reqs: Vec<Req>,
+    /// User requests posted and not waited for yet, in posting order (for `waitall`).
+    unwaited: Vec<u32>,
+    /// Request slots of the wait the rank is in.
+    wait_reqs: Vec<u32>,
     end: f64,
     compute: f64,
     blocked_time: f64,
@@ -138,9 +252,12 @@ struct Msg {
     rendezvous: bool,
     send_req: u32,
     recv_req: u32,
+    /// Trace op (index in the sender's list) that sent it.
     origin: u32,
     start: f64,
     end: f64,
+    /// Holders of the slot: the transfer, the send request, the receive request.
+    refs: u8,
 }
 
 struct PendingRecv {
@@ -148,29 +265,48 @@ struct PendingRecv {
     src: Option<u32>,
     tag: Option<i64>,
     ctx: u8,
+    origin: u32,
 }
 
-struct Replay<'a> {
+struct Replay<'a, 'o> {
     platform: &'a Platform,
     trace: &'a Trace,
     engine: Engine,
     ranks: Vec<RankState>,
     msgs: Vec<Msg>,
+    free_msgs: Vec<u32>,
     /// Per receiving rank: sends not matched yet, in posting order.
     unmatched_sends: Vec<VecDeque<u32>>,
     /// Per receiving rank: receives not matched yet, in posting order.
-    unmatched_recvs: Vec<Vec<PendingRecv>>,
+    unmatched_recvs: Vec<VecDeque<PendingRecv>>,
     ready: VecDeque<usize>,
-    timeline: Vec<Interval>,
+    observer: &'o mut dyn Observer,
+    record_messages: bool,
+    record_timeline: bool,
+    stats: MessageStats,
+    ranks_done: usize,
+    /// First error an observer returned; stops the replay.
+    stopped: Option<Error>,
 }
 
 /// Replay `trace` on `platform`.
 pub fn simulate(platform: &Platform, trace: &Trace, options: &SimOptions) -> Result<SimResult> {
-    simulate_with(platform, trace, options, Box::new(FullSpeed))
+    simulate_observed(platform, trace, options, Box::new(FullSpeed), &mut NoObserver)
 }
 
 /// Replay with a compute-rate hook (interference of communication on computation).
 pub fn simulate_with(platform: &Platform, trace: &Trace, options: &SimOptions, compute_rate: Box<dyn ComputeRate>) -> Result<SimResult> {
+    simulate_observed(platform, trace, options, compute_rate, &mut NoObserver)
+}
+
+/// Replay, reporting messages, intervals and progress to `observer`.
+pub fn simulate_observed(
+    platform: &Platform,
+    trace: &Trace,
+    options: &SimOptions,
+    compute_rate: Box<dyn ComputeRate>,
+    observer: &mut dyn Observer,
+) -> Result<SimResult> {
     let model_name = options.model.clone().unwrap_or_else(|| platform.network.model.clone());
     let model = make_model(&model_name, platform)?;
     let hosts = place(platform, trace.n_ranks(), options.placement, trace.spec.placement.as_deref(), options.seed)?;
@@ -181,43 +317,88 @@ pub fn simulate_with(platform: &Platform, trace: &Trace, options: &SimOptions, c
         engine: Engine::new(platform, model, compute_rate),
         ranks: hosts
             .iter()
-            .zip(&trace.programs)
-            .map(|(&host, prog)| RankState {
+            .enumerate()
+            .map(|(r, &host)| RankState {
                 host,
-                pc: 0,
+                cursor: trace.start(r),
                 blocked: Blocked::No,
                 since: 0.0,
                 waiting: 0,
                 overhead_paid: false,
-                reqs: vec![Req { done: false, awaited: false, msg: NONE }; prog.n_reqs as usize],
+                // User requests, then the two scratch slots.
+                reqs: vec![FRESH_REQ; trace.n_user_reqs[r] as usize + 2],
+                unwaited: Vec::new(),
+                wait_reqs: Vec::new(),
                 end: 0.0,
                 compute: 0.0,
                 blocked_time: 0.0,
             })
             .collect(),
         msgs: Vec::new(),
-        unmatched_sends: vec![VecDeque::new(); n],
-        unmatched_recvs: (0..n).map(|_| Vec::new()).collect(),
+        free_msgs: Vec::new(),
+        unmatched_sends: (0..n).map(|_| VecDeque::new()).collect(),
+        unmatched_recvs: (0..n).map(|_| VecDeque::new()).collect(),
         ready: (0..n).collect(),
-        timeline: Vec::new(),
+        record_messages: observer.wants_messages(),
+        record_timeline: observer.wants_timeline(),
+        observer,
+        stats: MessageStats::default(),
+        ranks_done: 0,
+        stopped: None,
     };
     rp.run()?;
-    Ok(rp.finish(model_name))
+    let mut result = rp.finish(model_name);
+    if result.model != "contention_free" && platform.network.pair_bandwidth.is_some() {
+        result.warnings.push(format!(
+            "network.pair_bandwidth is used only by the contention_free model; the {} model ignores it",
+            result.model
+        ));
+    }
+    Ok(result)
 }
 
-impl<'a> Replay<'a> {
+impl<'a, 'o> Replay<'a, 'o> {
     fn run(&mut self) -> Result<()> {
         let mut done: Vec<Completion> = Vec::new();
+        let every = self.observer.progress_every();
+        let started = Instant::now();
+        let mut last_report = 0.0;
+        let mut events: u64 = 0;
         loop {
             while let Some(r) = self.ready.pop_front() {
                 self.advance(r);
             }
+            if let Some(e) = self.stopped.take() {
+                return Err(e);
+            }
             if self.engine.step(&mut done).is_none() {
                 break;
             }
-            for c in std::mem::take(&mut done) {
+            events += 1;
+            for k in 0..done.len() {
+                let c = done[k];
                 self.on_completion(c);
             }
+            if let Some(every) = every {
+                if every <= 0.0 || events % PROGRESS_CHECK_STEPS == 0 {
+                    let elapsed = started.elapsed().as_secs_f64();
+                    if elapsed - last_report >= every {
+                        last_report = elapsed;
+                        let p = Progress {
+                            now: self.now(),
+                            events,
+                            messages: self.stats.count,
+                            ranks_done: self.ranks_done,
+                            ranks: self.ranks.len(),
+                            elapsed,
+                        };
+                        self.observer.progress(&p)?;
+                    }
+                }
+            }
+        }
+        if let Some(e) = self.stopped.take() {
+            return Err(e);
         }
         self.check_finished()
     }
@@ -226,56 +407,120 @@ impl<'a> Replay<'a> {
         self.engine.now()
     }
 
+    fn report(&mut self, r: std::result::Result<(), Error>) {
+        if let Err(e) = r {
+            self.stopped.get_or_insert(e);
+        }
+    }
+
+    fn interval(&mut self, rank: usize, kind: u8, start: f64, end: f64) {
+        if self.record_timeline && end > start {
+            let r = self.observer.interval(&Interval { rank: rank as u32, kind, start, end });
+            self.report(r);
+        }
+    }
+
     /// Run rank `r` until it blocks or ends.
     fn advance(&mut self, r: usize) {
         let (trace, platform) = (self.trace, self.platform);
-        let prog = &trace.programs[r];
         let net = &platform.network;
-        while self.ranks[r].pc < prog.ops.len() {
+        while !trace.finished(r, &self.ranks[r].cursor) {
             let host = self.ranks[r].host;
-            match &prog.ops[self.ranks[r].pc] {
-                Op::Compute { flops, seconds } => {
-                    let flops = if *seconds { flops * platform.hosts[host].speed } else { *flops };
+            match trace.step(r, &self.ranks[r].cursor) {
+                Step::Compute { amount, seconds } => {
+                    let flops = if seconds { amount * platform.hosts[host].speed } else { amount };
                     self.engine.start_compute(host, flops, TAG_RANK | r as u64);
-                    return self.block(r, Blocked::Activity("compute"));
+                    return self.block(r, Blocked::Activity(COMPUTE));
                 }
-                Op::Sleep { seconds } => {
-                    self.engine.start_timer(*seconds, TAG_RANK | r as u64);
-                    return self.block(r, Blocked::Activity("sleep"));
+                Step::Sleep { seconds } => {
+                    self.engine.start_timer(seconds, TAG_RANK | r as u64);
+                    return self.block(r, Blocked::Activity(SLEEP));
                 }
-                Op::Send { req, dst, bytes, tag, ctx, sync } => {
-                    let overhead = platform.hosts[host].overhead.send_time(*bytes);
+                Step::Send { req, dst, bytes, tag, ctx, sync } => {
+                    let overhead = platform.hosts[host].overhead.send_time(bytes);
                     if overhead > 0.0 && !self.ranks[r].overhead_paid {
                         self.ranks[r].overhead_paid = true;
                         self.engine.start_timer(overhead, TAG_RANK | r as u64);
-                        return self.block(r, Blocked::Activity("overhead"));
+                        return self.block(r, Blocked::Activity(OVERHEAD));
                     }
                     self.ranks[r].overhead_paid = false;
-                    let rendezvous = *sync || net.synchronous_send || *bytes >= net.eager_threshold;
-                    self.post_send(r, *req, *dst, *bytes, *tag, *ctx, rendezvous);
+                    let rendezvous = sync || net.synchronous_send || bytes >= net.eager_threshold;
+                    self.post_send(r, req, dst, bytes, tag, ctx, rendezvous);
                 }
-                Op::Recv { req, src, tag, ctx } => self.post_recv(r, *req, *src, *tag, *ctx),
-                Op::Wait { reqs } => {
-                    let mut waiting = 0;
-                    for &q in reqs {
-                        let rq = &mut self.ranks[r].reqs[q as usize];
-                        if !rq.done {
-                            rq.awaited = true;
-                            waiting += 1;
+                Step::Recv { req, src, tag, ctx } => self.post_recv(r, req, src, tag, ctx),
+                Step::Wait { reqs, n } => {
+                    let st = &mut self.ranks[r];
+                    st.wait_reqs.clear();
+                    st.wait_reqs.extend_from_slice(&reqs[..n as usize]);
+                    if self.enter_wait(r) {
+                        return;
+                    }
+                }
+                Step::WaitAll => {
+                    let st = &mut self.ranks[r];
+                    st.wait_reqs.clear();
+                    for q in st.unwaited.drain(..) {
+                        if !st.reqs[q as usize].waited {
+                            st.wait_reqs.push(q);
                         }
                     }
-                    if waiting > 0 {
-                        self.ranks[r].waiting = waiting;
-                        return self.block(r, Blocked::Wait);
+                    if self.enter_wait(r) {
+                        return;
                     }
                 }
             }
-            self.ranks[r].pc += 1;
+            trace.advance(r, &mut self.ranks[r].cursor);
         }
         let now = self.now();
         let st = &mut self.ranks[r];
         st.blocked = Blocked::Done;
         st.end = now;
+        self.ranks_done += 1;
+    }
+
+    /// Start waiting for `wait_reqs`; returns whether the rank blocks (else the wait is over).
+    fn enter_wait(&mut self, r: usize) -> bool {
+        let user = self.trace.n_user_reqs[r];
+        let st = &mut self.ranks[r];
+        let mut waiting = 0;
+        for &q in &st.wait_reqs {
+            let rq = &mut st.reqs[q as usize];
+            if q < user {
+                rq.waited = true;
+            }
+            if !rq.done {
+                rq.awaited = true;
+                waiting += 1;
+            }
+        }
+        if waiting > 0 {
+            st.waiting = waiting;
+            self.block(r, Blocked::Wait);
+            return true;
+        }
+        self.end_wait(r);
+        false
+    }
+
+    /// The wait is over: its requests are consumed, and their messages lose a holder.
+    fn end_wait(&mut self, r: usize) {
+        for k in 0..self.ranks[r].wait_reqs.len() {
+            let q = self.ranks[r].wait_reqs[k] as usize;
+            let m = self.ranks[r].reqs[q].msg;
+            self.ranks[r].reqs[q] = Req { waited: self.ranks[r].reqs[q].waited, ..FRESH_REQ };
+            if m != NONE {
+                self.release(m);
+            }
+        }
+    }
+
+    /// Drop one holder of message `id`; its slot is free when none is left.
+    fn release(&mut self, id: u32) {
+        let m = &mut self.msgs[id as usize];
+        m.refs -= 1;
+        if m.refs == 0 {
+            self.free_msgs.push(id);
+        }
     }
 
     fn block(&mut self, r: usize, how: Blocked) {
@@ -291,27 +536,28 @@ impl<'a> Replay<'a> {
         let since = self.ranks[r].since;
         match self.ranks[r].blocked {
             Blocked::Activity(kind) => {
-                if kind == "compute" {
+                if kind == COMPUTE {
                     self.ranks[r].compute += now - since;
                 }
-                self.timeline.push(Interval { rank: r, kind, start: since, end: now });
-                if kind != "overhead" {
-                    self.ranks[r].pc += 1;
+                self.interval(r, kind, since, now);
+                if kind != OVERHEAD {
+                    self.trace.advance(r, &mut self.ranks[r].cursor);
                 }
             }
             Blocked::Wait => {
                 self.ranks[r].blocked_time += now - since;
-                // Split into waiting for the partner, data moving, and the receive overhead
-                // after the last byte arrived.
-                let (first, last) = self.wait_data_span(r);
-                let started = first.clamp(since, now);
-                let arrived = last.clamp(started, now);
-                for (kind, a, b) in [("wait", since, started), ("comm", started, arrived), ("overhead", arrived, now)] {
-                    if b > a {
-                        self.timeline.push(Interval { rank: r, kind, start: a, end: b });
-                    }
+                if self.record_timeline {
+                    // Split into waiting for the partner, data moving, and the receive
+                    // overhead after the last byte arrived.
+                    let (first, last) = self.wait_data_span(r);
+                    let started = first.clamp(since, now);
+                    let arrived = last.clamp(started, now);
+                    self.interval(r, WAIT, since, started);
+                    self.interval(r, COMM, started, arrived);
+                    self.interval(r, OVERHEAD, arrived, now);
                 }
-                self.ranks[r].pc += 1;
+                self.end_wait(r);
+                self.trace.advance(r, &mut self.ranks[r].cursor);
             }
             _ => unreachable!("unblock of a rank that is not blocked"),
         }
@@ -319,14 +565,13 @@ impl<'a> Replay<'a> {
         self.ready.push_back(r);
     }
 
-    /// Latest start and latest end among the messages of the Wait op rank `r` is
-    /// blocked in (messages not started or not arrived count as "now").
+    /// Latest start and latest end among the messages of the wait rank `r` is blocked in
+    /// (messages not started or not arrived count as "now").
     fn wait_data_span(&self, r: usize) -> (f64, f64) {
         let st = &self.ranks[r];
         let now = self.now();
-        let Op::Wait { reqs } = &self.trace.programs[r].ops[st.pc] else { return (now, now) };
         let (mut first, mut last) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
-        for &q in reqs {
+        for &q in &st.wait_reqs {
             let m = st.reqs[q as usize].msg;
             if m == NONE {
                 return (now, now);
@@ -344,9 +589,8 @@ impl<'a> Replay<'a> {
 
     #[allow(clippy::too_many_arguments)]
     fn post_send(&mut self, r: usize, req: u32, dst: u32, bytes: f64, tag: i64, ctx: u8, rendezvous: bool) {
-        let id = self.msgs.len() as u32;
-        let origin = self.trace.programs[r].origin[self.ranks[r].pc];
-        self.msgs.push(Msg {
+        let origin = self.ranks[r].cursor.op;
+        let msg = Msg {
             src: r as u32,
             dst,
             bytes,
@@ -358,14 +602,28 @@ impl<'a> Replay<'a> {
             origin,
             start: f64::NAN,
             end: f64::NAN,
-        });
-        self.ranks[r].reqs[req as usize].msg = id;
+            refs: 3,
+        };
+        let id = match self.free_msgs.pop() {
+            Some(id) => {
+                self.msgs[id as usize] = msg;
+                id
+            }
+            None => {
+                self.msgs.push(msg);
+                (self.msgs.len() - 1) as u32
+            }
+        };
+        self.ranks[r].reqs[req as usize] = Req { msg: id, ..FRESH_REQ };
+        if req < self.trace.n_user_reqs[r] {
+            self.ranks[r].unwaited.push(req);
+        }
         let d = dst as usize;
         let found = self.unmatched_recvs[d]
             .iter()
             .position(|p| p.ctx == ctx && p.src.map_or(true, |s| s == r as u32) && p.tag.map_or(true, |t| t == tag));
         if let Some(k) = found {
-            let p = self.unmatched_recvs[d].remove(k);
+            let p = self.unmatched_recvs[d].remove(k).expect("position is valid");
             self.msgs[id as usize].recv_req = p.req;
             self.ranks[d].reqs[p.req as usize].msg = id;
         } else {
@@ -380,12 +638,19 @@ impl<'a> Replay<'a> {
     }
 
     fn post_recv(&mut self, r: usize, req: u32, src: Option<u32>, tag: Option<i64>, ctx: u8) {
+        self.ranks[r].reqs[req as usize] = FRESH_REQ;
+        if req < self.trace.n_user_reqs[r] {
+            self.ranks[r].unwaited.push(req);
+        }
         let found = self.unmatched_sends[r].iter().position(|&m| {
             let m = &self.msgs[m as usize];
             m.ctx == ctx && src.map_or(true, |s| s == m.src) && tag.map_or(true, |t| t == m.tag)
         });
         match found {
-            None => self.unmatched_recvs[r].push(PendingRecv { req, src, tag, ctx }),
+            None => {
+                let origin = self.ranks[r].cursor.op;
+                self.unmatched_recvs[r].push_back(PendingRecv { req, src, tag, ctx, origin })
+            }
             Some(k) => {
                 let id = self.unmatched_sends[r].remove(k).expect("position is valid");
                 self.msgs[id as usize].recv_req = req;
@@ -432,6 +697,32 @@ impl<'a> Replay<'a> {
         }
     }
 
+    /// Count the message that just arrived, and report it.
+    fn record(&mut self, id: u32) {
+        let m = &self.msgs[id as usize];
+        let seconds = m.end - m.start;
+        let s = &mut self.stats;
+        s.count += 1;
+        s.bytes += m.bytes;
+        s.mean_seconds += seconds; // a sum until `finish`
+        s.max_seconds = s.max_seconds.max(seconds);
+        if self.record_messages {
+            let rec = MessageRecord {
+                src_rank: m.src,
+                dst_rank: m.dst,
+                src_host: self.ranks[m.src as usize].host as u32,
+                dst_host: self.ranks[m.dst as usize].host as u32,
+                bytes: m.bytes,
+                tag: if m.ctx == CTX_USER { m.tag } else { -1 },
+                op: self.trace.spec.ranks[m.src as usize][m.origin as usize].code(),
+                start: m.start,
+                end: m.end,
+            };
+            let r = self.observer.message(&rec);
+            self.report(r);
+        }
+    }
+
     fn on_completion(&mut self, c: Completion) {
         let id = (c.tag & !TAG_MASK) as u32;
         match (c.tag & TAG_MASK, c.kind) {
@@ -441,12 +732,14 @@ impl<'a> Replay<'a> {
                 let m = &mut self.msgs[id as usize];
                 m.end = now;
                 let (src, send_req, rendezvous, matched) = (m.src as usize, m.send_req, m.rendezvous, m.recv_req != NONE);
+                self.record(id);
                 if rendezvous {
                     self.complete_req(src, send_req);
                 }
                 if matched {
                     self.deliver(id);
                 }
+                self.release(id);
             }
             (TAG_RECV_OVERHEAD, _) => {
                 let m = &self.msgs[id as usize];
@@ -467,15 +760,10 @@ impl<'a> Replay<'a> {
             .iter()
             .enumerate()
             .filter(|(_, st)| st.blocked != Blocked::Done)
-            .map(|(r, st)| {
-                let origin = self.trace.programs[r].origin[st.pc];
-                format!("rank {r} blocked in {}", self.describe_op(r, origin))
-            })
+            .map(|(r, st)| format!("rank {r} blocked in {}", self.describe_op(r, st.cursor.op)))
             .collect();
         if !blocked.is_empty() {
-            let shown = blocked.iter().take(10).cloned().collect::<Vec<_>>().join("; ");
-            let more = if blocked.len() > 10 { format!(" (and {} more)", blocked.len() - 10) } else { String::new() };
-            return Err(Error::new(ErrorKind::Deadlock, "", format!("the trace deadlocks at t={}: {shown}{more}", self.now())));
+            return Err(Error::new(ErrorKind::Deadlock, "", format!("the trace deadlocks at t={}: {}", self.now(), first_ten(&blocked))));
         }
         let mut left: Vec<String> = Vec::new();
         for (d, q) in self.unmatched_sends.iter().enumerate() {
@@ -493,15 +781,11 @@ impl<'a> Replay<'a> {
         }
         for (r, q) in self.unmatched_recvs.iter().enumerate() {
             for p in q {
-                let pc = self.trace.programs[r].ops.iter().position(|o| matches!(o, Op::Recv { req, .. } if *req == p.req)).unwrap_or(0);
-                let origin = self.trace.programs[r].origin[pc];
-                left.push(format!("receive of rank {r} ({}) never matched", self.describe_op(r, origin)));
+                left.push(format!("receive of rank {r} ({}) never matched", self.describe_op(r, p.origin)));
             }
         }
         if !left.is_empty() {
-            let shown = left.iter().take(10).cloned().collect::<Vec<_>>().join("; ");
-            let more = if left.len() > 10 { format!(" (and {} more)", left.len() - 10) } else { String::new() };
-            return Err(Error::new(ErrorKind::Deadlock, "", format!("messages left unmatched at the end: {shown}{more}")));
+            return Err(Error::new(ErrorKind::Deadlock, "", format!("messages left unmatched at the end: {}", first_ten(&left))));
         }
         Ok(())
     }
@@ -521,31 +805,22 @@ impl<'a> Replay<'a> {
             })
             .collect();
         let makespan = ranks.iter().map(|r| r.end).fold(0.0, f64::max);
-        let mut order: Vec<usize> = (0..self.msgs.len()).collect();
-        // Order of start time, then source rank, then posting order (stable sort).
-        order.sort_by(|&a, &b| {
-            let (ma, mb) = (&self.msgs[a], &self.msgs[b]);
-            ma.start.total_cmp(&mb.start).then(ma.src.cmp(&mb.src))
-        });
-        let messages = order
-            .into_iter()
-            .map(|i| {
-                let m = &self.msgs[i];
-                let (s, d) = (m.src as usize, m.dst as usize);
-                MessageRecord {
-                    src_rank: s,
-                    dst_rank: d,
-                    src_host: hosts[self.ranks[s].host].name.clone(),
-                    dst_host: hosts[self.ranks[d].host].name.clone(),
-                    bytes: m.bytes,
-                    tag: (m.ctx == CTX_USER).then_some(m.tag),
-                    op: self.trace.spec.ranks[s][m.origin as usize].name(),
-                    start: m.start,
-                    end: m.end,
-                }
-            })
-            .collect();
-        SimResult { model, makespan, ranks, messages, timeline: self.timeline }
+        let mut stats = self.stats;
+        if stats.count > 0 {
+            stats.mean_seconds /= stats.count as f64;
+        }
+        let host_names = hosts.iter().map(|h| h.name.clone()).collect();
+        SimResult { model, makespan, message_stats: stats, ranks, host_names, warnings: Vec::new() }
+    }
+}
+
+/// The first ten items joined, and how many more there are.
+fn first_ten(items: &[String]) -> String {
+    let shown = items.iter().take(10).cloned().collect::<Vec<_>>().join("; ");
+    if items.len() > 10 {
+        format!("{shown} (and {} more)", items.len() - 10)
+    } else {
+        shown
     }
 }
 

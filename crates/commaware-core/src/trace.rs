@@ -134,6 +134,11 @@ pub enum OpSpec {
 }
 
 impl OpSpec {
+    /// Index of the op's name in [`OP_NAMES`].
+    pub fn code(&self) -> u8 {
+        OP_NAMES.iter().position(|n| *n == self.name()).expect("every op is named") as u8
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             OpSpec::Compute { .. } => "compute",
@@ -206,149 +211,150 @@ pub struct TraceSpec {
 pub const CTX_USER: u8 = 0;
 pub const CTX_COLLECTIVE: u8 = 1;
 
-/// A lowered operation.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Op {
-    /// Compute `flops`, or `seconds` at full speed.
-    Compute { flops: f64, seconds: bool },
+/// Names of the trace operations, indexed by [`OpSpec::code`] (compact message records).
+pub const OP_NAMES: [&str; 12] =
+    ["compute", "send", "isend", "recv", "irecv", "wait", "waitall", "barrier", "bcast", "allreduce", "alltoall", "sleep"];
+
+/// Largest number of ranks a trace may have (each rank costs some state in the replay).
+pub const MAX_RANKS: usize = 1 << 22;
+
+/// One primitive step of a rank, produced on demand by [`Trace::step`]. Request slots are
+/// per rank: user requests (`isend`/`irecv`) take slots `0..n_user_reqs` in posting order;
+/// blocking point-to-point ops and collective rounds use the two scratch slots after them,
+/// which are free again once the step's `Wait` completed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Step {
+    /// Compute `amount` flops, or `amount` seconds at full speed when `seconds`.
+    Compute { amount: f64, seconds: bool },
     Sleep { seconds: f64 },
     /// Post a send into request slot `req`.
     Send { req: u32, dst: u32, bytes: f64, tag: i64, ctx: u8, sync: bool },
     /// Post a receive into request slot `req`; `None` means any.
     Recv { req: u32, src: Option<u32>, tag: Option<i64>, ctx: u8 },
-    /// Block until all these request slots completed.
-    Wait { reqs: Vec<u32> },
+    /// Block until these request slots (the first `n` of `reqs`) completed.
+    Wait { reqs: [u32; 2], n: u8 },
+    /// Block until every user request posted and not waited for yet completed.
+    WaitAll,
 }
 
-/// One rank's lowered program.
-#[derive(Debug, Clone)]
-pub struct RankProgram {
-    pub ops: Vec<Op>,
-    /// Index of the trace op each lowered op comes from.
-    pub origin: Vec<u32>,
-    /// Number of request slots used.
-    pub n_reqs: u32,
+/// Where a rank is in its program: the trace op, the round within a collective and the
+/// step within the round. Lowering is lazy: a 4,096-rank alltoall never exists as
+/// 4,095 × 3 steps per rank, only as this cursor.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cursor {
+    /// Index of the trace op (its position in the rank's list).
+    pub op: u32,
+    round: u32,
+    micro: u8,
+    /// Collectives completed so far (the collective's tag).
+    collectives: u32,
+    /// User requests posted so far (the next user request's slot).
+    pub user_posted: u32,
 }
 
-/// A validated, lowered trace.
+/// One round of a collective, or the single round of a point-to-point op.
+#[derive(Debug, Clone, Copy)]
+enum Round {
+    Send(usize),
+    Recv(usize),
+    SendRecv { dst: usize, src: usize },
+    /// A round this rank sits out (its algorithm has nothing for it here).
+    Skip,
+}
+
+impl Round {
+    fn len(self) -> u8 {
+        match self {
+            Round::Send(_) | Round::Recv(_) => 2,
+            Round::SendRecv { .. } => 3,
+            Round::Skip => 0,
+        }
+    }
+}
+
+/// Highest power of two not above `p` (p ≥ 1).
+fn floor_pow2(p: usize) -> usize {
+    1usize << (usize::BITS - 1 - p.leading_zeros())
+}
+
+/// Round `k` of rank `r`'s part in a collective over `p` ranks (MPICH's algorithms, see
+/// the module doc), or `None` once the rank's part is over.
+fn collective_round(op: &OpSpec, r: usize, p: usize, k: u32) -> Option<Round> {
+    let k = k as usize;
+    match *op {
+        // Dissemination: round k exchanges with rank ± 2^k.
+        OpSpec::Barrier => {
+            let mask = 1usize.checked_shl(k as u32).filter(|&m| m < p)?;
+            Some(Round::SendRecv { dst: (r + mask) % p, src: (r + p - mask) % p })
+        }
+        // Binomial tree rooted at `root`: receive from the parent (if not the root), then
+        // send to the children, the one with the largest subtree first.
+        OpSpec::Bcast { root, .. } => {
+            let rel = (r + p - root) % p;
+            let has_parent = rel != 0;
+            if has_parent && k == 0 {
+                let mask = rel & rel.wrapping_neg();
+                return Some(Round::Recv((rel - mask + root) % p));
+            }
+            let first = if has_parent { (rel & rel.wrapping_neg()) >> 1 } else { p.next_power_of_two() >> 1 };
+            let mask = first.checked_shr((k - has_parent as usize) as u32).unwrap_or(0);
+            if mask == 0 {
+                return None;
+            }
+            Some(if rel + mask < p { Round::Send((rel + mask + root) % p) } else { Round::Skip })
+        }
+        // Recursive doubling; the first 2·rem ranks fold pairwise before and unfold after.
+        OpSpec::Allreduce { .. } => {
+            let pof2 = floor_pow2(p);
+            let rem = p - pof2;
+            let rounds = pof2.trailing_zeros() as usize;
+            let folded = r < 2 * rem;
+            if k == 0 {
+                return Some(match (folded, r % 2) {
+                    (false, _) => Round::Skip,
+                    (true, 0) => Round::Send(r + 1),
+                    (true, _) => Round::Recv(r - 1),
+                });
+            }
+            if k <= rounds {
+                let newrank = if folded { (r % 2 == 1).then_some(r / 2) } else { Some(r - rem) };
+                let Some(nr) = newrank else { return Some(Round::Skip) };
+                let nd = nr ^ (1 << (k - 1));
+                let dst = if nd < rem { nd * 2 + 1 } else { nd + rem };
+                return Some(Round::SendRecv { dst, src: dst });
+            }
+            if k == rounds + 1 {
+                return Some(match (folded, r % 2) {
+                    (false, _) => Round::Skip,
+                    (true, 1) => Round::Send(r - 1),
+                    (true, _) => Round::Recv(r + 1),
+                });
+            }
+            None
+        }
+        // Pairwise exchange: XOR partner for a power-of-two count, rank ± i otherwise.
+        OpSpec::Alltoall { .. } => {
+            let i = k + 1;
+            if i >= p {
+                return None;
+            }
+            Some(if p.is_power_of_two() {
+                Round::SendRecv { dst: r ^ i, src: r ^ i }
+            } else {
+                Round::SendRecv { dst: (r + i) % p, src: (r + p - i) % p }
+            })
+        }
+        _ => None,
+    }
+}
+
+/// A validated trace. Ranks' programs are not expanded: [`Trace::step`] gives each
+/// rank's next primitive step from its [`Cursor`].
 #[derive(Debug, Clone)]
 pub struct Trace {
     pub spec: TraceSpec,
-    pub programs: Vec<RankProgram>,
-}
-
-struct Lowering {
-    ops: Vec<Op>,
-    origin: Vec<u32>,
-    n_reqs: u32,
-    current: u32,
-}
-
-impl Lowering {
-    fn push(&mut self, op: Op) {
-        self.ops.push(op);
-        self.origin.push(self.current);
-    }
-    fn slot(&mut self) -> u32 {
-        self.n_reqs += 1;
-        self.n_reqs - 1
-    }
-    fn post_send(&mut self, dst: usize, bytes: f64, tag: i64, ctx: u8, sync: bool) -> u32 {
-        let req = self.slot();
-        self.push(Op::Send { req, dst: dst as u32, bytes, tag, ctx, sync });
-        req
-    }
-    fn post_recv(&mut self, src: Option<usize>, tag: Option<i64>, ctx: u8) -> u32 {
-        let req = self.slot();
-        self.push(Op::Recv { req, src: src.map(|s| s as u32), tag, ctx });
-        req
-    }
-    fn send(&mut self, dst: usize, bytes: f64, tag: i64) {
-        let r = self.post_send(dst, bytes, tag, CTX_COLLECTIVE, false);
-        self.push(Op::Wait { reqs: vec![r] });
-    }
-    fn recv(&mut self, src: usize, tag: i64) {
-        let r = self.post_recv(Some(src), Some(tag), CTX_COLLECTIVE);
-        self.push(Op::Wait { reqs: vec![r] });
-    }
-    /// MPI_Sendrecv: both posted, then both waited.
-    fn sendrecv(&mut self, dst: usize, src: usize, bytes: f64, tag: i64) {
-        let a = self.post_send(dst, bytes, tag, CTX_COLLECTIVE, false);
-        let b = self.post_recv(Some(src), Some(tag), CTX_COLLECTIVE);
-        self.push(Op::Wait { reqs: vec![a, b] });
-    }
-
-    fn barrier(&mut self, r: usize, p: usize, tag: i64) {
-        let mut k = 1;
-        while k < p {
-            self.sendrecv((r + k) % p, (r + p - k) % p, 0.0, tag);
-            k *= 2;
-        }
-    }
-
-    fn bcast(&mut self, r: usize, p: usize, root: usize, bytes: f64, tag: i64) {
-        let rel = (r + p - root) % p;
-        let mut mask = 1;
-        while mask < p {
-            if rel & mask != 0 {
-                self.recv((rel - mask + root) % p, tag);
-                break;
-            }
-            mask <<= 1;
-        }
-        mask >>= 1;
-        while mask > 0 {
-            if rel + mask < p {
-                self.send((rel + mask + root) % p, bytes, tag);
-            }
-            mask >>= 1;
-        }
-    }
-
-    fn allreduce(&mut self, r: usize, p: usize, bytes: f64, tag: i64) {
-        let pof2 = if p == 0 { 0 } else { 1usize << (usize::BITS - 1 - p.leading_zeros()) };
-        let rem = p - pof2;
-        // Fold the first 2*rem ranks pairwise so a power of two remains.
-        let newrank: Option<usize> = if r < 2 * rem {
-            if r % 2 == 0 {
-                self.send(r + 1, bytes, tag);
-                None
-            } else {
-                self.recv(r - 1, tag);
-                Some(r / 2)
-            }
-        } else {
-            Some(r - rem)
-        };
-        if let Some(nr) = newrank {
-            let mut mask = 1;
-            while mask < pof2 {
-                let nd = nr ^ mask;
-                let dst = if nd < rem { nd * 2 + 1 } else { nd + rem };
-                self.sendrecv(dst, dst, bytes, tag);
-                mask <<= 1;
-            }
-        }
-        if r < 2 * rem {
-            if r % 2 == 1 {
-                self.send(r - 1, bytes, tag);
-            } else {
-                self.recv(r + 1, tag);
-            }
-        }
-    }
-
-    fn alltoall(&mut self, r: usize, p: usize, bytes: f64, tag: i64) {
-        let pow2 = p.is_power_of_two();
-        for i in 1..p {
-            let (dst, src) = if pow2 { (r ^ i, r ^ i) } else { ((r + i) % p, (r + p - i) % p) };
-            self.sendrecv(dst, src, bytes, tag);
-        }
-    }
-}
-
-fn collectives(ops: &[OpSpec]) -> Vec<(usize, &OpSpec)> {
-    ops.iter().enumerate().filter(|(_, o)| o.is_collective()).collect()
+    /// User requests (`isend`/`irecv`) of each rank.
+    pub n_user_reqs: Vec<u32>,
 }
 
 impl Trace {
@@ -358,11 +364,41 @@ impl Trace {
     }
 
     pub fn n_ranks(&self) -> usize {
-        self.programs.len()
+        self.spec.ranks.len()
     }
 
+    /// The JSON Schema of trace files, with the loader's bounds: sizes and times in
+    /// [0, 2^53], tags >= 0, and a compute with exactly one of `flops` and `seconds`.
     pub fn json_schema() -> String {
-        serde_json::to_string_pretty(&schemars::schema_for!(TraceSpec)).expect("schema serialises")
+        let mut schema = serde_json::to_value(schemars::schema_for!(TraceSpec)).expect("schema serialises");
+        if let Some(ranks) = schema.pointer_mut("/properties/ranks") {
+            ranks["minItems"] = 1.into();
+            ranks["maxItems"] = MAX_RANKS.into();
+        }
+        if let Some(variants) = schema.pointer_mut("/definitions/OpSpec/oneOf").and_then(|v| v.as_array_mut()) {
+            for variant in variants {
+                let is_compute = variant.pointer("/properties/op/enum/0").and_then(|v| v.as_str()) == Some("compute");
+                let Some(props) = variant.get_mut("properties").and_then(|p| p.as_object_mut()) else { continue };
+                for (name, prop) in props.iter_mut() {
+                    match name.as_str() {
+                        "bytes" | "flops" | "seconds" => {
+                            prop["minimum"] = 0.into();
+                            prop["maximum"] = MAX_EXACT.into();
+                            if is_compute {
+                                // Given as a number; `null` is no better than leaving it out.
+                                prop["type"] = "number".into();
+                            }
+                        }
+                        "tag" if prop.get("oneOf").is_none() => prop["minimum"] = 0.into(),
+                        _ => {}
+                    }
+                }
+                if is_compute {
+                    variant["oneOf"] = serde_json::json!([{"required": ["flops"]}, {"required": ["seconds"]}]);
+                }
+            }
+        }
+        serde_json::to_string_pretty(&schema).expect("schema serialises")
     }
 
     pub fn from_spec(spec: TraceSpec) -> Result<Trace> {
@@ -370,13 +406,16 @@ impl Trace {
         if p == 0 {
             return Err(Error::trace("ranks", "the trace has no ranks"));
         }
+        if p > MAX_RANKS {
+            return Err(Error::trace("ranks", format!("{p} ranks is more than the limit of {MAX_RANKS}")));
+        }
         if let Some(pl) = &spec.placement {
             if pl.len() != p {
                 return Err(Error::trace("placement", format!("lists {} hosts for {p} ranks", pl.len())));
             }
         }
         let reference = collectives(&spec.ranks[0]);
-        let mut programs = Vec::with_capacity(p);
+        let mut n_user_reqs = Vec::with_capacity(p);
         for (r, ops) in spec.ranks.iter().enumerate() {
             // All ranks must call the same collectives in the same order.
             let mine = collectives(ops);
@@ -403,19 +442,144 @@ impl Trace {
                     format!("calls {} collectives but rank 0 calls {}", mine.len(), reference.len()),
                 ));
             }
-            programs.push(lower_rank(r, p, ops)?);
+            n_user_reqs.push(validate_rank(r, p, ops)?);
         }
-        Ok(Trace { spec, programs })
+        Ok(Trace { spec, n_user_reqs })
+    }
+
+    /// First scratch request slot of rank `r` (after its user requests).
+    pub fn scratch_slot(&self, r: usize) -> u32 {
+        self.n_user_reqs[r]
+    }
+
+    /// A cursor at the start of rank `r`'s program.
+    pub fn start(&self, r: usize) -> Cursor {
+        let mut c = Cursor::default();
+        self.settle(r, &mut c);
+        c
+    }
+
+    /// Move `c` past its current step.
+    pub fn advance(&self, r: usize, c: &mut Cursor) {
+        let op = &self.spec.ranks[r][c.op as usize];
+        match op {
+            OpSpec::Isend { .. } | OpSpec::Irecv { .. } => {
+                c.user_posted += 1;
+                c.op += 1;
+            }
+            _ if op.is_collective() || matches!(op, OpSpec::Send { .. } | OpSpec::Recv { .. }) => c.micro += 1,
+            _ => c.op += 1,
+        }
+        self.settle(r, c);
+    }
+
+    /// Make `c` point at a real step (skipping empty rounds and finished collectives) or
+    /// past the end of the program.
+    fn settle(&self, r: usize, c: &mut Cursor) {
+        let ops = &self.spec.ranks[r];
+        let n = self.n_ranks();
+        while (c.op as usize) < ops.len() {
+            let op = &ops[c.op as usize];
+            if op.is_collective() {
+                match collective_round(op, r, n, c.round) {
+                    Some(round) if c.micro < round.len() => return,
+                    Some(_) => {
+                        c.round += 1;
+                        c.micro = 0;
+                        continue;
+                    }
+                    None => c.collectives += 1,
+                }
+            } else if matches!(op, OpSpec::Send { .. } | OpSpec::Recv { .. }) {
+                // Post, then wait.
+                if c.micro < 2 {
+                    return;
+                }
+            } else {
+                return;
+            }
+            c.op += 1;
+            c.round = 0;
+            c.micro = 0;
+        }
+    }
+
+    /// Whether rank `r`'s program is over at `c`.
+    pub fn finished(&self, r: usize, c: &Cursor) -> bool {
+        c.op as usize >= self.spec.ranks[r].len()
+    }
+
+    /// The step of rank `r` at `c` (which must not be finished).
+    pub fn step(&self, r: usize, c: &Cursor) -> Step {
+        let op = &self.spec.ranks[r][c.op as usize];
+        let (a, b) = (self.scratch_slot(r), self.scratch_slot(r) + 1);
+        let tag = c.collectives as i64;
+        let round = match *op {
+            OpSpec::Compute { flops: Some(f), .. } => return Step::Compute { amount: f, seconds: false },
+            OpSpec::Compute { seconds, .. } => return Step::Compute { amount: seconds.unwrap_or(0.0), seconds: true },
+            OpSpec::Sleep { seconds } => return Step::Sleep { seconds },
+            OpSpec::Isend { dst, bytes, tag, sync } => {
+                return Step::Send { req: c.user_posted, dst: dst as u32, bytes, tag, ctx: CTX_USER, sync }
+            }
+            OpSpec::Irecv { src, tag } => return Step::Recv { req: c.user_posted, src: peer(src), tag: tag_of(tag), ctx: CTX_USER },
+            OpSpec::Wait { req } => return Step::Wait { reqs: [req as u32, 0], n: 1 },
+            OpSpec::Waitall => return Step::WaitAll,
+            OpSpec::Send { dst, bytes, tag, sync } => {
+                return match c.micro {
+                    0 => Step::Send { req: a, dst: dst as u32, bytes, tag, ctx: CTX_USER, sync },
+                    _ => Step::Wait { reqs: [a, 0], n: 1 },
+                }
+            }
+            OpSpec::Recv { src, tag } => {
+                return match c.micro {
+                    0 => Step::Recv { req: a, src: peer(src), tag: tag_of(tag), ctx: CTX_USER },
+                    _ => Step::Wait { reqs: [a, 0], n: 1 },
+                }
+            }
+            _ => collective_round(op, r, self.n_ranks(), c.round).expect("settled cursor is on a round"),
+        };
+        let bytes = match *op {
+            OpSpec::Bcast { bytes, .. } | OpSpec::Allreduce { bytes } | OpSpec::Alltoall { bytes } => bytes,
+            _ => 0.0,
+        };
+        let send = |req, dst: usize| Step::Send { req, dst: dst as u32, bytes, tag, ctx: CTX_COLLECTIVE, sync: false };
+        let recv = |req, src: usize| Step::Recv { req, src: Some(src as u32), tag: Some(tag), ctx: CTX_COLLECTIVE };
+        match (round, c.micro) {
+            (Round::Send(d), 0) => send(a, d),
+            (Round::Recv(s), 0) => recv(a, s),
+            (Round::Send(_) | Round::Recv(_), _) => Step::Wait { reqs: [a, 0], n: 1 },
+            // MPI_Sendrecv: both posted, then both waited.
+            (Round::SendRecv { dst, .. }, 0) => send(a, dst),
+            (Round::SendRecv { src, .. }, 1) => recv(b, src),
+            (Round::SendRecv { .. }, _) => Step::Wait { reqs: [a, b], n: 2 },
+            (Round::Skip, _) => unreachable!("settled cursor skips empty rounds"),
+        }
     }
 }
 
-fn lower_rank(r: usize, p: usize, ops: &[OpSpec]) -> Result<RankProgram> {
-    let mut lw = Lowering { ops: Vec::with_capacity(ops.len()), origin: Vec::with_capacity(ops.len()), n_reqs: 0, current: 0 };
-    // User requests in posting order -> slot, and whether already waited for.
-    let mut user_reqs: Vec<(u32, bool)> = Vec::new();
-    let mut n_collectives: i64 = 0;
+fn peer(p: Peer) -> Option<u32> {
+    match p {
+        Peer::Rank(s) => Some(s as u32),
+        Peer::Any => None,
+    }
+}
+
+fn tag_of(t: TagSpec) -> Option<i64> {
+    match t {
+        TagSpec::Value(v) => Some(v),
+        TagSpec::Any => None,
+    }
+}
+
+fn collectives(ops: &[OpSpec]) -> Vec<(usize, &OpSpec)> {
+    ops.iter().enumerate().filter(|(_, o)| o.is_collective()).collect()
+}
+
+/// Check rank `r`'s ops (ranks, sizes, tags, requests); returns its user request count.
+fn validate_rank(r: usize, p: usize, ops: &[OpSpec]) -> Result<u32> {
+    // Per user request (posting order): already waited for?
+    let mut waited: Vec<bool> = Vec::new();
     for (i, op) in ops.iter().enumerate() {
-        lw.current = i as u32;
         let field = |name: &str| format!("ranks[{r}][{i}].{name}");
         let rank_ok = |name: &str, v: usize| -> Result<()> {
             if v >= p {
@@ -427,111 +591,126 @@ fn lower_rank(r: usize, p: usize, ops: &[OpSpec]) -> Result<RankProgram> {
         let size_ok = |name: &str, v: f64| -> Result<()> {
             check_amount(ErrorKind::Trace, &field(name), v, false)?;
             if v > MAX_EXACT {
-                return Err(Error::trace(field(name), format!("{v} is too large (at most 2^53)")));
+                return Err(Error::trace(field(name), format!("{v:e} is too large (at most 2^53)")));
             }
             Ok(())
         };
         match op {
             OpSpec::Compute { flops, seconds } => match (flops, seconds) {
-                (Some(f), None) => {
-                    size_ok("flops", *f)?;
-                    lw.push(Op::Compute { flops: *f, seconds: false });
-                }
-                (None, Some(s)) => {
-                    size_ok("seconds", *s)?;
-                    lw.push(Op::Compute { flops: *s, seconds: true });
-                }
-                _ => {
-                    return Err(Error::trace(
-                        format!("ranks[{r}][{i}]"),
-                        "compute needs exactly one of `flops` or `seconds`",
-                    ))
-                }
+                (Some(f), None) => size_ok("flops", *f)?,
+                (None, Some(s)) => size_ok("seconds", *s)?,
+                _ => return Err(Error::trace(format!("ranks[{r}][{i}]"), "compute needs exactly one of `flops` or `seconds`")),
             },
-            OpSpec::Sleep { seconds } => {
-                size_ok("seconds", *seconds)?;
-                lw.push(Op::Sleep { seconds: *seconds });
-            }
-            OpSpec::Send { dst, bytes, tag, sync } | OpSpec::Isend { dst, bytes, tag, sync } => {
+            OpSpec::Sleep { seconds } => size_ok("seconds", *seconds)?,
+            OpSpec::Send { dst, bytes, tag, .. } | OpSpec::Isend { dst, bytes, tag, .. } => {
                 rank_ok("dst", *dst)?;
                 size_ok("bytes", *bytes)?;
                 if *tag < 0 {
                     return Err(Error::trace(field("tag"), "must be >= 0"));
                 }
-                let req = lw.post_send(*dst, *bytes, *tag, CTX_USER, *sync);
-                if matches!(op, OpSpec::Send { .. }) {
-                    lw.push(Op::Wait { reqs: vec![req] });
-                } else {
-                    user_reqs.push((req, false));
-                }
             }
-            OpSpec::Recv { src, tag } | OpSpec::Irecv { src, tag } => {
-                let src = match src {
-                    Peer::Rank(s) => {
-                        rank_ok("src", *s)?;
-                        Some(*s)
-                    }
-                    Peer::Any => None,
-                };
-                let tag = match tag {
-                    TagSpec::Value(v) => Some(*v),
-                    TagSpec::Any => None,
-                };
-                let req = lw.post_recv(src, tag, CTX_USER);
-                if matches!(op, OpSpec::Recv { .. }) {
-                    lw.push(Op::Wait { reqs: vec![req] });
-                } else {
-                    user_reqs.push((req, false));
-                }
-            }
+            OpSpec::Recv { src: Peer::Rank(s), .. } | OpSpec::Irecv { src: Peer::Rank(s), .. } => rank_ok("src", *s)?,
+            OpSpec::Recv { .. } | OpSpec::Irecv { .. } => {}
             OpSpec::Wait { req } => {
-                let Some(entry) = user_reqs.get_mut(*req) else {
+                let Some(done) = waited.get_mut(*req) else {
                     return Err(Error::trace(
                         field("req"),
-                        format!("request {req} is not posted yet (this rank has posted {} so far)", user_reqs.len()),
+                        format!("request {req} is not posted yet (this rank has posted {} so far)", waited.len()),
                     ));
                 };
-                if entry.1 {
+                if *done {
                     return Err(Error::trace(field("req"), format!("request {req} was already waited for")));
                 }
-                entry.1 = true;
-                lw.push(Op::Wait { reqs: vec![entry.0] });
+                *done = true;
             }
-            OpSpec::Waitall => {
-                let reqs: Vec<u32> = user_reqs.iter_mut().filter(|e| !e.1).map(|e| {
-                    e.1 = true;
-                    e.0
-                }).collect();
-                lw.push(Op::Wait { reqs });
-            }
-            OpSpec::Barrier => lw.barrier(r, p, n_collectives),
+            OpSpec::Waitall => waited.iter_mut().for_each(|w| *w = true),
+            OpSpec::Barrier => {}
             OpSpec::Bcast { root, bytes } => {
                 rank_ok("root", *root)?;
                 size_ok("bytes", *bytes)?;
-                lw.bcast(r, p, *root, *bytes, n_collectives);
             }
-            OpSpec::Allreduce { bytes } => {
-                size_ok("bytes", *bytes)?;
-                lw.allreduce(r, p, *bytes, n_collectives);
-            }
-            OpSpec::Alltoall { bytes } => {
-                size_ok("bytes", *bytes)?;
-                lw.alltoall(r, p, *bytes, n_collectives);
-            }
+            OpSpec::Allreduce { bytes } | OpSpec::Alltoall { bytes } => size_ok("bytes", *bytes)?,
         }
-        if op.is_collective() {
-            n_collectives += 1;
+        if matches!(op, OpSpec::Isend { .. } | OpSpec::Irecv { .. }) {
+            waited.push(false);
         }
     }
-    Ok(RankProgram { ops: lw.ops, origin: lw.origin, n_reqs: lw.n_reqs })
+    if waited.len() > (u32::MAX - 2) as usize {
+        return Err(Error::trace(format!("ranks[{r}]"), format!("{} requests is too many", waited.len())));
+    }
+    Ok(waited.len() as u32)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn steps(t: &Trace, r: usize) -> Vec<Step> {
+        let mut c = t.start(r);
+        let mut out = Vec::new();
+        while !t.finished(r, &c) {
+            out.push(t.step(r, &c));
+            t.advance(r, &mut c);
+        }
+        out
+    }
+
     fn sends(t: &Trace, r: usize) -> Vec<u32> {
-        t.programs[r].ops.iter().filter_map(|o| if let Op::Send { dst, .. } = o { Some(*dst) } else { None }).collect()
+        steps(t, r).iter().filter_map(|o| if let Step::Send { dst, .. } = o { Some(*dst) } else { None }).collect()
+    }
+
+    fn recvs(t: &Trace, r: usize) -> Vec<u32> {
+        steps(t, r).iter().filter_map(|o| if let Step::Recv { src, .. } = o { *src } else { None }).collect()
+    }
+
+    fn uniform(p: usize, op: OpSpec) -> Trace {
+        Trace::from_spec(TraceSpec { ranks: vec![vec![op]; p], placement: None }).unwrap()
+    }
+
+    #[test]
+    fn every_send_has_its_receive() {
+        // For each collective and rank count, the (src, dst) pairs sent equal those received.
+        let ops = [OpSpec::Barrier, OpSpec::Bcast { root: 2, bytes: 8.0 }, OpSpec::Allreduce { bytes: 8.0 }, OpSpec::Alltoall { bytes: 8.0 }];
+        for op in ops {
+            for p in [3usize, 4, 5, 6, 7, 8, 13] {
+                let t = uniform(p, op.clone());
+                let mut sent: Vec<(u32, u32)> = (0..p).flat_map(|r| sends(&t, r).into_iter().map(move |d| (r as u32, d))).collect();
+                let mut got: Vec<(u32, u32)> = (0..p).flat_map(|r| recvs(&t, r).into_iter().map(move |s| (s, r as u32))).collect();
+                sent.sort_unstable();
+                got.sort_unstable();
+                assert_eq!(sent, got, "{} on {p} ranks", op.name());
+                let expected = match op {
+                    OpSpec::Barrier => p * (usize::BITS - (p - 1).leading_zeros()) as usize,
+                    OpSpec::Bcast { .. } => p - 1,
+                    OpSpec::Allreduce { .. } => {
+                        let pof2 = floor_pow2(p);
+                        pof2 * pof2.trailing_zeros() as usize + 2 * (p - pof2)
+                    }
+                    _ => p * (p - 1),
+                };
+                assert_eq!(sent.len(), expected, "{} on {p} ranks", op.name());
+            }
+        }
+    }
+
+    #[test]
+    fn blocking_ops_post_then_wait_on_a_scratch_slot() {
+        let t = Trace::from_json(
+            r#"{"ranks": [[{"op": "isend", "dst": 1, "bytes": 1}, {"op": "send", "dst": 1, "bytes": 2}, {"op": "wait", "req": 0}],
+                          [{"op": "recv", "src": 0}, {"op": "irecv", "src": 0}, {"op": "waitall"}]]}"#,
+        )
+        .unwrap();
+        assert_eq!(t.n_user_reqs, vec![1, 1]);
+        let s0 = steps(&t, 0);
+        assert!(matches!(s0[0], Step::Send { req: 0, bytes, .. } if bytes == 1.0));
+        assert!(matches!(s0[1], Step::Send { req: 1, bytes, .. } if bytes == 2.0));
+        assert_eq!(s0[2], Step::Wait { reqs: [1, 0], n: 1 });
+        assert_eq!(s0[3], Step::Wait { reqs: [0, 0], n: 1 });
+        let s1 = steps(&t, 1);
+        assert!(matches!(s1[0], Step::Recv { req: 1, .. }));
+        assert_eq!(s1[1], Step::Wait { reqs: [1, 0], n: 1 });
+        assert!(matches!(s1[2], Step::Recv { req: 0, .. }));
+        assert_eq!(s1[3], Step::WaitAll);
     }
 
     #[test]

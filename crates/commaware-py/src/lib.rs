@@ -2,15 +2,21 @@
 //! core errors to typed Python exceptions; no modelling happens here. Every entry
 //! point runs under `catch_unwind` so a Rust panic never reaches Python as such.
 
+use std::fs::File;
+use std::io::BufWriter;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use commaware_core::multicast as mc;
 use commaware_core::placement::Placement;
 use commaware_core::error::{parse_input, Format};
+use commaware_core::engine::FullSpeed;
+use commaware_core::output::JsonStream;
+use commaware_core::replay::{Interval, MessageRecord, Observer, Progress, INTERVAL_KINDS};
+use commaware_core::trace::OP_NAMES;
 use commaware_core::{Error, ErrorKind, SimOptions};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 pyo3::create_exception!(_core, CommawareError, PyException, "Base class of commaware errors.");
 pyo3::create_exception!(_core, InputError, CommawareError, "Bad input: names the file, the field and the reason.");
@@ -20,6 +26,7 @@ pyo3::create_exception!(_core, PlacementError, InputError, "Ranks cannot be plac
 pyo3::create_exception!(_core, OptionsError, InputError, "An option is invalid.");
 pyo3::create_exception!(_core, DeadlockError, InputError, "The trace deadlocks or leaves messages unmatched.");
 pyo3::create_exception!(_core, MulticastError, InputError, "The multicast instance is invalid.");
+pyo3::create_exception!(_core, OutputError, CommawareError, "An output file could not be written.");
 pyo3::create_exception!(_core, InternalError, CommawareError, "A bug in commaware (a Rust panic was caught).");
 
 fn to_py(e: Error) -> PyErr {
@@ -31,6 +38,8 @@ fn to_py(e: Error) -> PyErr {
         ErrorKind::Options => OptionsError::new_err(msg),
         ErrorKind::Deadlock => DeadlockError::new_err(msg),
         ErrorKind::Multicast => MulticastError::new_err(msg),
+        ErrorKind::Output => OutputError::new_err(msg),
+        ErrorKind::Aborted => CommawareError::new_err(msg),
     };
     Python::with_gil(|py| {
         let v = err.value(py);
@@ -93,40 +102,80 @@ impl Trace {
     }
 }
 
+/// A replay's outcome, with the messages and intervals it was asked to keep.
 #[pyclass(frozen, module = "commaware._core")]
-struct SimResult(commaware_core::SimResult);
+struct SimResult {
+    result: commaware_core::SimResult,
+    /// `None` when messages were not recorded.
+    messages: Option<Vec<MessageRecord>>,
+    timeline: Option<Vec<Interval>>,
+}
+
+/// Columns as raw native-endian bytes (the Python side views them with numpy).
+fn column<'py, const N: usize>(py: Python<'py>, values: impl Iterator<Item = [u8; N]>) -> Bound<'py, PyBytes> {
+    let raw: Vec<u8> = values.flatten().collect();
+    PyBytes::new(py, &raw)
+}
+
+/// Message records as a dict of byte columns (dtypes in the stub's docstring).
+fn message_columns<'py>(py: Python<'py>, m: &[MessageRecord]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("src_rank", column(py, m.iter().map(|x| x.src_rank.to_ne_bytes())))?;
+    d.set_item("dst_rank", column(py, m.iter().map(|x| x.dst_rank.to_ne_bytes())))?;
+    d.set_item("src_host", column(py, m.iter().map(|x| x.src_host.to_ne_bytes())))?;
+    d.set_item("dst_host", column(py, m.iter().map(|x| x.dst_host.to_ne_bytes())))?;
+    d.set_item("bytes", column(py, m.iter().map(|x| x.bytes.to_ne_bytes())))?;
+    d.set_item("tag", column(py, m.iter().map(|x| x.tag.to_ne_bytes())))?;
+    d.set_item("op", column(py, m.iter().map(|x| [x.op])))?;
+    d.set_item("start", column(py, m.iter().map(|x| x.start.to_ne_bytes())))?;
+    d.set_item("end", column(py, m.iter().map(|x| x.end.to_ne_bytes())))?;
+    Ok(d)
+}
+
+fn not_recorded(what: &str) -> PyErr {
+    OptionsError::new_err(format!("{what} were not recorded: simulate with record_{what}=True"))
+}
 
 #[pymethods]
 impl SimResult {
     #[getter]
     fn makespan(&self) -> f64 {
-        self.0.makespan
+        self.result.makespan
     }
     #[getter]
     fn model(&self) -> String {
-        self.0.model.clone()
+        self.result.model.clone()
     }
-    fn to_json(&self) -> String {
-        self.0.to_json()
+    #[getter]
+    fn host_names(&self) -> Vec<String> {
+        self.result.host_names.clone()
     }
-    /// Messages as columns (a dict of lists), for a DataFrame.
-    fn message_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let m = &self.0.messages;
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.result.warnings.clone()
+    }
+    /// count, bytes, mean_seconds, max_seconds over all messages.
+    fn message_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = &self.result.message_stats;
         let d = PyDict::new(py);
-        d.set_item("src_rank", m.iter().map(|x| x.src_rank).collect::<Vec<_>>())?;
-        d.set_item("dst_rank", m.iter().map(|x| x.dst_rank).collect::<Vec<_>>())?;
-        d.set_item("src_host", m.iter().map(|x| x.src_host.as_str()).collect::<Vec<_>>())?;
-        d.set_item("dst_host", m.iter().map(|x| x.dst_host.as_str()).collect::<Vec<_>>())?;
-        d.set_item("bytes", m.iter().map(|x| x.bytes).collect::<Vec<_>>())?;
-        d.set_item("tag", m.iter().map(|x| x.tag).collect::<Vec<_>>())?;
-        d.set_item("op", m.iter().map(|x| x.op).collect::<Vec<_>>())?;
-        d.set_item("start", m.iter().map(|x| x.start).collect::<Vec<_>>())?;
-        d.set_item("end", m.iter().map(|x| x.end).collect::<Vec<_>>())?;
+        d.set_item("count", s.count)?;
+        d.set_item("bytes", s.bytes)?;
+        d.set_item("mean_seconds", s.mean_seconds)?;
+        d.set_item("max_seconds", s.max_seconds)?;
         Ok(d)
+    }
+    /// The `--json` document (needs recorded messages).
+    fn to_json(&self) -> PyResult<String> {
+        let m = self.messages.as_deref().ok_or_else(|| not_recorded("messages"))?;
+        Ok(commaware_core::output::to_json_string(&self.result, m))
+    }
+    /// Messages as byte columns, in the order their last byte arrived.
+    fn message_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        message_columns(py, self.messages.as_deref().ok_or_else(|| not_recorded("messages"))?)
     }
     /// Ranks as columns.
     fn rank_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let r = &self.0.ranks;
+        let r = &self.result.ranks;
         let d = PyDict::new(py);
         d.set_item("rank", r.iter().map(|x| x.rank).collect::<Vec<_>>())?;
         d.set_item("host", r.iter().map(|x| x.host.as_str()).collect::<Vec<_>>())?;
@@ -135,15 +184,90 @@ impl SimResult {
         d.set_item("blocked_seconds", r.iter().map(|x| x.blocked_seconds).collect::<Vec<_>>())?;
         Ok(d)
     }
-    /// Per-rank intervals (compute, sleep, overhead, wait, comm) as columns.
+    /// Per-rank intervals as byte columns: rank (u32), kind (u8, see interval_kinds), start, end (f64).
     fn timeline_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let t = &self.0.timeline;
+        let t = self.timeline.as_deref().ok_or_else(|| not_recorded("timeline"))?;
         let d = PyDict::new(py);
-        d.set_item("rank", t.iter().map(|x| x.rank).collect::<Vec<_>>())?;
-        d.set_item("kind", t.iter().map(|x| x.kind).collect::<Vec<_>>())?;
-        d.set_item("start", t.iter().map(|x| x.start).collect::<Vec<_>>())?;
-        d.set_item("end", t.iter().map(|x| x.end).collect::<Vec<_>>())?;
+        d.set_item("rank", column(py, t.iter().map(|x| x.rank.to_ne_bytes())))?;
+        d.set_item("kind", column(py, t.iter().map(|x| [x.kind])))?;
+        d.set_item("start", column(py, t.iter().map(|x| x.start.to_ne_bytes())))?;
+        d.set_item("end", column(py, t.iter().map(|x| x.end.to_ne_bytes())))?;
         Ok(d)
+    }
+}
+
+/// Forwards the replay's reports to what the caller asked for: records kept in memory,
+/// the streamed JSON document, batches of message columns and progress calls to Python.
+struct Forward {
+    messages: Option<Vec<MessageRecord>>,
+    timeline: Option<Vec<Interval>>,
+    json: Option<JsonStream<BufWriter<File>>>,
+    batch: Option<(Vec<MessageRecord>, PyObject, usize)>,
+    progress: Option<(PyObject, f64)>,
+    /// What a Python callback raised; re-raised when the replay returns.
+    raised: Option<PyErr>,
+}
+
+fn aborted() -> Error {
+    Error::new(ErrorKind::Aborted, "", "stopped by a callback")
+}
+
+impl Forward {
+    /// Call `f` with the GIL; a Python exception stops the replay.
+    fn call(&mut self, f: impl FnOnce(Python<'_>) -> PyResult<()>) -> Result<(), Error> {
+        Python::with_gil(|py| f(py).and_then(|_| py.check_signals())).map_err(|e| {
+            self.raised.get_or_insert(e);
+            aborted()
+        })
+    }
+
+    fn flush_batch(&mut self) -> Result<(), Error> {
+        let Some((rows, callback, _)) = self.batch.as_mut() else { return Ok(()) };
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let rows = std::mem::take(rows);
+        let callback = Python::with_gil(|py| callback.clone_ref(py));
+        self.call(|py| callback.call1(py, (message_columns(py, &rows)?,)).map(|_| ()))
+    }
+}
+
+impl Observer for Forward {
+    fn wants_messages(&self) -> bool {
+        self.messages.is_some() || self.json.is_some() || self.batch.is_some()
+    }
+    fn wants_timeline(&self) -> bool {
+        self.timeline.is_some()
+    }
+    fn message(&mut self, m: &MessageRecord) -> Result<(), Error> {
+        if let Some(v) = self.messages.as_mut() {
+            v.push(*m);
+        }
+        if let Some(j) = self.json.as_mut() {
+            j.message(m)?;
+        }
+        if let Some((rows, _, size)) = self.batch.as_mut() {
+            rows.push(*m);
+            if rows.len() >= *size {
+                return self.flush_batch();
+            }
+        }
+        Ok(())
+    }
+    fn interval(&mut self, i: &Interval) -> Result<(), Error> {
+        if let Some(v) = self.timeline.as_mut() {
+            v.push(*i);
+        }
+        Ok(())
+    }
+    fn progress_every(&self) -> Option<f64> {
+        self.progress.as_ref().map(|p| p.1)
+    }
+    fn progress(&mut self, p: &Progress) -> Result<(), Error> {
+        let Some((callback, _)) = self.progress.as_ref() else { return Ok(()) };
+        let callback = Python::with_gil(|py| callback.clone_ref(py));
+        let args = (p.now, p.events, p.messages, p.ranks_done, p.ranks, p.elapsed);
+        self.call(|py| callback.call1(py, args).map(|_| ()))
     }
 }
 
@@ -185,9 +309,71 @@ fn check_model(platform: &Platform, model: &str) -> PyResult<()> {
     guarded(|| platform.0.check_model(model))
 }
 
+/// What to record and where to stream, shared by `simulate` and `multicast_execute`.
+struct Outputs {
+    record_messages: bool,
+    record_timeline: bool,
+    json_path: Option<String>,
+    on_messages: Option<PyObject>,
+    batch_size: usize,
+    on_progress: Option<PyObject>,
+    progress_every: f64,
+}
+
+/// Run `sim` with a [`Forward`] built from `out`, without the GIL; re-raise what a
+/// callback raised.
+fn run_forwarded(
+    py: Python<'_>,
+    out: Outputs,
+    sim: impl FnOnce(&mut Forward) -> Result<commaware_core::SimResult, Error> + Send,
+    model_and_hosts: impl FnOnce() -> Result<(String, Vec<String>), Error> + Send,
+) -> PyResult<SimResult> {
+    if out.batch_size == 0 {
+        return Err(OptionsError::new_err("batch_size must be > 0"));
+    }
+    let r = py.allow_threads(|| {
+        guarded(|| {
+            let json = match &out.json_path {
+                None => None,
+                Some(path) => {
+                    let (model, hosts) = model_and_hosts()?;
+                    let file = File::create(path).map_err(|e| {
+                        Error { kind: ErrorKind::Output, source: path.clone(), field: String::new(), reason: format!("cannot write: {e}") }
+                    })?;
+                    Some(JsonStream::new(BufWriter::with_capacity(1 << 20, file), &model, hosts, path)?)
+                }
+            };
+            let mut fw = Forward {
+                messages: out.record_messages.then(Vec::new),
+                timeline: out.record_timeline.then(Vec::new),
+                json,
+                batch: out.on_messages.map(|cb| (Vec::with_capacity(out.batch_size.min(1 << 20)), cb, out.batch_size)),
+                progress: out.on_progress.map(|cb| (cb, out.progress_every)),
+                raised: None,
+            };
+            let res = sim(&mut fw).and_then(|res| {
+                fw.flush_batch()?;
+                if let Some(j) = fw.json.take() {
+                    j.finish(&res)?;
+                }
+                Ok(res)
+            });
+            Ok((res, fw))
+        })
+    });
+    let (res, mut fw) = r?;
+    if let Some(e) = fw.raised.take() {
+        return Err(e);
+    }
+    let result = res.map_err(to_py)?;
+    Ok(SimResult { result, messages: fw.messages.take(), timeline: fw.timeline.take() })
+}
+
 /// Replay `trace` on `platform`.
 #[pyfunction]
-#[pyo3(signature = (platform, trace, model=None, placement="explicit", seed=0))]
+#[pyo3(signature = (platform, trace, model=None, placement="explicit", seed=0, record_messages=true, record_timeline=true,
+                    json_path=None, on_messages=None, batch_size=65536, on_progress=None, progress_every=0.25))]
+#[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
     platform: &Platform,
@@ -195,17 +381,31 @@ fn simulate(
     model: Option<String>,
     placement: &str,
     seed: u64,
+    record_messages: bool,
+    record_timeline: bool,
+    json_path: Option<String>,
+    on_messages: Option<PyObject>,
+    batch_size: usize,
+    on_progress: Option<PyObject>,
+    progress_every: f64,
 ) -> PyResult<SimResult> {
-    let r = py.allow_threads(|| {
-        guarded(|| {
-            let placement = Placement::from_name(placement)?;
-            if let Some(m) = &model {
-                commaware_core::sharing::check_model_name(m)?;
-            }
-            commaware_core::simulate(&platform.0, &trace.0, &SimOptions { model, placement, seed })
-        })
-    });
-    r.map(SimResult)
+    let out = Outputs { record_messages, record_timeline, json_path, on_messages, batch_size, on_progress, progress_every };
+    let options = |m: &Option<String>| -> Result<SimOptions, Error> {
+        let placement = Placement::from_name(placement)?;
+        if let Some(m) = m {
+            commaware_core::sharing::check_model_name(m)?;
+        }
+        Ok(SimOptions { model: m.clone(), placement, seed })
+    };
+    let opts = options(&model).map_err(to_py)?;
+    let model_name = model.clone().unwrap_or_else(|| platform.0.network.model.clone());
+    let hosts: Vec<String> = platform.0.hosts.iter().map(|h| h.name.clone()).collect();
+    run_forwarded(
+        py,
+        out,
+        |fw| commaware_core::simulate_observed(&platform.0, &trace.0, &opts, Box::new(FullSpeed), fw),
+        move || Ok((model_name, hosts)),
+    )
 }
 
 #[pyfunction]
@@ -319,11 +519,20 @@ fn multicast_check(instance: &MulticastInstance, report: &MulticastReport) -> Op
     mc::validate_schedule(&instance.0, &report.0.schedule).err()
 }
 
-/// Replay a schedule on the engine under a sharing model.
+/// Replay a schedule on the engine under a sharing model (messages and timeline kept).
 #[pyfunction]
 #[pyo3(signature = (instance, report, model="contention_free"))]
 fn multicast_execute(py: Python<'_>, instance: &MulticastInstance, report: &MulticastReport, model: &str) -> PyResult<SimResult> {
-    py.allow_threads(|| guarded(|| mc::execute(&instance.0, &report.0.schedule, model))).map(SimResult)
+    let out = Outputs {
+        record_messages: true,
+        record_timeline: true,
+        json_path: None,
+        on_messages: None,
+        batch_size: 1,
+        on_progress: None,
+        progress_every: 0.0,
+    };
+    run_forwarded(py, out, |fw| mc::execute_observed(&instance.0, &report.0.schedule, model, fw), || unreachable!("no JSON path"))
 }
 
 /// A random instance with the settings of paper 003 §7; `params` is JSON of GenParams.
@@ -355,6 +564,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("OptionsError", py.get_type::<OptionsError>())?;
     m.add("DeadlockError", py.get_type::<DeadlockError>())?;
     m.add("InternalError", py.get_type::<InternalError>())?;
+    m.add("OutputError", py.get_type::<OutputError>())?;
+    m.add("OP_NAMES", OP_NAMES.to_vec())?;
+    m.add("INTERVAL_KINDS", INTERVAL_KINDS.to_vec())?;
     m.add("MulticastError", py.get_type::<MulticastError>())?;
     m.add_class::<MulticastInstance>()?;
     m.add_class::<MulticastReport>()?;

@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use super::{Instance, Schedule, TaskKind};
 use crate::error::Result;
 use crate::platform::{HostSpec, NetworkSpec, OverheadSpec, Platform, PlatformSpec};
-use crate::replay::{simulate, SimOptions, SimResult};
+use crate::engine::FullSpeed;
+use crate::replay::{simulate_observed, NoObserver, Observer, SimOptions, SimResult};
 use crate::trace::{OpSpec, Peer, TagSpec, Trace, TraceSpec};
 
 /// Bandwidth standing for a zero transmission time (X = 0).
@@ -95,6 +96,12 @@ pub fn to_platform_and_trace(instance: &Instance, schedule: &Schedule, model: &s
 
 /// Replay `schedule` on the engine with sharing `model` (`contention_free`, `maxmin`, ...).
 pub fn execute(instance: &Instance, schedule: &Schedule, model: &str) -> Result<SimResult> {
+    execute_observed(instance, schedule, model, &mut NoObserver)
+}
+
+/// [`execute`], reporting messages and intervals to `observer`.
+pub fn execute_observed(instance: &Instance, schedule: &Schedule, model: &str, observer: &mut dyn Observer) -> Result<SimResult> {
     let (platform, trace) = to_platform_and_trace(instance, schedule, model)?;
-    simulate(&platform, &trace, &SimOptions { model: Some(model.to_string()), ..SimOptions::default() })
+    let options = SimOptions { model: Some(model.to_string()), ..SimOptions::default() };
+    simulate_observed(&platform, &trace, &options, Box::new(FullSpeed), observer)
 }

@@ -24,7 +24,7 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
-pub use execute::execute;
+pub use execute::{execute, execute_observed};
 pub use generate::{
     generate, GenParams, Network, Pattern, Sizes, FAST_SECONDS_PER_BYTE, SLOW_SECONDS_PER_BYTE,
 };

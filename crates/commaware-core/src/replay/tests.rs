@@ -12,11 +12,32 @@ fn platform(extra: &str) -> Platform {
     Platform::from_json(&text).unwrap()
 }
 
-fn run(p: &Platform, trace: &str) -> SimResult {
-    simulate(p, &Trace::from_json(trace).unwrap(), &SimOptions::default()).unwrap()
+/// A replay's result with every message (ordered by start, then source rank) and interval.
+struct Run {
+    res: SimResult,
+    messages: Vec<MessageRecord>,
+    timeline: Vec<Interval>,
 }
 
-fn ends(res: &SimResult) -> Vec<(usize, usize, f64)> {
+impl std::ops::Deref for Run {
+    type Target = SimResult;
+    fn deref(&self) -> &SimResult {
+        &self.res
+    }
+}
+
+fn run_observed(p: &Platform, trace: &Trace, opts: &SimOptions, rate: Box<dyn crate::engine::ComputeRate>) -> Run {
+    let mut c = Collect::default();
+    let res = simulate_observed(p, trace, opts, rate, &mut c).unwrap();
+    c.messages.sort_by(|a, b| a.start.total_cmp(&b.start).then(a.src_rank.cmp(&b.src_rank)));
+    Run { res, messages: c.messages, timeline: c.timeline }
+}
+
+fn run(p: &Platform, trace: &str) -> Run {
+    run_observed(p, &Trace::from_json(trace).unwrap(), &SimOptions::default(), Box::new(FullSpeed))
+}
+
+fn ends(res: &Run) -> Vec<(u32, u32, f64)> {
     res.messages.iter().map(|m| (m.src_rank, m.dst_rank, m.end)).collect()
 }
 
@@ -106,9 +127,9 @@ fn overheads_and_intra_node_memory_bandwidth() {
     assert!(close(res.messages[0].start, 0.25) && close(res.messages[0].end, 0.5));
     assert!(close(res.ranks[1].end, 1.0), "{:?}", res.ranks);
     // The receiver waits for the sender's overhead, sees the data move, then pays its own.
-    let spans: Vec<(&str, f64, f64)> = res.timeline.iter().filter(|i| i.rank == 1).map(|i| (i.kind, i.start, i.end)).collect();
+    let spans: Vec<(&str, f64, f64)> = res.timeline.iter().filter(|i| i.rank == 1).map(|i| (i.kind_name(), i.start, i.end)).collect();
     assert_eq!(spans, vec![("wait", 0.0, 0.25), ("comm", 0.25, 0.5), ("overhead", 0.5, 1.0)]);
-    let sender: Vec<&str> = res.timeline.iter().filter(|i| i.rank == 0).map(|i| i.kind).collect();
+    let sender: Vec<&str> = res.timeline.iter().filter(|i| i.rank == 0).map(|i| i.kind_name()).collect();
     assert_eq!(sender, vec!["overhead", "comm"]);
 }
 
@@ -127,16 +148,16 @@ fn collectives_complete_with_expected_times() {
     // Binomial bcast of 1 MB from 0 over 4 ranks: 0->2 then 0->1 and 2->3: 2 s.
     let ops = r#"[{"op": "bcast", "root": 0, "bytes": 1e6}, {"op": "barrier"}, {"op": "allreduce", "bytes": 8}, {"op": "alltoall", "bytes": 8}]"#;
     let res = run(&platform(""), &format!(r#"{{"ranks": [{ops},{ops},{ops},{ops}]}}"#));
-    let bcast: Vec<_> = res.messages.iter().filter(|m| m.op == "bcast").collect();
+    let bcast: Vec<_> = res.messages.iter().filter(|m| m.op_name() == "bcast").collect();
     assert_eq!(bcast.len(), 3);
     assert!(close(bcast[2].end, 2.0), "{bcast:?}");
-    assert_eq!(res.messages.iter().filter(|m| m.op == "barrier").count(), 8);
-    assert_eq!(res.messages.iter().filter(|m| m.op == "allreduce").count(), 8);
-    assert_eq!(res.messages.iter().filter(|m| m.op == "alltoall").count(), 12);
+    assert_eq!(res.messages.iter().filter(|m| m.op_name() == "barrier").count(), 8);
+    assert_eq!(res.messages.iter().filter(|m| m.op_name() == "allreduce").count(), 8);
+    assert_eq!(res.messages.iter().filter(|m| m.op_name() == "alltoall").count(), 12);
     // Five ranks: rank 0 folds into rank 1, four ranks do two rounds, rank 1 sends back.
     // Five ranks: allreduce needs the non-power-of-two fix-up and still completes.
     let res = run(&platform(""), &format!(r#"{{"ranks": [{ops},{ops},{ops},{ops},{ops}]}}"#));
-    assert_eq!(res.messages.iter().filter(|m| m.op == "allreduce").count(), 1 + 8 + 1);
+    assert_eq!(res.messages.iter().filter(|m| m.op_name() == "allreduce").count(), 1 + 8 + 1);
 }
 
 #[test]
@@ -176,9 +197,14 @@ fn same_input_same_bytes() {
     let t = r#"{"ranks": [[{"op": "alltoall", "bytes": 1e5}],[{"op": "alltoall", "bytes": 1e5}],[{"op": "alltoall", "bytes": 1e5}]]}"#;
     let tr = Trace::from_json(t).unwrap();
     let opts = SimOptions { placement: Placement::Random, seed: 3, ..Default::default() };
-    let a = simulate(&p, &tr, &opts).unwrap().to_json();
-    let b = simulate(&p, &tr, &opts).unwrap().to_json();
+    let doc = |r: Run| crate::output::to_json_string(&r.res, &r.messages);
+    let a = doc(run_observed(&p, &tr, &opts, Box::new(FullSpeed)));
+    let b = doc(run_observed(&p, &tr, &opts, Box::new(FullSpeed)));
     assert_eq!(a, b);
+    let parsed: serde_json::Value = serde_json::from_str(&a).unwrap();
+    assert_eq!(parsed["messages"].as_array().unwrap().len(), 6);
+    assert_eq!(parsed["ranks"].as_array().unwrap().len(), 3);
+    assert_eq!(parsed["message_stats"]["count"], 6);
 }
 
 #[test]
@@ -236,7 +262,7 @@ fn compute_rate_hook_slows_computation_during_transfers() {
                       [{"op": "recv", "src": 0}]]}"#,
     )
     .unwrap();
-    let res = simulate_with(&platform(""), &t, &SimOptions::default(), Box::new(HalfWhileSending)).unwrap();
+    let res = run_observed(&platform(""), &t, &SimOptions::default(), Box::new(HalfWhileSending));
     assert!(close(res.ranks[0].end, 4.0), "{:?}", res.ranks);
     assert!(close(res.ranks[1].end, 2.0));
     let plain = simulate(&platform(""), &t, &SimOptions::default()).unwrap();

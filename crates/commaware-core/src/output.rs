@@ -1,0 +1,104 @@
+//! The `--json` result document, written while the replay runs: messages as they
+//! arrive (one per line), then the makespan, totals and ranks once it is over. Nothing
+//! of the document is held in memory but the line being written.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::replay::{MessageRecord, Observer, SimResult};
+
+/// A message as the JSON document shows it (host names, op name, `null` tag for collectives).
+#[derive(Serialize)]
+struct MessageJson<'a> {
+    src_rank: u32,
+    dst_rank: u32,
+    src_host: &'a str,
+    dst_host: &'a str,
+    bytes: f64,
+    tag: Option<i64>,
+    op: &'static str,
+    start: f64,
+    end: f64,
+}
+
+/// Writes the result document to `W` as an [`Observer`] of the replay.
+pub struct JsonStream<W: Write> {
+    out: W,
+    host_names: Vec<String>,
+    written: u64,
+    /// Where the document goes, for error messages.
+    target: String,
+}
+
+fn write_error(target: &str, e: std::io::Error) -> Error {
+    Error { kind: ErrorKind::Output, source: target.to_string(), field: String::new(), reason: format!("cannot write: {e}") }
+}
+
+impl<W: Write> JsonStream<W> {
+    /// Start the document: `host_names` are the platform's, `target` names `out` in errors.
+    pub fn new(mut out: W, model: &str, host_names: Vec<String>, target: &str) -> Result<Self> {
+        let head = format!("{{\n  \"model\": {},\n  \"messages\": [", serde_json::to_string(model).expect("a string serialises"));
+        out.write_all(head.as_bytes()).map_err(|e| write_error(target, e))?;
+        Ok(JsonStream { out, host_names, written: 0, target: target.to_string() })
+    }
+
+    fn line(&mut self, m: &MessageRecord) -> std::io::Result<()> {
+        let sep: &[u8] = if self.written == 0 { b"\n    " } else { b",\n    " };
+        self.out.write_all(sep)?;
+        let doc = MessageJson {
+            src_rank: m.src_rank,
+            dst_rank: m.dst_rank,
+            src_host: &self.host_names[m.src_host as usize],
+            dst_host: &self.host_names[m.dst_host as usize],
+            bytes: m.bytes,
+            tag: (m.tag >= 0).then_some(m.tag),
+            op: m.op_name(),
+            start: m.start,
+            end: m.end,
+        };
+        serde_json::to_writer(&mut self.out, &doc).map_err(std::io::Error::from)?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// End the document with the makespan, the message totals and the ranks.
+    pub fn finish(mut self, result: &SimResult) -> Result<W> {
+        let target = self.target.clone();
+        let tail = (|| -> std::io::Result<()> {
+            self.out.write_all(if self.written == 0 { b"],\n" } else { b"\n  ],\n" })?;
+            let makespan = serde_json::to_string(&result.makespan).map_err(std::io::Error::from)?;
+            let stats = serde_json::to_string(&result.message_stats).map_err(std::io::Error::from)?;
+            let warnings = serde_json::to_string(&result.warnings).map_err(std::io::Error::from)?;
+            write!(self.out, "  \"makespan\": {makespan},\n  \"message_stats\": {stats},\n  \"warnings\": {warnings},\n  \"ranks\": [")?;
+            for (k, r) in result.ranks.iter().enumerate() {
+                self.out.write_all(if k == 0 { b"\n    " } else { b",\n    " })?;
+                serde_json::to_writer(&mut self.out, r).map_err(std::io::Error::from)?;
+            }
+            self.out.write_all(b"\n  ]\n}\n")?;
+            self.out.flush()
+        })();
+        tail.map_err(|e| write_error(&target, e))?;
+        Ok(self.out)
+    }
+}
+
+impl<W: Write> Observer for JsonStream<W> {
+    fn wants_messages(&self) -> bool {
+        true
+    }
+    fn message(&mut self, m: &MessageRecord) -> Result<()> {
+        self.line(m).map_err(|e| write_error(&self.target, e))
+    }
+}
+
+/// The document of a result whose messages were kept in memory (tests, small runs,
+/// the API's `Result.to_json`).
+pub fn to_json_string(result: &SimResult, messages: &[MessageRecord]) -> String {
+    let mut s = JsonStream::new(Vec::new(), &result.model, result.host_names.clone(), "<memory>").expect("memory writes");
+    for m in messages {
+        s.message(m).expect("memory writes");
+    }
+    String::from_utf8(s.finish(result).expect("memory writes")).expect("JSON is UTF-8")
+}

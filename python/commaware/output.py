@@ -1,0 +1,73 @@
+"""Files written while a replay runs: the per-message table (Parquet or CSV, via pyarrow),
+written batch by batch, and a helper that puts any output in place only once it is complete.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+MESSAGE_FORMATS = (".parquet", ".csv")
+
+
+def partial_path(path: Path) -> Path:
+    """Where `path` is written until it is complete (same folder, so the rename is atomic).
+
+    Created with the usual mode (umask applies), unlike `tempfile`'s 0600 files.
+    """
+    return path.with_name(f".{path.name}.{os.getpid()}.partial")
+
+
+class MessageFile:
+    """Writes message batches (DataFrames from `commaware.simulate(on_messages=...)`) to a
+    .parquet or .csv file as they arrive. Call `close()` on success, `discard()` on failure:
+    the file appears only when complete."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.format = self.path.suffix.lower()
+        if self.format not in MESSAGE_FORMATS:
+            raise ValueError(f"{path}: the message table must be .parquet or .csv")
+        self.partial = partial_path(self.path)
+        self._writer: Any = None
+        self.rows = 0
+
+    def _open(self, schema: Any) -> None:
+        if self.format == ".parquet":
+            import pyarrow.parquet as pq
+
+            self._writer = pq.ParquetWriter(self.partial, schema)
+        else:
+            import pyarrow.csv as pacsv
+
+            self._writer = pacsv.CSVWriter(self.partial, schema)
+
+    def __call__(self, frame: pd.DataFrame) -> None:
+        import pyarrow as pa
+
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        if self._writer is None:
+            self._open(table.schema)
+        self._writer.write_table(table)
+        self.rows += len(frame)
+
+    def close(self, host_names: list[str]) -> None:
+        """Finish the file (an empty table with the columns when there were no messages)."""
+        if self._writer is None:
+            from .api import MESSAGE_DTYPES, message_frame
+
+            self(message_frame({k: b"" for k in MESSAGE_DTYPES}, host_names))
+        self._writer.close()
+        os.replace(self.partial, self.path)
+
+    def discard(self) -> None:
+        if self._writer is not None:
+            try:
+                self._writer.close()
+            except Exception:  # noqa: BLE001 - the file is dropped anyway
+                pass
+        self.partial.unlink(missing_ok=True)
