@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import commaware
 from commaware import multicast as m
 from commaware import reproduce
 from commaware.reproductions import paper003 as p
@@ -183,9 +184,12 @@ def test_runs_env(monkeypatch):
     assert p.default_runs() == 100
     monkeypatch.setenv(p.RUNS_ENV, "7")
     assert p.default_runs() == 7
-    monkeypatch.setenv(p.RUNS_ENV, "0")
-    with pytest.raises(ValueError):
-        p.default_runs()
+    for bad in ("0", "abc", "-3"):
+        monkeypatch.setenv(p.RUNS_ENV, bad)
+        with pytest.raises(commaware.OptionsError) as exc:
+            p.default_runs()
+        assert (exc.value.source, exc.value.field) == (p.RUNS_ENV, "")
+        assert exc.value.reason == f"must be a positive integer, got {bad!r}"
 
 
 def test_cli_reproduce_003_honours_runs_env():

@@ -270,9 +270,15 @@ def default_runs() -> int:
     value = os.environ.get(RUNS_ENV, "").strip()
     if not value:
         return DEFAULT_RUNS
-    runs = int(value)
+    try:
+        runs = int(value)
+    except ValueError:
+        runs = 0
     if runs < 1:
-        raise ValueError(f"{RUNS_ENV} must be a positive integer, got {value!r}")
+        from commaware import _core
+        from commaware._errors import input_error
+
+        raise input_error(_core.OptionsError, RUNS_ENV, "", f"must be a positive integer, got {value[:40]!r}")
     return runs
 
 
