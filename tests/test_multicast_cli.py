@@ -129,3 +129,17 @@ def test_bad_generate_options():
     assert proc.returncode == 2 and "sources" in proc.stderr
     proc = run_cli("multicast", "generate", "--nodes", "1")
     assert proc.returncode == 2 and "at least 2 nodes" in proc.stderr
+
+
+def test_outputs_are_streamed_files_that_appear_whole(tmp_path):
+    inst = tmp_path / "i.json"
+    run_cli("multicast", "generate", "--nodes", "12", "--seed", "3", "-o", inst, check=True)
+    stdout = run_cli("multicast", "generate", "--nodes", "12", "--seed", "3", check=True).stdout
+    assert inst.read_text() == stdout, "-o FILE and stdout carry the same document"
+    assert [p.name for p in tmp_path.iterdir()] == ["i.json"], "no partial file left behind"
+    doc = json.loads(run_cli("multicast", inst, "-a", "ecf", "--json", check=True).stdout)
+    assert len(doc["sequence"]) == 12 * 11 and "execution" not in doc
+    bad = run_cli("multicast", "generate", "--nodes", "12", "-o", tmp_path / "missing" / "x.json")
+    assert bad.returncode == 2 and "cannot write" in bad.stderr and "Traceback" not in bad.stderr
+    table = run_cli("multicast", inst, "-a", "wr", check=True).stdout
+    assert "first 40 of 132 selections" in table

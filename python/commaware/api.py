@@ -152,6 +152,11 @@ class Result:
         return self._core.model
 
     @property
+    def host_names(self) -> list[str]:
+        """The platform's host names (the categories of `messages.src_host` and `dst_host`)."""
+        return self._core.host_names
+
+    @property
     def warnings(self) -> list[str]:
         """Inputs that were accepted but had no effect (e.g. `pair_bandwidth` under `maxmin`)."""
         return self._core.warnings
@@ -277,8 +282,6 @@ def simulate(
             on_messages(message_frame(columns, hosts))
 
     try:
-        if model is not None:
-            _core.check_model(p._core, model)
         core = _core.simulate(p._core, t._core, model=model, placement=placement, seed=seed,
                               record_messages=record_messages, record_timeline=record_timeline,
                               json_path=None if json_path is None else str(json_path), on_messages=batches,

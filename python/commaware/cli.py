@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -169,47 +166,48 @@ def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, s
       commaware simulate examples/cluster16.json examples/ring.json --json
       commaware simulate examples/cluster16.json examples/alltoall.json --messages msgs.parquet
     """
-    from .output import MESSAGE_FORMATS, MessageFile, partial_path
+    from .output import MESSAGE_FORMATS, MessageFile, deliver
 
     if gantt and Path(gantt).suffix.lower() not in (".svg", ".png"):
         fail(f"{gantt}: --gantt needs a .svg or .png file")
     if messages_file and Path(messages_file).suffix.lower() not in MESSAGE_FORMATS:
         fail(f"{messages_file}: --messages needs a .parquet or .csv file")
     table = MessageFile(messages_file) if messages_file else None
-    json_tmp = None
-    if as_json:
-        fd, json_tmp = tempfile.mkstemp(prefix="commaware-", suffix=".json")
-        os.close(fd)
     progress = ProgressLine(enabled=not quiet)
-    try:
+    results: list[Result] = []
+
+    def run(json_path: Path | None) -> None:
+        """The replay and every file it writes; `deliver` shows the JSON only if all succeeded."""
         try:
             result = simulate(platform, trace, model=model, placement=placement, seed=seed, record_messages=False,
-                              record_timeline=bool(gantt), json_path=json_tmp, on_messages=table, on_progress=progress)
+                              record_timeline=bool(gantt), json_path=json_path, on_messages=table,
+                              on_progress=progress)
         finally:
             progress.close()
         if table is not None:
-            table.close(load_platform(platform).host_names)
+            table.close(result.host_names)
         if gantt:
             from .gantt import write_gantt
 
             write_gantt(result, gantt, title=f"{Path(trace).name} on {Path(platform).name}")
+        results.append(result)
+
+    try:
+        if as_json:
+            deliver(run, None)
+        else:
+            run(None)
     except _core.InputError as exc:
         fail(str(exc))
     except (_core.OutputError, OSError) as exc:
         fail(str(exc) if isinstance(exc, _core.OutputError) else f"{exc.filename or ''}: cannot write: {exc.strerror or exc}")
     finally:
-        if table is not None and table.partial.exists():
+        if table is not None:
             table.discard()
-        if json_tmp and sys.exc_info()[0] is not None:
-            os.unlink(json_tmp)
-    for warning in result.warnings:
+    for warning in results[0].warnings:
         err.print(f"[bold yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
-    if json_tmp:
-        with open(json_tmp) as doc:
-            shutil.copyfileobj(doc, sys.stdout)
-        os.unlink(json_tmp)
-    else:
-        print_result(result, f"{trace} on {platform}")
+    if not as_json:
+        print_result(results[0], f"{trace} on {platform}")
 
 
 def examples_dir() -> Path:
@@ -326,11 +324,14 @@ def reproduce_cmd(paper: str, as_json: bool, plots: str | None, quiet: bool) -> 
         fail(f"unknown paper `{paper}` (known: {', '.join(reproduce.PAPERS)}, all)")
     papers = list(reproduce.PAPERS) if paper == "all" else [paper]
 
-    if quiet or not err.is_terminal:
-        checks = reproduce.run(papers)
-    else:
-        with ReproduceProgress() as progress:
-            checks = reproduce.run(papers, progress=progress)
+    try:
+        if quiet or not err.is_terminal:
+            checks = reproduce.run(papers)
+        else:
+            with ReproduceProgress() as progress:
+                checks = reproduce.run(papers, progress=progress)
+    except _core.InputError as exc:
+        fail(str(exc))
     if plots:
         written = reproduce.plot(papers, Path(plots))
         err.print(f"wrote {len(written)} plot(s) into {plots}")
@@ -405,10 +406,13 @@ def multicast_schedule_cmd(instance: str, algorithm: str, seed: int, as_json: bo
         except OSError as exc:
             fail(f"{gantt}: cannot write: {exc.strerror or exc}")
     if as_json:
-        doc = json.loads(sched.to_json(summary=summary))
-        if replay is not None:
-            doc["execution"] = {"model": model, "makespan": replay.makespan}
-        click.echo(json.dumps(doc, indent=2))
+        from .output import deliver
+
+        execution = (model, replay.makespan) if replay is not None else None
+        try:
+            deliver(lambda path: sched.write_json(path, summary=summary, execution=execution), None)
+        except (_core.OutputError, OSError) as exc:
+            fail(str(exc))
         return
     if summary:
         table = Table(header_style="bold")
@@ -423,20 +427,18 @@ def multicast_schedule_cmd(instance: str, algorithm: str, seed: int, as_json: bo
         table.add_row(*row)
         out.print(table)
         return
-    doc = sched.to_dict()
     out.print(f"[bold]{algorithm}[/] on {instance}: completion [bold]{sched.completion_time:.6g} s[/], "
               f"lower bound {sched.lower_bound:.6g} s (ratio {sched.completion_time / sched.lower_bound:.3f}), "
               f"scheduled in {1e3 * sched.scheduling_seconds:.3g} ms" if sched.lower_bound > 0 else
               f"[bold]{algorithm}[/]: completion {sched.completion_time:.6g} s")
-    seq = doc["sequence"]
     table = Table(header_style="bold")
     for col in ("step", "sender", "receiver", "source", "complete (s)"):
         table.add_column(col, justify="right")
-    for k, step in enumerate(seq[:40]):
-        table.add_row(str(k), str(step["sender"]), str(step["receiver"]), str(step["source"]), f"{step['complete']:.6g}")
+    for k, (sender, receiver, source, complete) in enumerate(sched.head(40)):
+        table.add_row(str(k), str(sender), str(receiver), str(source), f"{complete:.6g}")
     out.print(table)
-    if len(seq) > 40:
-        out.print(f"(first 40 of {len(seq)} selections; --json prints all)")
+    if sched.n_selections > 40:
+        out.print(f"(first 40 of {sched.n_selections} selections; --json prints all)")
     if replay is not None:
         out.print(f"replayed on the engine with {model}: makespan {replay.makespan:.6g} s")
 
@@ -454,26 +456,27 @@ def multicast_schedule_cmd(instance: str, algorithm: str, seed: int, as_json: bo
 @click.option("--source", type=int, default=None, help="broadcast pattern: the source (default random).")
 @seed_option("Seed of the random draws.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write to FILE instead of stdout.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress line on stderr.")
 def multicast_generate_cmd(nodes: int, pattern: str, sizes: str, network: str, sources: int | None,
-                           destinations: int | None, source: int | None, seed: int, output: str | None) -> None:
+                           destinations: int | None, source: int | None, seed: int, output: str | None,
+                           quiet: bool) -> None:
     """Make a random instance with the distributions of paper 003 §7 (seeded)."""
-    from . import multicast
+    from contextlib import nullcontext
 
+    from . import multicast
+    from .output import deliver
+
+    # Thousands of nodes take seconds (mostly the JSON text): say so on a terminal.
+    status = err.real().status(f"generating {nodes} nodes ({pattern})") if err.is_terminal and not quiet else nullcontext()
     try:
-        inst = multicast.generate(nodes, pattern, sizes, network, sources=sources, destinations=destinations,
-                                  source=source, seed=seed)
+        with status:
+            inst = multicast.generate(nodes, pattern, sizes, network, sources=sources, destinations=destinations,
+                                      source=source, seed=seed)
+            deliver(inst.write_json, output)
     except _core.InputError as exc:
         fail(str(exc))
-    text = inst.to_json() + "\n"
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    tmp = Path(output).with_name(Path(output).name + ".tmp")
-    try:
-        tmp.write_text(text)
-        tmp.replace(output)
-    except OSError as exc:
-        fail(f"{output}: cannot write: {exc.strerror or exc}")
+    except (_core.OutputError, OSError) as exc:
+        fail(str(exc) if isinstance(exc, _core.OutputError) else f"{output}: cannot write: {exc.strerror or exc}")
 
 
 @main.command("schema")

@@ -11,6 +11,7 @@ schedulers, the corrected lower bound, and execution of a schedule on the engine
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from . import _core
@@ -44,6 +45,10 @@ class Instance:
 
     def to_json(self) -> str:
         return self._core.to_json()
+
+    def write_json(self, path: str | Path) -> None:
+        """Write the instance's JSON to `path` as it is serialised (no copy in memory)."""
+        self._core.write_json(str(path))
 
     def to_dict(self) -> dict[str, Any]:
         return json.loads(self.to_json())
@@ -79,8 +84,22 @@ class Schedule:
         """The sequence as (sender, receiver, source), as the paper prints it."""
         return self._core.triples()
 
+    @property
+    def n_selections(self) -> int:
+        """Length of the selection sequence (one per delivery)."""
+        return self._core.n_selections
+
+    def head(self, n: int) -> list[tuple[int, int, int, float]]:
+        """The first `n` selections as (sender, receiver, source, complete)."""
+        return self._core.head(n)
+
     def to_json(self, summary: bool = False) -> str:
         return self._core.to_json(summary)
+
+    def write_json(self, path: str | Path, summary: bool = False, execution: tuple[str, float] | None = None) -> None:
+        """Write the `--json` document to `path` as it is serialised; `execution` = (model, makespan)
+        of a replay on the engine adds an `execution` entry."""
+        self._core.write_json(str(path), summary, execution)
 
     def to_dict(self) -> dict[str, Any]:
         return json.loads(self.to_json())

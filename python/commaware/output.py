@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -20,6 +20,30 @@ def partial_path(path: Path) -> Path:
     Created with the usual mode (umask applies), unlike `tempfile`'s 0600 files.
     """
     return path.with_name(f".{path.name}.{os.getpid()}.partial")
+
+
+def deliver(write: Callable[[Path], None], output: str | Path | None) -> None:
+    """Write a document with `write(path)` into a partial file, then move it to `output`, or
+    copy it to stdout when `output` is None. Nothing appears unless `write` succeeded."""
+    import shutil
+    import sys
+    import tempfile
+
+    if output is None:
+        fd, name = tempfile.mkstemp(prefix="commaware-", suffix=".json")
+        os.close(fd)
+        partial = Path(name)
+    else:
+        partial = partial_path(Path(output))
+    try:
+        write(partial)
+        if output is None:
+            with open(partial) as doc:
+                shutil.copyfileobj(doc, sys.stdout)
+        else:
+            os.replace(partial, output)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 class MessageFile:
@@ -65,6 +89,9 @@ class MessageFile:
         os.replace(self.partial, self.path)
 
     def discard(self) -> None:
+        """Drop the partial file, if any is left (after `close`, nothing is)."""
+        if not self.partial.exists():
+            return
         if self._writer is not None:
             try:
                 self._writer.close()

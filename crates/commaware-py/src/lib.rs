@@ -3,7 +3,7 @@
 //! point runs under `catch_unwind` so a Rust panic never reaches Python as such.
 
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{BufWriter, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use commaware_core::multicast as mc;
@@ -14,9 +14,9 @@ use commaware_core::output::JsonStream;
 use commaware_core::replay::{Interval, MessageRecord, Observer, Progress, INTERVAL_KINDS};
 use commaware_core::trace::OP_NAMES;
 use commaware_core::{Error, ErrorKind, SimOptions};
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyMemoryError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyString};
 
 pyo3::create_exception!(_core, CommawareError, PyException, "Base class of commaware errors.");
 pyo3::create_exception!(_core, InputError, CommawareError, "Bad input: names the file, the field and the reason.");
@@ -50,6 +50,27 @@ fn to_py(e: Error) -> PyErr {
     err
 }
 
+/// A Python str from a Rust string; a failed allocation is a MemoryError, not a panic.
+fn py_str(py: Python<'_>, s: String) -> PyResult<Bound<'_, PyString>> {
+    let len = isize::try_from(s.len()).map_err(|_| PyMemoryError::new_err("string too long"))?;
+    // SAFETY: the pointer and length describe valid UTF-8 (a Rust String); the new
+    // reference is owned, and a null return is turned into the pending Python error.
+    unsafe {
+        Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyUnicode_FromStringAndSize(s.as_ptr().cast(), len))
+            .map(|b| b.downcast_into_unchecked())
+    }
+}
+
+/// Write a document to `path` with `write` (buffered); an I/O error is an OutputError naming the file.
+fn write_file(path: &str, write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) -> PyResult<()> {
+    let result = File::create(path).and_then(|f| {
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        write(&mut w)?;
+        w.flush()
+    });
+    result.map_err(|e| OutputError::new_err(format!("{path}: cannot write: {e}")))
+}
+
 /// Run `f`, turning core errors and panics into Python exceptions.
 fn guarded<T>(f: impl FnOnce() -> Result<T, Error>) -> PyResult<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
@@ -79,8 +100,8 @@ impl Platform {
     fn model(&self) -> String {
         self.0.network.model.clone()
     }
-    fn to_json(&self) -> String {
-        serde_json::to_string_pretty(&self.0).unwrap_or_default()
+    fn to_json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+        py_str(py, serde_json::to_string_pretty(&self.0).unwrap_or_default())
     }
     fn __len__(&self) -> usize {
         self.0.hosts.len()
@@ -165,9 +186,9 @@ impl SimResult {
         Ok(d)
     }
     /// The `--json` document (needs recorded messages).
-    fn to_json(&self) -> PyResult<String> {
+    fn to_json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
         let m = self.messages.as_deref().ok_or_else(|| not_recorded("messages"))?;
-        Ok(commaware_core::output::to_json_string(&self.result, m))
+        py_str(py, commaware_core::output::to_json_string(&self.result, m))
     }
     /// Messages as byte columns, in the order their last byte arrived.
     fn message_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -303,11 +324,6 @@ fn load_trace(py: Python<'_>, text: &str, source: &str, format: &str) -> PyResul
     r.map(Trace)
 }
 
-/// Can the sharing model run on this platform? Raises OptionsError if not.
-#[pyfunction]
-fn check_model(platform: &Platform, model: &str) -> PyResult<()> {
-    guarded(|| platform.0.check_model(model))
-}
 
 /// What to record and where to stream, shared by `simulate` and `multicast_execute`.
 struct Outputs {
@@ -390,14 +406,8 @@ fn simulate(
     progress_every: f64,
 ) -> PyResult<SimResult> {
     let out = Outputs { record_messages, record_timeline, json_path, on_messages, batch_size, on_progress, progress_every };
-    let options = |m: &Option<String>| -> Result<SimOptions, Error> {
-        let placement = Placement::from_name(placement)?;
-        if let Some(m) = m {
-            commaware_core::sharing::check_model_name(m)?;
-        }
-        Ok(SimOptions { model: m.clone(), placement, seed })
-    };
-    let opts = options(&model).map_err(to_py)?;
+    let placement = Placement::from_name(placement).map_err(to_py)?;
+    let opts = SimOptions { model: model.clone(), placement, seed };
     let model_name = model.clone().unwrap_or_else(|| platform.0.network.model.clone());
     let hosts: Vec<String> = platform.0.hosts.iter().map(|h| h.name.clone()).collect();
     run_forwarded(
@@ -446,8 +456,17 @@ impl MulticastInstance {
     fn n_multicasts(&self) -> usize {
         self.0.multicasts.len()
     }
-    fn to_json(&self) -> String {
-        serde_json::to_string_pretty(&self.0).unwrap_or_default()
+    fn to_json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+        py_str(py, serde_json::to_string_pretty(&self.0).unwrap_or_default())
+    }
+    /// Write the instance's JSON to `path` (streamed).
+    fn write_json(&self, py: Python<'_>, path: &str) -> PyResult<()> {
+        py.allow_threads(|| {
+            write_file(path, |w| {
+                serde_json::to_writer_pretty(&mut *w, &self.0).map_err(std::io::Error::from)?;
+                w.write_all(b"\n")
+            })
+        })
     }
     /// The corrected lower bound of paper 003 §3.2.
     fn lower_bound(&self) -> f64 {
@@ -481,8 +500,28 @@ impl MulticastReport {
         self.0.schedule.triples()
     }
     #[pyo3(signature = (summary=false))]
-    fn to_json(&self, summary: bool) -> String {
-        self.0.to_json(summary)
+    fn to_json<'py>(&self, py: Python<'py>, summary: bool) -> PyResult<Bound<'py, PyString>> {
+        py_str(py, self.0.to_json(summary))
+    }
+    /// Write the `--json` document to `path` (streamed), with the engine replay's model and
+    /// makespan when given.
+    #[pyo3(signature = (path, summary=false, execution=None))]
+    fn write_json(&self, py: Python<'_>, path: &str, summary: bool, execution: Option<(String, f64)>) -> PyResult<()> {
+        py.allow_threads(|| {
+            write_file(path, |w| {
+                self.0.write_json(&mut *w, summary, execution.as_ref().map(|(m, t)| (m.as_str(), *t)))?;
+                w.write_all(b"\n")
+            })
+        })
+    }
+    /// Number of selections in the sequence.
+    #[getter]
+    fn n_selections(&self) -> usize {
+        self.0.schedule.sequence.len()
+    }
+    /// The first `n` selections as (sender, receiver, source, complete).
+    fn head(&self, n: usize) -> Vec<(usize, usize, usize, f64)> {
+        self.0.schedule.sequence.iter().take(n).map(|s| (s.sender, s.receiver, s.source, s.complete)).collect()
     }
 }
 
@@ -581,7 +620,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SimResult>()?;
     m.add_function(wrap_pyfunction!(load_platform, m)?)?;
     m.add_function(wrap_pyfunction!(load_trace, m)?)?;
-    m.add_function(wrap_pyfunction!(check_model, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(platform_schema, m)?)?;
     m.add_function(wrap_pyfunction!(trace_schema, m)?)?;

@@ -78,6 +78,15 @@ struct Summary<'a> {
     completion_time: f64,
     lower_bound: f64,
     scheduling_seconds: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    execution: Option<Execution<'a>>,
+}
+
+/// The schedule's replay on the engine (`--execute MODEL`).
+#[derive(Serialize)]
+struct Execution<'a> {
+    model: &'a str,
+    makespan: f64,
 }
 
 /// The `--json` document, borrowing the schedule.
@@ -114,19 +123,28 @@ impl Report {
 
     /// The `--json` document; `summary` keeps only algorithm, times and bound.
     pub fn to_json(&self, summary: bool) -> String {
+        let mut out = Vec::new();
+        self.write_json(&mut out, summary, None).expect("memory writes");
+        String::from_utf8(out).expect("JSON is UTF-8")
+    }
+
+    /// Write the `--json` document to `out` as it is serialised (no copy of it in memory);
+    /// `execution` adds the engine replay's model and makespan.
+    pub fn write_json<W: std::io::Write>(&self, out: W, summary: bool, execution: Option<(&str, f64)>) -> std::io::Result<()> {
         let head = Summary {
             algorithm: &self.algorithm,
             completion_time: self.completion_time,
             lower_bound: self.lower_bound,
             scheduling_seconds: self.scheduling_seconds,
+            execution: execution.map(|(model, makespan)| Execution { model, makespan }),
         };
         if summary {
-            serde_json::to_string_pretty(&head)
+            serde_json::to_writer_pretty(out, &head)
         } else {
             let tasks = self.schedule.tasks.iter().map(Vec::as_slice).enumerate().collect();
-            serde_json::to_string_pretty(&Full { head, sequence: &self.schedule.sequence, tasks })
+            serde_json::to_writer_pretty(out, &Full { head, sequence: &self.schedule.sequence, tasks })
         }
-        .expect("report serialises")
+        .map_err(std::io::Error::from)
     }
 }
 

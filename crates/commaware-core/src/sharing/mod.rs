@@ -165,7 +165,8 @@ pub fn check_model_name(name: &str) -> Result<()> {
 }
 
 pub fn make_model(name: &str, platform: &Platform) -> Result<Box<dyn SharingModel>> {
-    check_model_name(name)?;
+    // Known, and within the model's size limits, before anything is allocated.
+    platform.check_model(name)?;
     Ok(match name {
         "contention_free" => Box::new(ContentionFree::new(platform)),
         _ => Box::new(MaxMin::default()),
