@@ -33,7 +33,9 @@ Inputs we assume (the paper does not print them; each check's ``note`` repeats w
 
 Runtime: the full grid (12 settings, 92 points, 100 runs each) takes about 75 s on this 2-core
 machine with both cores free (113 s while another build was running), so the node-count grid
-was not reduced.  The configurations run on a thread pool (the schedulers release the GIL).
+was not reduced; the analysis of the Figs. 9(c), 10(c) rows re-runs those two settings with tied
+overheads, a few seconds more. The configurations run on a thread pool (the schedulers release
+the GIL).
 
 A claim the paper's own model contradicts (``paper_inconsistent``): RRS worse than EAF and RR
 for a single broadcast (Fig. 6). Every waiting receiver of a broadcast is available at time 0, so
@@ -42,18 +44,21 @@ independently from one distribution, RRS on a configuration is EAF on the same c
 its nodes renumbered, so the three have one distribution of completion times. The row asserts
 that identity, schedule by schedule.
 
-Claims our simulation contradicts. Three are labelled ``not_reproduced``: their notes say what we
-assumed, what we tried and the likely cause (``extra["not_reproduced"]`` holds the three parts):
-the ten non-FEF algorithms similar for a broadcast (Fig. 6: with per-pair link speeds and
-1-1.5 MiB messages EAF and RR trail ECF by up to 1.30x; on a homogeneous network the claim
-holds); RRS worse than ECF and WR for a broadcast (Fig. 6: at about half the points RRS is up
-to 2% below the larger of the two; in a broadcast RRS is EAF renumbered); RRS worse than ECF,
-WR, EAF, RR for small all-to-all (Fig. 7(a): ours is the best non-preemptive, on the slow
-network too). Four still ``fail``, since no analysis of why has been done yet: "all within
-twice the lower bound" (Fig. 7(a): EAF at 8 nodes only); ECF or WR best non-preemptive for
-large multiple multicast (Figs. 9(c), 10(c): RRS or EAF at 4-24 sources); the five preemptive
-algorithms comparable in Figs. 9-10 (ECFP trails by up to 1.34x with small messages and few
-sources).
+Claims our simulation contradicts are labelled ``not_reproduced``: the Rust schedulers and bound
+agree with an independent naive re-implementation (218 random §7 instances), the generator draws
+what §7 states, and each row's note says what we assumed, what we tried and the likely cause
+(``extra["not_reproduced"]`` holds the three parts): the ten non-FEF algorithms similar for a
+broadcast (Fig. 6: with per-pair link speeds and 1-1.5 MiB messages EAF and RR trail ECF by up to
+1.30x; on a homogeneous network the claim holds); RRS worse than ECF and WR for a broadcast (Fig.
+6: at about half the points RRS is up to 2% below the larger of the two; in a broadcast RRS is
+EAF renumbered); RRS worse than ECF, WR, EAF, RR for small all-to-all (Fig. 7(a): ours is the
+best non-preemptive, on the slow network too); all eight of ECF, WR, EAF, RR and their preemptive
+versions within twice the bound (Fig. 7(a),(b): EAF at 2.1 at 8 nodes only, robust over seeds; it
+waits for busy senders); ECF or WR best non-preemptive for large multiple multicast (Figs. 9(c),
+10(c): RRS or EAF, by up to 7%, at 4-24 sources; with each node's receive overheads equal to its
+send overheads, computed in the row, ECF is best everywhere); the five preemptive algorithms
+comparable in Figs. 9-10 (ECFP up to 1.34x behind with 1 KB messages and few sources, inherited
+from ECF's earliest-completion rule, which defers the nodes with the most receives).
 """
 
 from __future__ import annotations
@@ -575,6 +580,61 @@ def _wrp_within(name: str, keys: list[str], tabs: dict[str, dict], runs: int, at
                 extra={"wrp_max_ratio_any_run": {k: dict(zip(tabs[k]["x"], tabs[k]["max_ratio"]["wrp"])) for k in keys}})
 
 
+def _tied_overheads(inst: m.Instance) -> m.Instance:
+    """`inst` with each node's receive overheads set to its send overheads (R_c = S_c, R_m = S_m).
+
+    One reading of §7's 'the send/receive overheads of each processor are chosen randomly' (one
+    draw per node for both, as in Fig. 4's example, where a node's send and receive costs go
+    together); our generator draws the four independently. Used only to report how a claim
+    depends on that unstated input, never as a row's input."""
+    spec = inst.to_dict()
+    for node in spec["nodes"]:
+        node["recv_const"], node["recv_per_byte"] = node["send_const"], node["send_per_byte"]
+    return m.load_instance(spec)
+
+
+_TIED_CACHE: dict[tuple[str, int, int], dict[str, list[float]]] = {}
+
+
+def _tied_means(key: str, runs: int, seed: int, algs: list[str]) -> dict[str, list[float]]:
+    """Mean completion per point of `algs` on the configurations of setting `key` (the same
+    seeds as :func:`compute`) with the overheads tied by :func:`_tied_overheads`."""
+    st = SETTINGS[key]
+    assert st.pattern == "random", "only the multiple multicast settings are re-run tied"
+    cached = _TIED_CACHE.get((key, runs, seed))
+    if cached is not None and all(a in cached for a in algs):
+        return cached
+
+    def one(x: int, run: int) -> dict[str, float]:
+        s = _seed(seed, x, run)
+        inst = _tied_overheads(m.generate(st.nodes or x, "random", st.sizes, st.network, sources=x, seed=s))
+        return {a: m.schedule(inst, a, seed=s).completion_time for a in algs}
+
+    jobs = [(x, r) for x in st.points for r in range(runs)]
+    detail = f"{key} with R = S per node"
+    report(0, len(jobs), detail)
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        futures = [pool.submit(one, x, r) for x, r in jobs]
+        for done, _ in enumerate(as_completed(futures), 1):
+            report(done, len(jobs), detail)
+        results = [f.result() for f in futures]
+    per: dict[int, list[dict[str, float]]] = {}
+    for (x, _), res in zip(jobs, results):
+        per.setdefault(x, []).append(res)
+    means = {a: [statistics.fmean(r[a] for r in per[x]) for x in st.points] for a in algs}
+    _TIED_CACHE[(key, runs, seed)] = means
+    return means
+
+
+#: Our independent check of the Rust schedulers (not re-run by the checks): a naive Python
+#: re-implementation of the eleven schedulers and of the corrected bound, written from the paper
+#: and the issue notes, on random §7 instances.
+_REFERENCE_CHECK = ("An independent naive Python re-implementation of the eleven schedulers and of the corrected "
+                    "bound, written from the paper and the issue notes, gives the same selection sequences, "
+                    "completion times and bounds on 218 random §7 instances (8-64 nodes, every size and network, "
+                    "2,398 schedules; RRS and RRSP with our receiver draws; run once, not re-run here).")
+
+
 def _relabelled(spec: dict[str, Any], order: list[int]) -> dict[str, Any]:
     """The instance `spec` with node order[k] renumbered k."""
     new = {old: k for k, old in enumerate(order)}
@@ -628,6 +688,105 @@ def _fig6_rrs_is_relabelled_eaf(keys: list[str], tabs: dict[str, dict], runs: in
                 f"every sampled broadcast ({sample} configurations per point, every source) and EAF = RR; the mean "
                 "ratios show the remaining sampling noise. " + _inputs(keys, runs),
                 paper_inconsistent=True, extra={"broadcasts_checked": total})
+
+
+def _behind(t: dict[str, Any], alg: str, group: list[str]) -> list[float]:
+    """Per point: `alg`'s mean completion / the smallest of `group`'s."""
+    return [_comp(t, alg)[i] / min(_comp(t, a)[i] for a in group) for i in range(len(t["x"]))]
+
+
+def _mm_preemptive_unreproduced(keys: list[str], tabs: dict[str, dict]) -> Unreproduced:
+    """The analysis of 'the preemptive algorithms all have comparable performances' (Figs. 9-10)."""
+    four = [a for a in PREEMPTIVE if a != "ecfp"]
+    receiver_first = [a for a in NON_PREEMPTIVE if a not in ("fef", "ecf")]
+    spread4, where4 = _spread(keys, tabs, four)
+    small = [k for k in keys if SETTINGS[k].sizes == "small"]
+    other = [k for k in keys if SETTINGS[k].sizes != "small"]
+    big = max((r, _pt(tabs[k], i)) for k in other for i, r in enumerate(_behind(tabs[k], "ecfp", four)))
+
+    def per_source(k: str, alg: str, group: list[str]) -> str:
+        return ", ".join(f"{x}: {r:.2f}" for x, r in zip(tabs[k]["x"], _behind(tabs[k], alg, group)))
+
+    lags = "; ".join(f"{k} ({SETTINGS[k].network}) ECFP / best of the four {per_source(k, 'ecfp', four)}, and ECF / "
+                     f"best of WR, EAF, RR, RRS {per_source(k, 'ecf', receiver_first)}" for k in small)
+    return Unreproduced(
+        assumed=f"'comparable' = the largest mean completion of ECFP, WRP, EAFP, RRP, RRSP within {COMPARABLE}x of the "
+                "smallest at every point (our threshold; the paper gives none); Figs. 9-10's inputs as this note lists "
+                "them: 64 nodes, 4-64 sources (Table 2's counts), each source with a uniformly random number (1-63) of "
+                "distinct random destinations (§7.3 says only 'we randomly choose the destination nodes'), 1 KB, "
+                "1-1.5 MiB or mixed messages, every link 1 Gbps or every link 155 Mbps, S_c, R_c, S_m, R_m drawn "
+                "independently and uniformly per node in §7's ranges.",
+        tried=f"computed in this run: without ECFP the four others are within {spread4:.3f} of each other at every "
+              f"point ({where4}); with 1 KB messages, per number of sources: {lags}; with large or mixed messages "
+              f"ECFP is at most {big[0]:.2f}x behind the four ({big[1]}). Measured once, not re-run here: the largest "
+              "spread of the five with seeds 0, 1, 2 is 1.336, 1.316, 1.306 (100 configurations) and 1.316 with 1,000 "
+              "configurations (seed 0), each time ECFP with 1 KB messages and 8 sources; with other unstated inputs "
+              "(300 configurations, seed 0): each other node a destination with probability 1/2, 1.339; every node a "
+              "destination, 1.452; each node's receive overheads equal to its send overheads (R_c = S_c, "
+              "R_m = S_m), 1.265 (then RRSP behind ECFP, mixed sizes, 4 sources). Our ECFP gives Fig. 5(a)'s printed "
+              "sequence and preemption (the Fig. 5(a) rows). " + _REFERENCE_CHECK,
+        cause="ECF's rule, the globally earliest completion, serves the receivers that finish soonest, the fast ones, "
+              "first and leaves the nodes with the most receive work for later, when their receives queue up: with "
+              "1 KB messages, 8 sources, 1 Gbps (200 configurations, seed 0; measured, not re-run) the node that "
+              "finishes last is idle for 52% of the completion time under ECFP against 33% under RRP and 32% under "
+              "WRP, and the node with the most receive work ends its first receive at 2.04 ms under ECFP against "
+              "1.04 ms under RRP. A 1 KB transfer (8 us at 1 Gbps, against 80-400 us overheads) leaves almost no wait "
+              "to preempt, so ECFP keeps ECF's lag (ECF trails the receiver-first algorithms by nearly as much, "
+              "above). In an all-to-all broadcast every node has the same N-1 receives and the five stay within "
+              "1.19x (the Fig. 7(b),(d) row passes); with many sources or large messages the lag shrinks below "
+              f"{COMPARABLE}x.")
+
+
+def _mm_best_unreproduced(key: str, tabs: dict[str, dict], runs: int, seed: int) -> Unreproduced:
+    """The analysis of 'ECF and WR perform the best among all non-preemptive algorithms,
+    especially for large messages' (Figs. 9(c), 10(c)); re-runs the setting with tied overheads."""
+    t = tabs[key]
+    st = SETTINGS[key]
+    gaps = []
+    for i, x in enumerate(t["x"]):
+        best = min(NON_PREEMPTIVE, key=lambda a: _comp(t, a)[i])
+        if best not in ("ecf", "wr"):
+            gaps.append(f"{best.upper()}@{x} {min(_comp(t, 'ecf')[i], _comp(t, 'wr')[i]) / _comp(t, best)[i]:.3f}")
+    tied = _tied_means(key, runs, seed, NON_PREEMPTIVE)
+    tied_best = [min(NON_PREEMPTIVE, key=lambda a: tied[a][i]) for i in range(len(t["x"]))]
+    n_ok = sum(b in ("ecf", "wr") for b in tied_best)
+    fast = st.network == "fast"
+    measured = (
+        "with seeds 0, 1, 2, RRS is best at 16 and 24 sources each time, min(ECF, WR) 2.1-3.1% and 0.9-1.2% above it "
+        "(paired standard error about 0.3%), and at 4, 8 and 32 sources the better of ECF and WR is within 0.4% of "
+        "the best (a tie within the noise); with seed 0 and other unstated inputs: RRS seeded independently of the "
+        "generator, WR best at 4 sources, RRS at 8-32; each other node a destination with probability 1/2, EAF at 4, "
+        "RRS at 8-32; every node a destination, ECF or WR at every count but 16 (RRS 0.3% below ECF)"
+        if fast else
+        "with seeds 0, 1, 2, RRS is best at 4, 8, 16 and 24 sources each time, min(ECF, WR) 1.4-2.0%, 5.4-6.4%, "
+        "6.1-7.2% and 2.5-2.6% above it (paired z from 2.3 to 30); with seed 0 and other unstated inputs: RRS seeded "
+        "independently of the generator, RRS best at 4-24; each other node a destination with probability 1/2, EAF "
+        "at 4 (RRS within 0.01%), RRS at 8-24; every node a destination, ECF or WR at every count")
+    return Unreproduced(
+        assumed="'ECF and WR perform the best among all non-preemptive algorithms, especially for large messages' = "
+                "at every number of sources the smallest mean completion of FEF, ECF, WR, EAF, RR and RRS is ECF's or "
+                f"WR's; 64 nodes, 4-64 sources (Table 2's counts), each source with a uniformly random number (1-63) "
+                f"of distinct random destinations (§7.3 says only 'we randomly choose the destination nodes'), "
+                f"messages of 1 or 1.5 MiB, every link {'1 Gbps' if fast else '155 Mbps'}; S_c, R_c, S_m, R_m drawn "
+                "independently and uniformly per node in §7's ranges (§7 gives only the ranges).",
+        tried=f"computed in this run: min(ECF, WR) / best where another is best: {', '.join(gaps) or 'none'}; the same "
+              "configurations with each node's receive overheads set to its send overheads (R_c = S_c, R_m = S_m: one "
+              "draw per node, a reading of 'the send/receive overheads of each processor' that Fig. 4's example, "
+              "where a node's send and receive costs go together, suggests): best per number of sources "
+              f"{', '.join(f'{x}: {b.upper()}' for x, b in zip(t['x'], tied_best))} (ECF or WR best at "
+              f"{n_ok}/{len(tied_best)}). Measured once, not re-run here, with 1,000 configurations: {measured}. With R_c = S_c, R_m = S_m for the whole §7 run (100 configurations, seed 0) both Fig. 9(c) "
+              "and Fig. 10(c) rows pass, but 'Fig. 6 FEF worst' and 'Fig. 8 WR competitive with ECF' then fail, so "
+              "that reading is not evidently the paper's either. " + _REFERENCE_CHECK,
+        cause="ECF's earliest-completion rule takes the fast receivers first, which pays only when they are also fast "
+              "relays; with S and R drawn independently they are not, and the slow receivers, deferred, queue their "
+              "receives at the end. At 155 Mbps with 8 sources (200 configurations, seed 0; measured, not re-run) the "
+              "first quarter of ECF's receivers have a mean R of 3.6 ms against 6.0-6.4 ms under WR, EAF and RRS, "
+              "but about the same mean S (6.2-6.4 ms) as theirs (at 1 Gbps with 16 sources: R 3.4 ms against "
+              "5.4-6.1 ms, S 6.3 ms against 6.0-6.2 ms). RRS's random receiver order "
+              "avoids both effects and wins by a few percent while there are few sources; from 32 sources on ECF "
+              "or WR is best. With S and R equal per node ECF's early receivers are fast senders too (its relayed "
+              "sends cost 0.9 ms on average against 4.5 ms) and ECF is best at every count: the claim turns on how "
+              "S and R were drawn, which §7 does not state.")
 
 
 def section7_checks(runs: int | None = None, seed: int = 0) -> list[Check]:
@@ -717,6 +876,11 @@ def section7_checks(runs: int | None = None, seed: int = 0) -> list[Check]:
     v, where, alg = _max_ratio(["fig7-small"], tabs, algs2)
     t = tabs["fig7-small"]
     over = [f"{a.upper()}@{t['x'][i]} {r:.3f}" for a in algs2 for i, r in enumerate(t["mean_ratio"][a]) if r > 2.0]
+    # What Fig. 7's bars compare: mean completion against the mean bound.
+    rom = max((_comp(t, a)[i] / t["mean_lower_bound_s"][i], _pt(t, i), a) for a in algs2 for i in range(len(t["x"])))
+    wi = t["x"].index(int(where.rsplit("@", 1)[1]))
+    rest = max((r, _pt(t, i), a) for a in algs2 for i, r in enumerate(t["mean_ratio"][a]) if t["x"][i] != t["x"][wi])
+    seven = max((t["mean_ratio"][a][wi], a) for a in algs2 if a != alg)
     rows.append(_row("Fig. 7(a),(b) ECF/WR/EAF/RR and -P within 2x of the bound (small, fast)",
                      None, f"{v:.3f} ({alg.upper()} at {where})" + (f"; above 2 at {', '.join(over)}" if over else ""),
                      v <= 2.0,
@@ -724,7 +888,35 @@ def section7_checks(runs: int | None = None, seed: int = 0) -> list[Check]:
                      "of ECF, WR, EAF, and RR ... are all within twice the lower bound'. Ours: the largest mean "
                      "competitive ratio (completion / corrected lower bound, equal to eq. (4)'s bound here since all "
                      "sizes are equal) of those eight algorithms over the points; passes if <= 2. " + _inputs(["fig7-small"], runs),
-                     paper_value=2.0, tolerance=0.0))
+                     paper_value=2.0, tolerance=0.0,
+                     unreproduced=Unreproduced(
+                         assumed="'within twice the lower bound' = the mean competitive ratio (completion / bound, "
+                                 "averaged over the configurations) of each of ECF, WR, EAF, RR, ECFP, WRP, EAFP, RRP "
+                                 "at most 2 at every node count; node counts 8-80 in steps of 8 (Table 1's; the lost "
+                                 "Fig. 7 does not show where its axis starts); 1 KB (1,024 B) messages, every link "
+                                 "1 Gbps; S_c, R_c, S_m, R_m drawn independently and uniformly per node in §7's ranges "
+                                 "(§7 gives only the ranges). Here the corrected bound is eq. (4)'s (equal sizes, every "
+                                 "node in every multicast).",
+                         tried=f"computed in this run: the ratio of the mean completion to the mean bound (what "
+                               f"Fig. 7's bars compare) is at most {rom[0]:.3f} ({rom[2].upper()} at {rom[1]}); "
+                               f"{alg.upper()}'s mean ratio by node count "
+                               f"{', '.join(f'{x}: {r:.2f}' for x, r in zip(t['x'], t['mean_ratio'][alg]))}; at the "
+                               f"other node counts the eight are within {rest[0]:.3f} ({rest[2].upper()} at {rest[1]}), "
+                               f"and at {where} the seven others within {seven[0]:.3f} ({seven[1].upper()}). Measured "
+                               "once, not re-run here: EAF's mean ratio at 8 nodes with seeds 0, 1, 2 is 2.115, 2.127, "
+                               "2.110 (100 configurations) and 2.101, 2.121, 2.117 (300; standard error 0.013-0.015, "
+                               "7-8 standard errors above 2); with each node's receive overheads equal to its send "
+                               "overheads (R_c = S_c, R_m = S_m) 2.056 and 2.096 (300 configurations, seeds 0, 1). "
+                               "Our EAF gives Fig. 4(d)'s printed sequence (the Fig. 4(d) rows). " + _REFERENCE_CHECK,
+                         cause="EAF takes the waiting receiver that is available first and only then its best sender, "
+                               "so the receiver often waits for a sender busy with its own sends (without preemption a "
+                               "node's sends and receives are serialized): at 8 nodes the node that finishes last "
+                               "under EAF is idle for about 35% of the completion time (100 and 300 configurations, "
+                               "seeds 0-2; measured, not re-run). With 8 nodes the bound is essentially the slowest "
+                               "receiver's 7 receive overheads, so that idle time weighs most at the smallest node "
+                               "count, and EAF's ratio falls below 2 from 16 nodes on. The excess is about 5% (2.10-2.13 "
+                               "measured above), at one point of a lost bar chart whose smallest node count the paper "
+                               "does not give.")))
     fails, lo = _ordering(["fig7-small"], tabs, ["rrs"], others)
     n = len(tabs["fig7-small"]["x"])
     def rank(key: str, alg: str, group: list[str]) -> list[int]:
@@ -777,7 +969,8 @@ def section7_checks(runs: int | None = None, seed: int = 0) -> list[Check]:
                          f"largest / smallest mean completion of the five <= {spread:.3f} (at {where})",
                          spread <= COMPARABLE,
                          f"'comparable' read as: within {COMPARABLE}x of each other at every point (our threshold; "
-                         "the paper gives none). " + _inputs(keys, runs)))
+                         "the paper gives none). " + _inputs(keys, runs),
+                         unreproduced=None if fig.startswith("Fig. 7") else _mm_preemptive_unreproduced(keys, tabs)))
     t = tabs["fig7-large"]
     fails = [f"{PREEMPTIVE_OF[a].upper()}>={a.upper()} at {_pt(t, i)}" for a in ("eaf", "rr")
              for i in range(len(t["x"])) if not _comp(t, PREEMPTIVE_OF[a])[i] < _comp(t, a)[i]]
@@ -865,7 +1058,9 @@ def section7_checks(runs: int | None = None, seed: int = 0) -> list[Check]:
                          + (f"; best is another at {', '.join(fails)} (algorithm@sources)" if fails else ""),
                          not fails,
                          "read as: the smallest mean completion among FEF, ECF, WR, EAF, RR, RRS is ECF's or WR's at "
-                         "every number of sources. " + _inputs(keys, runs)))
+                         "every number of sources. " + _inputs(keys, runs),
+                         # the analysis re-runs the setting with tied overheads: only when it is needed
+                         unreproduced=_mm_best_unreproduced(keys[0], tabs, runs, seed) if fails else None))
     ours, passed = _preemptive_beats(f9 + f10, tabs)
     rows.append(_row("Figs. 9-10 preemptive beat non-preemptive (all sizes, both networks)",
                      "§7.3: 'The preemptive algorithms all have ... significant improvement over the non-preemptive ones'",
