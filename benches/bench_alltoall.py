@@ -102,7 +102,7 @@ def main() -> int:
         print(json.dumps({"rows": rows, "simgrid": why}, indent=2))
         return 0
     print(f"SimGrid: {why}")
-    print(f"{'ranks':>6} {'run':>12} {'wall s':>8} {'peak MB':>8} {'makespan s':>12} {'vs SimGrid':>11} {'vs before':>10}")
+    print(f"{'ranks':>6} {'run':>20} {'wall s':>8} {'peak MB':>8} {'makespan s':>12} {'vs SimGrid':>11} {'vs before':>10}")
     failed = False
     for row in rows:
         sg = row.get("simgrid", {})
@@ -110,10 +110,10 @@ def main() -> int:
             vs_sg = f"{sg['wall_s'] / r['wall_s']:.1f}x" if "wall_s" in sg else ("> " + f"{sg['timeout_s'] / r['wall_s']:.1f}x" if sg else "-")
             before = BEFORE.get(row["ranks"])
             vs_before = f"{before['wall_s'] / r['wall_s']:.1f}x" if before else "-"
-            print(f"{row['ranks']:>6} {'commaware ' + name:>12} {r['wall_s']:>8.2f} {r['rss_MB']:>8.0f} "
-                  f"{r.get('makespan_s', float('nan')):>12.6g} {vs_sg:>11} {vs_before:>10}")
+            print(f"{row['ranks']:>6} {'commaware ' + name:>20} {r['wall_s']:>8.2f} {r['rss_MB']:>8.0f} "
+                  f"{r['makespan_s'] if 'makespan_s' in r else '':>12.6} {vs_sg:>11} {vs_before:>10}")
         if "wall_s" in sg:
-            print(f"{row['ranks']:>6} {'SimGrid':>12} {sg['wall_s']:>8.2f} {sg['rss_MB'] or float('nan'):>8.0f} "
+            print(f"{row['ranks']:>6} {'SimGrid':>20} {sg['wall_s']:>8.2f} {sg['rss_MB'] or float('nan'):>8.0f} "
                   f"{sg['makespan_s']:>12.6g}   (engine run {sg['run_s']:.2f} s)")
         summary = row["commaware"]["summary"]
         if row["ranks"] == 4096 and row["bytes"] == 1024:
