@@ -11,7 +11,7 @@ import pytest
 
 import commaware
 from commaware import _core
-from test_bad_input import TRACE_CASES
+from test_bad_input import PLATFORM_CASES, TRACE_CASES
 
 #: Trace cases no JSON Schema can express: they depend on the rank count or on op order.
 TRACE_LOADER_ONLY = {"rank_range", "wait_unposted"}
@@ -37,3 +37,25 @@ def test_schema_accepts_what_the_loader_accepts(op):
     trace = {"ranks": [[op]]}
     commaware.load_trace(trace)
     jsonschema.validate(trace, json.loads(_core.trace_schema()))
+
+
+#: Platform cases no JSON Schema can express: an override must name an existing host.
+PLATFORM_LOADER_ONLY = {"unknown_host"}
+PLATFORM_DOCS = [c for c in PLATFORM_CASES if not isinstance(c[1], str)]
+
+
+@pytest.mark.parametrize("name,content,message", PLATFORM_DOCS, ids=[c[0] for c in PLATFORM_DOCS])
+def test_platform_case_rejected_by_loader_and_schema(name, content, message):
+    with pytest.raises(commaware.InputError):
+        commaware.load_platform(content)
+    valid = jsonschema.Draft7Validator(json.loads(_core.platform_schema())).is_valid(content)
+    assert valid == (name in PLATFORM_LOADER_ONLY), f"schema {'accepts' if valid else 'rejects'} {name}"
+
+
+@pytest.mark.parametrize("platform", [
+    {"cluster": {"count": 2, "speed": 1, "cores": 2}, "network": {"bandwidth": 1, "model": "contention_free"}},
+    {"hosts": [{"name": "a", "speed": 1, "send_overhead": 0}], "network": {"bandwidth": 1, "latency": 0}},
+])
+def test_platform_schema_accepts_what_the_loader_accepts(platform):
+    commaware.load_platform(platform)
+    jsonschema.validate(platform, json.loads(_core.platform_schema()))

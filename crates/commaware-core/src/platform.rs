@@ -410,8 +410,42 @@ impl Platform {
     }
 
     /// JSON Schema of the platform format.
+    /// The JSON Schema of platform files, with the loader's bounds: bandwidths and speeds
+    /// > 0, times, sizes and overheads >= 0, host and core counts within the limits, a known
+    /// model, and exactly one of `cluster` and `hosts`. (That `overrides` name existing hosts,
+    /// the pair table's size and name lengths in bytes are the loader's alone.)
     pub fn json_schema() -> String {
-        serde_json::to_string_pretty(&schemars::schema_for!(PlatformSpec)).expect("schema serialises")
+        let mut schema = serde_json::to_value(schemars::schema_for!(PlatformSpec)).expect("schema serialises");
+        schema["oneOf"] = serde_json::json!([{"required": ["cluster"]}, {"required": ["hosts"]}]);
+        if let Some(hosts) = schema.pointer_mut("/properties/hosts") {
+            hosts["minItems"] = 1.into();
+            hosts["maxItems"] = MAX_HOSTS.into();
+        }
+        if let Some(defs) = schema.get_mut("definitions").and_then(|d| d.as_object_mut()) {
+            for def in defs.values_mut() {
+                let Some(props) = def.get_mut("properties").and_then(|p| p.as_object_mut()) else { continue };
+                for (name, prop) in props.iter_mut() {
+                    match name.as_str() {
+                        "bandwidth" | "speed" | "bandwidth_up" | "bandwidth_down" | "backbone" | "memory_bandwidth" => {
+                            prop["exclusiveMinimum"] = 0.into()
+                        }
+                        "latency" | "eager_threshold" | "memory_latency" | "memory" | "send_overhead"
+                        | "send_overhead_per_byte" | "recv_overhead" | "recv_overhead_per_byte" => prop["minimum"] = 0.into(),
+                        "count" => {
+                            prop["minimum"] = 1.into();
+                            prop["maximum"] = MAX_HOSTS.into();
+                        }
+                        "cores" => {
+                            prop["minimum"] = 1.into();
+                            prop["maximum"] = MAX_CORES_PER_HOST.into();
+                        }
+                        "model" => prop["enum"] = serde_json::json!(crate::sharing::MODELS),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        serde_json::to_string_pretty(&schema).expect("schema serialises")
     }
 }
 
