@@ -46,7 +46,7 @@ const REFRESH: u32 = 1024;
 /// Solve from scratch when a batch changes at least 1/FULL_BATCH of the flows.
 pub const FULL_BATCH: usize = 8;
 
-/// One flow crossing a link. A link's entries hold its members first.
+/// One flow crossing a link.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     flow: FlowId,
@@ -303,39 +303,6 @@ impl MaxMin {
         r.slot[k] = s as u32;
     }
 
-    fn slot(&self, f: FlowId, l: LinkId) -> usize {
-        let r = &self.flows[f as usize];
-        let k = (0..r.n as usize).find(|&k| r.links[k] == l).expect("the flow crosses the link");
-        r.slot[k] as usize
-    }
-
-    fn swap_entries(&mut self, l: LinkId, a: usize, b: usize) {
-        if a != b {
-            let list = &mut self.entries[l as usize];
-            list.swap(a, b);
-            let (fa, fb) = (list[a].flow, list[b].flow);
-            self.set_slot(fa, l, a);
-            self.set_slot(fb, l, b);
-        }
-    }
-
-    /// Flow `f` joins the members of `l` (in the entries, and the count).
-    fn make_member(&mut self, f: FlowId, l: LinkId) {
-        let s = self.slot(f, l);
-        let m = self.ls[l as usize].members as usize;
-        debug_assert!(s >= m);
-        self.swap_entries(l, s, m);
-        self.ls[l as usize].members += 1;
-    }
-
-    fn make_foreign(&mut self, f: FlowId, l: LinkId) {
-        let s = self.slot(f, l);
-        let m = self.ls[l as usize].members as usize;
-        debug_assert!(s < m);
-        self.swap_entries(l, s, m - 1);
-        self.ls[l as usize].members -= 1;
-    }
-
     #[inline]
     fn touch(&mut self, l: LinkId) {
         let li = l as usize;
@@ -404,10 +371,12 @@ impl MaxMin {
     /// Recompute a link's foreign sum and bound from its flows.
     fn refresh(&mut self, l: usize) {
         let (mut sum, mut max) = (0.0, 0.0f64);
-        for e in &self.entries[l][self.ls[l].members as usize..] {
-            let r = self.lambda[e.group as usize];
-            sum += r;
-            max = max.max(r);
+        for e in &self.entries[l] {
+            if e.group as usize != l {
+                let r = self.lambda[e.group as usize];
+                sum += r;
+                max = max.max(r);
+            }
         }
         self.ls[l].foreign = sum;
         self.ls[l].foreign_max = max;
@@ -442,28 +411,26 @@ impl MaxMin {
         movers.clear();
         if violated {
             // Water-fill the link: the foreign flows above the level become members.
-            let m = m_old as usize;
-            movers.extend(
-                self.entries[oi][m..].iter().map(|e| (self.lambda[e.group as usize], e.flow)),
-            );
+            movers.extend(self.entries[oi].iter().filter(|e| e.group != o).map(|e| (self.lambda[e.group as usize], e.flow)));
             let x = water_level(cap, &mut movers, m_old);
             let keep = movers.partition_point(|&(r, _)| r <= x);
             movers.drain(..keep);
-            for &(r, f) in &movers {
-                self.ls[oi].foreign -= r;
-                self.make_member(f, o);
-            }
-            self.refresh(oi);
+            // They join the group below, after the old members' shift.
+            self.ls[oi].members += movers.len() as u32;
+            let moved: f64 = movers.iter().map(|&(r, _)| r).sum();
+            self.ls[oi].foreign -= moved;
         }
         let m = self.ls[oi].members;
         let level = self.tentative(oi);
         self.lambda[oi] = level;
-        // Old members move from `old` to `level`.
+        // Old members move from `old` to `level` (the new ones still name their group).
         if m_old > 0 && level.to_bits() != old.to_bits() {
             let delta = level - old;
-            for k in 0..m_old as usize {
+            for k in 0..self.entries[oi].len() {
                 let e = self.entries[oi][k];
-                self.shift_foreign(e.others, delta, level);
+                if e.group == o {
+                    self.shift_foreign(e.others, delta, level);
+                }
             }
         }
         // New members leave their group, where they become foreign at `level`.
@@ -473,9 +440,10 @@ impl MaxMin {
             self.set_group(f, o);
             let gi = g as usize;
             self.touch(g);
-            self.make_foreign(f, g);
-            let s = self.slot(f, o);
-            let others = self.entries[oi][s].others;
+            self.ls[gi].members -= 1;
+            let rec = &self.flows[f as usize];
+            let k = (0..rec.n as usize).find(|&k| rec.links[k] == o).expect("the flow crosses the link");
+            let others = self.entries[oi][rec.slot[k] as usize].others;
             for q in others {
                 if q == NONE {
                     continue;
@@ -499,11 +467,35 @@ impl MaxMin {
 
     /// Rate new flow `f`: it joins the group of its link with the lowest level (or,
     /// on links without members, the least room), as a start for the propagation.
-    fn add(&mut self, net: &FlowNet, f: FlowId) {
+    /// With `listed`, only list it (a solve from scratch follows).
+    fn add(&mut self, net: &FlowNet, f: FlowId, listed: bool) {
         if self.flows.len() <= f as usize {
             self.flows.resize(f as usize + 1, NEW_FLOW);
         }
         let links = net.flow(f).links();
+        if listed {
+            let mut rec = FlowRec { links: [0; 3], slot: [0; 3], n: links.len() as u8, group: NONE, ..self.flows[f as usize].clone() };
+            rec.queued = false;
+            for (k, &l) in links.iter().enumerate() {
+                let mut others = [NONE; 2];
+                let mut j = 0;
+                for &o in links {
+                    if o != l {
+                        others[j] = o;
+                        j += 1;
+                    }
+                }
+                self.touch(l);
+                rec.links[k] = l;
+                rec.slot[k] = self.entries[l as usize].len() as u32;
+                self.entries[l as usize].push(Entry { flow: f, others, group: NONE });
+                self.note_active(l);
+            }
+            self.flows[f as usize] = rec;
+            self.note_move(f, NONE);
+            self.live += 1;
+            return;
+        }
         let room = |l: LinkId| match self.ls[l as usize].members {
             0 => (self.ls[l as usize].capacity - self.ls[l as usize].foreign).max(0.0),
             _ => self.lambda[l as usize],
@@ -539,7 +531,7 @@ impl MaxMin {
             }
         }
         self.flows[f as usize] = rec;
-        self.make_member(f, g);
+        self.ls[gi].members += 1;
         self.note_move(f, NONE);
         for &l in links {
             self.dirty(l);
@@ -547,7 +539,7 @@ impl MaxMin {
         self.live += 1;
     }
 
-    fn remove(&mut self, f: FlowId) {
+    fn remove(&mut self, f: FlowId, listed: bool) {
         let rec = self.flows[f as usize].clone();
         let g = rec.group;
         let rate = self.lambda[g as usize];
@@ -555,18 +547,23 @@ impl MaxMin {
             let l = rec.links[k];
             let li = l as usize;
             self.touch(l);
-            if l == g {
-                self.make_foreign(f, l);
-            } else {
+            // With `listed`, only unlist it (a solve from scratch follows).
+            if !listed && l == g {
+                self.ls[li].members -= 1;
+            } else if !listed {
                 self.ls[li].foreign -= rate;
                 self.ls[li].increments += 1;
             }
-            let s = self.slot(f, l);
-            let last = self.entries[li].len() - 1;
-            self.swap_entries(l, s, last);
-            self.entries[li].pop();
+            let s = rec.slot[k] as usize;
+            self.entries[li].swap_remove(s);
+            if s < self.entries[li].len() {
+                let moved = self.entries[li][s].flow;
+                self.set_slot(moved, l, s);
+            }
             self.note_active(l);
-            self.dirty(l);
+            if !listed {
+                self.dirty(l);
+            }
         }
         let r = &mut self.flows[f as usize];
         if r.queued {
@@ -653,9 +650,9 @@ impl MaxMin {
                         fp.count -= 1;
                     }
                 }
-                let old = self.flows[e.flow as usize].group;
-                if old != o {
-                    self.note_move(e.flow, old);
+                // The entry knows the flow's group: only a change costs a look at the flow.
+                if e.group != o {
+                    self.note_move(e.flow, e.group);
                     self.set_group(e.flow, o);
                 }
             }
@@ -667,19 +664,14 @@ impl MaxMin {
             if self.entries[l].is_empty() {
                 self.ls[l].members = 0;
                 self.lambda[l] = f64::INFINITY;
+                self.refresh(l);
             }
         }
         for k in 0..self.active.len() {
             let l = self.active[k];
             let li = l as usize;
             self.touch(l);
-            let mut m = 0;
-            for j in 0..self.entries[li].len() {
-                if self.entries[li][j].group == l {
-                    self.swap_entries(l, j, m);
-                    m += 1;
-                }
-            }
+            let m = self.entries[li].iter().filter(|e| e.group == l).count();
             self.ls[li].members = m as u32;
             self.lambda[li] = if m > 0 { self.fill[li].level } else { f64::INFINITY };
         }
@@ -724,13 +716,16 @@ impl SharingModel for MaxMin {
         }
         self.touched.clear();
         self.moved.clear();
+        // A large batch is solved from scratch: its flows only need to be listed.
+        let after = self.live + added.len() - removed.len();
+        let full = (added.len() + removed.len()).saturating_mul(self.full_batch) >= after;
         for r in removed {
-            self.remove(r.id);
+            self.remove(r.id, full);
         }
         for &f in added {
-            self.add(net, f);
+            self.add(net, f, full);
         }
-        if (added.len() + removed.len()).saturating_mul(self.full_batch) >= self.live || !self.propagate() {
+        if full || !self.propagate() {
             self.solve_all();
         }
         let now = self.now;
@@ -788,8 +783,8 @@ impl SharingModel for MaxMin {
                 let t = self.group_time(l);
                 self.next.set_lazy(l, t);
             } else if m > 0 && level.to_bits() != self.old_lambda[l].to_bits() {
-                for e in &self.entries[l][..m as usize] {
-                    if net.flow(e.flow).rate.to_bits() != level.to_bits() {
+                for e in &self.entries[l] {
+                    if e.group as usize == l && net.flow(e.flow).rate.to_bits() != level.to_bits() {
                         net.set_rate(e.flow, level);
                         changed.push(e.flow);
                     }
@@ -915,7 +910,7 @@ mod tests {
     }
 
     /// The model's invariants: every flow in the group of one of its links at that
-    /// link's level, members listed first, foreign sums right, and the max-min
+    /// link's level, members counted, foreign sums right, and the max-min
     /// condition on every link.
     fn check(model: &MaxMin, net: &FlowNet, step: usize) {
         for f in 0..net.id_bound() as FlowId {
@@ -926,7 +921,7 @@ mod tests {
                     let s = model.flows[f as usize].slot[k] as usize;
                     assert_eq!(model.entries[l as usize][s].flow, f, "step {step}");
                     assert_eq!(model.entries[l as usize][s].group, g, "step {step}");
-                    assert_eq!(s < model.ls[l as usize].members as usize, l == g, "step {step}: flow {f} at link {l}");
+
                 }
             }
         }
@@ -934,7 +929,8 @@ mod tests {
             let listed = model.active.iter().filter(|&&x| x as usize == l).count();
             assert_eq!(listed, !model.entries[l].is_empty() as usize, "step {step}: link {l} listed {listed} times");
             let m = model.ls[l].members as usize;
-            let rates: Vec<f64> = model.entries[l][m..].iter().map(|e| model.flow_rate(e.flow)).collect();
+            assert_eq!(m, model.entries[l].iter().filter(|e| e.group as usize == l).count(), "step {step}: link {l} members");
+            let rates: Vec<f64> = model.entries[l].iter().filter(|e| e.group as usize != l).map(|e| model.flow_rate(e.flow)).collect();
             let sum: f64 = rates.iter().sum();
             assert!((sum - model.ls[l].foreign).abs() <= 1e-9 * model.ls[l].capacity, "step {step}: link {l} foreign {} vs {sum}", model.ls[l].foreign);
             if m > 0 {
