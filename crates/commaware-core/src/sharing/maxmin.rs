@@ -126,8 +126,9 @@ pub struct MaxMin {
     /// Links with flows, and where each is in that list (`NONE` if not).
     active: Vec<LinkId>,
     active_at: Vec<u32>,
-    /// Scratch of the solve from scratch.
+    /// Scratch of the solve from scratch, and of the batch's new flows.
     fill: Vec<Fill>,
+    seen: Vec<u32>,
     fill_heap: BinaryHeap<Reverse<(u64, LinkId)>>,
     // Per flow.
     flows: Vec<FlowRec>,
@@ -166,6 +167,7 @@ impl Default for MaxMin {
             active: Vec::new(),
             active_at: Vec::new(),
             fill: Vec::new(),
+            seen: Vec::new(),
             fill_heap: BinaryHeap::new(),
             flows: Vec::new(),
             live: 0,
@@ -270,6 +272,7 @@ impl MaxMin {
             }
             self.stale.resize(nl, false);
             self.active_at.resize(nl, NONE);
+            self.seen.resize(nl, 0);
             self.fill.resize(nl, Fill { residual: 0.0, count: 0, level: f64::INFINITY, done: false });
             self.old_lambda.resize(nl, f64::INFINITY);
             self.old_members.resize(nl, 0);
@@ -711,16 +714,28 @@ impl SharingModel for MaxMin {
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
             self.ls.iter_mut().for_each(|s| s.touched_at = 0);
+            self.seen.iter_mut().for_each(|s| *s = 0);
             self.flows.iter_mut().for_each(|r| r.moved = 0);
             self.stamp = 1;
         }
         self.touched.clear();
         self.moved.clear();
-        // A large batch is solved from scratch: its flows only need to be listed.
+        // A large batch is solved from scratch (its flows then only need to be listed),
+        // unless its new flows share no link with anything: then propagating is trivial.
         let after = self.live + added.len() - removed.len();
-        let full = (added.len() + removed.len()).saturating_mul(self.full_batch) >= after;
+        let full_batch = self.full_batch;
+        let large = |n: usize| n.saturating_mul(full_batch) >= after;
+        let mut full = large(removed.len());
         for r in removed {
             self.remove(r.id, full);
+        }
+        if !full && large(added.len() + removed.len()) {
+            full = added.iter().flat_map(|&f| net.flow(f).links()).any(|&l| {
+                let li = l as usize;
+                let shared = !self.entries[li].is_empty() || self.seen[li] == self.stamp;
+                self.seen[li] = self.stamp;
+                shared
+            });
         }
         for &f in added {
             self.add(net, f, full);
