@@ -43,10 +43,18 @@ const TOL: f64 = 1e-11;
 /// A link's foreign sum is recomputed from its flows after this many increments.
 const REFRESH: u32 = 1024;
 
+/// A link's list of flows is compacted once it has this many holes, half of it.
+#[cfg(not(test))]
+const COMPACT: u32 = 16;
+#[cfg(test)]
+const COMPACT: u32 = 2;
+
 /// Solve from scratch when a batch changes at least 1/FULL_BATCH of the flows.
 pub const FULL_BATCH: usize = 8;
 
-/// One flow crossing a link.
+/// One flow crossing a link. A flow that left leaves a hole (`flow == NONE`, `group ==
+/// NONE`, `others[0]` the next hole): removing it then moves no other entry (whose
+/// flow would need its slot updated, a cache miss per departure).
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     flow: FlowId,
@@ -93,6 +101,9 @@ struct LinkState {
     increments: u32,
     /// The update that last touched it.
     touched_at: u32,
+    /// Holes in its entries, and the first of them (`NONE` if none).
+    holes: u32,
+    free: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -111,6 +122,8 @@ struct Group {
     since: f64,
     /// (key bits, flow, stamp): keys are non-negative, so their bits sort as they do.
     heap: BinaryHeap<Reverse<(u64, FlowId, u32)>>,
+    /// Items in `heap` of flows that left the group (dropped when on top).
+    stale: u32,
 }
 
 pub struct MaxMin {
@@ -121,8 +134,6 @@ pub struct MaxMin {
     /// Level of the link's group; infinite without members.
     lambda: Vec<f64>,
     ls: Vec<LinkState>,
-    /// The group's heap may hold items of flows that left it.
-    stale: Vec<bool>,
     /// Links with flows, and where each is in that list (`NONE` if not).
     active: Vec<LinkId>,
     active_at: Vec<u32>,
@@ -163,7 +174,6 @@ impl Default for MaxMin {
             entries: Vec::new(),
             lambda: Vec::new(),
             ls: Vec::new(),
-            stale: Vec::new(),
             active: Vec::new(),
             active_at: Vec::new(),
             fill: Vec::new(),
@@ -265,12 +275,21 @@ impl MaxMin {
         if self.entries.len() < nl {
             self.entries.resize_with(nl, Vec::new);
             self.lambda.resize(nl, f64::INFINITY);
-            let new = LinkState { capacity: 0.0, foreign: 0.0, foreign_max: 0.0, queued: u64::MAX, members: 0, increments: 0, touched_at: 0 };
+            let new = LinkState {
+                capacity: 0.0,
+                foreign: 0.0,
+                foreign_max: 0.0,
+                queued: u64::MAX,
+                members: 0,
+                increments: 0,
+                touched_at: 0,
+                holes: 0,
+                free: NONE,
+            };
             self.ls.resize(nl, new);
             for (l, link) in net.links.iter().enumerate() {
                 self.ls[l].capacity = link.capacity;
             }
-            self.stale.resize(nl, false);
             self.active_at.resize(nl, NONE);
             self.seen.resize(nl, 0);
             self.fill.resize(nl, Fill { residual: 0.0, count: 0, level: f64::INFINITY, done: false });
@@ -288,6 +307,46 @@ impl MaxMin {
         match self.flows.get(f as usize) {
             Some(r) if r.group != NONE => self.lambda[r.group as usize],
             _ => f64::INFINITY,
+        }
+    }
+
+    /// Put an entry in `l`'s list (in a hole if any) and return its slot.
+    fn put_entry(&mut self, l: LinkId, e: Entry) -> u32 {
+        let (li, st) = (l as usize, &mut self.ls[l as usize]);
+        if st.free != NONE {
+            let s = st.free;
+            st.free = self.entries[li][s as usize].others[0];
+            st.holes -= 1;
+            self.entries[li][s as usize] = e;
+            s
+        } else {
+            self.entries[li].push(e);
+            (self.entries[li].len() - 1) as u32
+        }
+    }
+
+    /// Make slot `s` of `l`'s list a hole; an all-holes list is emptied, a list mostly
+    /// of holes is compacted (moving entries, so updating their flows' slots).
+    fn take_entry(&mut self, l: LinkId, s: u32) {
+        let li = l as usize;
+        let st = &mut self.ls[li];
+        self.entries[li][s as usize] = Entry { flow: NONE, others: [st.free, NONE], group: NONE };
+        st.free = s;
+        st.holes += 1;
+        let len = self.entries[li].len();
+        if st.holes as usize == len {
+            self.entries[li].clear();
+            st.holes = 0;
+            st.free = NONE;
+        } else if st.holes >= COMPACT && 2 * st.holes as usize >= len {
+            let mut list = std::mem::take(&mut self.entries[li]);
+            list.retain(|e| e.flow != NONE);
+            for (j, e) in list.iter().enumerate() {
+                self.set_slot(e.flow, l, j);
+            }
+            self.entries[li] = list;
+            self.ls[li].holes = 0;
+            self.ls[li].free = NONE;
         }
     }
 
@@ -375,7 +434,7 @@ impl MaxMin {
     fn refresh(&mut self, l: usize) {
         let (mut sum, mut max) = (0.0, 0.0f64);
         for e in &self.entries[l] {
-            if e.group as usize != l {
+            if e.group as usize != l && e.flow != NONE {
                 let r = self.lambda[e.group as usize];
                 sum += r;
                 max = max.max(r);
@@ -414,7 +473,9 @@ impl MaxMin {
         movers.clear();
         if violated {
             // Water-fill the link: the foreign flows above the level become members.
-            movers.extend(self.entries[oi].iter().filter(|e| e.group != o).map(|e| (self.lambda[e.group as usize], e.flow)));
+            movers.extend(
+                self.entries[oi].iter().filter(|e| e.group != o && e.flow != NONE).map(|e| (self.lambda[e.group as usize], e.flow)),
+            );
             let x = water_level(cap, &mut movers, m_old);
             let keep = movers.partition_point(|&(r, _)| r <= x);
             movers.drain(..keep);
@@ -490,8 +551,7 @@ impl MaxMin {
                 }
                 self.touch(l);
                 rec.links[k] = l;
-                rec.slot[k] = self.entries[l as usize].len() as u32;
-                self.entries[l as usize].push(Entry { flow: f, others, group: NONE });
+                rec.slot[k] = self.put_entry(l, Entry { flow: f, others, group: NONE });
                 self.note_active(l);
             }
             self.flows[f as usize] = rec;
@@ -524,8 +584,7 @@ impl MaxMin {
             }
             rec.links[k] = l;
             let li = l as usize;
-            rec.slot[k] = self.entries[li].len() as u32;
-            self.entries[li].push(Entry { flow: f, others, group: g });
+            rec.slot[k] = self.put_entry(l, Entry { flow: f, others, group: g });
             self.note_active(l);
             if l != g {
                 self.ls[li].foreign += rate;
@@ -557,12 +616,7 @@ impl MaxMin {
                 self.ls[li].foreign -= rate;
                 self.ls[li].increments += 1;
             }
-            let s = rec.slot[k] as usize;
-            self.entries[li].swap_remove(s);
-            if s < self.entries[li].len() {
-                let moved = self.entries[li][s].flow;
-                self.set_slot(moved, l, s);
-            }
+            self.take_entry(l, rec.slot[k]);
             self.note_active(l);
             if !listed {
                 self.dirty(l);
@@ -572,7 +626,7 @@ impl MaxMin {
         if r.queued {
             r.queued = false;
             r.stamp = r.stamp.wrapping_add(1);
-            self.stale[g as usize] = true;
+            self.groups[g as usize].stale += 1;
         }
         let r = &mut self.flows[f as usize];
         r.n = 0;
@@ -620,7 +674,7 @@ impl MaxMin {
         heap.clear();
         for &l in &self.active {
             let li = l as usize;
-            let count = self.entries[li].len() as u32;
+            let count = self.entries[li].len() as u32 - self.ls[li].holes;
             let residual = self.ls[li].capacity;
             self.fill[li] = Fill { residual, count, level: f64::INFINITY, done: false };
             heap.push(Reverse(((residual / count as f64).to_bits(), l)));
@@ -643,7 +697,7 @@ impl MaxMin {
             self.fill[oi].level = s;
             for k in 0..self.entries[oi].len() {
                 let e = self.entries[oi][k];
-                if e.others.iter().any(|&p| p != NONE && self.fill[p as usize].done) {
+                if e.flow == NONE || e.others.iter().any(|&p| p != NONE && self.fill[p as usize].done) {
                     continue;
                 }
                 for p in e.others {
@@ -664,7 +718,7 @@ impl MaxMin {
         // Groups and levels from the fill; links that lost their flows have none.
         for k in 0..self.touched.len() {
             let l = self.touched[k] as usize;
-            if self.entries[l].is_empty() {
+            if self.entries[l].len() == self.ls[l].holes as usize {
                 self.ls[l].members = 0;
                 self.lambda[l] = f64::INFINITY;
                 self.refresh(l);
@@ -686,7 +740,7 @@ impl MaxMin {
     /// Keep `active` (the links with flows) up to date after `l` gained or lost one.
     fn note_active(&mut self, l: LinkId) {
         let li = l as usize;
-        let has = !self.entries[li].is_empty();
+        let has = self.entries[li].len() > self.ls[li].holes as usize;
         if has && self.active_at[li] == NONE {
             self.active_at[li] = self.active.len() as u32;
             self.active.push(l);
@@ -732,7 +786,7 @@ impl SharingModel for MaxMin {
         if !full && large(added.len() + removed.len()) {
             full = added.iter().flat_map(|&f| net.flow(f).links()).any(|&l| {
                 let li = l as usize;
-                let shared = !self.entries[li].is_empty() || self.seen[li] == self.stamp;
+                let shared = self.entries[li].len() > self.ls[li].holes as usize || self.seen[li] == self.stamp;
                 self.seen[li] = self.stamp;
                 shared
             });
@@ -765,7 +819,7 @@ impl SharingModel for MaxMin {
             }
             if self.tracking {
                 if from != NONE {
-                    self.stale[from as usize] = true;
+                    self.groups[from as usize].stale += 1;
                 }
                 let left = if from == NONE {
                     self.flows[f as usize].key
@@ -791,10 +845,7 @@ impl SharingModel for MaxMin {
             let (level, m) = (self.lambda[l], self.ls[l].members);
             if self.tracking {
                 self.groups[l].rate = if m > 0 { level } else { 0.0 };
-                if self.stale[l] {
-                    self.stale[l] = false;
-                    self.clean(l);
-                }
+                self.clean(l);
                 let t = self.group_time(l);
                 self.next.set_lazy(l, t);
             } else if m > 0 && level.to_bits() != self.old_lambda[l].to_bits() {
@@ -830,23 +881,28 @@ impl MaxMin {
     }
 
     /// Drop stale items from the top of a group's heap (and all of them when they
-    /// outnumber the live ones).
+    /// outnumber the live ones). Without stale items there is nothing to look at.
     fn clean(&mut self, g: usize) {
+        if self.groups[g].stale == 0 {
+            return;
+        }
         let flows = &self.flows;
         let live = |&Reverse((_, f, s)): &Reverse<(u64, FlowId, u32)>| {
             let r = &flows[f as usize];
             r.queued && r.stamp == s && r.group as usize == g
         };
-        let heap = &mut self.groups[g].heap;
-        if heap.len() > 64 && heap.len() > 4 * self.ls[g].members as usize {
-            let items: Vec<_> = std::mem::take(heap).into_vec().into_iter().filter(|x| live(x)).collect();
-            *heap = BinaryHeap::from(items);
+        let grp = &mut self.groups[g];
+        if grp.heap.len() > 64 && grp.stale as usize * 2 > grp.heap.len() {
+            let items: Vec<_> = std::mem::take(&mut grp.heap).into_vec().into_iter().filter(|x| live(x)).collect();
+            grp.heap = BinaryHeap::from(items);
+            grp.stale = 0;
         }
-        while let Some(top) = heap.peek() {
-            if live(top) {
+        while let Some(top) = grp.heap.peek() {
+            if grp.stale == 0 || live(top) {
                 break;
             }
-            heap.pop();
+            grp.heap.pop();
+            grp.stale -= 1;
         }
     }
 }
@@ -877,9 +933,18 @@ impl Progress for MaxMin {
         if !rec.queued {
             return;
         }
+        let stamp = rec.stamp;
         rec.queued = false;
         rec.stamp = rec.stamp.wrapping_add(1);
         let g = rec.group as usize;
+        // The completing flow is normally on top of its group's heap.
+        let grp = &mut self.groups[g];
+        match grp.heap.peek() {
+            Some(&Reverse((_, top, s))) if top == f && s == stamp => {
+                grp.heap.pop();
+            }
+            _ => grp.stale += 1,
+        }
         self.clean(g);
         let t = self.group_time(g);
         self.next.set(g, t);
@@ -942,10 +1007,13 @@ mod tests {
         }
         for l in 0..model.entries.len() {
             let listed = model.active.iter().filter(|&&x| x as usize == l).count();
-            assert_eq!(listed, !model.entries[l].is_empty() as usize, "step {step}: link {l} listed {listed} times");
+            let live = model.entries[l].iter().filter(|e| e.flow != NONE).count();
+            assert_eq!(live, model.entries[l].len() - model.ls[l].holes as usize, "step {step}: link {l} holes");
+            assert_eq!(listed, (live > 0) as usize, "step {step}: link {l} listed {listed} times");
             let m = model.ls[l].members as usize;
             assert_eq!(m, model.entries[l].iter().filter(|e| e.group as usize == l).count(), "step {step}: link {l} members");
-            let rates: Vec<f64> = model.entries[l].iter().filter(|e| e.group as usize != l).map(|e| model.flow_rate(e.flow)).collect();
+            let rates: Vec<f64> =
+                model.entries[l].iter().filter(|e| e.group as usize != l && e.flow != NONE).map(|e| model.flow_rate(e.flow)).collect();
             let sum: f64 = rates.iter().sum();
             assert!((sum - model.ls[l].foreign).abs() <= 1e-9 * model.ls[l].capacity, "step {step}: link {l} foreign {} vs {sum}", model.ls[l].foreign);
             if m > 0 {
