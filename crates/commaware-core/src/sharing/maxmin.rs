@@ -120,8 +120,9 @@ struct Group {
     /// Bytes served to each flow of the group since it last was empty, as of `since`.
     served: f64,
     since: f64,
-    /// (key bits, flow, stamp): keys are non-negative, so their bits sort as they do.
-    heap: BinaryHeap<Reverse<(u64, FlowId, u32)>>,
+    /// Its flows by key: (key bits, flow, stamp); keys are non-negative, so their bits
+    /// sort as they do.
+    heap: Queue,
     /// Items in `heap` of flows that left the group (dropped when on top).
     stale: u32,
 }
@@ -196,6 +197,49 @@ impl Default for MaxMin {
             visits: 0,
             full_solves: 0,
         }
+    }
+}
+
+/// A group's flows by key: the first one kept aside (most groups hold one flow, and
+/// then no heap is touched), the others in a binary heap.
+#[derive(Debug, Default)]
+struct Queue {
+    first: Option<(u64, FlowId, u32)>,
+    rest: BinaryHeap<Reverse<(u64, FlowId, u32)>>,
+}
+
+impl Queue {
+    fn push(&mut self, item: (u64, FlowId, u32)) {
+        match self.first {
+            None => self.first = Some(item),
+            Some(first) if item < first => {
+                self.rest.push(Reverse(first));
+                self.first = Some(item);
+            }
+            Some(_) => self.rest.push(Reverse(item)),
+        }
+    }
+
+    fn peek(&self) -> Option<(u64, FlowId, u32)> {
+        self.first
+    }
+
+    fn pop(&mut self) -> Option<(u64, FlowId, u32)> {
+        let first = self.first.take();
+        self.first = self.rest.pop().map(|Reverse(x)| x);
+        first
+    }
+
+    fn len(&self) -> usize {
+        self.first.is_some() as usize + self.rest.len()
+    }
+
+    fn retain(&mut self, keep: impl Fn(&(u64, FlowId, u32)) -> bool) {
+        let mut items: Vec<_> = std::mem::take(&mut self.rest).into_vec().into_iter().map(|Reverse(x)| x).collect();
+        items.extend(self.first.take());
+        items.retain(|x| keep(x));
+        self.rest = items.into_iter().map(Reverse).collect();
+        self.first = self.rest.pop().map(|Reverse(x)| x);
     }
 }
 
@@ -830,7 +874,7 @@ impl SharingModel for MaxMin {
                 rec.stamp = rec.stamp.wrapping_add(1);
                 rec.queued = true;
                 rec.key = self.groups[g as usize].served + left;
-                let item = Reverse((rec.key.to_bits(), f, rec.stamp));
+                let item = (rec.key.to_bits(), f, rec.stamp);
                 self.groups[g as usize].heap.push(item);
             } else {
                 let rate = self.lambda[g as usize];
@@ -872,8 +916,8 @@ impl MaxMin {
     fn group_time(&self, g: usize) -> f64 {
         let grp = &self.groups[g];
         match grp.heap.peek() {
-            Some(Reverse((key, _, _))) if grp.rate > 0.0 => {
-                let left = (f64::from_bits(*key) - grp.served).max(0.0);
+            Some((key, _, _)) if grp.rate > 0.0 => {
+                let left = (f64::from_bits(key) - grp.served).max(0.0);
                 grp.since + left / grp.rate
             }
             _ => f64::INFINITY,
@@ -887,18 +931,17 @@ impl MaxMin {
             return;
         }
         let flows = &self.flows;
-        let live = |&Reverse((_, f, s)): &Reverse<(u64, FlowId, u32)>| {
+        let live = |&(_, f, s): &(u64, FlowId, u32)| {
             let r = &flows[f as usize];
             r.queued && r.stamp == s && r.group as usize == g
         };
         let grp = &mut self.groups[g];
         if grp.heap.len() > 64 && grp.stale as usize * 2 > grp.heap.len() {
-            let items: Vec<_> = std::mem::take(&mut grp.heap).into_vec().into_iter().filter(|x| live(x)).collect();
-            grp.heap = BinaryHeap::from(items);
+            grp.heap.retain(live);
             grp.stale = 0;
         }
         while let Some(top) = grp.heap.peek() {
-            if grp.stale == 0 || live(top) {
+            if grp.stale == 0 || live(&top) {
                 break;
             }
             grp.heap.pop();
@@ -924,8 +967,8 @@ impl Progress for MaxMin {
         if t == f64::INFINITY {
             return (t, 0);
         }
-        let Reverse((_, f, _)) = self.groups[g].heap.peek().expect("a group with a time has flows");
-        (t.max(self.now), *f)
+        let (_, f, _) = self.groups[g].heap.peek().expect("a group with a time has flows");
+        (t.max(self.now), f)
     }
 
     fn complete(&mut self, f: FlowId) {
@@ -940,7 +983,7 @@ impl Progress for MaxMin {
         // The completing flow is normally on top of its group's heap.
         let grp = &mut self.groups[g];
         match grp.heap.peek() {
-            Some(&Reverse((_, top, s))) if top == f && s == stamp => {
+            Some((_, top, s)) if top == f && s == stamp => {
                 grp.heap.pop();
             }
             _ => grp.stale += 1,
