@@ -1,270 +1,800 @@
-//! Max-min fair sharing by progressive filling, re-solved locally.
+//! Max-min fair sharing, kept per bottleneck group and re-solved by propagating what
+//! changes.
 //!
-//! Progressive filling raises all unfixed flows together; the link whose fair share
-//! `residual / unfixed` is smallest saturates first and fixes its flows at that level.
+//! In the max-min allocation every flow has a bottleneck: a saturated link on which no
+//! flow gets more (Bertsekas & Gallager: a feasible allocation is max-min fair iff
+//! every flow has one). We keep each flow in the *group* of one such link; all flows
+//! of a group get the link's *level* `λ_l = (capacity − F_l) / m_l`, with `m_l` its
+//! members and `F_l` the sum of the rates of the other flows crossing it (foreign
+//! flows). The allocation is max-min iff, on every link, no foreign flow gets more than
+//! `λ_l` (or, on a link with no members, the flows fit).
 //!
-//! After flows join or leave we do not re-fill the whole connected component (as
-//! SimGrid does). We re-fill a small set H of flows, holding every other flow at its
-//! rate, and then check the max-min optimality condition (Bertsekas & Gallager: a
-//! feasible allocation is max-min fair iff every flow crosses a saturated link on
-//! which no flow gets more) around the links H crosses. Flows that violate it join H
-//! and we fill again. H only grows, so this ends, and it ends on the exact max-min
-//! allocation, since the flows away from H kept their rates and their bottlenecks.
-//! H starts from the changed links and closes over the bottleneck structure: the
-//! flows bottlenecked on a changed link, the other links they cross, the flows
-//! bottlenecked there, and so on. When H reaches a quarter of all flows, one fill of
-//! everything (no scans, no checks) is cheaper and we do that instead.
+//! A change (flows leave or join) moves a few levels; each level change moves `F` on
+//! the other links of the group's members by the same amount, which moves their levels,
+//! and so on. We propagate these changes link by link, lowest level first, and check
+//! the condition on every link we touch: when a foreign flow gets more than the level
+//! (kept cheap by an upper bound on the foreign rates, refreshed by a scan only when
+//! the level falls under it), the link water-fills again with those flows as members,
+//! which moves them between groups. Links nothing reached keep both their level and
+//! their check, so when no link is left to visit the allocation is max-min again,
+//! exactly (up to rounding). The work is that of the levels that really move; a batch
+//! touching a large part of the flows, or a propagation that does not settle, is solved
+//! by one progressive filling of everything instead.
+//!
+//! **Progress.** With [`SharingModel::track_progress`] the model also keeps completion
+//! times: the flows of a group share a rate, so they keep their order of completion
+//! whatever the rate does. Each group has a counter of the bytes it served per flow;
+//! a flow joining it with `b` bytes left ends when the counter reaches its key (the
+//! counter then, plus `b`). A group holds its flows in a heap by key, and a tree over
+//! the groups gives the next completion. A re-rate then costs per group, not per flow;
+//! a flow costs only when it changes group.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::{FlowId, FlowNet, LinkId, RemovedFlow, SharingModel};
+use super::{FlowId, FlowNet, LinkId, Progress, RemovedFlow, SharingModel};
+use crate::mintree::MinTree;
 
-/// Re-fill every flow at once when the local set reaches 1/FULL_SOLVE_FRACTION of them.
-pub const FULL_SOLVE_FRACTION: usize = 4;
+const NONE: u32 = u32::MAX;
 
-/// Relative tolerance of the saturation and "gets the most" tests.
-const EPS: f64 = 1e-9;
+/// Relative slack of the "no foreign flow above the level" check (rounding of the sums).
+const TOL: f64 = 1e-11;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Share(f64);
-impl Eq for Share {}
-impl PartialOrd for Share {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
+/// A link's foreign sum is recomputed from its flows after this many increments.
+const REFRESH: u32 = 1024;
+
+/// A link's list of flows is compacted once it has this many holes, half of it.
+#[cfg(not(test))]
+const COMPACT: u32 = 16;
+#[cfg(test)]
+const COMPACT: u32 = 2;
+
+/// Solve from scratch when a batch changes at least 1/FULL_BATCH of the flows.
+pub const FULL_BATCH: usize = 8;
+
+/// One flow crossing a link. A flow that left leaves a hole (`flow == NONE`, `group ==
+/// NONE`, `others[0]` the next hole): removing it then moves no other entry (whose
+/// flow would need its slot updated, a cache miss per departure).
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    flow: FlowId,
+    /// The flow's other links, `NONE`-padded.
+    others: [LinkId; 2],
+    /// The flow's group (kept in each of its entries, to read foreign rates locally).
+    group: LinkId,
 }
-impl Ord for Share {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&o.0)
-    }
+
+#[derive(Debug, Clone)]
+struct FlowRec {
+    links: [LinkId; 3],
+    /// Position of this flow's entry in each of its links' `entries`.
+    slot: [u32; 3],
+    n: u8,
+    /// The link whose group holds the flow (`NONE` before it is rated).
+    group: LinkId,
+    /// The group at the start of the current update, when it changed during it.
+    from: LinkId,
+    moved: u32,
+    /// Progress tracking: bytes to move until rated, then the group counter value at
+    /// which the flow ends.
+    key: f64,
+    /// Bumped whenever the flow enters a group's heap, so stale heap items are known.
+    stamp: u32,
+    queued: bool,
 }
 
-/// Sum and maximum of the rates on a link.
-#[derive(Debug, Clone, Copy, Default)]
-struct LinkLoad {
-    sum: f64,
-    max: f64,
+const NEW_FLOW: FlowRec =
+    FlowRec { links: [0; 3], slot: [0; 3], n: 0, group: NONE, from: NONE, moved: 0, key: 0.0, stamp: 0, queued: false };
+
+/// What the propagation reads and writes of a link, together (one cache line).
+#[derive(Debug, Clone, Copy)]
+struct LinkState {
+    capacity: f64,
+    /// Sum of the rates of the non-member flows.
+    foreign: f64,
+    /// Upper bound on the rates of the non-member flows.
+    foreign_max: f64,
+    /// Its live item in the visit queue (`u64::MAX` when none).
+    queued: u64,
+    members: u32,
+    /// Changes of `foreign` since it was last summed from the flows.
+    increments: u32,
+    /// The update that last touched it.
+    touched_at: u32,
+    /// Holes in its entries, and the first of them (`NONE` if none).
+    holes: u32,
+    free: u32,
 }
 
-impl LinkLoad {
-    fn saturated(&self, capacity: f64) -> bool {
-        self.sum >= capacity * (1.0 - EPS)
-    }
-    /// Is this link a bottleneck of a flow of rate `rate`?
-    fn bottleneck_for(&self, capacity: f64, rate: f64) -> bool {
-        self.saturated(capacity) && rate >= self.max * (1.0 - EPS)
-    }
+#[derive(Debug, Clone, Copy)]
+struct Fill {
+    residual: f64,
+    count: u32,
+    level: f64,
+    done: bool,
+}
+
+#[derive(Debug, Default)]
+struct Group {
+    rate: f64,
+    /// Bytes served to each flow of the group since it last was empty, as of `since`.
+    served: f64,
+    since: f64,
+    /// Its flows by key: (key bits, flow, stamp); keys are non-negative, so their bits
+    /// sort as they do.
+    heap: Queue,
+    /// Items in `heap` of flows that left the group (dropped when on top).
+    stale: u32,
 }
 
 pub struct MaxMin {
-    /// Re-fill everything once H holds 1/full_solve_fraction of the flows.
-    pub full_solve_fraction: usize,
-    // Scratch space, reused between calls, indexed by flow or link id. A mark equal to
-    // the current stamp means "set in this call".
+    /// Solve from scratch when a batch changes at least 1/full_batch of the flows.
+    pub full_batch: usize,
+    // Per link.
+    entries: Vec<Vec<Entry>>,
+    /// Level of the link's group; infinite without members.
+    lambda: Vec<f64>,
+    ls: Vec<LinkState>,
+    /// Links with flows, and where each is in that list (`NONE` if not).
+    active: Vec<LinkId>,
+    active_at: Vec<u32>,
+    /// Scratch of the solve from scratch, and of the batch's new flows.
+    fill: Vec<Fill>,
+    seen: Vec<u32>,
+    fill_heap: BinaryHeap<Reverse<(u64, LinkId)>>,
+    // Per flow.
+    flows: Vec<FlowRec>,
+    live: usize,
+    // Progress tracking.
+    tracking: bool,
+    now: f64,
+    groups: Vec<Group>,
+    next: MinTree,
+    // Per update. A link is touched once its level or group may change; `queued` is
+    // its live queue item (`u64::MAX` when none).
     stamp: u32,
-    in_h: Vec<u32>,
-    link_seen: Vec<u32>,
-    link_in_pass: Vec<u32>,
-    pass: u32,
-    old_load: Vec<LinkLoad>,
-    residual: Vec<f64>,
-    unfixed: Vec<u32>,
-    /// Fill level at which a link saturated in this pass (infinite if none of H fixed there).
-    level: Vec<f64>,
-    h: Vec<(FlowId, f64)>,
+    old_lambda: Vec<f64>,
+    old_members: Vec<u32>,
     touched: Vec<LinkId>,
-    violators: Vec<FlowId>,
-    queue: Vec<LinkId>,
-    link_closed: Vec<u32>,
-    heap: BinaryHeap<Reverse<(Share, LinkId)>>,
+    moved: Vec<FlowId>,
+    /// Links to visit, by level: `(level bits >> 32) << 32 | link`. The order only
+    /// saves visits (the result does not depend on it), so 20 bits of mantissa do.
+    /// Links without members (infinite level) wait in `last`.
+    queue: Quad,
+    last: Vec<u64>,
+    rates: Vec<(f64, u32)>,
+    /// Link visits while propagating, and solves from scratch (for profiling).
+    pub visits: u64,
+    pub full_solves: u64,
 }
 
 impl Default for MaxMin {
     fn default() -> Self {
         MaxMin {
-            full_solve_fraction: FULL_SOLVE_FRACTION,
+            full_batch: FULL_BATCH,
+            entries: Vec::new(),
+            lambda: Vec::new(),
+            ls: Vec::new(),
+            active: Vec::new(),
+            active_at: Vec::new(),
+            fill: Vec::new(),
+            seen: Vec::new(),
+            fill_heap: BinaryHeap::new(),
+            flows: Vec::new(),
+            live: 0,
+            tracking: false,
+            now: 0.0,
+            groups: Vec::new(),
+            next: MinTree::with_slots(2),
             stamp: 0,
-            in_h: Vec::new(),
-            link_seen: Vec::new(),
-            link_in_pass: Vec::new(),
-            pass: 0,
-            old_load: Vec::new(),
-            residual: Vec::new(),
-            unfixed: Vec::new(),
-            level: Vec::new(),
-            h: Vec::new(),
+            old_lambda: Vec::new(),
+            old_members: Vec::new(),
             touched: Vec::new(),
-            violators: Vec::new(),
-            queue: Vec::new(),
-            link_closed: Vec::new(),
-            heap: BinaryHeap::new(),
+            moved: Vec::new(),
+            queue: Quad::default(),
+            last: Vec::new(),
+            rates: Vec::new(),
+            visits: 0,
+            full_solves: 0,
         }
     }
 }
 
+/// A group's flows by key: the first one kept aside (most groups hold one flow, and
+/// then no heap is touched), the others in a binary heap.
+#[derive(Debug, Default)]
+struct Queue {
+    first: Option<(u64, FlowId, u32)>,
+    rest: BinaryHeap<Reverse<(u64, FlowId, u32)>>,
+}
+
+impl Queue {
+    fn push(&mut self, item: (u64, FlowId, u32)) {
+        match self.first {
+            None => self.first = Some(item),
+            Some(first) if item < first => {
+                self.rest.push(Reverse(first));
+                self.first = Some(item);
+            }
+            Some(_) => self.rest.push(Reverse(item)),
+        }
+    }
+
+    fn peek(&self) -> Option<(u64, FlowId, u32)> {
+        self.first
+    }
+
+    fn pop(&mut self) -> Option<(u64, FlowId, u32)> {
+        let first = self.first.take();
+        self.first = self.rest.pop().map(|Reverse(x)| x);
+        first
+    }
+
+    fn len(&self) -> usize {
+        self.first.is_some() as usize + self.rest.len()
+    }
+
+    fn retain(&mut self, keep: impl Fn(&(u64, FlowId, u32)) -> bool) {
+        let mut items: Vec<_> = std::mem::take(&mut self.rest).into_vec().into_iter().map(|Reverse(x)| x).collect();
+        items.extend(self.first.take());
+        items.retain(|x| keep(x));
+        self.rest = items.into_iter().map(Reverse).collect();
+        self.first = self.rest.pop().map(|Reverse(x)| x);
+    }
+}
+
+/// A 4-ary min-heap of `u64` (shallower than a binary heap: fewer cache misses).
+#[derive(Default)]
+struct Quad {
+    v: Vec<u64>,
+}
+
+impl Quad {
+    fn push(&mut self, x: u64) {
+        let mut i = self.v.len();
+        self.v.push(x);
+        while i > 0 {
+            let p = (i - 1) / 4;
+            if self.v[p] <= x {
+                break;
+            }
+            self.v[i] = self.v[p];
+            i = p;
+        }
+        self.v[i] = x;
+    }
+
+    fn pop(&mut self) -> Option<u64> {
+        let last = self.v.pop()?;
+        let n = self.v.len();
+        if n == 0 {
+            return Some(last);
+        }
+        let top = self.v[0];
+        let mut i = 0;
+        loop {
+            let c = 4 * i + 1;
+            if c >= n {
+                break;
+            }
+            let mut best = c;
+            for j in c + 1..(c + 4).min(n) {
+                if self.v[j] < self.v[best] {
+                    best = j;
+                }
+            }
+            if self.v[best] >= last {
+                break;
+            }
+            self.v[i] = self.v[best];
+            i = best;
+        }
+        self.v[i] = last;
+        Some(top)
+    }
+}
+
+/// Smallest `x` with `Σ min(r, x) + extra·x >= cap` over the rates `r` (sorted here).
+fn water_level(cap: f64, rates: &mut [(f64, u32)], extra: u32) -> f64 {
+    rates.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    let n = rates.len();
+    let mut fixed = 0.0;
+    for k in 0..n {
+        let x = (cap - fixed).max(0.0) / (n - k + extra as usize) as f64;
+        if x <= rates[k].0 {
+            return x;
+        }
+        fixed += rates[k].0;
+    }
+    if extra == 0 {
+        f64::INFINITY
+    } else {
+        (cap - fixed).max(0.0) / extra as f64
+    }
+}
+
 impl MaxMin {
-    fn prepare(&mut self, net: &FlowNet) {
-        if self.in_h.len() < net.id_bound() {
-            self.in_h.resize(net.id_bound(), 0);
-        }
+    fn grow(&mut self, net: &FlowNet) {
         let nl = net.links.len();
-        if self.link_seen.len() < nl {
-            self.link_seen.resize(nl, 0);
-            self.link_in_pass.resize(nl, 0);
-            self.link_closed.resize(nl, 0);
-            self.old_load.resize(nl, LinkLoad::default());
-            self.residual.resize(nl, 0.0);
-            self.unfixed.resize(nl, 0);
-            self.level.resize(nl, f64::INFINITY);
-        }
-        if self.stamp == u32::MAX || self.pass > u32::MAX - 1024 {
-            self.in_h.iter_mut().for_each(|m| *m = 0);
-            self.link_seen.iter_mut().for_each(|m| *m = 0);
-            self.link_in_pass.iter_mut().for_each(|m| *m = 0);
-            self.link_closed.iter_mut().for_each(|m| *m = 0);
-            self.stamp = 0;
-            self.pass = 0;
-        }
-        self.stamp += 1;
-        self.h.clear();
-    }
-
-    fn add_to_h(&mut self, net: &FlowNet, f: FlowId) {
-        if self.in_h[f as usize] != self.stamp {
-            self.in_h[f as usize] = self.stamp;
-            self.h.push((f, net.flow(f).rate));
-        }
-    }
-
-    fn load(net: &FlowNet, l: usize) -> LinkLoad {
-        let mut load = LinkLoad::default();
-        for &f in &net.links[l].flows {
-            let r = net.flow(f).rate;
-            if r.is_finite() {
-                load.sum += r;
-                load.max = load.max.max(r);
+        if self.entries.len() < nl {
+            self.entries.resize_with(nl, Vec::new);
+            self.lambda.resize(nl, f64::INFINITY);
+            let new = LinkState {
+                capacity: 0.0,
+                foreign: 0.0,
+                foreign_max: 0.0,
+                queued: u64::MAX,
+                members: 0,
+                increments: 0,
+                touched_at: 0,
+                holes: 0,
+                free: NONE,
+            };
+            self.ls.resize(nl, new);
+            for (l, link) in net.links.iter().enumerate() {
+                self.ls[l].capacity = link.capacity;
+            }
+            self.active_at.resize(nl, NONE);
+            self.seen.resize(nl, 0);
+            self.fill.resize(nl, Fill { residual: 0.0, count: 0, level: f64::INFINITY, done: false });
+            self.old_lambda.resize(nl, f64::INFINITY);
+            self.old_members.resize(nl, 0);
+            if self.tracking {
+                self.groups.resize_with(nl, Group::default);
+                self.next = MinTree::with_slots(nl);
             }
         }
-        load
     }
 
-    /// Remember a link's load before this call changed anything (first sight only).
-    fn see(&mut self, net: &FlowNet, l: usize) {
-        if self.link_seen[l] != self.stamp {
-            self.link_seen[l] = self.stamp;
-            self.old_load[l] = Self::load(net, l);
+    /// The rate of a rated flow: the level of its group's link.
+    pub fn flow_rate(&self, f: FlowId) -> f64 {
+        match self.flows.get(f as usize) {
+            Some(r) if r.group != NONE => self.lambda[r.group as usize],
+            _ => f64::INFINITY,
         }
     }
 
-    /// Progressive filling of H, every other flow held at its rate. With `everything`,
-    /// H holds every flow: residuals are then the capacities and need no scan.
-    fn fill(&mut self, net: &mut FlowNet, everything: bool) {
-        self.pass += 1;
-        let (pass, mark) = (self.pass, self.stamp);
-        self.touched.clear();
-        self.heap.clear();
-        if everything {
-            self.touched.extend((0..net.links.len() as LinkId).filter(|&l| !net.links[l as usize].flows.is_empty()));
+    /// Put an entry in `l`'s list (in a hole if any) and return its slot.
+    fn put_entry(&mut self, l: LinkId, e: Entry) -> u32 {
+        let (li, st) = (l as usize, &mut self.ls[l as usize]);
+        if st.free != NONE {
+            let s = st.free;
+            st.free = self.entries[li][s as usize].others[0];
+            st.holes -= 1;
+            self.entries[li][s as usize] = e;
+            s
         } else {
-            for k in 0..self.h.len() {
-                for &l in net.flow(self.h[k].0).links() {
-                    if self.link_in_pass[l as usize] != pass {
-                        self.link_in_pass[l as usize] = pass;
-                        self.touched.push(l);
-                    }
-                }
-            }
-        }
-        for k in 0..self.touched.len() {
-            let li = self.touched[k] as usize;
-            let link = &net.links[li];
-            let (mut residual, mut count) = (link.capacity, link.flows.len() as u32);
-            if !everything {
-                self.see(net, li);
-                let link = &net.links[li];
-                count = 0;
-                for &f in &link.flows {
-                    if self.in_h[f as usize] == mark {
-                        count += 1;
-                    } else {
-                        residual -= net.flow(f).rate;
-                    }
-                }
-            }
-            self.residual[li] = residual.max(0.0);
-            self.unfixed[li] = count;
-            self.level[li] = f64::INFINITY;
-            self.heap.push(Reverse((Share(self.residual[li] / count as f64), li as LinkId)));
-        }
-        // While filling, `in_h == mark` means unfixed; fixed flows get `mark` back after.
-        // A link's share only grows during the fill (a flow fixed at the current level
-        // s <= share leaves it), so heap keys are lower bounds: a popped link whose
-        // share moved is pushed back with its current share instead of on every change.
-        let fixed = mark.wrapping_sub(1) | 0x8000_0000;
-        while let Some(Reverse((Share(key), l))) = self.heap.pop() {
-            let li = l as usize;
-            if self.unfixed[li] == 0 {
-                continue;
-            }
-            let share = self.residual[li] / self.unfixed[li] as f64;
-            if share > key {
-                self.heap.push(Reverse((Share(share), l)));
-                continue;
-            }
-            self.unfixed[li] = 0;
-            self.level[li] = share;
-            for k in 0..net.links[li].flows.len() {
-                let f = net.links[li].flows[k];
-                if self.in_h[f as usize] != mark {
-                    continue;
-                }
-                self.in_h[f as usize] = fixed;
-                for j in 0..net.flow(f).links().len() {
-                    let l2 = net.flow(f).links()[j] as usize;
-                    if l2 != li && self.unfixed[l2] > 0 {
-                        self.residual[l2] = (self.residual[l2] - share).max(0.0);
-                        self.unfixed[l2] -= 1;
-                    }
-                }
-                net.set_rate(f, share);
-            }
-        }
-        for &(f, _) in &self.h {
-            self.in_h[f as usize] = mark;
+            self.entries[li].push(e);
+            (self.entries[li].len() - 1) as u32
         }
     }
 
-    /// Flows outside H that break the optimality condition on the links H crosses.
-    fn find_violators(&mut self, net: &FlowNet) {
-        self.violators.clear();
-        let mark = self.stamp;
-        for k in 0..self.touched.len() {
-            let li = self.touched[k] as usize;
-            let cap = net.links[li].capacity;
-            let now = Self::load(net, li);
-            let old = self.old_load[li];
-            let level = self.level[li];
-            for &g in &net.links[li].flows {
-                if self.in_h[g as usize] == mark {
-                    continue;
+    /// Make slot `s` of `l`'s list a hole; an all-holes list is emptied, a list mostly
+    /// of holes is compacted (moving entries, so updating their flows' slots).
+    fn take_entry(&mut self, l: LinkId, s: u32) {
+        let li = l as usize;
+        let st = &mut self.ls[li];
+        self.entries[li][s as usize] = Entry { flow: NONE, others: [st.free, NONE], group: NONE };
+        st.free = s;
+        st.holes += 1;
+        let len = self.entries[li].len();
+        if st.holes as usize == len {
+            self.entries[li].clear();
+            st.holes = 0;
+            st.free = NONE;
+        } else if st.holes >= COMPACT && 2 * st.holes as usize >= len {
+            let mut list = std::mem::take(&mut self.entries[li]);
+            list.retain(|e| e.flow != NONE);
+            for (j, e) in list.iter().enumerate() {
+                self.set_slot(e.flow, l, j);
+            }
+            self.entries[li] = list;
+            self.ls[li].holes = 0;
+            self.ls[li].free = NONE;
+        }
+    }
+
+    /// Flow `f` now belongs to the group of `g`.
+    fn set_group(&mut self, f: FlowId, g: LinkId) {
+        let r = &mut self.flows[f as usize];
+        r.group = g;
+        for k in 0..r.n as usize {
+            self.entries[r.links[k] as usize][r.slot[k] as usize].group = g;
+        }
+    }
+
+    fn set_slot(&mut self, f: FlowId, l: LinkId, s: usize) {
+        let r = &mut self.flows[f as usize];
+        let k = (0..r.n as usize).find(|&k| r.links[k] == l).expect("the flow crosses the link");
+        r.slot[k] = s as u32;
+    }
+
+    #[inline]
+    fn touch(&mut self, l: LinkId) {
+        let li = l as usize;
+        if self.ls[li].touched_at != self.stamp {
+            self.ls[li].touched_at = self.stamp;
+            self.old_lambda[li] = self.lambda[li];
+            self.old_members[li] = self.ls[li].members;
+            self.touched.push(l);
+        }
+    }
+
+    fn note_move(&mut self, f: FlowId, from: LinkId) {
+        let r = &mut self.flows[f as usize];
+        if r.moved != self.stamp {
+            r.moved = self.stamp;
+            r.from = from;
+            self.moved.push(f);
+        }
+    }
+
+    /// The level `l` would have now (infinite without members).
+    fn tentative(&self, l: usize) -> f64 {
+        match self.ls[l].members {
+            0 => f64::INFINITY,
+            m => (self.ls[l].capacity - self.ls[l].foreign).max(0.0) / m as f64,
+        }
+    }
+
+    fn queue_item(&self, l: LinkId) -> u64 {
+        (self.tentative(l as usize).to_bits() >> 32) << 32 | l as u64
+    }
+
+    /// `l` must be visited: queue it by its level now. Its level may still move before
+    /// the visit: one that went up is queued again when popped, one that went down is
+    /// visited a little late (it costs at most another visit of the links after it).
+    #[inline]
+    fn dirty(&mut self, l: LinkId) {
+        self.touch(l);
+        if self.ls[l as usize].queued == u64::MAX {
+            let item = self.queue_item(l);
+            self.ls[l as usize].queued = item;
+            if item >> 32 == f64::INFINITY.to_bits() >> 32 {
+                self.last.push(item);
+            } else {
+                self.queue.push(item);
+            }
+        }
+    }
+
+    /// A member's rate moved by `delta` to `rate`: so does its foreign rate on its
+    /// other links, which must be visited.
+    fn shift_foreign(&mut self, others: [LinkId; 2], delta: f64, rate: f64) {
+        for q in others {
+            if q != NONE {
+                let qi = q as usize;
+                self.ls[qi].foreign += delta;
+                self.ls[qi].increments += 1;
+                if rate > self.ls[qi].foreign_max {
+                    self.ls[qi].foreign_max = rate;
                 }
-                let r = net.flow(g).rate;
-                if r > level * (1.0 + EPS) {
-                    // A flow of H saturated this link below g: g must give way.
-                    self.violators.push(g);
-                } else if now.bottleneck_for(cap, r) {
-                    // g still has a bottleneck here.
-                } else if old.bottleneck_for(cap, r) {
-                    // g lost its bottleneck here; does it have another one?
-                    let ok = net.flow(g).links().iter().any(|&l2| {
-                        l2 as usize != li && Self::load(net, l2 as usize).bottleneck_for(net.links[l2 as usize].capacity, r)
-                    });
-                    if !ok {
-                        self.violators.push(g);
-                    }
+                self.dirty(q);
+            }
+        }
+    }
+
+    /// Recompute a link's foreign sum and bound from its flows.
+    fn refresh(&mut self, l: usize) {
+        let (mut sum, mut max) = (0.0, 0.0f64);
+        for e in &self.entries[l] {
+            if e.group as usize != l && e.flow != NONE {
+                let r = self.lambda[e.group as usize];
+                sum += r;
+                max = max.max(r);
+            }
+        }
+        self.ls[l].foreign = sum;
+        self.ls[l].foreign_max = max;
+        self.ls[l].increments = 0;
+    }
+
+    /// Visit link `o`: move in the foreign flows that get more than it allows, set its
+    /// level, and pass the change of its members' rate on to their other links.
+    fn visit(&mut self, o: LinkId) {
+        let oi = o as usize;
+        self.visits += 1;
+        if self.ls[oi].increments >= REFRESH {
+            self.refresh(oi);
+        }
+        let cap = self.ls[oi].capacity;
+        let old = self.lambda[oi];
+        let m_old = self.ls[oi].members;
+        let violated = if m_old == 0 {
+            self.ls[oi].foreign > cap * (1.0 + TOL)
+        } else {
+            self.ls[oi].foreign_max > self.tentative(oi) * (1.0 + TOL)
+        };
+        if violated {
+            self.refresh(oi);
+        }
+        let violated = if m_old == 0 {
+            self.ls[oi].foreign > cap * (1.0 + TOL)
+        } else {
+            self.ls[oi].foreign_max > self.tentative(oi) * (1.0 + TOL)
+        };
+        let mut movers = std::mem::take(&mut self.rates);
+        movers.clear();
+        if violated {
+            // Water-fill the link: the foreign flows above the level become members.
+            movers.extend(
+                self.entries[oi].iter().filter(|e| e.group != o && e.flow != NONE).map(|e| (self.lambda[e.group as usize], e.flow)),
+            );
+            let x = water_level(cap, &mut movers, m_old);
+            let keep = movers.partition_point(|&(r, _)| r <= x);
+            movers.drain(..keep);
+            // They join the group below, after the old members' shift.
+            self.ls[oi].members += movers.len() as u32;
+            let moved: f64 = movers.iter().map(|&(r, _)| r).sum();
+            self.ls[oi].foreign -= moved;
+        }
+        let m = self.ls[oi].members;
+        let level = self.tentative(oi);
+        self.lambda[oi] = level;
+        // Old members move from `old` to `level` (the new ones still name their group).
+        if m_old > 0 && level.to_bits() != old.to_bits() {
+            let delta = level - old;
+            for k in 0..self.entries[oi].len() {
+                let e = self.entries[oi][k];
+                if e.group == o {
+                    self.shift_foreign(e.others, delta, level);
                 }
             }
+        }
+        // New members leave their group, where they become foreign at `level`.
+        for &(r, f) in &movers {
+            let g = self.flows[f as usize].group;
+            self.note_move(f, g);
+            self.set_group(f, o);
+            let gi = g as usize;
+            self.touch(g);
+            self.ls[gi].members -= 1;
+            let rec = &self.flows[f as usize];
+            let k = (0..rec.n as usize).find(|&k| rec.links[k] == o).expect("the flow crosses the link");
+            let others = self.entries[oi][rec.slot[k] as usize].others;
+            for q in others {
+                if q == NONE {
+                    continue;
+                }
+                let qi = q as usize;
+                if q == g {
+                    self.ls[gi].foreign += level;
+                    self.ls[gi].foreign_max = self.ls[gi].foreign_max.max(level);
+                    self.dirty(g);
+                } else {
+                    self.ls[qi].foreign += level - r;
+                    self.ls[qi].increments += 1;
+                    self.ls[qi].foreign_max = self.ls[qi].foreign_max.max(level);
+                    self.dirty(q);
+                }
+            }
+        }
+        debug_assert!(m > 0 || level.is_infinite());
+        self.rates = movers;
+    }
+
+    /// Rate new flow `f`: it joins the group of its link with the lowest level (or,
+    /// on links without members, the least room), as a start for the propagation.
+    /// With `listed`, only list it (a solve from scratch follows).
+    fn add(&mut self, net: &FlowNet, f: FlowId, listed: bool) {
+        if self.flows.len() <= f as usize {
+            self.flows.resize(f as usize + 1, NEW_FLOW);
+        }
+        let links = net.flow(f).links();
+        if listed {
+            let mut rec = FlowRec { links: [0; 3], slot: [0; 3], n: links.len() as u8, group: NONE, ..self.flows[f as usize].clone() };
+            rec.queued = false;
+            for (k, &l) in links.iter().enumerate() {
+                let mut others = [NONE; 2];
+                let mut j = 0;
+                for &o in links {
+                    if o != l {
+                        others[j] = o;
+                        j += 1;
+                    }
+                }
+                self.touch(l);
+                rec.links[k] = l;
+                rec.slot[k] = self.put_entry(l, Entry { flow: f, others, group: NONE });
+                self.note_active(l);
+            }
+            self.flows[f as usize] = rec;
+            self.note_move(f, NONE);
+            self.live += 1;
+            return;
+        }
+        let room = |l: LinkId| match self.ls[l as usize].members {
+            0 => (self.ls[l as usize].capacity - self.ls[l as usize].foreign).max(0.0),
+            _ => self.lambda[l as usize],
+        };
+        let g = *links.iter().min_by(|&&a, &&b| room(a).total_cmp(&room(b))).expect("a flow crosses a link");
+        let gi = g as usize;
+        if self.ls[gi].members == 0 {
+            let r = room(g);
+            self.touch(g);
+            self.lambda[gi] = r;
+        }
+        let rate = self.lambda[gi];
+        let mut rec = FlowRec { links: [0; 3], slot: [0; 3], n: links.len() as u8, group: g, ..self.flows[f as usize].clone() };
+        rec.queued = false;
+        for (k, &l) in links.iter().enumerate() {
+            let mut others = [NONE; 2];
+            let mut j = 0;
+            for &o in links {
+                if o != l {
+                    others[j] = o;
+                    j += 1;
+                }
+            }
+            rec.links[k] = l;
+            let li = l as usize;
+            rec.slot[k] = self.put_entry(l, Entry { flow: f, others, group: g });
+            self.note_active(l);
+            if l != g {
+                self.ls[li].foreign += rate;
+                self.ls[li].increments += 1;
+                self.ls[li].foreign_max = self.ls[li].foreign_max.max(rate);
+            }
+        }
+        self.flows[f as usize] = rec;
+        self.ls[gi].members += 1;
+        self.note_move(f, NONE);
+        for &l in links {
+            self.dirty(l);
+        }
+        self.live += 1;
+    }
+
+    fn remove(&mut self, f: FlowId, listed: bool) {
+        let rec = self.flows[f as usize].clone();
+        let g = rec.group;
+        let rate = self.lambda[g as usize];
+        for k in 0..rec.n as usize {
+            let l = rec.links[k];
+            let li = l as usize;
+            self.touch(l);
+            // With `listed`, only unlist it (a solve from scratch follows).
+            if !listed && l == g {
+                self.ls[li].members -= 1;
+            } else if !listed {
+                self.ls[li].foreign -= rate;
+                self.ls[li].increments += 1;
+            }
+            self.take_entry(l, rec.slot[k]);
+            self.note_active(l);
+            if !listed {
+                self.dirty(l);
+            }
+        }
+        let r = &mut self.flows[f as usize];
+        if r.queued {
+            r.queued = false;
+            r.stamp = r.stamp.wrapping_add(1);
+            self.groups[g as usize].stale += 1;
+        }
+        let r = &mut self.flows[f as usize];
+        r.n = 0;
+        r.group = NONE;
+        self.live -= 1;
+    }
+
+    /// Visit queued links, lowest level first, until none is left. False when it does
+    /// not settle within a generous budget.
+    fn propagate(&mut self) -> bool {
+        let budget = 64 * self.entries.len() as u64 + 4096;
+        let mut visits = 0u64;
+        while let Some(item) = self.queue.pop().or_else(|| self.last.pop()) {
+            let l = item as LinkId;
+            let li = l as usize;
+            if self.ls[li].queued != item {
+                continue;
+            }
+            let now = self.queue_item(l);
+            if now > item {
+                // Its level went up since: it comes later.
+                self.ls[li].queued = now;
+                self.queue.push(now);
+                continue;
+            }
+            self.ls[li].queued = u64::MAX;
+            visits += 1;
+            if visits > budget {
+                return false;
+            }
+            self.visit(l);
+        }
+        true
+    }
+
+    /// Progressive filling of every flow, from scratch (over the links with flows).
+    fn solve_all(&mut self) {
+        self.full_solves += 1;
+        for &l in &self.touched {
+            self.ls[l as usize].queued = u64::MAX;
+        }
+        self.queue.v.clear();
+        self.last.clear();
+        let mut heap = std::mem::take(&mut self.fill_heap);
+        heap.clear();
+        for &l in &self.active {
+            let li = l as usize;
+            let count = self.entries[li].len() as u32 - self.ls[li].holes;
+            let residual = self.ls[li].capacity;
+            self.fill[li] = Fill { residual, count, level: f64::INFINITY, done: false };
+            heap.push(Reverse(((residual / count as f64).to_bits(), l)));
+        }
+        let mut last = 0.0f64;
+        while let Some(Reverse((key, o))) = heap.pop() {
+            let oi = o as usize;
+            let Fill { residual, count, done, .. } = self.fill[oi];
+            if done || count == 0 {
+                continue;
+            }
+            let share = residual / count as f64;
+            if share.to_bits() > key {
+                heap.push(Reverse((share.to_bits(), o)));
+                continue;
+            }
+            let s = share.max(last);
+            last = s;
+            self.fill[oi].done = true;
+            self.fill[oi].level = s;
+            for k in 0..self.entries[oi].len() {
+                let e = self.entries[oi][k];
+                if e.flow == NONE || e.others.iter().any(|&p| p != NONE && self.fill[p as usize].done) {
+                    continue;
+                }
+                for p in e.others {
+                    if p != NONE {
+                        let fp = &mut self.fill[p as usize];
+                        fp.residual = (fp.residual - s).max(0.0);
+                        fp.count -= 1;
+                    }
+                }
+                // The entry knows the flow's group: only a change costs a look at the flow.
+                if e.group != o {
+                    self.note_move(e.flow, e.group);
+                    self.set_group(e.flow, o);
+                }
+            }
+        }
+        self.fill_heap = heap;
+        // Groups and levels from the fill; links that lost their flows have none.
+        for k in 0..self.touched.len() {
+            let l = self.touched[k] as usize;
+            if self.entries[l].len() == self.ls[l].holes as usize {
+                self.ls[l].members = 0;
+                self.lambda[l] = f64::INFINITY;
+                self.refresh(l);
+            }
+        }
+        for k in 0..self.active.len() {
+            let l = self.active[k];
+            let li = l as usize;
+            self.touch(l);
+            let m = self.entries[li].iter().filter(|e| e.group == l).count();
+            self.ls[li].members = m as u32;
+            self.lambda[li] = if m > 0 { self.fill[li].level } else { f64::INFINITY };
+        }
+        for k in 0..self.active.len() {
+            self.refresh(self.active[k] as usize);
+        }
+    }
+
+    /// Keep `active` (the links with flows) up to date after `l` gained or lost one.
+    fn note_active(&mut self, l: LinkId) {
+        let li = l as usize;
+        let has = self.entries[li].len() > self.ls[li].holes as usize;
+        if has && self.active_at[li] == NONE {
+            self.active_at[li] = self.active.len() as u32;
+            self.active.push(l);
+        } else if !has && self.active_at[li] != NONE {
+            let p = self.active_at[li] as usize;
+            self.active.swap_remove(p);
+            if p < self.active.len() {
+                self.active_at[self.active[p] as usize] = p as u32;
+            }
+            self.active_at[li] = NONE;
         }
     }
 }
@@ -278,86 +808,193 @@ impl SharingModel for MaxMin {
         if added.is_empty() && removed.is_empty() {
             return;
         }
-        self.prepare(net);
-        for &f in added {
-            self.add_to_h(net, f);
+        self.grow(net);
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.ls.iter_mut().for_each(|s| s.touched_at = 0);
+            self.seen.iter_mut().for_each(|s| *s = 0);
+            self.flows.iter_mut().for_each(|r| r.moved = 0);
+            self.stamp = 1;
         }
-        // Links a flow left: their loads before the departure include it; the flows that
-        // got the most there (with it) start in H.
+        self.touched.clear();
+        self.moved.clear();
+        // A large batch is solved from scratch (its flows then only need to be listed),
+        // unless its new flows share no link with anything: then propagating is trivial.
+        let after = self.live + added.len() - removed.len();
+        let full_batch = self.full_batch;
+        let large = |n: usize| n.saturating_mul(full_batch) >= after;
+        let mut full = large(removed.len());
         for r in removed {
-            for &l in r.links() {
+            self.remove(r.id, full);
+        }
+        if !full && large(added.len() + removed.len()) {
+            full = added.iter().flat_map(|&f| net.flow(f).links()).any(|&l| {
                 let li = l as usize;
-                if self.link_seen[li] != self.stamp {
-                    self.link_seen[li] = self.stamp;
-                    self.old_load[li] = Self::load(net, li);
-                }
-                let load = &mut self.old_load[li];
-                load.sum += r.rate;
-                load.max = load.max.max(r.rate);
-            }
+                let shared = self.entries[li].len() > self.ls[li].holes as usize || self.seen[li] == self.stamp;
+                self.seen[li] = self.stamp;
+                shared
+            });
         }
-        // Close over the bottleneck structure: a link whose share moves moves the flows
-        // bottlenecked on it, which move the shares of the other links they cross.
-        self.queue.clear();
         for &f in added {
-            self.queue.extend_from_slice(net.flow(f).links());
+            self.add(net, f, full);
         }
-        for r in removed {
-            self.queue.extend_from_slice(r.links());
+        if full || !self.propagate() {
+            self.solve_all();
         }
-        while let Some(l) = self.queue.pop() {
-            let li = l as usize;
-            if self.link_closed[li] == self.stamp {
+        let now = self.now;
+        for k in 0..self.touched.len() {
+            let l = self.touched[k] as usize;
+            self.ls[l].queued = u64::MAX;
+            if self.tracking && self.old_members[l] > 0 {
+                let g = &mut self.groups[l];
+                g.served += g.rate * (now - g.since);
+                g.since = now;
+            } else if self.tracking {
+                let g = &mut self.groups[l];
+                g.served = 0.0;
+                g.since = now;
+            }
+        }
+        for k in 0..self.moved.len() {
+            let f = self.moved[k];
+            let (g, from) = (self.flows[f as usize].group, self.flows[f as usize].from);
+            if g == NONE || g == from {
                 continue;
             }
-            self.link_closed[li] = self.stamp;
-            self.see(net, li);
-            let load = self.old_load[li];
-            if !load.saturated(net.links[li].capacity) {
-                continue;
+            if self.tracking {
+                if from != NONE {
+                    self.groups[from as usize].stale += 1;
+                }
+                let left = if from == NONE {
+                    self.flows[f as usize].key
+                } else {
+                    (self.flows[f as usize].key - self.groups[from as usize].served).max(0.0)
+                };
+                let rec = &mut self.flows[f as usize];
+                rec.stamp = rec.stamp.wrapping_add(1);
+                rec.queued = true;
+                rec.key = self.groups[g as usize].served + left;
+                let item = (rec.key.to_bits(), f, rec.stamp);
+                self.groups[g as usize].heap.push(item);
+            } else {
+                let rate = self.lambda[g as usize];
+                if net.flow(f).rate.to_bits() != rate.to_bits() {
+                    net.set_rate(f, rate);
+                    changed.push(f);
+                }
             }
-            for k in 0..net.links[li].flows.len() {
-                let f = net.links[li].flows[k];
-                let rate = net.flow(f).rate;
-                if rate.is_finite() && rate >= load.max * (1.0 - EPS) && self.in_h[f as usize] != self.stamp {
-                    self.add_to_h(net, f);
-                    for &l2 in net.flow(f).links() {
-                        if self.link_closed[l2 as usize] != self.stamp {
-                            self.queue.push(l2);
-                        }
+        }
+        for k in 0..self.touched.len() {
+            let l = self.touched[k] as usize;
+            let (level, m) = (self.lambda[l], self.ls[l].members);
+            if self.tracking {
+                self.groups[l].rate = if m > 0 { level } else { 0.0 };
+                self.clean(l);
+                let t = self.group_time(l);
+                self.next.set_lazy(l, t);
+            } else if m > 0 && level.to_bits() != self.old_lambda[l].to_bits() {
+                for e in &self.entries[l] {
+                    if e.group as usize == l && net.flow(e.flow).rate.to_bits() != level.to_bits() {
+                        net.set_rate(e.flow, level);
+                        changed.push(e.flow);
                     }
                 }
             }
         }
-        loop {
-            if self.h.is_empty() {
-                break;
-            }
-            if self.h.len().saturating_mul(self.full_solve_fraction) >= net.live() {
-                // Most flows may move: one fill of everything is cheaper than local passes.
-                for f in 0..net.id_bound() as FlowId {
-                    if net.is_live(f) {
-                        self.add_to_h(net, f);
-                    }
-                }
-                self.fill(net, true);
-                break;
-            }
-            self.fill(net, false);
-            self.find_violators(net);
-            if self.violators.is_empty() {
-                break;
-            }
-            for k in 0..self.violators.len() {
-                let g = self.violators[k];
-                self.add_to_h(net, g);
-            }
+        if self.tracking {
+            self.next.flush();
         }
-        for &(f, before) in &self.h {
-            if net.flow(f).rate != before {
-                changed.push(f);
+    }
+
+    fn track_progress(&mut self) -> Option<&mut dyn Progress> {
+        self.tracking = true;
+        Some(self)
+    }
+}
+
+impl MaxMin {
+    fn group_time(&self, g: usize) -> f64 {
+        let grp = &self.groups[g];
+        match grp.heap.peek() {
+            Some((key, _, _)) if grp.rate > 0.0 => {
+                let left = (f64::from_bits(key) - grp.served).max(0.0);
+                grp.since + left / grp.rate
             }
+            _ => f64::INFINITY,
         }
+    }
+
+    /// Drop stale items from the top of a group's heap (and all of them when they
+    /// outnumber the live ones). Without stale items there is nothing to look at.
+    fn clean(&mut self, g: usize) {
+        if self.groups[g].stale == 0 {
+            return;
+        }
+        let flows = &self.flows;
+        let live = |&(_, f, s): &(u64, FlowId, u32)| {
+            let r = &flows[f as usize];
+            r.queued && r.stamp == s && r.group as usize == g
+        };
+        let grp = &mut self.groups[g];
+        if grp.heap.len() > 64 && grp.stale as usize * 2 > grp.heap.len() {
+            grp.heap.retain(live);
+            grp.stale = 0;
+        }
+        while let Some(top) = grp.heap.peek() {
+            if grp.stale == 0 || live(&top) {
+                break;
+            }
+            grp.heap.pop();
+            grp.stale -= 1;
+        }
+    }
+}
+
+impl Progress for MaxMin {
+    fn set_time(&mut self, now: f64) {
+        self.now = now;
+    }
+
+    fn start(&mut self, f: FlowId, bytes: f64) {
+        if self.flows.len() <= f as usize {
+            self.flows.resize(f as usize + 1, NEW_FLOW);
+        }
+        self.flows[f as usize].key = bytes;
+    }
+
+    fn next_completion(&self) -> (f64, FlowId) {
+        let (t, g) = self.next.min();
+        if t == f64::INFINITY {
+            return (t, 0);
+        }
+        let (_, f, _) = self.groups[g].heap.peek().expect("a group with a time has flows");
+        (t.max(self.now), f)
+    }
+
+    fn complete(&mut self, f: FlowId) {
+        let rec = &mut self.flows[f as usize];
+        if !rec.queued {
+            return;
+        }
+        let stamp = rec.stamp;
+        rec.queued = false;
+        rec.stamp = rec.stamp.wrapping_add(1);
+        let g = rec.group as usize;
+        // The completing flow is normally on top of its group's heap.
+        let grp = &mut self.groups[g];
+        match grp.heap.peek() {
+            Some((_, top, s)) if top == f && s == stamp => {
+                grp.heap.pop();
+            }
+            _ => grp.stale += 1,
+        }
+        self.clean(g);
+        let t = self.group_time(g);
+        self.next.set(g, t);
+    }
+
+    fn rate(&self, f: FlowId) -> f64 {
+        self.flow_rate(f)
     }
 }
 
@@ -372,7 +1009,7 @@ mod tests {
         let mut fixed = vec![false; flows.len()];
         loop {
             let mut best: Option<(f64, usize)> = None;
-            for (l, link) in net.links.iter().enumerate() {
+            for l in 0..net.links.len() {
                 let n = flows.iter().enumerate().filter(|(k, &f)| !fixed[*k] && net.flow(f).links().contains(&(l as u32))).count();
                 if n > 0 {
                     let s = residual[l] / n as f64;
@@ -380,7 +1017,6 @@ mod tests {
                         best = Some((s, l));
                     }
                 }
-                let _ = link;
             }
             let Some((s, l)) = best else { break };
             for (k, &f) in flows.iter().enumerate() {
@@ -396,38 +1032,130 @@ mod tests {
         rate
     }
 
-    #[test]
-    fn incremental_matches_reference_under_random_churn() {
-        // Local passes only, full re-fills only, and the default mix.
-        for fraction in [usize::MAX / 4, 1, FULL_SOLVE_FRACTION] {
-            churn(fraction, 12, 7);
-            churn(fraction, 40, 8);
+    /// The model's invariants: every flow in the group of one of its links at that
+    /// link's level, members counted, foreign sums right, and the max-min
+    /// condition on every link.
+    fn check(model: &MaxMin, net: &FlowNet, step: usize) {
+        for f in 0..net.id_bound() as FlowId {
+            if net.is_live(f) {
+                let g = model.flows[f as usize].group;
+                assert!(net.flow(f).links().contains(&g), "step {step}: flow {f} in group {g}");
+                for (k, &l) in net.flow(f).links().iter().enumerate() {
+                    let s = model.flows[f as usize].slot[k] as usize;
+                    assert_eq!(model.entries[l as usize][s].flow, f, "step {step}");
+                    assert_eq!(model.entries[l as usize][s].group, g, "step {step}");
+
+                }
+            }
+        }
+        for l in 0..model.entries.len() {
+            let listed = model.active.iter().filter(|&&x| x as usize == l).count();
+            let live = model.entries[l].iter().filter(|e| e.flow != NONE).count();
+            assert_eq!(live, model.entries[l].len() - model.ls[l].holes as usize, "step {step}: link {l} holes");
+            assert_eq!(listed, (live > 0) as usize, "step {step}: link {l} listed {listed} times");
+            let m = model.ls[l].members as usize;
+            assert_eq!(m, model.entries[l].iter().filter(|e| e.group as usize == l).count(), "step {step}: link {l} members");
+            let rates: Vec<f64> =
+                model.entries[l].iter().filter(|e| e.group as usize != l && e.flow != NONE).map(|e| model.flow_rate(e.flow)).collect();
+            let sum: f64 = rates.iter().sum();
+            assert!((sum - model.ls[l].foreign).abs() <= 1e-9 * model.ls[l].capacity, "step {step}: link {l} foreign {} vs {sum}", model.ls[l].foreign);
+            if m > 0 {
+                let level = (model.ls[l].capacity - sum) / m as f64;
+                assert!((level - model.lambda[l]).abs() <= 1e-9 * level, "step {step}: link {l}");
+                assert!(rates.iter().all(|&r| r <= level * (1.0 + 1e-9)), "step {step}: link {l} level {level} foreign {rates:?}");
+                assert!(model.ls[l].foreign_max >= rates.iter().cloned().fold(0.0, f64::max), "step {step}: link {l}");
+            } else {
+                assert!(sum <= model.ls[l].capacity * (1.0 + 1e-9), "step {step}: link {l} over capacity");
+                assert!(model.lambda[l].is_infinite());
+            }
         }
     }
 
-    fn churn(fraction: usize, nl: usize, seed: u64) {
+    /// A random flow over 1 to 3 of `nl` links.
+    fn random_links(rng: &mut crate::rng::SplitMix64, nl: usize) -> Vec<u32> {
+        let a = rng.below(nl as u64) as u32;
+        let mut b = rng.below(nl as u64) as u32;
+        if b == a {
+            b = (b + 1) % nl as u32;
+        }
+        let c = (a + b + 1) % nl as u32;
+        match rng.below(4) {
+            0 => vec![a],
+            1 if c != a && c != b => vec![a, c, b],
+            _ => vec![a, b],
+        }
+    }
+
+    #[test]
+    fn incremental_matches_reference_under_random_churn() {
+        // Propagation only, solves from scratch only, and the default mix.
+        for full_batch in [0, usize::MAX, FULL_BATCH] {
+            for (nl, seed, adds) in [(12, 7, 3), (40, 8, 3), (6, 9, 2), (40, 10, 12)] {
+                churn(full_batch, nl, seed, adds);
+            }
+        }
+    }
+
+    /// A star (up-link and down-link per host) loaded with many flows, then emptied a
+    /// few flows at a time with a few arrivals, as in the benchmark.
+    #[test]
+    fn star_departures_match_reference() {
+        for (hosts, seed, caps) in [(24, 5, false), (16, 6, true)] {
+            let mut rng = crate::rng::SplitMix64::new(seed);
+            let mut net = FlowNet::new((0..2 * hosts).map(|i| if caps { 1.0 + (i % 3) as f64 / 3.0 } else { 1.0 }));
+            let mut model = MaxMin { full_batch: 0, ..MaxMin::default() };
+            let flow = |rng: &mut crate::rng::SplitMix64, net: &mut FlowNet| {
+                let s = rng.below(hosts as u64) as u32;
+                let d = (s + 1 + rng.below(hosts as u64 - 1) as u32) % hosts as u32;
+                net.add_flow(&[s, hosts as u32 + d])
+            };
+            let mut live: Vec<FlowId> = (0..300).map(|_| flow(&mut rng, &mut net)).collect();
+            let mut changed = Vec::new();
+            model.update(&mut net, &live.clone(), &[], &mut changed);
+            let mut step = 0;
+            while !live.is_empty() {
+                step += 1;
+                let mut removed = Vec::new();
+                for _ in 0..(1 + rng.below(3)).min(live.len() as u64) {
+                    let k = rng.below(live.len() as u64) as usize;
+                    removed.push(net.remove_flow(live.swap_remove(k)));
+                }
+                let mut added = Vec::new();
+                if step < 150 && rng.below(4) == 0 {
+                    let f = flow(&mut rng, &mut net);
+                    added.push(f);
+                    live.push(f);
+                }
+                model.update(&mut net, &added, &removed, &mut changed);
+                check(&model, &net, step);
+                let want = reference(&net, &live);
+                for (k, &f) in live.iter().enumerate() {
+                    let got = net.flow(f).rate;
+                    assert!((got - want[k]).abs() <= 1e-9 * want[k], "step {step} flow {f}: {got} vs {}", want[k]);
+                }
+            }
+        }
+    }
+
+    /// Random arrivals and departures (some in one batch, some reusing a departed
+    /// flow's id); after each update every rate equals the fill from scratch.
+    fn churn(full_batch: usize, nl: usize, seed: u64, max_adds: u64) {
         let mut rng = crate::rng::SplitMix64::new(seed);
-        let mut net = FlowNet::new((0..nl).map(|i| 1.0 + (i % 4) as f64));
-        let mut model = MaxMin { full_solve_fraction: fraction, ..MaxMin::default() };
+        // Equal capacities on some links make ties between levels.
+        let mut net = FlowNet::new((0..nl).map(|i| 1.0 + (i % 4 / 2) as f64));
+        let mut model = MaxMin { full_batch, ..MaxMin::default() };
         let mut live: Vec<FlowId> = Vec::new();
         let mut changed = Vec::new();
-        for step in 0..400 {
+        for step in 0..600 {
             let mut added = Vec::new();
             let mut removed = Vec::new();
-            let adds = rng.below(3);
-            for _ in 0..adds {
-                let a = rng.below(nl as u64) as u32;
-                let mut b = rng.below(nl as u64) as u32;
-                if b == a {
-                    b = (b + 1) % nl as u32;
-                }
-                let c = (a + b + 1) % nl as u32;
-                let links: Vec<u32> = match rng.below(4) {
-                    0 => vec![a],
-                    1 if c != a && c != b => vec![a, c, b],
-                    _ => vec![a, b],
-                };
-                let f = net.add_flow(&links);
+            let leaves = if rng.below(3) == 0 { rng.below(3) } else { 0 };
+            for _ in 0..leaves.min(live.len() as u64) {
+                let k = rng.below(live.len() as u64) as usize;
+                removed.push(net.remove_flow(live.swap_remove(k)));
+            }
+            for _ in 0..rng.below(max_adds) {
+                let f = net.add_flow(&random_links(&mut rng, nl));
                 added.push(f);
                 live.push(f);
             }
@@ -441,13 +1169,86 @@ mod tests {
                     removed.push(net.remove_flow(f));
                 }
             }
+            let before: Vec<f64> = live.iter().map(|&f| net.flow(f).rate).collect();
             changed.clear();
             model.update(&mut net, &added, &removed, &mut changed);
+            check(&model, &net, step);
             let want = reference(&net, &live);
             for (k, &f) in live.iter().enumerate() {
                 let got = net.flow(f).rate;
-                assert!((got - want[k]).abs() <= 1e-9 * want[k].max(1.0), "fraction {fraction} step {step} flow {f}: {got} vs {}", want[k]);
+                assert!((got - want[k]).abs() <= 1e-9 * want[k].max(1.0), "batch {full_batch} step {step} flow {f}: {got} vs {}", want[k]);
+                assert_eq!(got, model.flow_rate(f));
+                // `changed` names exactly the flows whose rate moved.
+                assert_eq!(before[k].to_bits() != got.to_bits(), changed.contains(&f), "step {step} flow {f}");
             }
+        }
+    }
+
+    /// With progress tracking, the model's next completion is the one a per-flow
+    /// simulation at the reference rates gives, through arrivals and completions.
+    #[test]
+    fn tracked_completions_match_per_flow_simulation() {
+        for (nl, seed) in [(10, 3), (30, 4)] {
+            let mut rng = crate::rng::SplitMix64::new(seed);
+            let mut net = FlowNet::new((0..nl).map(|i| 1.0 + (i % 3) as f64));
+            let mut model = MaxMin { full_batch: 0, ..MaxMin::default() };
+            assert!(model.track_progress().is_some());
+            let mut live: Vec<FlowId> = Vec::new();
+            let mut left: Vec<f64> = Vec::new(); // bytes left per live flow (reference)
+            let mut rates: Vec<f64> = Vec::new();
+            let mut now = 0.0;
+            let mut changed = Vec::new();
+            let mut completed = 0;
+            for step in 0..1500 {
+                let (t, f) = model.next_completion();
+                // Reference: earliest completion at the current rates.
+                let mut want_t = f64::INFINITY;
+                for k in 0..live.len() {
+                    let tk = now + left[k] / rates[k];
+                    if tk < want_t {
+                        want_t = tk;
+                    }
+                }
+                assert!((t - want_t).abs() <= 1e-9 * want_t.max(1.0) || (t.is_infinite() && want_t.is_infinite()), "step {step}: {t} vs {want_t}");
+                // Next event: an arrival before the completion, or the completion.
+                let arrival = now + rng.unit() * 0.5;
+                let mut added = Vec::new();
+                let mut removed = Vec::new();
+                let next = if live.is_empty() || (live.len() < 3 * nl && arrival < t) { arrival } else { t };
+                for k in 0..live.len() {
+                    left[k] -= rates[k] * (next - now);
+                }
+                now = next;
+                if next == t && !live.is_empty() {
+                    let k = live.iter().position(|&x| x == f).expect("the completing flow is live");
+                    assert!(left[k].abs() <= 1e-7 * (1.0 + left.iter().cloned().fold(0.0, f64::max)), "step {step}: {} left", left[k]);
+                    model.complete(f);
+                    removed.push(net.remove_flow(f));
+                    live.swap_remove(k);
+                    left.swap_remove(k);
+                    completed += 1;
+                } else {
+                    for _ in 0..1 + rng.below(3) {
+                        let f = net.add_flow(&random_links(&mut rng, nl));
+                        let bytes = 0.05 + rng.unit();
+                        model.start(f, bytes);
+                        added.push(f);
+                        live.push(f);
+                        left.push(bytes);
+                    }
+                }
+                model.set_time(now);
+                changed.clear();
+                model.update(&mut net, &added, &removed, &mut changed);
+                assert!(changed.is_empty());
+                check(&model, &net, step);
+                let want = reference(&net, &live);
+                for (k, &f) in live.iter().enumerate() {
+                    assert!((model.rate(f) - want[k]).abs() <= 1e-9 * want[k], "step {step}");
+                }
+                rates = want;
+            }
+            assert!(completed > 300, "{completed} completions");
         }
     }
 }

@@ -47,6 +47,8 @@ impl NetFlow {
 /// A flow that left the network, as the sharing model needs to know it.
 #[derive(Debug, Clone)]
 pub struct RemovedFlow {
+    /// The id the flow had (it may already be reused by a flow in `added`).
+    pub id: FlowId,
     links: [LinkId; MAX_HOPS],
     nlinks: u8,
     pub rate: f64,
@@ -137,16 +139,43 @@ impl FlowNet {
         self.flows[id as usize].nlinks = 0;
         self.free.push(id);
         self.live -= 1;
-        RemovedFlow { links: f.links, nlinks: f.nlinks, rate: f.rate }
+        RemovedFlow { id, links: f.links, nlinks: f.nlinks, rate: f.rate }
     }
 }
 
 /// A bandwidth-sharing model. `update` is called whenever flows were added (their
 /// rate is `f64::INFINITY`) or removed since the previous call; it must give every
-/// added flow a finite rate and push into `changed` each flow whose rate it changed.
+/// added flow a finite rate and push into `changed` each flow whose rate it changed
+/// (unless it tracks progress itself, see [`SharingModel::track_progress`]).
 pub trait SharingModel {
     fn name(&self) -> &'static str;
     fn update(&mut self, net: &mut FlowNet, added: &[FlowId], removed: &[RemovedFlow], changed: &mut Vec<FlowId>);
+
+    /// Ask the model to keep the flows' progress and completion times itself. A model
+    /// that can (max-min: per bottleneck group, so that a re-rate costs per group, not
+    /// per flow) switches to it for good and returns its [`Progress`]; from then on
+    /// `update` leaves `changed` empty and need not keep [`NetFlow::rate`]. Call it
+    /// before the first flow is added; calling it again returns the same tracker.
+    fn track_progress(&mut self) -> Option<&mut dyn Progress> {
+        None
+    }
+}
+
+/// Flow progress kept by the sharing model (see [`SharingModel::track_progress`]).
+pub trait Progress {
+    /// The clock is at `now`: call before each `update` (rates change from then on).
+    fn set_time(&mut self, now: f64);
+    /// Flow `f`, just added to the net (it is in the next `update`'s `added`), has
+    /// `bytes` (> 0) to move from the time of that update.
+    fn start(&mut self, f: FlowId, bytes: f64);
+    /// The earliest completion among the rated flows, and its flow; the time is
+    /// `f64::INFINITY` when no flow is in progress.
+    fn next_completion(&self) -> (f64, FlowId);
+    /// Flow `f` completed (`next_completion` named it): forget its progress. It is
+    /// then removed from the net and passed in the next `update`'s `removed`.
+    fn complete(&mut self, f: FlowId);
+    /// The current rate of flow `f` (bytes/s).
+    fn rate(&self, f: FlowId) -> f64;
 }
 
 /// Names of the sharing models the engine knows.
