@@ -131,6 +131,9 @@ pub struct Engine {
     removed: Vec<RemovedFlow>,
     changed: Vec<FlowId>,
     live_events: usize,
+    /// The sharing model keeps flow progress (`SharingModel::track_progress`): the
+    /// engine then asks it for completions and does not re-key `changed` flows.
+    tracks: bool,
 }
 
 impl Engine {
@@ -143,6 +146,10 @@ impl Engine {
         if let Some(b) = platform.network.backbone {
             caps.push(b);
         }
+        let mut model = model;
+        // The compute-rate hook reads flow rates from the net, which a tracking model
+        // does not keep: track only without it.
+        let tracks = compute_rate.is_identity() && model.track_progress().is_some();
         Engine {
             now: 0.0,
             seq: 0,
@@ -166,6 +173,7 @@ impl Engine {
             removed: Vec::new(),
             changed: Vec::new(),
             live_events: 0,
+            tracks,
         }
     }
 
@@ -263,6 +271,10 @@ impl Engine {
             return;
         }
         self.changed.clear();
+        if self.tracks {
+            let now = self.now;
+            self.model.track_progress().expect("tracking model").set_time(now);
+        }
         self.model.update(&mut self.net, &self.added, &self.removed, &mut self.changed);
         let mut hosts: Vec<u32> = Vec::new();
         if !self.compute_rate.is_identity() {
@@ -340,7 +352,12 @@ impl Engine {
         let mut first: Option<f64> = None;
         loop {
             // Earliest of the next flow completion and the next other event.
-            let (flow_t, tid) = self.flow_ends.min();
+            let (flow_t, tid) = if self.tracks {
+                let (t, f) = self.model.track_progress().expect("tracking model").next_completion();
+                (t, if t < f64::INFINITY { self.flow_owner[f as usize] as usize } else { 0 })
+            } else {
+                self.flow_ends.min()
+            };
             let event_t = self.queue.peek().map_or(f64::INFINITY, |Reverse((Time(t), _, _))| *t);
             let t = flow_t.min(event_t);
             if t == f64::INFINITY {
@@ -369,8 +386,12 @@ impl Engine {
     }
 
     fn flow_done(&mut self, transfer: u32, out: &mut Vec<Completion>) {
-        self.flow_ends.set(transfer as usize, f64::INFINITY);
         let f = self.transfers[transfer as usize].flow.take().expect("a flow completion has a flow");
+        if self.tracks {
+            self.model.track_progress().expect("tracking model").complete(f);
+        } else {
+            self.flow_ends.set(transfer as usize, f64::INFINITY);
+        }
         // A flow gets a completion time only once rated (in `resolve`, which empties
         // `added`), so a completing flow is never among the unrated new ones.
         debug_assert!(!self.added.contains(&f));
@@ -397,6 +418,10 @@ impl Engine {
                     self.flow_owner[f as usize] = transfer;
                     self.transfers[transfer as usize].flow = Some(f);
                     self.added.push(f);
+                    if self.tracks {
+                        let bytes = self.transfers[transfer as usize].remaining;
+                        self.model.track_progress().expect("tracking model").start(f, bytes);
+                    }
                 }
             }
             What::ComputeDone { compute, .. } => {
