@@ -43,18 +43,10 @@ const TOL: f64 = 1e-11;
 /// A link's foreign sum is recomputed from its flows after this many increments.
 const REFRESH: u32 = 1024;
 
-/// A link's list of flows is compacted once it has this many holes, half of it.
-#[cfg(not(test))]
-const COMPACT: u32 = 16;
-#[cfg(test)]
-const COMPACT: u32 = 2;
-
 /// Solve from scratch when a batch changes at least 1/FULL_BATCH of the flows.
 pub const FULL_BATCH: usize = 8;
 
-/// One flow crossing a link. A flow that left leaves a hole (`flow == NONE`, `group ==
-/// NONE`, `others[0]` the next hole): removing it then moves no other entry (whose
-/// flow would need its slot updated, a cache miss per departure).
+/// One flow crossing a link.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     flow: FlowId,
@@ -101,9 +93,6 @@ struct LinkState {
     increments: u32,
     /// The update that last touched it.
     touched_at: u32,
-    /// Holes in its entries, and the first of them (`NONE` if none).
-    holes: u32,
-    free: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -122,9 +111,7 @@ struct Group {
     since: f64,
     /// Its flows by key: (key bits, flow, stamp); keys are non-negative, so their bits
     /// sort as they do.
-    heap: Queue,
-    /// Items in `heap` of flows that left the group (dropped when on top).
-    stale: u32,
+    heap: BinaryHeap<Reverse<(u64, FlowId, u32)>>,
 }
 
 pub struct MaxMin {
@@ -135,6 +122,8 @@ pub struct MaxMin {
     /// Level of the link's group; infinite without members.
     lambda: Vec<f64>,
     ls: Vec<LinkState>,
+    /// Items in each group's heap of flows that left it (dropped when on top).
+    stale: Vec<u32>,
     /// Links with flows, and where each is in that list (`NONE` if not).
     active: Vec<LinkId>,
     active_at: Vec<u32>,
@@ -175,6 +164,7 @@ impl Default for MaxMin {
             entries: Vec::new(),
             lambda: Vec::new(),
             ls: Vec::new(),
+            stale: Vec::new(),
             active: Vec::new(),
             active_at: Vec::new(),
             fill: Vec::new(),
@@ -197,49 +187,6 @@ impl Default for MaxMin {
             visits: 0,
             full_solves: 0,
         }
-    }
-}
-
-/// A group's flows by key: the first one kept aside (most groups hold one flow, and
-/// then no heap is touched), the others in a binary heap.
-#[derive(Debug, Default)]
-struct Queue {
-    first: Option<(u64, FlowId, u32)>,
-    rest: BinaryHeap<Reverse<(u64, FlowId, u32)>>,
-}
-
-impl Queue {
-    fn push(&mut self, item: (u64, FlowId, u32)) {
-        match self.first {
-            None => self.first = Some(item),
-            Some(first) if item < first => {
-                self.rest.push(Reverse(first));
-                self.first = Some(item);
-            }
-            Some(_) => self.rest.push(Reverse(item)),
-        }
-    }
-
-    fn peek(&self) -> Option<(u64, FlowId, u32)> {
-        self.first
-    }
-
-    fn pop(&mut self) -> Option<(u64, FlowId, u32)> {
-        let first = self.first.take();
-        self.first = self.rest.pop().map(|Reverse(x)| x);
-        first
-    }
-
-    fn len(&self) -> usize {
-        self.first.is_some() as usize + self.rest.len()
-    }
-
-    fn retain(&mut self, keep: impl Fn(&(u64, FlowId, u32)) -> bool) {
-        let mut items: Vec<_> = std::mem::take(&mut self.rest).into_vec().into_iter().map(|Reverse(x)| x).collect();
-        items.extend(self.first.take());
-        items.retain(|x| keep(x));
-        self.rest = items.into_iter().map(Reverse).collect();
-        self.first = self.rest.pop().map(|Reverse(x)| x);
     }
 }
 
@@ -327,14 +274,13 @@ impl MaxMin {
                 members: 0,
                 increments: 0,
                 touched_at: 0,
-                holes: 0,
-                free: NONE,
             };
             self.ls.resize(nl, new);
             for (l, link) in net.links.iter().enumerate() {
                 self.ls[l].capacity = link.capacity;
             }
             self.active_at.resize(nl, NONE);
+            self.stale.resize(nl, 0);
             self.seen.resize(nl, 0);
             self.fill.resize(nl, Fill { residual: 0.0, count: 0, level: f64::INFINITY, done: false });
             self.old_lambda.resize(nl, f64::INFINITY);
@@ -354,43 +300,22 @@ impl MaxMin {
         }
     }
 
-    /// Put an entry in `l`'s list (in a hole if any) and return its slot.
+    /// Put an entry at the end of `l`'s list and return its slot.
+    #[inline]
     fn put_entry(&mut self, l: LinkId, e: Entry) -> u32 {
-        let (li, st) = (l as usize, &mut self.ls[l as usize]);
-        if st.free != NONE {
-            let s = st.free;
-            st.free = self.entries[li][s as usize].others[0];
-            st.holes -= 1;
-            self.entries[li][s as usize] = e;
-            s
-        } else {
-            self.entries[li].push(e);
-            (self.entries[li].len() - 1) as u32
-        }
+        let list = &mut self.entries[l as usize];
+        list.push(e);
+        (list.len() - 1) as u32
     }
 
-    /// Make slot `s` of `l`'s list a hole; an all-holes list is emptied, a list mostly
-    /// of holes is compacted (moving entries, so updating their flows' slots).
+    /// Remove the entry at slot `s` of `l`'s list (the last one takes its place).
+    #[inline]
     fn take_entry(&mut self, l: LinkId, s: u32) {
-        let li = l as usize;
-        let st = &mut self.ls[li];
-        self.entries[li][s as usize] = Entry { flow: NONE, others: [st.free, NONE], group: NONE };
-        st.free = s;
-        st.holes += 1;
-        let len = self.entries[li].len();
-        if st.holes as usize == len {
-            self.entries[li].clear();
-            st.holes = 0;
-            st.free = NONE;
-        } else if st.holes >= COMPACT && 2 * st.holes as usize >= len {
-            let mut list = std::mem::take(&mut self.entries[li]);
-            list.retain(|e| e.flow != NONE);
-            for (j, e) in list.iter().enumerate() {
-                self.set_slot(e.flow, l, j);
-            }
-            self.entries[li] = list;
-            self.ls[li].holes = 0;
-            self.ls[li].free = NONE;
+        let list = &mut self.entries[l as usize];
+        list.swap_remove(s as usize);
+        if (s as usize) < list.len() {
+            let moved = list[s as usize].flow;
+            self.set_slot(moved, l, s as usize);
         }
     }
 
@@ -478,7 +403,7 @@ impl MaxMin {
     fn refresh(&mut self, l: usize) {
         let (mut sum, mut max) = (0.0, 0.0f64);
         for e in &self.entries[l] {
-            if e.group as usize != l && e.flow != NONE {
+            if e.group as usize != l {
                 let r = self.lambda[e.group as usize];
                 sum += r;
                 max = max.max(r);
@@ -518,7 +443,7 @@ impl MaxMin {
         if violated {
             // Water-fill the link: the foreign flows above the level become members.
             movers.extend(
-                self.entries[oi].iter().filter(|e| e.group != o && e.flow != NONE).map(|e| (self.lambda[e.group as usize], e.flow)),
+                self.entries[oi].iter().filter(|e| e.group != o).map(|e| (self.lambda[e.group as usize], e.flow)),
             );
             let x = water_level(cap, &mut movers, m_old);
             let keep = movers.partition_point(|&(r, _)| r <= x);
@@ -670,7 +595,7 @@ impl MaxMin {
         if r.queued {
             r.queued = false;
             r.stamp = r.stamp.wrapping_add(1);
-            self.groups[g as usize].stale += 1;
+            self.stale[g as usize] += 1;
         }
         let r = &mut self.flows[f as usize];
         r.n = 0;
@@ -718,7 +643,7 @@ impl MaxMin {
         heap.clear();
         for &l in &self.active {
             let li = l as usize;
-            let count = self.entries[li].len() as u32 - self.ls[li].holes;
+            let count = self.entries[li].len() as u32;
             let residual = self.ls[li].capacity;
             self.fill[li] = Fill { residual, count, level: f64::INFINITY, done: false };
             heap.push(Reverse(((residual / count as f64).to_bits(), l)));
@@ -741,7 +666,7 @@ impl MaxMin {
             self.fill[oi].level = s;
             for k in 0..self.entries[oi].len() {
                 let e = self.entries[oi][k];
-                if e.flow == NONE || e.others.iter().any(|&p| p != NONE && self.fill[p as usize].done) {
+                if e.others.iter().any(|&p| p != NONE && self.fill[p as usize].done) {
                     continue;
                 }
                 for p in e.others {
@@ -762,7 +687,7 @@ impl MaxMin {
         // Groups and levels from the fill; links that lost their flows have none.
         for k in 0..self.touched.len() {
             let l = self.touched[k] as usize;
-            if self.entries[l].len() == self.ls[l].holes as usize {
+            if self.entries[l].is_empty() {
                 self.ls[l].members = 0;
                 self.lambda[l] = f64::INFINITY;
                 self.refresh(l);
@@ -784,7 +709,7 @@ impl MaxMin {
     /// Keep `active` (the links with flows) up to date after `l` gained or lost one.
     fn note_active(&mut self, l: LinkId) {
         let li = l as usize;
-        let has = self.entries[li].len() > self.ls[li].holes as usize;
+        let has = !self.entries[li].is_empty();
         if has && self.active_at[li] == NONE {
             self.active_at[li] = self.active.len() as u32;
             self.active.push(l);
@@ -830,7 +755,7 @@ impl SharingModel for MaxMin {
         if !full && large(added.len() + removed.len()) {
             full = added.iter().flat_map(|&f| net.flow(f).links()).any(|&l| {
                 let li = l as usize;
-                let shared = self.entries[li].len() > self.ls[li].holes as usize || self.seen[li] == self.stamp;
+                let shared = !self.entries[li].is_empty() || self.seen[li] == self.stamp;
                 self.seen[li] = self.stamp;
                 shared
             });
@@ -863,7 +788,7 @@ impl SharingModel for MaxMin {
             }
             if self.tracking {
                 if from != NONE {
-                    self.groups[from as usize].stale += 1;
+                    self.stale[from as usize] += 1;
                 }
                 let left = if from == NONE {
                     self.flows[f as usize].key
@@ -874,7 +799,7 @@ impl SharingModel for MaxMin {
                 rec.stamp = rec.stamp.wrapping_add(1);
                 rec.queued = true;
                 rec.key = self.groups[g as usize].served + left;
-                let item = (rec.key.to_bits(), f, rec.stamp);
+                let item = Reverse((rec.key.to_bits(), f, rec.stamp));
                 self.groups[g as usize].heap.push(item);
             } else {
                 let rate = self.lambda[g as usize];
@@ -916,8 +841,8 @@ impl MaxMin {
     fn group_time(&self, g: usize) -> f64 {
         let grp = &self.groups[g];
         match grp.heap.peek() {
-            Some((key, _, _)) if grp.rate > 0.0 => {
-                let left = (f64::from_bits(key) - grp.served).max(0.0);
+            Some(Reverse((key, _, _))) if grp.rate > 0.0 => {
+                let left = (f64::from_bits(*key) - grp.served).max(0.0);
                 grp.since + left / grp.rate
             }
             _ => f64::INFINITY,
@@ -927,25 +852,25 @@ impl MaxMin {
     /// Drop stale items from the top of a group's heap (and all of them when they
     /// outnumber the live ones). Without stale items there is nothing to look at.
     fn clean(&mut self, g: usize) {
-        if self.groups[g].stale == 0 {
+        if self.stale[g] == 0 {
             return;
         }
         let flows = &self.flows;
-        let live = |&(_, f, s): &(u64, FlowId, u32)| {
+        let live = |&Reverse((_, f, s)): &Reverse<(u64, FlowId, u32)>| {
             let r = &flows[f as usize];
             r.queued && r.stamp == s && r.group as usize == g
         };
-        let grp = &mut self.groups[g];
-        if grp.heap.len() > 64 && grp.stale as usize * 2 > grp.heap.len() {
-            grp.heap.retain(live);
-            grp.stale = 0;
+        let (heap, stale) = (&mut self.groups[g].heap, &mut self.stale[g]);
+        if heap.len() > 64 && *stale as usize * 2 > heap.len() {
+            heap.retain(live);
+            *stale = 0;
         }
-        while let Some(top) = grp.heap.peek() {
-            if grp.stale == 0 || live(&top) {
+        while let Some(top) = heap.peek() {
+            if *stale == 0 || live(top) {
                 break;
             }
-            grp.heap.pop();
-            grp.stale -= 1;
+            heap.pop();
+            *stale -= 1;
         }
     }
 }
@@ -967,8 +892,8 @@ impl Progress for MaxMin {
         if t == f64::INFINITY {
             return (t, 0);
         }
-        let (_, f, _) = self.groups[g].heap.peek().expect("a group with a time has flows");
-        (t.max(self.now), f)
+        let Reverse((_, f, _)) = self.groups[g].heap.peek().expect("a group with a time has flows");
+        (t.max(self.now), *f)
     }
 
     fn complete(&mut self, f: FlowId) {
@@ -981,12 +906,12 @@ impl Progress for MaxMin {
         rec.stamp = rec.stamp.wrapping_add(1);
         let g = rec.group as usize;
         // The completing flow is normally on top of its group's heap.
-        let grp = &mut self.groups[g];
-        match grp.heap.peek() {
-            Some((_, top, s)) if top == f && s == stamp => {
-                grp.heap.pop();
+        let heap = &mut self.groups[g].heap;
+        match heap.peek() {
+            Some(&Reverse((_, top, s))) if top == f && s == stamp => {
+                heap.pop();
             }
-            _ => grp.stale += 1,
+            _ => self.stale[g] += 1,
         }
         self.clean(g);
         let t = self.group_time(g);
@@ -1050,13 +975,10 @@ mod tests {
         }
         for l in 0..model.entries.len() {
             let listed = model.active.iter().filter(|&&x| x as usize == l).count();
-            let live = model.entries[l].iter().filter(|e| e.flow != NONE).count();
-            assert_eq!(live, model.entries[l].len() - model.ls[l].holes as usize, "step {step}: link {l} holes");
-            assert_eq!(listed, (live > 0) as usize, "step {step}: link {l} listed {listed} times");
+            assert_eq!(listed, !model.entries[l].is_empty() as usize, "step {step}: link {l} listed {listed} times");
             let m = model.ls[l].members as usize;
             assert_eq!(m, model.entries[l].iter().filter(|e| e.group as usize == l).count(), "step {step}: link {l} members");
-            let rates: Vec<f64> =
-                model.entries[l].iter().filter(|e| e.group as usize != l && e.flow != NONE).map(|e| model.flow_rate(e.flow)).collect();
+            let rates: Vec<f64> = model.entries[l].iter().filter(|e| e.group as usize != l).map(|e| model.flow_rate(e.flow)).collect();
             let sum: f64 = rates.iter().sum();
             assert!((sum - model.ls[l].foreign).abs() <= 1e-9 * model.ls[l].capacity, "step {step}: link {l} foreign {} vs {sum}", model.ls[l].foreign);
             if m > 0 {
