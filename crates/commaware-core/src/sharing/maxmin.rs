@@ -46,7 +46,8 @@ const REFRESH: u32 = 1024;
 /// Solve from scratch when a batch changes at least 1/FULL_BATCH of the flows.
 pub const FULL_BATCH: usize = 8;
 
-/// One flow crossing a link.
+/// One flow crossing a link. A link's entries hold its members first (the propagation
+/// walks only those), except within an update that ends in a solve from scratch.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     flow: FlowId,
@@ -300,6 +301,37 @@ impl MaxMin {
         }
     }
 
+    fn slot(&self, f: FlowId, l: LinkId) -> usize {
+        let r = &self.flows[f as usize];
+        let k = (0..r.n as usize).find(|&k| r.links[k] == l).expect("the flow crosses the link");
+        r.slot[k] as usize
+    }
+
+    fn swap_entries(&mut self, l: LinkId, a: usize, b: usize) {
+        if a != b {
+            let list = &mut self.entries[l as usize];
+            list.swap(a, b);
+            let (fa, fb) = (list[a].flow, list[b].flow);
+            self.set_slot(fa, l, a);
+            self.set_slot(fb, l, b);
+        }
+    }
+
+    /// Flow `f` joins the members of `l` (in the list, and the count).
+    fn make_member(&mut self, f: FlowId, l: LinkId) {
+        let (s, m) = (self.slot(f, l), self.ls[l as usize].members as usize);
+        debug_assert!(s >= m);
+        self.swap_entries(l, s, m);
+        self.ls[l as usize].members += 1;
+    }
+
+    fn make_foreign(&mut self, f: FlowId, l: LinkId) {
+        let (s, m) = (self.slot(f, l), self.ls[l as usize].members as usize);
+        debug_assert!(s < m);
+        self.swap_entries(l, s, m - 1);
+        self.ls[l as usize].members -= 1;
+    }
+
     /// Put an entry at the end of `l`'s list and return its slot.
     #[inline]
     fn put_entry(&mut self, l: LinkId, e: Entry) -> u32 {
@@ -402,12 +434,10 @@ impl MaxMin {
     /// Recompute a link's foreign sum and bound from its flows.
     fn refresh(&mut self, l: usize) {
         let (mut sum, mut max) = (0.0, 0.0f64);
-        for e in &self.entries[l] {
-            if e.group as usize != l {
-                let r = self.lambda[e.group as usize];
-                sum += r;
-                max = max.max(r);
-            }
+        for e in &self.entries[l][self.ls[l].members as usize..] {
+            let r = self.lambda[e.group as usize];
+            sum += r;
+            max = max.max(r);
         }
         self.ls[l].foreign = sum;
         self.ls[l].foreign_max = max;
@@ -442,28 +472,26 @@ impl MaxMin {
         movers.clear();
         if violated {
             // Water-fill the link: the foreign flows above the level become members.
-            movers.extend(
-                self.entries[oi].iter().filter(|e| e.group != o).map(|e| (self.lambda[e.group as usize], e.flow)),
-            );
+            let m = m_old as usize;
+            movers.extend(self.entries[oi][m..].iter().map(|e| (self.lambda[e.group as usize], e.flow)));
             let x = water_level(cap, &mut movers, m_old);
             let keep = movers.partition_point(|&(r, _)| r <= x);
             movers.drain(..keep);
-            // They join the group below, after the old members' shift.
-            self.ls[oi].members += movers.len() as u32;
-            let moved: f64 = movers.iter().map(|&(r, _)| r).sum();
-            self.ls[oi].foreign -= moved;
+            // They join the members after the old ones (which the shift below walks).
+            for &(r, f) in &movers {
+                self.ls[oi].foreign -= r;
+                self.make_member(f, o);
+            }
         }
         let m = self.ls[oi].members;
         let level = self.tentative(oi);
         self.lambda[oi] = level;
-        // Old members move from `old` to `level` (the new ones still name their group).
+        // Old members move from `old` to `level`.
         if m_old > 0 && level.to_bits() != old.to_bits() {
             let delta = level - old;
-            for k in 0..self.entries[oi].len() {
+            for k in 0..m_old as usize {
                 let e = self.entries[oi][k];
-                if e.group == o {
-                    self.shift_foreign(e.others, delta, level);
-                }
+                self.shift_foreign(e.others, delta, level);
             }
         }
         // New members leave their group, where they become foreign at `level`.
@@ -473,10 +501,8 @@ impl MaxMin {
             self.set_group(f, o);
             let gi = g as usize;
             self.touch(g);
-            self.ls[gi].members -= 1;
-            let rec = &self.flows[f as usize];
-            let k = (0..rec.n as usize).find(|&k| rec.links[k] == o).expect("the flow crosses the link");
-            let others = self.entries[oi][rec.slot[k] as usize].others;
+            self.make_foreign(f, g);
+            let others = self.entries[oi][self.slot(f, o)].others;
             for q in others {
                 if q == NONE {
                     continue;
@@ -562,7 +588,7 @@ impl MaxMin {
             }
         }
         self.flows[f as usize] = rec;
-        self.ls[gi].members += 1;
+        self.make_member(f, g);
         self.note_move(f, NONE);
         for &l in links {
             self.dirty(l);
@@ -578,14 +604,16 @@ impl MaxMin {
             let l = rec.links[k];
             let li = l as usize;
             self.touch(l);
-            // With `listed`, only unlist it (a solve from scratch follows).
+            // With `listed`, only unlist it (a solve from scratch follows, which sorts
+            // the members first again).
             if !listed && l == g {
-                self.ls[li].members -= 1;
+                self.make_foreign(f, l);
             } else if !listed {
                 self.ls[li].foreign -= rate;
                 self.ls[li].increments += 1;
             }
-            self.take_entry(l, rec.slot[k]);
+            let s = self.slot(f, l) as u32;
+            self.take_entry(l, s);
             self.note_active(l);
             if !listed {
                 self.dirty(l);
@@ -697,7 +725,22 @@ impl MaxMin {
             let l = self.active[k];
             let li = l as usize;
             self.touch(l);
+            // Members first: swap the foreign entries among the first `m` with the
+            // members after (each swap updates two flows' slots).
             let m = self.entries[li].iter().filter(|e| e.group == l).count();
+            let (mut a, mut b) = (0, m);
+            loop {
+                while a < m && self.entries[li][a].group == l {
+                    a += 1;
+                }
+                while b < self.entries[li].len() && self.entries[li][b].group != l {
+                    b += 1;
+                }
+                if a >= m || b >= self.entries[li].len() {
+                    break;
+                }
+                self.swap_entries(l, a, b);
+            }
             self.ls[li].members = m as u32;
             self.lambda[li] = if m > 0 { self.fill[li].level } else { f64::INFINITY };
         }
@@ -818,8 +861,8 @@ impl SharingModel for MaxMin {
                 let t = self.group_time(l);
                 self.next.set_lazy(l, t);
             } else if m > 0 && level.to_bits() != self.old_lambda[l].to_bits() {
-                for e in &self.entries[l] {
-                    if e.group as usize == l && net.flow(e.flow).rate.to_bits() != level.to_bits() {
+                for e in &self.entries[l][..m as usize] {
+                    if net.flow(e.flow).rate.to_bits() != level.to_bits() {
                         net.set_rate(e.flow, level);
                         changed.push(e.flow);
                     }
@@ -958,7 +1001,7 @@ mod tests {
     }
 
     /// The model's invariants: every flow in the group of one of its links at that
-    /// link's level, members counted, foreign sums right, and the max-min
+    /// link's level, members listed first, foreign sums right, and the max-min
     /// condition on every link.
     fn check(model: &MaxMin, net: &FlowNet, step: usize) {
         for f in 0..net.id_bound() as FlowId {
@@ -969,6 +1012,7 @@ mod tests {
                     let s = model.flows[f as usize].slot[k] as usize;
                     assert_eq!(model.entries[l as usize][s].flow, f, "step {step}");
                     assert_eq!(model.entries[l as usize][s].group, g, "step {step}");
+                    assert_eq!(s < model.ls[l as usize].members as usize, l == g, "step {step}: flow {f} at link {l}");
 
                 }
             }
