@@ -560,6 +560,9 @@ impl MaxMin {
         };
         let g = *links.iter().min_by(|&&a, &&b| room(a).total_cmp(&room(b))).expect("a flow crosses a link");
         let gi = g as usize;
+        // Alone on its links (sparse traffic, the rounds of an alltoall), it gets the
+        // smallest capacity and nothing else moves: no link needs a visit.
+        let alone = links.iter().all(|&l| self.entries[l as usize].is_empty());
         if self.ls[gi].members == 0 {
             let r = room(g);
             self.touch(g);
@@ -591,7 +594,11 @@ impl MaxMin {
         self.make_member(f, g);
         self.note_move(f, NONE);
         for &l in links {
-            self.dirty(l);
+            if alone {
+                self.touch(l);
+            } else {
+                self.dirty(l);
+            }
         }
         self.live += 1;
     }
@@ -600,6 +607,8 @@ impl MaxMin {
         let rec = self.flows[f as usize].clone();
         let g = rec.group;
         let rate = self.lambda[g as usize];
+        // Alone on its links, it leaves them empty and nothing else moves.
+        let alone = (0..rec.n as usize).all(|k| self.entries[rec.links[k] as usize].len() == 1);
         for k in 0..rec.n as usize {
             let l = rec.links[k];
             let li = l as usize;
@@ -615,7 +624,15 @@ impl MaxMin {
             let s = self.slot(f, l) as u32;
             self.take_entry(l, s);
             self.note_active(l);
-            if !listed {
+            if self.entries[li].is_empty() {
+                // Exactly nothing left (the running sum may keep a rounding residue).
+                let st = &mut self.ls[li];
+                (st.foreign, st.foreign_max, st.increments) = (0.0, 0.0, 0);
+                if alone {
+                    self.lambda[li] = f64::INFINITY;
+                }
+            }
+            if !listed && !alone {
                 self.dirty(l);
             }
         }
