@@ -52,6 +52,15 @@ const COMPACT: u32 = 2;
 /// Solve from scratch when a batch changes at least 1/FULL_BATCH of the flows.
 pub const FULL_BATCH: usize = 8;
 
+/// The links of a flow other than `l`, `NONE`-padded.
+fn others_of(links: &[LinkId], l: LinkId) -> [LinkId; 2] {
+    let mut others = [NONE; 2];
+    for (slot, &o) in others.iter_mut().zip(links.iter().filter(|&&o| o != l)) {
+        *slot = o;
+    }
+    others
+}
+
 /// One flow crossing a link. A flow that left leaves a hole (`flow == NONE`, `group ==
 /// NONE`, `others[0]` the next hole): removing it then moves no other entry (whose
 /// flow would need its slot updated, a cache miss per departure).
@@ -585,14 +594,7 @@ impl MaxMin {
             let mut rec = FlowRec { links: [0; 3], slot: [0; 3], n: links.len() as u8, group: NONE, ..self.flows[f as usize].clone() };
             rec.queued = false;
             for (k, &l) in links.iter().enumerate() {
-                let mut others = [NONE; 2];
-                let mut j = 0;
-                for &o in links {
-                    if o != l {
-                        others[j] = o;
-                        j += 1;
-                    }
-                }
+                let others = others_of(links, l);
                 self.touch(l);
                 rec.links[k] = l;
                 rec.slot[k] = self.put_entry(l, Entry { flow: f, others, group: NONE });
@@ -618,14 +620,7 @@ impl MaxMin {
         let mut rec = FlowRec { links: [0; 3], slot: [0; 3], n: links.len() as u8, group: g, ..self.flows[f as usize].clone() };
         rec.queued = false;
         for (k, &l) in links.iter().enumerate() {
-            let mut others = [NONE; 2];
-            let mut j = 0;
-            for &o in links {
-                if o != l {
-                    others[j] = o;
-                    j += 1;
-                }
-            }
+            let others = others_of(links, l);
             rec.links[k] = l;
             let li = l as usize;
             rec.slot[k] = self.put_entry(l, Entry { flow: f, others, group: g });
