@@ -84,9 +84,16 @@ pub struct HostOverride {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkSpec {
-    /// Bandwidth-sharing model: `maxmin` (progressive filling over link capacities).
+    /// Bandwidth-sharing model: `maxmin` (progressive filling over link capacities),
+    /// `contention_free`, or a penalty model of paper 004 (`gige`, `myrinet`,
+    /// `infiniband`) or SimGrid's `ib-simgrid` (see docs/sharing.md).
     #[serde(default = "default_model")]
     pub model: String,
+    /// Parameters of the sharing model, by name: `beta`, `gamma_o`, `gamma_i` (gige,
+    /// infiniband); `beta_e`, `beta_s`, `gamma_s` (ib-simgrid); `exact_limit`, `samples`,
+    /// `seed` (myrinet). Unset ones take the model's defaults.
+    #[serde(default)]
+    pub parameters: BTreeMap<String, f64>,
     /// NIC bandwidth of each direction in bytes/s.
     pub bandwidth: f64,
     /// One-way latency of an inter-node message in s: a message first spends it, then
@@ -279,6 +286,9 @@ impl Platform {
             pos("network.memory_bandwidth", b)?;
         }
         crate::sharing::check_model_name(&net.model).map_err(|e| Error { field: "network.model".into(), ..e })?;
+        let params: Vec<(String, f64)> = net.parameters.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        crate::sharing::PenaltyModel::from_params(&net.model, &params, "network.parameters.")
+            .map_err(|e| Error { kind: ErrorKind::Platform, ..e })?;
 
         let mut hosts: Vec<Host> = match (spec.cluster, spec.hosts) {
             (Some(_), Some(_)) => {

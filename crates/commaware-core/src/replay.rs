@@ -33,11 +33,14 @@ pub struct SimOptions {
     pub model: Option<String>,
     pub placement: Placement,
     pub seed: u64,
+    /// Parameters of the sharing model (name, value), over its defaults and the
+    /// platform's `network.parameters`.
+    pub params: Vec<(String, f64)>,
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { model: None, placement: Placement::Explicit, seed: 0 }
+        SimOptions { model: None, placement: Placement::Explicit, seed: 0, params: Vec::new() }
     }
 }
 
@@ -308,7 +311,7 @@ pub fn simulate_observed(
     observer: &mut dyn Observer,
 ) -> Result<SimResult> {
     let model_name = options.model.clone().unwrap_or_else(|| platform.network.model.clone());
-    let model = make_model(&model_name, platform)?;
+    let model = make_model(&model_name, platform, &options.params)?;
     let hosts = place(platform, trace.n_ranks(), options.placement, trace.spec.placement.as_deref(), options.seed)?;
     let n = trace.n_ranks();
     let mut rp = Replay {
@@ -348,6 +351,12 @@ pub fn simulate_observed(
     };
     rp.run()?;
     let mut result = rp.finish(model_name);
+    if result.model != platform.network.model && !platform.network.parameters.is_empty() {
+        result.warnings.push(format!(
+            "network.parameters are for the platform's model {}; the {} model ignores them",
+            platform.network.model, result.model
+        ));
+    }
     if result.model != "contention_free" && platform.network.pair_bandwidth.is_some() {
         result.warnings.push(format!(
             "network.pair_bandwidth is used only by the contention_free model; the {} model ignores it",

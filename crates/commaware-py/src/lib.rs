@@ -26,6 +26,7 @@ pyo3::create_exception!(_core, PlacementError, InputError, "Ranks cannot be plac
 pyo3::create_exception!(_core, OptionsError, InputError, "An option is invalid.");
 pyo3::create_exception!(_core, DeadlockError, InputError, "The trace deadlocks or leaves messages unmatched.");
 pyo3::create_exception!(_core, MulticastError, InputError, "The multicast instance is invalid.");
+pyo3::create_exception!(_core, SchemeError, InputError, "The communication scheme is invalid.");
 pyo3::create_exception!(_core, OutputError, CommawareError, "An output file could not be written.");
 pyo3::create_exception!(_core, InternalError, CommawareError, "A bug in commaware (a Rust panic was caught).");
 
@@ -38,6 +39,7 @@ fn to_py(e: Error) -> PyErr {
         ErrorKind::Options => OptionsError::new_err(msg),
         ErrorKind::Deadlock => DeadlockError::new_err(msg),
         ErrorKind::Multicast => MulticastError::new_err(msg),
+        ErrorKind::Scheme => SchemeError::new_err(msg),
         ErrorKind::Output => OutputError::new_err(msg),
         ErrorKind::Aborted => CommawareError::new_err(msg),
     };
@@ -388,7 +390,8 @@ fn run_forwarded(
 /// Replay `trace` on `platform`.
 #[pyfunction]
 #[pyo3(signature = (platform, trace, model=None, placement="explicit", seed=0, record_messages=true, record_timeline=true,
-                    json_path=None, on_messages=None, batch_size=65536, on_progress=None, progress_every=0.25))]
+                    json_path=None, on_messages=None, batch_size=65536, on_progress=None, progress_every=0.25,
+                    params=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -404,10 +407,11 @@ fn simulate(
     batch_size: usize,
     on_progress: Option<PyObject>,
     progress_every: f64,
+    params: Vec<(String, f64)>,
 ) -> PyResult<SimResult> {
     let out = Outputs { record_messages, record_timeline, json_path, on_messages, batch_size, on_progress, progress_every };
     let placement = Placement::from_name(placement).map_err(to_py)?;
-    let opts = SimOptions { model: model.clone(), placement, seed };
+    let opts = SimOptions { model: model.clone(), placement, seed, params };
     let model_name = model.clone().unwrap_or_else(|| platform.0.network.model.clone());
     let hosts: Vec<String> = platform.0.hosts.iter().map(|h| h.name.clone()).collect();
     run_forwarded(
@@ -525,6 +529,82 @@ impl MulticastReport {
     }
 }
 
+/// Analyse a communication scheme (paper 004) under a sharing model: a dict of columns
+/// (`ids`, `src`, `dst`, `bytes`, `delta_out`, `delta_in`, `conflicts` as class-name
+/// lists, `penalties`), `model`, `parameters` and, for Myrinet, `components` (each with
+/// `comms`, `exact`, `sets`, `sets_exact` as a decimal string or None, `ci95`).
+#[pyfunction]
+#[pyo3(signature = (text, source, format="json", model="gige", params=Vec::new()))]
+fn scheme_penalties<'py>(
+    py: Python<'py>,
+    text: &str,
+    source: &str,
+    format: &str,
+    model: &str,
+    params: Vec<(String, f64)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    use commaware_core::sharing::penalty::{analyze, class_names, PenaltyModel, Scheme, Side};
+    let text = text.to_owned();
+    let (scheme, m, a) = py.allow_threads(|| {
+        guarded(|| {
+            let scheme = Scheme::from_text(&text, Format::from_name(format)?).map_err(|e| e.in_source(source))?;
+            if model == "contention_free" {
+                return Err(Error::new(ErrorKind::Options, "model", "contention_free gives every communication penalty 1: choose gige, myrinet, infiniband, ib-simgrid or maxmin"));
+            }
+            commaware_core::sharing::check_model_name(model)?;
+            let m = PenaltyModel::from_params(model, &params, "param.")?;
+            let a = analyze(&scheme.comms, m.as_ref());
+            Ok((scheme, m, a))
+        })
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("model", model)?;
+    let parameters = PyDict::new(py);
+    for (k, v) in m.as_ref().map(|m| m.parameters()).unwrap_or_default() {
+        parameters.set_item(k, v)?;
+    }
+    d.set_item("parameters", parameters)?;
+    d.set_item("ids", &scheme.ids)?;
+    d.set_item("src", scheme.comms.iter().map(|c| c.0).collect::<Vec<_>>())?;
+    d.set_item("dst", scheme.comms.iter().map(|c| c.1).collect::<Vec<_>>())?;
+    d.set_item("bytes", &scheme.bytes)?;
+    d.set_item("delta_out", &a.delta_out)?;
+    d.set_item("delta_in", &a.delta_in)?;
+    d.set_item("conflicts", a.conflicts.iter().map(|&b| class_names(b).collect::<Vec<_>>()).collect::<Vec<_>>())?;
+    d.set_item("penalties", &a.penalties)?;
+    // The §V-A sides, for calibration: (Δ, factor of γ) for emission and reception.
+    let side = |f: fn(&(Side, Side)) -> &Side| a.sides.iter().map(|x| (f(x).delta, f(x).gamma_factor())).collect::<Vec<_>>();
+    d.set_item("side_out", side(|x| &x.0))?;
+    d.set_item("side_in", side(|x| &x.1))?;
+    let comps = a
+        .components
+        .iter()
+        .map(|c| {
+            let cd = PyDict::new(py);
+            cd.set_item("comms", &c.comms)?;
+            cd.set_item("exact", c.exact)?;
+            cd.set_item("sets", c.sets)?;
+            cd.set_item("sets_exact", c.sets_exact.map(|v| v.to_string()))?;
+            cd.set_item("ci95", c.ci95)?;
+            Ok(cd)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    d.set_item("components", comps)?;
+    Ok(d)
+}
+
+/// The JSON Schema of communication scheme files.
+#[pyfunction]
+fn scheme_schema() -> String {
+    commaware_core::sharing::penalty::Scheme::json_schema()
+}
+
+/// The parameter names a sharing model takes.
+#[pyfunction]
+fn model_parameters(model: &str) -> Vec<&'static str> {
+    commaware_core::sharing::penalty::parameter_names(model).to_vec()
+}
+
 /// Parse and validate a multicast instance from text in `format`.
 #[pyfunction]
 #[pyo3(signature = (text, source, format="json"))]
@@ -607,6 +687,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("OP_NAMES", OP_NAMES.to_vec())?;
     m.add("INTERVAL_KINDS", INTERVAL_KINDS.to_vec())?;
     m.add("MulticastError", py.get_type::<MulticastError>())?;
+    m.add("SchemeError", py.get_type::<SchemeError>())?;
+    m.add_function(wrap_pyfunction!(scheme_penalties, m)?)?;
+    m.add_function(wrap_pyfunction!(scheme_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(model_parameters, m)?)?;
     m.add_class::<MulticastInstance>()?;
     m.add_class::<MulticastReport>()?;
     m.add_function(wrap_pyfunction!(multicast_load, m)?)?;

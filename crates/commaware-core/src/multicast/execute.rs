@@ -58,6 +58,7 @@ pub fn to_platform_and_trace(instance: &Instance, schedule: &Schedule, model: &s
         overrides: BTreeMap::new(),
         network: NetworkSpec {
             model: model.to_string(),
+            parameters: BTreeMap::new(),
             bandwidth: INSTANT,
             latency: 0.0,
             // Sends are non-blocking and buffered in the model of §2: all eager.

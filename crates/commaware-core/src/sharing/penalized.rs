@@ -1,0 +1,458 @@
+//! Penalty models in the engine: each inter-node transfer runs at its single-transfer
+//! bandwidth divided by its penalty in the graph of the transfers active now.
+//!
+//! Paper 004's predictions are static (penalty × t_ref for a whole scheme). Re-evaluating
+//! the penalties whenever a transfer starts or ends is our extension: a transfer joins
+//! the graph when its latency is over and leaves it when its last byte arrives.
+//! Intra-node messages use the host's memory link, shared equally, and are not in the
+//! graph. A backbone, if present, is shared max-min with the penalised rates as per-flow
+//! caps. `ib-simgrid` also shares the NIC links max-min (CM02) under those caps, as
+//! SimGrid's IB model does (`NetworkIBModel`, SimGrid 3.32).
+//!
+//! Only what a change can reach is recomputed: for the local formulas (GigE §V-A, IB)
+//! the communications two arcs away from the endpoints of a transfer that came or went;
+//! for Myrinet (§V-B) its whole connected component.
+
+use super::myrinet;
+use super::penalty::{conflict_classes, Adjacency, PenaltyModel};
+use super::{FlowId, FlowNet, LinkId, RemovedFlow, SharingModel};
+
+/// The engine's flows as a communication graph: node h sends through link h (its
+/// up-link) and receives through link n + h (its down-link).
+struct NetView<'a> {
+    net: &'a FlowNet,
+    n: u32,
+}
+
+impl Adjacency for NetView<'_> {
+    fn outgoing(&self, node: u32) -> &[u32] {
+        &self.net.links[node as usize].flows
+    }
+    fn incoming(&self, node: u32) -> &[u32] {
+        &self.net.links[(self.n + node) as usize].flows
+    }
+    fn ends(&self, f: u32) -> (u32, u32) {
+        let links = self.net.flow(f).links();
+        (links[0], links[links.len() - 1] - self.n)
+    }
+}
+
+pub struct Penalized {
+    model: PenaltyModel,
+    n: u32,
+    backbone: Option<LinkId>,
+    /// Current penalty and conflict classes seen so far, by flow id.
+    penalty: Vec<f64>,
+    classes: Vec<u8>,
+    /// Per-flow rate cap (single-transfer bandwidth / penalty), by flow id.
+    cap: Vec<f64>,
+    /// Scratch: an epoch mark per flow and per link, to collect each once.
+    flow_mark: Vec<u32>,
+    link_mark: Vec<u32>,
+    epoch: u32,
+    affected: Vec<FlowId>,
+    rates: Vec<f64>,
+}
+
+impl Penalized {
+    /// `hosts` hosts, links laid out as the engine does (up h, down n + h, memory 2n + h,
+    /// backbone 3n when `backbone`).
+    pub fn new(model: PenaltyModel, hosts: usize, backbone: bool) -> Penalized {
+        let n = hosts as u32;
+        Penalized {
+            model,
+            n,
+            backbone: backbone.then_some(3 * n),
+            penalty: Vec::new(),
+            classes: Vec::new(),
+            cap: Vec::new(),
+            flow_mark: Vec::new(),
+            link_mark: Vec::new(),
+            epoch: 0,
+            affected: Vec::new(),
+            rates: Vec::new(),
+        }
+    }
+
+    /// Penalty and conflict classes (bits of [`super::penalty::CLASS_NAMES`]) of a live
+    /// inter-node flow: the current penalty, and every class it has been in so far.
+    pub fn flow_penalty(&self, f: FlowId) -> (f64, u8) {
+        (self.penalty[f as usize], self.classes[f as usize])
+    }
+
+    fn is_intra(&self, links: &[LinkId]) -> bool {
+        links[0] >= 2 * self.n
+    }
+
+    fn new_epoch(&mut self, net: &FlowNet) {
+        if self.flow_mark.len() < net.id_bound() {
+            self.flow_mark.resize(net.id_bound(), 0);
+            self.penalty.resize(net.id_bound(), 1.0);
+            self.classes.resize(net.id_bound(), 0);
+            self.cap.resize(net.id_bound(), 0.0);
+        }
+        if self.link_mark.len() < net.links.len() {
+            self.link_mark.resize(net.links.len(), 0);
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.flow_mark.iter_mut().for_each(|m| *m = 0);
+            self.link_mark.iter_mut().for_each(|m| *m = 0);
+            self.epoch = 1;
+        }
+    }
+
+    fn take(&mut self, f: FlowId) {
+        if self.flow_mark[f as usize] != self.epoch {
+            self.flow_mark[f as usize] = self.epoch;
+            self.affected.push(f);
+        }
+    }
+
+    /// Collect the inter-node flows whose penalty a change at the pair (s, d) can move.
+    fn collect_around(&mut self, net: &FlowNet, s: u32, d: u32) {
+        let view = NetView { net, n: self.n };
+        match self.model {
+            PenaltyModel::Myrinet(_) => self.collect_component(net, s, d),
+            _ => {
+                // A formula reads the degrees at both ends and those of the arcs next to
+                // them: the arcs of s and d, and the arcs of their neighbours.
+                for &k in view.outgoing(s) {
+                    self.take(k);
+                    for &j in view.incoming(view.ends(k).1) {
+                        self.take(j);
+                    }
+                }
+                for &k in view.incoming(d) {
+                    self.take(k);
+                    for &j in view.outgoing(view.ends(k).0) {
+                        self.take(j);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Collect the connected component(s) of the sending side of s and the receiving
+    /// side of d (a node's two sides are separate vertices: in-out is no conflict).
+    fn collect_component(&mut self, net: &FlowNet, s: u32, d: u32) {
+        let n = self.n;
+        // Vertices as link ids: sending side h = link h, receiving side h = link n + h.
+        let mut stack = vec![s, n + d];
+        while let Some(v) = stack.pop() {
+            if self.link_mark[v as usize] == self.epoch {
+                continue;
+            }
+            self.link_mark[v as usize] = self.epoch;
+            for &f in &net.links[v as usize].flows {
+                self.take(f);
+                let links = net.flow(f).links();
+                for other in [links[0], links[links.len() - 1]] {
+                    if other != v && self.link_mark[other as usize] != self.epoch {
+                        stack.push(other);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Recompute the penalties of `affected` and their rate caps.
+    fn repenalize(&mut self, net: &FlowNet) {
+        let view = NetView { net, n: self.n };
+        match &self.model {
+            PenaltyModel::Myrinet(opts) => {
+                // `affected` is a union of whole components; Myrinet counts per component.
+                let ends: Vec<(u32, u32)> = self.affected.iter().map(|&f| view.ends(f)).collect();
+                let r = myrinet::myrinet_penalties(&ends, opts);
+                for (k, &f) in self.affected.iter().enumerate() {
+                    self.penalty[f as usize] = r.penalties[k];
+                }
+            }
+            m => {
+                for &f in &self.affected {
+                    self.penalty[f as usize] = m.local_penalty(&view, f);
+                }
+            }
+        }
+        for &f in &self.affected {
+            let (s, d) = view.ends(f);
+            self.classes[f as usize] |= conflict_classes(&view, f);
+            let single = net.links[s as usize].capacity.min(net.links[(self.n + d) as usize].capacity);
+            self.cap[f as usize] = single / self.penalty[f as usize];
+        }
+    }
+
+    /// Max-min over the links `consider` accepts, each flow of `flows` capped at its
+    /// `cap`; `flows` must hold every flow crossing those links. Rates go to `self.rates`.
+    fn fill_with_caps(&mut self, net: &FlowNet, flows: &[FlowId], consider: impl Fn(LinkId) -> bool) {
+        use std::collections::HashMap;
+        let mut link_ix: HashMap<LinkId, usize> = HashMap::new();
+        let mut remaining: Vec<f64> = Vec::new();
+        let mut count: Vec<usize> = Vec::new();
+        let flow_links: Vec<Vec<usize>> = flows
+            .iter()
+            .map(|&f| {
+                net.flow(f)
+                    .links()
+                    .iter()
+                    .filter(|&&l| consider(l))
+                    .map(|&l| {
+                        let ix = *link_ix.entry(l).or_insert_with(|| {
+                            remaining.push(net.links[l as usize].capacity);
+                            count.push(0);
+                            remaining.len() - 1
+                        });
+                        count[ix] += 1;
+                        ix
+                    })
+                    .collect()
+            })
+            .collect();
+        self.rates.clear();
+        self.rates.resize(flows.len(), f64::NAN);
+        let mut left = flows.len();
+        while left > 0 {
+            // Progressive filling: the lowest fair share, unless caps bind first. Shares
+            // only grow as flows are fixed, so every flow capped below the current
+            // share is fixed at its cap at once.
+            let level = (0..remaining.len())
+                .filter(|&l| count[l] > 0)
+                .map(|l| remaining[l].max(0.0) / count[l] as f64)
+                .fold(f64::INFINITY, f64::min);
+            let mut fixed_any = false;
+            for k in 0..flows.len() {
+                let c = self.cap[flows[k] as usize];
+                if self.rates[k].is_nan() && c <= level {
+                    self.fix(k, c, &flow_links, &mut remaining, &mut count);
+                    left -= 1;
+                    fixed_any = true;
+                }
+            }
+            if fixed_any {
+                continue;
+            }
+            let tight: Vec<bool> = (0..remaining.len())
+                .map(|l| count[l] > 0 && remaining[l].max(0.0) / count[l] as f64 <= level * (1.0 + 1e-12))
+                .collect();
+            for k in 0..flows.len() {
+                if self.rates[k].is_nan() && flow_links[k].iter().any(|&l| tight[l]) {
+                    self.fix(k, level, &flow_links, &mut remaining, &mut count);
+                    left -= 1;
+                }
+            }
+        }
+    }
+
+    fn fix(&mut self, k: usize, rate: f64, flow_links: &[Vec<usize>], remaining: &mut [f64], count: &mut [usize]) {
+        self.rates[k] = rate;
+        for &l in &flow_links[k] {
+            remaining[l] -= rate;
+            count[l] -= 1;
+        }
+    }
+
+    /// The flows sharing links (up, down, backbone) with `affected`, transitively.
+    fn link_component(&mut self, net: &FlowNet) -> Vec<FlowId> {
+        let mut flows = std::mem::take(&mut self.affected);
+        for &f in &flows {
+            self.flow_mark[f as usize] = self.epoch;
+        }
+        let mut k = 0;
+        while k < flows.len() {
+            for &l in net.flow(flows[k]).links() {
+                if self.link_mark[l as usize] == self.epoch {
+                    continue;
+                }
+                self.link_mark[l as usize] = self.epoch;
+                for &f in &net.links[l as usize].flows {
+                    if self.flow_mark[f as usize] != self.epoch {
+                        self.flow_mark[f as usize] = self.epoch;
+                        flows.push(f);
+                    }
+                }
+            }
+            k += 1;
+        }
+        flows
+    }
+
+    fn set(&mut self, net: &mut FlowNet, f: FlowId, rate: f64, changed: &mut Vec<FlowId>) {
+        if net.flow(f).rate != rate {
+            net.set_rate(f, rate);
+            changed.push(f);
+        }
+    }
+}
+
+impl SharingModel for Penalized {
+    fn name(&self) -> &'static str {
+        self.model.name()
+    }
+
+    fn update(&mut self, net: &mut FlowNet, added: &[FlowId], removed: &[RemovedFlow], changed: &mut Vec<FlowId>) {
+        self.new_epoch(net);
+        self.affected.clear();
+        let mut memory_links: Vec<LinkId> = Vec::new();
+        let ends = |links: &[LinkId]| (links[0], links[links.len() - 1] - self.n);
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        for links in added.iter().map(|&f| net.flow(f).links()).chain(removed.iter().map(|r| r.links())) {
+            if self.is_intra(links) {
+                memory_links.push(links[0]);
+            } else {
+                pairs.push(ends(links));
+            }
+        }
+        for &f in added {
+            if !self.is_intra(net.flow(f).links()) {
+                self.classes[f as usize] = 0;
+            }
+        }
+        for &(s, d) in &pairs {
+            self.collect_around(net, s, d);
+        }
+        if !self.affected.is_empty() {
+            self.repenalize(net);
+            let flows: Vec<FlowId> = match (&self.model, self.backbone) {
+                (PenaltyModel::IbSimgrid(_), _) => {
+                    // CM02: max-min over every link, under the caps.
+                    self.new_epoch(net);
+                    let flows = self.link_component(net);
+                    self.fill_with_caps(net, &flows, |_| true);
+                    flows
+                }
+                (_, Some(bb)) => {
+                    // The penalty replaces NIC sharing; the backbone is shared max-min.
+                    let flows = net.links[bb as usize].flows.clone();
+                    self.fill_with_caps(net, &flows, |l| l == bb);
+                    flows
+                }
+                (_, None) => {
+                    let flows = std::mem::take(&mut self.affected);
+                    self.rates.clear();
+                    self.rates.extend(flows.iter().map(|&f| self.cap[f as usize]));
+                    flows
+                }
+            };
+            let rates = std::mem::take(&mut self.rates);
+            for (&f, &r) in flows.iter().zip(&rates) {
+                self.set(net, f, r, changed);
+            }
+            self.rates = rates;
+        }
+        // Intra-node messages share their host's memory link equally.
+        memory_links.sort_unstable();
+        memory_links.dedup();
+        for l in memory_links {
+            let on = net.links[l as usize].flows.clone();
+            let rate = net.links[l as usize].capacity / on.len().max(1) as f64;
+            for f in on {
+                self.set(net, f, rate, changed);
+            }
+        }
+        // Every added flow must be rated, even when its rate equals the stale one.
+        for &f in added {
+            if !changed.contains(&f) {
+                changed.push(f);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::penalty::{analyze, GIGE_DEFAULTS, IB_SIMGRID_DEFAULTS};
+    use super::*;
+    use crate::rng::SplitMix64;
+
+    fn net_for(hosts: u32, backbone: Option<f64>) -> FlowNet {
+        let mut caps = vec![100.0; 3 * hosts as usize];
+        caps.extend(backbone);
+        FlowNet::new(caps)
+    }
+
+    fn add(net: &mut FlowNet, n: u32, s: u32, d: u32, backbone: bool) -> FlowId {
+        if backbone {
+            net.add_flow(&[s, 3 * n, n + d])
+        } else {
+            net.add_flow(&[s, n + d])
+        }
+    }
+
+    /// Adding and removing flows one by one gives, at every step, the static penalties
+    /// of the active scheme (relative to the 100 B/s NICs).
+    #[test]
+    fn dynamic_matches_static() {
+        for model in [
+            PenaltyModel::Gige { name: "gige", params: GIGE_DEFAULTS },
+            PenaltyModel::Myrinet(myrinet::MyrinetOptions::default()),
+        ] {
+            let n = 6;
+            let mut rng = SplitMix64::new(7);
+            let mut net = net_for(n, None);
+            let mut pm = Penalized::new(model.clone(), n as usize, false);
+            let mut live: Vec<(FlowId, (u32, u32))> = Vec::new();
+            for step in 0..200 {
+                let mut changed = Vec::new();
+                if live.len() < 3 || (live.len() < 12 && rng.below(2) == 0) {
+                    let s = rng.below(n as u64) as u32;
+                    let d = (s + 1 + rng.below(n as u64 - 1) as u32) % n;
+                    let f = add(&mut net, n, s, d, false);
+                    live.push((f, (s, d)));
+                    pm.update(&mut net, &[f], &[], &mut changed);
+                } else {
+                    let (f, _) = live.swap_remove(rng.below_usize(live.len()));
+                    let r = net.remove_flow(f);
+                    pm.update(&mut net, &[], &[r], &mut changed);
+                }
+                let comms: Vec<(u32, u32)> = live.iter().map(|x| x.1).collect();
+                let want = analyze(&comms, Some(&model)).penalties;
+                for ((f, _), p) in live.iter().zip(want) {
+                    let got = 100.0 / net.flow(*f).rate;
+                    assert!((got - p).abs() < 1e-9 * p, "step {step}: {got} != {p}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ib_simgrid_caps_and_maxmin() {
+        // 0 sends to 1, 2, 3; 4 also sends to 3. Penalties: 0's comms 3·βs (3 receives
+        // only 2, no γs); 4→3: in-penalty 1·βe·2 = 1.93. Max-min on up(0) gives 100/3 each,
+        // under the caps 100/2.775; 4→3 takes the rest of down(3) but is capped at 100/1.93.
+        let n = 5;
+        let mut net = net_for(n, None);
+        let mut pm = Penalized::new(PenaltyModel::IbSimgrid(IB_SIMGRID_DEFAULTS), n as usize, false);
+        let fs: Vec<FlowId> = [(0, 1), (0, 2), (0, 3), (4, 3)].iter().map(|&(s, d)| add(&mut net, n, s, d, false)).collect();
+        let mut changed = Vec::new();
+        pm.update(&mut net, &fs, &[], &mut changed);
+        let r: Vec<f64> = fs.iter().map(|&f| net.flow(f).rate).collect();
+        for x in &r[..3] {
+            assert!((x - 100.0 / 3.0).abs() < 1e-9);
+        }
+        assert!((r[3] - 100.0 / 1.93).abs() < 1e-9);
+        assert_eq!(pm.flow_penalty(fs[3]).0, 1.93);
+    }
+
+    #[test]
+    fn backbone_shares_capped_rates() {
+        // Two independent flows, penalty 1 each (cap 100), over a 120 B/s backbone: 60 each.
+        let n = 4;
+        let mut net = net_for(n, Some(120.0));
+        let mut pm = Penalized::new(PenaltyModel::Gige { name: "gige", params: GIGE_DEFAULTS }, n as usize, true);
+        let a = add(&mut net, n, 0, 1, true);
+        let b = add(&mut net, n, 2, 3, true);
+        let c = net.add_flow(&[2 * n + 1]); // intra-node on host 1
+        let mut changed = Vec::new();
+        pm.update(&mut net, &[a, b, c], &[], &mut changed);
+        assert_eq!((net.flow(a).rate, net.flow(b).rate, net.flow(c).rate), (60.0, 60.0, 100.0));
+        assert_eq!(changed.len(), 3);
+        // A second flow from 0: both of 0's get 100/1.5, which fits with b under 120? No:
+        // caps 66.7, 66.7, 100 on 120 → max-min gives 40 each.
+        let d = add(&mut net, n, 0, 2, true);
+        changed.clear();
+        pm.update(&mut net, &[d], &[], &mut changed);
+        for f in [a, b, d] {
+            assert!((net.flow(f).rate - 40.0).abs() < 1e-9);
+        }
+    }
+}
