@@ -10,6 +10,7 @@ import json
 from functools import cached_property
 from os import PathLike
 from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Callable, Union
 
 from . import _core
@@ -256,10 +257,13 @@ def simulate(
     batch_size: int = 65536,
     on_progress: ProgressCallback | None = None,
     progress_every: float = 0.25,
+    params: Mapping[str, float] | Sequence[tuple[str, float]] | None = None,
 ) -> Result:
     """Replay `trace` on `platform`.
 
     model: sharing model (default: the platform's `network.model`).
+    params: parameters of the sharing model, over its defaults and (for the platform's own
+        model) the platform's `network.parameters`, e.g. {"beta": 0.8} for gige.
     placement: explicit (the trace's `placement`, else rank i on host i), rrn, rrp or random.
     seed: seed of the random placement.
     record_messages, record_timeline: keep every message / interval in memory for
@@ -285,10 +289,19 @@ def simulate(
         core = _core.simulate(p._core, t._core, model=model, placement=placement, seed=seed,
                               record_messages=record_messages, record_timeline=record_timeline,
                               json_path=None if json_path is None else str(json_path), on_messages=batches,
-                              batch_size=batch_size, on_progress=on_progress, progress_every=progress_every)
+                              batch_size=batch_size, on_progress=on_progress, progress_every=progress_every,
+                              params=param_list(params))
     except _core.InputError as exc:
         raise name_source(exc, p, t) from None
     return Result(core)
+
+
+def param_list(params: Mapping[str, float] | Sequence[tuple[str, float]] | None) -> list[tuple[str, float]]:
+    """Model parameters as the core takes them: (name, value) pairs."""
+    if params is None:
+        return []
+    items = params.items() if isinstance(params, Mapping) else params
+    return [(str(k), float(v)) for k, v in items]
 
 
 def name_source(exc: _core.InputError, platform: Platform, trace: Trace) -> _core.InputError:

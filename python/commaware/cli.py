@@ -11,6 +11,8 @@ import click
 
 from . import _core
 from .api import Result, check_seed, load_platform, load_trace, simulate
+from .cli_measure import measure
+from .cli_sharing import calibrate, param_option, penalties_cmd
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -153,8 +155,9 @@ def main() -> None:
               help="Write the per-message table to FILE.parquet or FILE.csv while the replay runs.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Draw ranks against time to FILE.svg or FILE.png.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line on stderr.")
+@param_option("Sharing-model parameter over the platform's and the model's defaults (repeatable), e.g. beta=0.8.")
 def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, seed: int, as_json: bool,
-                 messages_file: str | None, gantt: str | None, quiet: bool) -> None:
+                 messages_file: str | None, gantt: str | None, quiet: bool, params: list[tuple[str, float]]) -> None:
     """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network).
 
     Without --json, --messages or --gantt nothing per message is kept: memory follows the
@@ -181,7 +184,7 @@ def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, s
         try:
             result = simulate(platform, trace, model=model, placement=placement, seed=seed, record_messages=False,
                               record_timeline=bool(gantt), json_path=json_path, on_messages=table,
-                              on_progress=progress)
+                              on_progress=progress, params=params)
         finally:
             progress.close()
         if table is not None:
@@ -480,11 +483,18 @@ def multicast_generate_cmd(nodes: int, pattern: str, sizes: str, network: str, s
 
 
 @main.command("schema")
-@click.argument("what", type=click.Choice(["platform", "trace", "multicast"]))
+@click.argument("what", type=click.Choice(["platform", "trace", "multicast", "scheme"]))
 def schema_cmd(what: str) -> None:
-    """Print the JSON Schema of the platform, trace or multicast instance format."""
-    schemas = {"platform": _core.platform_schema, "trace": _core.trace_schema, "multicast": _core.multicast_schema}
+    """Print the JSON Schema of the platform, trace, multicast instance or communication scheme format."""
+    schemas = {"platform": _core.platform_schema, "trace": _core.trace_schema, "multicast": _core.multicast_schema,
+               "scheme": _core.scheme_schema}
     click.echo(schemas[what]())
+
+
+# Paper 004: penalties of schemes, calibration, real measurement.
+main.add_command(penalties_cmd)
+main.add_command(calibrate)
+main.add_command(measure)
 
 
 if __name__ == "__main__":
