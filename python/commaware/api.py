@@ -110,7 +110,12 @@ def load_trace(source: Source | Trace) -> Trace:
 
 #: numpy dtypes of the byte columns the core hands over.
 MESSAGE_DTYPES = {"src_rank": "u4", "dst_rank": "u4", "src_host": "u4", "dst_host": "u4", "bytes": "f8",
-                  "tag": "i8", "op": "u1", "start": "f8", "end": "f8"}
+                  "tag": "i8", "op": "u1", "start": "f8", "end": "f8", "penalty": "f8", "conflicts": "u1"}
+
+#: Conflict classes of paper 004 §IV-A, by bit (the `conflicts` column's categories are
+#: every combination, joined with "+", indexed by the bits; "" is no conflict).
+CONFLICT_CLASSES = ("outgoing", "incoming", "in-out")
+CONFLICT_SETS = ["+".join(c for k, c in enumerate(CONFLICT_CLASSES) if bits >> k & 1) for bits in range(8)]
 TIMELINE_DTYPES = {"rank": "u4", "kind": "u1", "start": "f8", "end": "f8"}
 
 
@@ -118,6 +123,9 @@ def message_frame(columns: dict[str, bytes], host_names: list[str]) -> pd.DataFr
     """A DataFrame of messages from the core's byte columns (no per-message Python objects).
 
     Hosts and ops are categoricals; `tag` is a nullable integer, missing for collectives.
+    Under a penalty model (paper 004 §VI-A), `penalty` is a message's effective penalty and
+    `conflicts` the classes it was in ("outgoing+in-out"; "" none); both are missing
+    under other models and for intra-node messages.
     """
     import numpy as np
     import pandas as pd
@@ -134,6 +142,10 @@ def message_frame(columns: dict[str, bytes], host_names: list[str]) -> pd.DataFr
         "op": pd.Categorical.from_codes(col["op"].astype(np.int64), categories=list(_core.OP_NAMES)),
         "start": col["start"],
         "end": col["end"],
+        "penalty": col["penalty"],
+        # 255 (no conflict graph) is out of range: a missing value.
+        "conflicts": pd.Categorical.from_codes(np.where(col["conflicts"] == 255, -1, col["conflicts"].astype(np.int64)),
+                                               categories=CONFLICT_SETS),
     })
 
 

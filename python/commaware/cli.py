@@ -156,8 +156,12 @@ def main() -> None:
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Draw ranks against time to FILE.svg or FILE.png.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line on stderr.")
 @param_option("Sharing-model parameter over the platform's and the model's defaults (repeatable), e.g. beta=0.8.")
+@click.option("--measured", type=click.Path(dir_okay=False), default=None,
+              help="CSV of measured message times (measured_s, and message or src,dst,seq): add the accuracy of "
+              "paper 004 §VI-B (E_rel per message, E_abs of the graph and per task).")
 def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, seed: int, as_json: bool,
-                 messages_file: str | None, gantt: str | None, quiet: bool, params: list[tuple[str, float]]) -> None:
+                 messages_file: str | None, gantt: str | None, quiet: bool, params: list[tuple[str, float]],
+                 measured: str | None) -> None:
     """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network).
 
     Without --json, --messages or --gantt nothing per message is kept: memory follows the
@@ -168,6 +172,7 @@ def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, s
       commaware simulate examples/cluster16.json examples/ring.json
       commaware simulate examples/cluster16.json examples/ring.json --json
       commaware simulate examples/cluster16.json examples/alltoall.json --messages msgs.parquet
+      commaware simulate examples/cluster16.json examples/master_worker.json --model gige --param beta=0.8
     """
     from .output import MESSAGE_FORMATS, MessageFile, deliver
 
@@ -182,8 +187,9 @@ def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, s
     def run(json_path: Path | None) -> None:
         """The replay and every file it writes; `deliver` shows the JSON only if all succeeded."""
         try:
-            result = simulate(platform, trace, model=model, placement=placement, seed=seed, record_messages=False,
-                              record_timeline=bool(gantt), json_path=json_path, on_messages=table,
+            result = simulate(platform, trace, model=model, placement=placement, seed=seed,
+                              record_messages=measured is not None, record_timeline=bool(gantt),
+                              json_path=None if measured else json_path, on_messages=table,
                               on_progress=progress, params=params)
         finally:
             progress.close()
@@ -195,11 +201,20 @@ def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, s
             write_gantt(result, gantt, title=f"{Path(trace).name} on {Path(platform).name}")
         results.append(result)
 
+    measured_times = None
     try:
-        if as_json:
+        if measured:
+            from .sharing import read_measured_csv
+
+            measured_times = read_measured_csv(measured)
+        if as_json and not measured:
             deliver(run, None)
         else:
             run(None)
+        if measured_times is not None:
+            from .sharing import accuracy
+
+            report = accuracy(results[0].messages, measured_times, measured)
     except _core.InputError as exc:
         fail(str(exc))
     except (_core.OutputError, OSError) as exc:
@@ -209,8 +224,29 @@ def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, s
             table.discard()
     for warning in results[0].warnings:
         err.print(f"[bold yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+    if measured_times is not None and as_json:
+        # The user asked for every measured message: the document is built in memory.
+        click.echo(json.dumps({**results[0].to_dict(), "accuracy": report}))
+        return
     if not as_json:
         print_result(results[0], f"{trace} on {platform}")
+    if measured_times is not None:
+        print_accuracy(report)
+
+
+def print_accuracy(report: dict[str, Any]) -> None:
+    """The §VI-B accuracy: E_rel per message, E_abs of the graph and per task."""
+    table = Table(title="accuracy against measured times (paper 004 §VI-B)", title_justify="left", header_style="bold")
+    for col in ("src→dst #", "measured (s)", "predicted (s)", "E_rel (%)", "penalty", "conflicts"):
+        table.add_column(col, justify="left" if col in ("src→dst #", "conflicts") else "right")
+    for m in report["messages"]:
+        penalty = "-" if m["penalty"] is None else f"{m['penalty']:.3g}"
+        table.add_row(f"{m['src']}→{m['dst']} #{m['seq']}", f"{m['measured_s']:.6g}", f"{m['predicted_s']:.6g}",
+                      f"{m['e_rel_pct']:+.1f}", penalty, ", ".join(m["conflicts"] or []) or "-")
+    out.print(table)
+    tasks = ", ".join(f"{r}: {e:.1f}" for r, e in report["tasks"].items())
+    out.print(f"E_abs = {report['e_abs_pct']:.2f} % over {len(report['messages'])} messages; per task (rank: %): {tasks}",
+              highlight=False, soft_wrap=True)
 
 
 def examples_dir() -> Path:

@@ -13,11 +13,14 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._errors import input_error, option_error
 from .api import Source, param_list, read_input
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Models `penalties` takes (contention_free would give every communication penalty 1).
 SCHEME_MODELS = ("gige", "myrinet", "infiniband", "ib-simgrid", "maxmin")
@@ -228,3 +231,72 @@ def e_abs_task(predicted: Sequence[float], measured: Sequence[float]) -> float:
     """E_abs of a task: |S_p − S_m| / S_m × 100 over the sums of its communications (§VI-B)."""
     sp, sm = sum(predicted), sum(measured)
     return abs((sp - sm) / sm * 100)
+
+
+def read_measured_csv(path: str) -> pd.DataFrame:
+    """Measured message times: a CSV with `measured_s` and either `message` (the index of the
+    message in the `--json` list) or `src`, `dst`, `seq` (ranks, and the message's rank among
+    those from src to dst, 0-based, in order of start). Raises TraceError naming the row."""
+    import pandas as pd
+
+    def bad(field: str, reason: str) -> _core.TraceError:
+        return input_error(_core.TraceError, path, field, reason)
+
+    try:
+        frame = pd.read_csv(path)
+    except OSError as exc:
+        raise bad("", f"cannot read: {exc.strerror or exc}") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise bad("", f"malformed CSV: {str(exc).splitlines()[0]}") from None
+    keys = ["message"] if "message" in frame.columns else ["src", "dst", "seq"]
+    for col in [*keys, "measured_s"]:
+        if col not in frame.columns:
+            raise bad(col, "missing column: the CSV needs measured_s and either message or src, dst, seq")
+        values = pd.to_numeric(frame[col], errors="coerce")
+        wrong = values.isna() | ~values.apply(math.isfinite) | (values <= 0 if col == "measured_s" else values < 0)
+        if col != "measured_s":
+            wrong |= values != values.round()
+        if wrong.any():
+            row = int(wrong.idxmax())
+            need = "a number > 0 (seconds)" if col == "measured_s" else "an integer >= 0"
+            raise bad(f"row {row + 2}.{col}", f"must be {need}, got {frame[col].iloc[row]}")
+        frame[col] = values
+    dup = frame.duplicated(keys)
+    if dup.any():
+        raise bad(f"row {int(dup.idxmax()) + 2}", f"the same message ({', '.join(keys)}) is measured twice")
+    return frame[[*keys, "measured_s"]]
+
+
+def accuracy(messages: pd.DataFrame, measured: pd.DataFrame, source: str = "<measured>") -> dict[str, Any]:
+    """§VI-B accuracy of a replay's messages against measured times: E_rel per message,
+    E_abs of the graph and E_abs per task (the messages a rank sends, timed at the source
+    as §IV-B measures them), with each message's penalty and conflict classes."""
+    import numpy as np
+
+    ours = messages.reset_index(drop=True).assign(message=np.arange(len(messages)))
+    ours = ours.sort_values(["src_rank", "dst_rank", "start", "end"], kind="stable")
+    ours["seq"] = ours.groupby(["src_rank", "dst_rank"]).cumcount()
+    ours = ours.rename(columns={"src_rank": "src", "dst_rank": "dst"})
+    keys = ["message"] if "message" in measured.columns else ["src", "dst", "seq"]
+    joined = measured.merge(ours, on=keys, how="left", validate="one_to_one", indicator=True)
+    missing = joined["_merge"] != "both"
+    if missing.any():
+        row = joined[missing].iloc[0]
+        what = ", ".join(f"{k}={int(row[k])}" for k in keys)
+        raise input_error(_core.TraceError, source, f"row {int(missing.idxmax()) + 2}", f"no such message in the replay ({what})")
+    joined["predicted_s"] = joined["end"] - joined["start"]
+    joined["e_rel_pct"] = (joined["predicted_s"] - joined["measured_s"]) / joined["measured_s"] * 100
+    tasks = joined.groupby("src").agg(sp=("predicted_s", "sum"), sm=("measured_s", "sum"))
+    per_task = ((tasks["sp"] - tasks["sm"]) / tasks["sm"] * 100).abs()
+    cols = ["message", "src", "dst", "seq", "measured_s", "predicted_s", "e_rel_pct", "penalty", "conflicts"]
+    rows = joined[cols].astype({"message": int, "src": int, "dst": int, "seq": int})
+    records = [
+        {**r, "penalty": None if r["penalty"] != r["penalty"] else r["penalty"],
+         "conflicts": None if not isinstance(r["conflicts"], str) else [c for c in r["conflicts"].split("+") if c]}
+        for r in rows.to_dict("records")
+    ]
+    return {
+        "messages": records,
+        "e_abs_pct": float(joined["e_rel_pct"].abs().mean()),
+        "tasks": {int(rank): float(e) for rank, e in per_task.items()},
+    }

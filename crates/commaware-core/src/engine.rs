@@ -31,6 +31,8 @@ pub enum ActKind {
 pub struct Completion {
     pub tag: Tag,
     pub kind: ActKind,
+    /// For a transfer under a penalty model: the conflict classes it has been in.
+    pub conflicts: Option<u8>,
 }
 
 /// Traffic seen by one host, given to the compute-rate hook.
@@ -395,10 +397,13 @@ impl Engine {
         // A flow gets a completion time only once rated (in `resolve`, which empties
         // `added`), so a completing flow is never among the unrated new ones.
         debug_assert!(!self.added.contains(&f));
+        // Intra-node messages are in no conflict graph.
+        let t = &self.transfers[transfer as usize];
+        let conflicts = if t.src != t.dst { self.model.flow_conflicts(f) } else { None };
         let r = self.net.remove_flow(f);
         self.removed.push(r);
         self.transfers[transfer as usize].remaining = 0.0;
-        self.finish_transfer(transfer, out);
+        self.finish_transfer_with(transfer, conflicts, out);
     }
 
     fn handle(&mut self, w: What, out: &mut Vec<Completion>) {
@@ -433,19 +438,23 @@ impl Engine {
                 }
                 self.free_computes.push(compute);
                 self.live_events -= 1;
-                out.push(Completion { tag, kind: ActKind::Compute });
+                out.push(Completion { tag, kind: ActKind::Compute, conflicts: None });
             }
             What::Timer { tag } => {
                 self.live_events -= 1;
-                out.push(Completion { tag, kind: ActKind::Timer });
+                out.push(Completion { tag, kind: ActKind::Timer, conflicts: None });
             }
         }
     }
 
     fn finish_transfer(&mut self, id: u32, out: &mut Vec<Completion>) {
+        self.finish_transfer_with(id, None, out);
+    }
+
+    fn finish_transfer_with(&mut self, id: u32, conflicts: Option<u8>, out: &mut Vec<Completion>) {
         let tag = self.transfers[id as usize].tag;
         self.free_transfers.push(id);
         self.live_events -= 1;
-        out.push(Completion { tag, kind: ActKind::Transfer });
+        out.push(Completion { tag, kind: ActKind::Transfer, conflicts });
     }
 }

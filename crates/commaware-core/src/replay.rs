@@ -73,6 +73,13 @@ pub struct MessageRecord {
     pub start: f64,
     /// When its last byte arrived: latency first, then the bytes at the shared rate (s).
     pub end: f64,
+    /// Under a penalty model (paper 004 §VI-A), for an inter-node message: its effective
+    /// penalty, the time it took after its latency over the time alone at its hosts'
+    /// single-transfer bandwidth; NaN otherwise.
+    pub penalty: f64,
+    /// Under a penalty model: the conflict classes it was in (bits of
+    /// [`crate::sharing::penalty::CLASS_NAMES`]); `None` otherwise.
+    pub conflicts: Option<u8>,
 }
 
 impl MessageRecord {
@@ -259,6 +266,8 @@ struct Msg {
     origin: u32,
     start: f64,
     end: f64,
+    /// Conflict classes under a penalty model, set when the transfer ends.
+    conflicts: Option<u8>,
     /// Holders of the slot: the transfer, the send request, the receive request.
     refs: u8,
 }
@@ -611,6 +620,7 @@ impl<'a, 'o> Replay<'a, 'o> {
             origin,
             start: f64::NAN,
             end: f64::NAN,
+            conflicts: None,
             refs: 3,
         };
         let id = match self.free_msgs.pop() {
@@ -726,10 +736,24 @@ impl<'a, 'o> Replay<'a, 'o> {
                 op: self.trace.spec.ranks[m.src as usize][m.origin as usize].code(),
                 start: m.start,
                 end: m.end,
+                penalty: f64::NAN,
+                conflicts: m.conflicts,
             };
+            let rec = MessageRecord { penalty: self.effective_penalty(&rec), ..rec };
             let r = self.observer.message(&rec);
             self.report(r);
         }
+    }
+
+    /// Time after the latency over the time alone at the hosts' single-transfer bandwidth,
+    /// for an inter-node message under a penalty model.
+    fn effective_penalty(&self, m: &MessageRecord) -> f64 {
+        if m.conflicts.is_none() || m.src_host == m.dst_host || m.bytes <= 0.0 {
+            return f64::NAN;
+        }
+        let hosts = &self.platform.hosts;
+        let single = hosts[m.src_host as usize].bandwidth_up.min(hosts[m.dst_host as usize].bandwidth_down);
+        (m.end - m.start - self.platform.network.latency) * single / m.bytes
     }
 
     fn on_completion(&mut self, c: Completion) {
@@ -740,6 +764,7 @@ impl<'a, 'o> Replay<'a, 'o> {
                 let now = self.now();
                 let m = &mut self.msgs[id as usize];
                 m.end = now;
+                m.conflicts = c.conflicts;
                 let (src, send_req, rendezvous, matched) = (m.src as usize, m.send_req, m.rendezvous, m.recv_req != NONE);
                 self.record(id);
                 if rendezvous {

@@ -152,6 +152,9 @@ fn message_columns<'py>(py: Python<'py>, m: &[MessageRecord]) -> PyResult<Bound<
     d.set_item("op", column(py, m.iter().map(|x| [x.op])))?;
     d.set_item("start", column(py, m.iter().map(|x| x.start.to_ne_bytes())))?;
     d.set_item("end", column(py, m.iter().map(|x| x.end.to_ne_bytes())))?;
+    // Paper 004 §VI-A: effective penalty (NaN when none) and conflict-class bits (255: none).
+    d.set_item("penalty", column(py, m.iter().map(|x| x.penalty.to_ne_bytes())))?;
+    d.set_item("conflicts", column(py, m.iter().map(|x| [x.conflicts.unwrap_or(255)])))?;
     Ok(d)
 }
 

@@ -165,6 +165,12 @@ pub trait SharingModel {
     fn track_progress(&mut self) -> Option<&mut dyn Progress> {
         None
     }
+
+    /// For a penalty model: the conflict classes (bits of [`penalty::CLASS_NAMES`]) flow
+    /// `f` has been in since it joined. `None` for models without conflicts.
+    fn flow_conflicts(&self, _f: FlowId) -> Option<u8> {
+        None
+    }
 }
 
 /// Flow progress kept by the sharing model (see [`SharingModel::track_progress`]).

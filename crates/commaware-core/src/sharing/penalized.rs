@@ -74,10 +74,9 @@ impl Penalized {
         }
     }
 
-    /// Penalty and conflict classes (bits of [`super::penalty::CLASS_NAMES`]) of a live
-    /// inter-node flow: the current penalty, and every class it has been in so far.
-    pub fn flow_penalty(&self, f: FlowId) -> (f64, u8) {
-        (self.penalty[f as usize], self.classes[f as usize])
+    /// Current penalty of a live inter-node flow.
+    pub fn flow_penalty(&self, f: FlowId) -> f64 {
+        self.penalty[f as usize]
     }
 
     fn is_intra(&self, links: &[LinkId]) -> bool {
@@ -289,6 +288,10 @@ impl SharingModel for Penalized {
         self.model.name()
     }
 
+    fn flow_conflicts(&self, f: FlowId) -> Option<u8> {
+        Some(self.classes[f as usize])
+    }
+
     fn update(&mut self, net: &mut FlowNet, added: &[FlowId], removed: &[RemovedFlow], changed: &mut Vec<FlowId>) {
         self.new_epoch(net);
         self.affected.clear();
@@ -309,6 +312,11 @@ impl SharingModel for Penalized {
         }
         for &(s, d) in &pairs {
             self.collect_around(net, s, d);
+            // In-out conflicts appear at the other side of s and d: classes only.
+            let view = NetView { net, n: self.n };
+            for &f in view.outgoing(d).iter().chain(view.incoming(s)) {
+                self.classes[f as usize] |= conflict_classes(&view, f);
+            }
         }
         if !self.affected.is_empty() {
             self.repenalize(net);
@@ -430,7 +438,17 @@ mod tests {
             assert!((x - 100.0 / 3.0).abs() < 1e-9);
         }
         assert!((r[3] - 100.0 / 1.93).abs() < 1e-9);
-        assert_eq!(pm.flow_penalty(fs[3]).0, 1.93);
+        assert_eq!(pm.flow_penalty(fs[3]), 1.93);
+        // 0→3 is outgoing (0 sends 3) and incoming (3 receives 2); 4→3 incoming only.
+        use super::super::penalty::{INCOMING, IN_OUT, OUTGOING};
+        assert_eq!(pm.flow_conflicts(fs[2]), Some(OUTGOING | INCOMING));
+        assert_eq!(pm.flow_conflicts(fs[3]), Some(INCOMING));
+        // A flow 3→0 makes 0→3 and 4→3 in-out (3 sends, 0 receives) without touching their penalties.
+        let g = add(&mut net, n, 3, 0, false);
+        changed.clear();
+        pm.update(&mut net, &[g], &[], &mut changed);
+        assert_eq!(pm.flow_conflicts(fs[2]), Some(OUTGOING | INCOMING | IN_OUT));
+        assert_eq!(pm.flow_conflicts(fs[3]).map(|c| c & IN_OUT), Some(IN_OUT));
     }
 
     #[test]
