@@ -679,3 +679,75 @@ def test_engine_platform_parameters(tmp_path, write_json):
     with pytest.raises(_core.PlatformError) as info:
         commaware.simulate(str(bad), STAR_TRACE)
     assert info.value.field == "network.parameters.beta"
+
+
+# -- accuracy against measured times (§VI-B) -------------------------------------------------
+
+
+def _star_run(tmp_path):
+    """A 4-host star, rank 0 sending 1 MiB to ranks 1, 2, 3 at t = 0 (gige: 2.25 x t_ref each)."""
+    size, bw = 2**20, 1e8
+    platform = {"cluster": {"count": 4, "speed": 1e9}, "network": {"bandwidth": bw, "model": "gige"}}
+    trace = {"ranks": [[{"op": "isend", "dst": d, "bytes": size} for d in (1, 2, 3)] + [{"op": "waitall"}]]
+             + [[{"op": "recv", "src": 0}] for _ in range(3)]}
+    pp, tp = tmp_path / "p.json", tmp_path / "t.json"
+    pp.write_text(json.dumps(platform))
+    tp.write_text(json.dumps(trace))
+    return str(pp), str(tp), 2.25 * size / bw
+
+
+def test_measured_accuracy_cli(tmp_path):
+    pp, tp, predicted = _star_run(tmp_path)
+    csv = tmp_path / "m.csv"
+    # Measured 10 % above and 20 % below the prediction: E_rel -9.09 % and +25 %.
+    csv.write_text(f"src,dst,seq,measured_s\n0,1,0,{predicted * 1.1}\n0,2,0,{predicted * 0.8}\n")
+    proc = run_cli("simulate", pp, tp, "--measured", str(csv), "--json")
+    assert proc.returncode == 0, proc.stderr
+    acc = json.loads(proc.stdout)["accuracy"]
+    rel = [m["e_rel_pct"] for m in acc["messages"]]
+    assert rel == pytest.approx([(1 / 1.1 - 1) * 100, (1 / 0.8 - 1) * 100])
+    assert acc["e_abs_pct"] == pytest.approx((abs(rel[0]) + abs(rel[1])) / 2)
+    # One task (rank 0): |S_p - S_m| / S_m over its two messages.
+    assert acc["tasks"] == {"0": pytest.approx(abs(2 - 1.9) / 1.9 * 100)}
+    assert [m["penalty"] for m in acc["messages"]] == pytest.approx([2.25, 2.25])
+    assert acc["messages"][0]["conflicts"] == ["outgoing"]
+    text = run_cli("simulate", pp, tp, "--measured", str(csv))
+    assert text.returncode == 0 and "E_abs" in text.stdout
+
+
+@pytest.mark.parametrize("body,field", [
+    ("src,dst,measured_s\n0,1,1\n", "seq: missing column"),
+    ("src,dst,seq,measured_s\n0,1,0,-1\n", "row 2.measured_s: must be a number > 0"),
+    ("src,dst,seq,measured_s\n0,1,9,1\n", "row 2: no such message"),
+    ("src,dst,seq,measured_s\n0,1,0,1\n0,1,0,2\n", "row 3: the same message"),
+])
+def test_measured_bad_csv(tmp_path, body, field):
+    pp, tp, _ = _star_run(tmp_path)
+    csv = tmp_path / "bad.csv"
+    csv.write_text(body)
+    proc = run_cli("simulate", pp, tp, "--measured", str(csv), "--json")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert f"{csv}: {field}" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_penalty_columns_in_messages(tmp_path):
+    pp, tp, predicted = _star_run(tmp_path)
+    m = commaware.simulate(pp, tp).messages
+    assert list(m["penalty"]) == pytest.approx([2.25] * 3)
+    assert list(m["conflicts"].astype(str)) == ["outgoing"] * 3
+    plain = commaware.simulate(pp, tp, model="maxmin").messages
+    assert plain["penalty"].isna().all() and plain["conflicts"].isna().all()
+    doc = json.loads(run_cli("simulate", pp, tp, "--json").stdout)
+    assert [x["penalty"] for x in doc["messages"]] == pytest.approx([2.25] * 3)
+    assert [x["conflicts"] for x in doc["messages"]] == [["outgoing"]] * 3
+    assert "penalty" not in json.loads(run_cli("simulate", pp, tp, "--json", "--model", "maxmin").stdout)["messages"][0]
+
+
+def test_calibrate_example_file():
+    proc = run_cli("calibrate", "penalty", str(EXAMPLES / "schemes" / "measured_gige.json"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    params = json.loads(proc.stdout)["parameters"]
+    # β from the stars; γ from t_a = 0.095 and t_f = 0.103 with t_ref = 0.047603 (closed forms).
+    assert params["beta"] == pytest.approx(0.75, abs=1e-12)
+    assert params["gamma_o"] == pytest.approx(1 - 0.095 / (2.25 * 0.047603), abs=1e-9)
+    assert params["gamma_i"] == pytest.approx(1 - 0.103 / (2.25 * 0.047603), abs=1e-9)

@@ -214,7 +214,7 @@ def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, s
         if measured_times is not None:
             from .sharing import accuracy
 
-            report = accuracy(results[0].messages, measured_times, measured)
+            report = accuracy(results[0].messages, measured_times, str(measured))
     except _core.InputError as exc:
         fail(str(exc))
     except (_core.OutputError, OSError) as exc:
