@@ -154,9 +154,10 @@ def simgrid_available() -> tuple[bool, str]:
     return True, f"SimGrid peer compiled at {binary_path()}"
 
 
-def simgrid_flags(optim: str = "Full") -> list[str]:
-    """SimGrid ``--cfg`` options for pure max-min sharing with the given ``network/optim``."""
-    return [*BASE_FLAGS, f"--cfg=network/optim:{optim}", "--log=root.thresh:warning"]
+def simgrid_flags(optim: str = "Full", base: Sequence[str] = BASE_FLAGS) -> list[str]:
+    """SimGrid ``--cfg`` options: ``base`` (pure max-min sharing by default) with the given
+    ``network/optim`` and a warning-level log threshold."""
+    return [*base, f"--cfg=network/optim:{optim}", "--log=root.thresh:warning"]
 
 
 def route_latency_s(lat_us: float) -> float:
@@ -186,9 +187,10 @@ def parse_result(stdout: str) -> dict[str, Any]:
     raise SimGridError("the SimGrid peer printed no RESULT line")
 
 
-def _run_peer(args: list[str], optim: str, timeout: float | None) -> tuple[dict[str, Any], list[str], float]:
+def _run_peer(args: list[str], optim: str, timeout: float | None,
+              base: Sequence[str] = BASE_FLAGS) -> tuple[dict[str, Any], list[str], float]:
     """Run the compiled peer with ``args`` and SimGrid's flags; return its RESULT, command and wall time."""
-    cmd = [str(build_harness()), *args, *simgrid_flags(optim)]
+    cmd = [str(build_harness()), *args, *simgrid_flags(optim, base)]
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -214,8 +216,10 @@ def run_simgrid_flows(
     timeout: float | None = None,
     dump_path: Path | None = None,
     bandwidth: float = LINK_BANDWIDTH,
+    base: Sequence[str] = BASE_FLAGS,
 ) -> SimGridRun:
-    """Run the peer's ``flows`` mode on ``(src, dst, bytes, ...)`` tuples, all started at t = 0.
+    """Run the peer's ``flows`` mode on ``(src, dst, bytes, ...)`` tuples, all started at t = 0,
+    under the SimGrid options ``base`` (CM02 max-min by default; e.g. :data:`IB_FLAGS`).
 
     Returns SimGrid's per-flow ``(src, dst, bytes, start, finish)`` in the given order.  The
     per-flow output goes to a temporary directory, or is kept at ``dump_path`` if given.
@@ -228,7 +232,7 @@ def run_simgrid_flows(
         out = Path(dump_path) if dump_path is not None else Path(tmp) / "flows.out"
         out.unlink(missing_ok=True)
         args = ["flows", str(hosts), repr(float(bandwidth)), repr(lat_us * 1e-6), str(flow_file), str(out)]
-        result, cmd, wall = _run_peer(args, optim, timeout)
+        result, cmd, wall = _run_peer(args, optim, timeout, base)
         if not out.is_file():
             raise SimGridError("the SimGrid peer wrote no per-flow output")
         reported = parse_dump(out.read_text())
@@ -494,33 +498,7 @@ def run_simgrid_flows_cfg(
 
     ``network/optim:<optim>`` and a warning-level log threshold are appended to ``flags``.
     """
-    if hosts < 2 or not flows:
-        raise ValueError(f"need at least 2 hosts and 1 flow, got hosts={hosts}, flows={len(flows)}")
-    with tempfile.TemporaryDirectory(prefix="commaware-sg-") as tmp:
-        flow_file = Path(tmp) / "flows.in"
-        write_flow_file(flow_file, flows)
-        out = Path(tmp) / "flows.out"
-        cmd = [str(build_harness()), "flows", str(hosts), repr(float(bandwidth)), repr(lat_us * 1e-6),
-               str(flow_file), str(out), *flags, f"--cfg=network/optim:{optim}", "--log=root.thresh:warning"]
-        t0 = time.perf_counter()
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired as exc:
-            raise SimGridTimeout(f"SimGrid timed out after {timeout:g} s: {' '.join(cmd)}") from exc
-        wall = time.perf_counter() - t0
-        if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip()[-500:]
-            raise SimGridError(f"SimGrid exited with {proc.returncode}: {' '.join(cmd)}: {tail}")
-        result = parse_result(proc.stdout)
-        if not out.is_file():
-            raise SimGridError("the SimGrid peer wrote no per-flow output")
-        reported = parse_dump(out.read_text())
-    if len(reported) != len(flows):
-        raise SimGridError(f"SimGrid wrote {len(reported)} flows for {len(flows)} given")
-    for i, (given, got) in enumerate(zip(flows, reported, strict=True)):
-        if (int(given[0]), int(given[1]), int(given[2])) != (got.src, got.dst, got.bytes):
-            raise SimGridError(f"SimGrid's flow {i} is {got[:3]}, expected {tuple(given[:3])}")
-    return SimGridRun(result=result, flows=reported, command=cmd, wall_s=wall)
+    return run_simgrid_flows(hosts, flows, lat_us, optim, timeout, bandwidth=bandwidth, base=flags)
 
 
 def ib_penalties(
