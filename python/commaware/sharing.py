@@ -51,16 +51,29 @@ class PenaltyReport:
     @property
     def state_sets(self) -> int | float | None:
         """Myrinet: the number of state sets, the product over the connected components;
-        an exact integer, or a float when some component was estimated."""
+        an exact integer, or a float when some component was estimated, None when an
+        estimate overflows a float or the estimator failed (see `state_sets_log10`)."""
         if self.model != "myrinet":
             return None
         if self.state_sets_estimated:
-            return math.prod(c["sets"] for c in self.components)
+            total = math.prod(c["sets"] for c in self.components)
+            return total if math.isfinite(total) else None
         return math.prod(int(c["sets_exact"]) for c in self.components)
+
+    @property
+    def state_sets_log10(self) -> float | None:
+        """log10 of the number of state sets (also when it overflows a float)."""
+        total = sum(c["log10_sets"] for c in self.components)
+        return total if self.model == "myrinet" and math.isfinite(total) else None
 
     @property
     def state_sets_estimated(self) -> bool:
         return any(not c["exact"] for c in self.components)
+
+    @property
+    def estimator_failed(self) -> bool:
+        """Some component was too tangled for the estimator: its penalties are a stand-in."""
+        return any(c.get("estimator_failed", False) for c in self.components)
 
     def static_times(self, bytes: float | None = None, bandwidth: float = 1.0, latency: float = 0.0) -> dict[str, float]:
         """The paper's static prediction (Fig. 4): latency + penalty × bytes / bandwidth,
@@ -85,9 +98,18 @@ class PenaltyReport:
         if self.model == "myrinet":
             doc["state_sets"] = self.state_sets
             doc["state_sets_estimated"] = self.state_sets_estimated
+            doc["state_sets_log10"] = self.state_sets_log10
+            doc["estimator_failed"] = self.estimator_failed
+
+            def finite(x: float) -> float | None:
+                return x if math.isfinite(x) else None
+
             doc["components"] = [
-                {"comms": [self.ids[k] for k in c["comms"]], "state_sets": int(c["sets_exact"]) if c["exact"] else c["sets"],
-                 "estimated": not c["exact"], "ci95": list(c["ci95"])}
+                {"comms": [self.ids[k] for k in c["comms"]],
+                 "state_sets": int(c["sets_exact"]) if c["exact"] else finite(c["sets"]),
+                 "state_sets_log10": finite(c["log10_sets"]), "estimated": not c["exact"],
+                 "estimator_failed": c["estimator_failed"], "effective_samples": finite(c["effective_samples"]),
+                 "ci95": [finite(x) for x in c["ci95"]]}
                 for c in self.components
             ]
         return doc

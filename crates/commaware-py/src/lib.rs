@@ -589,6 +589,9 @@ fn scheme_penalties<'py>(
             cd.set_item("sets", c.sets)?;
             cd.set_item("sets_exact", c.sets_exact.map(|v| v.to_string()))?;
             cd.set_item("ci95", c.ci95)?;
+            cd.set_item("log10_sets", c.log10_sets)?;
+            cd.set_item("estimator_failed", c.estimator_failed)?;
+            cd.set_item("effective_samples", c.effective_samples)?;
             Ok(cd)
         })
         .collect::<PyResult<Vec<_>>>()?;

@@ -72,11 +72,20 @@ pub struct ComponentCount {
     /// Number of maximal matchings (state sets): exact value when `exact` (rounded
     /// above 2^53), estimate otherwise.
     pub sets: f64,
+    /// log10 of `sets` (finite when `sets` overflows a float, as estimates of large
+    /// components do).
+    pub log10_sets: f64,
     /// `Some(count)` when counted exactly.
     pub sets_exact: Option<u128>,
     /// 95% confidence interval of `sets` (`(sets, sets)` when exact). For an estimate it
     /// is mean ± 1.96·stderr, its lower end raised to 1 (a scheme has at least one set).
     pub ci95: (f64, f64),
+    /// The estimator's samples were worth fewer than [`MIN_EFFECTIVE_SAMPLES`] (large,
+    /// tangled components): `sets` is NaN and the penalties are a stand-in (see [`solve`]).
+    pub estimator_failed: bool,
+    /// Effective sample size of the estimate (infinite when exact); below
+    /// [`MIN_EFFECTIVE_SAMPLES`] the estimate is not used (`estimator_failed`).
+    pub effective_samples: f64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -170,29 +179,68 @@ fn split_components(comms: &[(u32, u32)]) -> Vec<Vec<usize>> {
 fn solve(comms: &[(u32, u32)], opts: &MyrinetOptions) -> (Vec<f64>, Vec<f64>, ComponentCount) {
     let g = Local::new(comms);
     let exact = if comms.len() <= opts.exact_limit { exact_counts(&g) } else { None };
-    let (coefs, count) = match exact {
+    // Penalties need only ratios: the count and coefficients on any common scale.
+    let (coefs, (sets_rel, coefs_rel), count) = match exact {
         Some((total, per_arc)) => {
             let sets = total as f64;
-            let count = ComponentCount { comms: Vec::new(), exact: true, sets, sets_exact: Some(total), ci95: (sets, sets) };
-            (per_arc.into_iter().map(|c| c as f64).collect(), count)
+            let count = ComponentCount {
+                comms: Vec::new(),
+                exact: true,
+                sets,
+                log10_sets: sets.log10(),
+                sets_exact: Some(total),
+                ci95: (sets, sets),
+                estimator_failed: false,
+                effective_samples: f64::INFINITY,
+            };
+            let coefs: Vec<f64> = per_arc.into_iter().map(|c| c as f64).collect();
+            (coefs.clone(), (sets, coefs), count)
         }
         None => {
             let est = estimate(&g, opts.samples, opts.seed);
-            let count = ComponentCount { comms: Vec::new(), exact: false, sets: est.sets, sets_exact: None, ci95: est.ci95 };
-            (est.coefs, count)
+            let count = ComponentCount {
+                comms: Vec::new(),
+                exact: false,
+                sets: est.sets,
+                log10_sets: est.log10_sets,
+                sets_exact: None,
+                ci95: est.ci95,
+                estimator_failed: false,
+                effective_samples: est.effective,
+            };
+            if est.effective < MIN_EFFECTIVE_SAMPLES {
+                // (Almost) no sample survived, or one outweighs all: the sampler cannot tell. Stand-in: each communication
+                // takes the largest star degree (Δo of its source, Δi of its destination)
+                // among its source's communications, the penalty that star alone would give.
+                let (mut out, mut inn) = (vec![0.0f64; g.nrows], vec![0.0f64; g.ncols]);
+                for &(r, c) in &g.arcs {
+                    out[r] += 1.0;
+                    inn[c] += 1.0;
+                }
+                let mut worst = vec![1.0f64; g.nrows];
+                for &(r, c) in &g.arcs {
+                    worst[r] = worst[r].max(out[r]).max(inn[c]);
+                }
+                let count =
+                    ComponentCount { estimator_failed: true, sets: f64::NAN, log10_sets: f64::NAN, ci95: (f64::NAN, f64::NAN), ..count };
+                let pen = g.arcs.iter().map(|&(r, _)| worst[r]).collect();
+                return (pen, vec![f64::NAN; g.arcs.len()], count);
+            }
+            let scale = est.sets / est.relative.0;
+            (est.relative.1.iter().map(|c| c * scale).collect(), est.relative, count)
         }
     };
     // Per-source minimum, then penalty = sets / minimum (paper 004 §V-B).
     let mut min_of_row = vec![f64::INFINITY; g.nrows];
     for (a, &(r, _)) in g.arcs.iter().enumerate() {
-        min_of_row[r] = min_of_row[r].min(coefs[a]);
+        min_of_row[r] = min_of_row[r].min(coefs_rel[a]);
     }
     let pen = g
         .arcs
         .iter()
         // An estimate may put a coefficient above the count (fallback estimates use
         // other samples): a penalty is at least 1.
-        .map(|&(r, _)| (count.sets / min_of_row[r]).max(1.0))
+        .map(|&(r, _)| (sets_rel / min_of_row[r]).max(1.0))
         .collect();
     (pen, coefs, count)
 }
@@ -402,9 +450,13 @@ fn add(map: &mut StateMap, key: (u64, u64), n: u128) -> Option<()> {
 // Estimation by sequential importance sampling.
 
 struct Estimate {
+    /// The count (infinite when it overflows a float: see `log10_sets`) and its 95% CI.
     sets: f64,
+    log10_sets: f64,
     ci95: (f64, f64),
-    coefs: Vec<f64>,
+    /// The count and the coefficients on a common scale (their ratios give penalties).
+    relative: (f64, Vec<f64>),
+    effective: f64,
 }
 
 /// The sampler's view of a graph: rows in processing order, with their arcs.
@@ -444,8 +496,8 @@ impl Sampler {
         Sampler { ncols, order, row_arcs, row_cols, col_rows }
     }
 
-    /// One sample: the weight `1/q` of the matching built (0 for a dead path), with its
-    /// arcs in `chosen`.
+    /// One sample: the natural log of the weight `1/q` of the matching built (−∞ for a
+    /// dead path), with its arcs in `chosen`. Logs: on large components `1/q` overflows.
     fn sample(&self, rng: &mut SplitMix64, st: &mut SampleState) -> f64 {
         st.matched.clear();
         st.matched.resize(self.ncols, false);
@@ -454,7 +506,7 @@ impl Sampler {
         st.left.clear();
         st.left.extend_from_slice(&self.col_rows);
         st.chosen.clear();
-        let mut weight = 1.0f64;
+        let mut log_weight = 0.0f64;
         for &u in &self.order {
             let cols = &self.row_cols[u];
             for &c in cols {
@@ -469,7 +521,7 @@ impl Sampler {
                     may_stay = false;
                     if st.required[c] {
                         if forced.is_some() {
-                            return 0.0;
+                            return f64::NEG_INFINITY;
                         }
                         forced = Some(c);
                     }
@@ -485,9 +537,9 @@ impl Sampler {
             let stay = forced.is_none() && may_stay;
             let n = st.options.len() + stay as usize;
             if n == 0 {
-                return 0.0;
+                return f64::NEG_INFINITY;
             }
-            weight *= n as f64;
+            log_weight += (n as f64).ln();
             let k = rng.below_usize(n);
             if k == st.options.len() {
                 for &c in cols {
@@ -501,7 +553,7 @@ impl Sampler {
                 st.chosen.push(a);
             }
         }
-        weight
+        log_weight
     }
 }
 
@@ -514,46 +566,95 @@ struct SampleState {
     chosen: Vec<usize>,
 }
 
+/// Sample means on a common log scale: the mean weight is `exp(log_scale) · mean` and
+/// the coefficient of arc `a` is `exp(log_scale) · coefs[a]` (`stderr` likewise).
+struct Scaled {
+    log_scale: f64,
+    mean: f64,
+    stderr: f64,
+    coefs: Vec<f64>,
+    /// Effective sample size (Σw)²/Σw²: how many samples the weighted mean is worth.
+    effective: f64,
+}
+
 /// Mean of `samples` weights of the sampler, and per arc the mean of its weighted
-/// indicator.
-fn run_sampler(s: &Sampler, narcs: usize, samples: usize, rng: &mut SplitMix64) -> (f64, f64, Vec<f64>) {
+/// indicator, relative to the largest weight seen (rescaled when a larger one comes).
+fn run_sampler(s: &Sampler, narcs: usize, samples: usize, rng: &mut SplitMix64) -> Scaled {
     let samples = samples.max(2);
     let mut st = SampleState::default();
-    let (mut sum, mut sum2) = (0.0f64, 0.0f64);
+    let (mut scale, mut sum, mut sum2) = (f64::NEG_INFINITY, 0.0f64, 0.0f64);
     let mut coefs = vec![0.0f64; narcs];
     for _ in 0..samples {
-        let w = s.sample(rng, &mut st);
-        if w > 0.0 {
-            sum += w;
-            sum2 += w * w;
-            for &a in &st.chosen {
-                coefs[a] += w;
-            }
+        let lw = s.sample(rng, &mut st);
+        if lw == f64::NEG_INFINITY {
+            continue;
+        }
+        if lw > scale {
+            let f = (scale - lw).exp();
+            sum *= f;
+            sum2 *= f * f;
+            coefs.iter_mut().for_each(|c| *c *= f);
+            scale = lw;
+        }
+        let w = (lw - scale).exp();
+        sum += w;
+        sum2 += w * w;
+        for &a in &st.chosen {
+            coefs[a] += w;
         }
     }
     let n = samples as f64;
     let mean = sum / n;
     let var = ((sum2 - n * mean * mean) / (n - 1.0)).max(0.0);
     coefs.iter_mut().for_each(|c| *c /= n);
-    (mean, (var / n).sqrt(), coefs)
+    let effective = if sum2 > 0.0 { sum * sum / sum2 } else { 0.0 };
+    Scaled { log_scale: scale, mean, stderr: (var / n).sqrt(), coefs, effective }
 }
+
+/// Most sampler steps (arcs visited) spent re-estimating the coefficients of arcs that
+/// no sample contained; beyond, such arcs take the smallest estimated coefficient.
+const REDO_BUDGET: f64 = 2e8;
+
+/// Below this effective sample size the estimate is not trusted (see [`solve`]).
+pub const MIN_EFFECTIVE_SAMPLES: f64 = 20.0;
 
 fn estimate(g: &Local, samples: usize, seed: u64) -> Estimate {
     let mut rng = SplitMix64::new(seed);
     let s = Sampler::new(g.nrows, g.ncols, &g.arcs, None);
-    let (sets, stderr, mut coefs) = run_sampler(&s, g.arcs.len(), samples, &mut rng);
-    // An arc no sample contained: estimate its coefficient directly, as the count of
-    // the graph without its source and destination.
+    let main = run_sampler(&s, g.arcs.len(), samples, &mut rng);
+    let mut coefs = main.coefs;
+    // An arc no sample contained: estimate its coefficient directly, as the count of the
+    // graph without its source and destination, when that fits the budget.
+    let mut missing: Vec<(usize, usize)> = coefs.iter().zip(&g.arcs).filter(|(c, _)| **c == 0.0).map(|(_, &e)| e).collect();
+    missing.sort_unstable();
+    missing.dedup();
+    let redo = missing.len() as f64 * g.arcs.len() as f64 * (samples / 4).max(2) as f64 <= REDO_BUDGET;
+    let floor = coefs.iter().copied().filter(|&c| c > 0.0).fold(f64::INFINITY, f64::min);
     let mut redone: HashMap<(usize, usize), f64> = HashMap::new();
     for (coef, &e) in coefs.iter_mut().zip(&g.arcs) {
         if *coef == 0.0 {
             *coef = *redone.entry(e).or_insert_with(|| {
+                if !redo {
+                    return floor;
+                }
                 let s = Sampler::new(g.nrows, g.ncols, &g.arcs, Some(e));
-                run_sampler(&s, g.arcs.len(), samples / 4, &mut rng).0
+                let r = run_sampler(&s, g.arcs.len(), samples / 4, &mut rng);
+                // On the main scale.
+                r.mean * (r.log_scale - main.log_scale).exp()
             });
         }
     }
-    Estimate { sets, ci95: ((sets - 1.96 * stderr).max(1.0), sets + 1.96 * stderr), coefs }
+    let ln10 = std::f64::consts::LN_10;
+    let log10_sets = (main.log_scale + main.mean.ln()) / ln10;
+    let abs = |x: f64| x * main.log_scale.exp();
+    let half = 1.96 * main.stderr;
+    Estimate {
+        sets: abs(main.mean),
+        log10_sets,
+        ci95: (abs(main.mean - half).max(1.0), abs(main.mean + half)),
+        relative: (main.mean, coefs),
+        effective: main.effective,
+    }
 }
 
 #[cfg(test)]
@@ -833,8 +934,26 @@ mod tests {
         let g = Local::new(&s);
         let sampler = Sampler::new(g.nrows, g.ncols, &g.arcs, None);
         let mut rng = SplitMix64::new(5);
-        let (mean, stderr, _) = run_sampler(&sampler, s.len(), 400_000, &mut rng);
+        let r = run_sampler(&sampler, s.len(), 400_000, &mut rng);
+        let (mean, stderr) = (r.mean * r.log_scale.exp(), r.stderr * r.log_scale.exp());
         assert!((mean - n as f64).abs() < 4.0 * stderr + 1e-9, "{mean} ± {stderr} vs {n}");
+    }
+
+    /// A component far beyond the exact limit: the weights overflow a float, the count is
+    /// reported through its log, and the penalties stay finite and at least 1.
+    #[test]
+    fn huge_component_stays_finite() {
+        let mut rng = SplitMix64::new(11);
+        let big = random_connected(&mut rng, 600, 3000);
+        let opts = MyrinetOptions { samples: 200, ..MyrinetOptions::default() };
+        let t = Instant::now();
+        let r = myrinet_penalties(&big, &opts);
+        assert!(t.elapsed().as_secs_f64() < 20.0);
+        let c = &r.components[0];
+        if !c.estimator_failed {
+            assert!(c.log10_sets.is_finite() && c.log10_sets > 100.0, "{}", c.log10_sets);
+        }
+        assert!(r.penalties.iter().all(|p| p.is_finite() && *p >= 1.0));
     }
 
     #[test]
@@ -848,6 +967,7 @@ mod tests {
         assert_eq!(r.components.len(), 1);
         let c = &r.components[0];
         assert!(!c.exact);
+        assert!((c.log10_sets - c.sets.log10()).abs() < 1e-9);
         assert!(c.ci95.0 <= c.sets && c.sets <= c.ci95.1);
         assert!(r.penalties.iter().all(|&p| p.is_finite() && p >= 1.0));
         println!(
