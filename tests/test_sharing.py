@@ -744,7 +744,7 @@ def test_penalty_columns_in_messages(tmp_path):
 
 
 def test_calibrate_example_file():
-    proc = run_cli("calibrate", "penalty", str(EXAMPLES / "schemes" / "measured_gige.json"), "--json")
+    proc = run_cli("calibrate", "penalty", str(EXAMPLES / "measured" / "paper004_gige.json"), "--json")
     assert proc.returncode == 0, proc.stderr
     params = json.loads(proc.stdout)["parameters"]
     # β from the stars; γ from t_a = 0.095 and t_f = 0.103 with t_ref = 0.047603 (closed forms).

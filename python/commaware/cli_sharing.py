@@ -117,7 +117,7 @@ def calibrate_penalty_cmd(measured: str, family: str, as_json: bool) -> None:
 
     \b
     Example:
-      commaware calibrate penalty examples/schemes/measured_gige.json
+      commaware calibrate penalty examples/measured/paper004_gige.json
     """
     from .cli import Table, fail, out
     from .sharing import calibrate_penalty
