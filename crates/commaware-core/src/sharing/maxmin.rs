@@ -355,6 +355,16 @@ impl MaxMin {
         }
     }
 
+    /// Change the capacity of link `l` in the model's copy (the net's must change too).
+    /// Only for a link whose flows all leave in the next `update` (as `removed`): the
+    /// flows that join it then see the new capacity. Per-flow rate caps are made so
+    /// (private links, see `super::penalized`).
+    pub fn set_capacity_of_emptied_link(&mut self, l: LinkId, capacity: f64) {
+        if let Some(state) = self.ls.get_mut(l as usize) {
+            state.capacity = capacity;
+        }
+    }
+
     /// The rate of a rated flow: the level of its group's link.
     pub fn flow_rate(&self, f: FlowId) -> f64 {
         match self.flows.get(f as usize) {

@@ -15,7 +15,73 @@
 
 use super::myrinet;
 use super::penalty::{conflict_classes, Adjacency, PenaltyModel};
-use super::{FlowId, FlowNet, LinkId, RemovedFlow, SharingModel};
+use super::{FlowId, FlowNet, LinkId, MaxMin, RemovedFlow, SharingModel};
+
+const NONE: u32 = u32::MAX;
+
+/// Max-min under per-flow caps, kept incrementally by the max-min model on a mirror of the
+/// engine's net where each flow also crosses a private link whose capacity is its cap
+/// (`ib-simgrid` without a backbone). A cap that changes is a flow leaving its private
+/// link and coming back on it with the new capacity.
+struct CappedMaxMin {
+    mirror: FlowNet,
+    model: MaxMin,
+    /// Private link of engine flow f: `base + f`.
+    base: u32,
+    /// Engine flow → mirror flow, and back (`NONE` when absent).
+    inner: Vec<FlowId>,
+    outer: Vec<FlowId>,
+    added: Vec<FlowId>,
+    removed: Vec<RemovedFlow>,
+    changed: Vec<FlowId>,
+}
+
+impl CappedMaxMin {
+    fn new(net: &FlowNet) -> Self {
+        let mirror = FlowNet::new(net.links.iter().map(|l| l.capacity));
+        let base = mirror.links.len() as u32;
+        CappedMaxMin {
+            mirror,
+            model: MaxMin::default(),
+            base,
+            inner: Vec::new(),
+            outer: Vec::new(),
+            added: Vec::new(),
+            removed: Vec::new(),
+            changed: Vec::new(),
+        }
+    }
+
+    fn leave(&mut self, f: FlowId) {
+        let g = std::mem::replace(&mut self.inner[f as usize], NONE);
+        if g != NONE {
+            self.outer[g as usize] = NONE;
+            self.removed.push(self.mirror.remove_flow(g));
+        }
+    }
+
+    /// Engine flow `f` (crossing `links`) joins with rate cap `cap`.
+    fn join(&mut self, f: FlowId, links: &[LinkId], cap: f64) {
+        let private = self.base + f;
+        if self.mirror.links.len() <= private as usize {
+            // Grow by doubling: the max-min model copies every capacity when links appear.
+            let want = (private as usize + 1).max(2 * self.mirror.links.len());
+            self.mirror.links.resize_with(want, || super::Link { capacity: f64::INFINITY, flows: Vec::new() });
+        }
+        self.mirror.links[private as usize].capacity = cap;
+        self.model.set_capacity_of_emptied_link(private, cap);
+        let mut all = [0; super::MAX_HOPS];
+        all[..links.len()].copy_from_slice(links);
+        all[links.len()] = private;
+        let g = self.mirror.add_flow(&all[..links.len() + 1]);
+        if self.outer.len() <= g as usize {
+            self.outer.resize(g as usize + 1, NONE);
+        }
+        self.outer[g as usize] = f;
+        self.inner[f as usize] = g;
+        self.added.push(g);
+    }
+}
 
 /// The engine's flows as a communication graph: node h sends through link h (its
 /// up-link) and receives through link n + h (its down-link).
@@ -52,6 +118,8 @@ pub struct Penalized {
     epoch: u32,
     affected: Vec<FlowId>,
     rates: Vec<f64>,
+    /// `ib-simgrid` without a backbone: incremental max-min under the caps.
+    capped: Option<CappedMaxMin>,
 }
 
 impl Penalized {
@@ -71,6 +139,7 @@ impl Penalized {
             epoch: 0,
             affected: Vec::new(),
             rates: Vec::new(),
+            capped: None,
         }
     }
 
@@ -159,6 +228,10 @@ impl Penalized {
     fn repenalize(&mut self, net: &FlowNet) {
         let view = NetView { net, n: self.n };
         match &self.model {
+            PenaltyModel::Myrinet(_) if self.affected.len() == 1 => {
+                // A communication alone in its component: one state set, penalty 1.
+                self.penalty[self.affected[0] as usize] = 1.0;
+            }
             PenaltyModel::Myrinet(opts) => {
                 // `affected` is a union of whole components; Myrinet counts per component.
                 let ends: Vec<(u32, u32)> = self.affected.iter().map(|&f| view.ends(f)).collect();
@@ -275,6 +348,47 @@ impl Penalized {
         flows
     }
 
+    /// `ib-simgrid` without a backbone: new penalties for `affected`, then the capped
+    /// max-min model learns which flows left, came, or changed cap.
+    fn update_capped(&mut self, net: &mut FlowNet, added: &[FlowId], removed: &[RemovedFlow], changed: &mut Vec<FlowId>) {
+        let mut cm = self.capped.take().unwrap_or_else(|| CappedMaxMin::new(net));
+        if cm.inner.len() < net.id_bound() {
+            cm.inner.resize(net.id_bound(), NONE);
+        }
+        for r in removed.iter().filter(|r| !self.is_intra(r.links())) {
+            cm.leave(r.id);
+        }
+        // Flows present before whose cap changes leave their private link and come back.
+        let old: Vec<f64> = self.affected.iter().map(|&f| self.cap[f as usize]).collect();
+        self.repenalize(net);
+        let mut new: Vec<FlowId> = added.to_vec();
+        new.sort_unstable();
+        for (k, &f) in self.affected.iter().enumerate() {
+            let cap = self.cap[f as usize];
+            if new.binary_search(&f).is_ok() || old[k].to_bits() != cap.to_bits() {
+                // (A new flow is in no private link yet: an id's previous flow left.)
+                cm.leave(f);
+                cm.join(f, net.flow(f).links(), cap);
+            }
+        }
+        let (a, r) = (std::mem::take(&mut cm.added), std::mem::take(&mut cm.removed));
+        cm.changed.clear();
+        cm.model.update(&mut cm.mirror, &a, &r, &mut cm.changed);
+        cm.added = a;
+        cm.added.clear();
+        cm.removed = r;
+        cm.removed.clear();
+        for k in 0..cm.changed.len() {
+            let g = cm.changed[k];
+            let f = cm.outer[g as usize];
+            if f != NONE {
+                let rate = cm.mirror.flow(g).rate;
+                self.set(net, f, rate, changed);
+            }
+        }
+        self.capped = Some(cm);
+    }
+
     fn set(&mut self, net: &mut FlowNet, f: FlowId, rate: f64, changed: &mut Vec<FlowId>) {
         if net.flow(f).rate != rate {
             net.set_rate(f, rate);
@@ -318,11 +432,14 @@ impl SharingModel for Penalized {
                 self.classes[f as usize] |= conflict_classes(&view, f);
             }
         }
-        if !self.affected.is_empty() {
+        if matches!(self.model, PenaltyModel::IbSimgrid(_)) && self.backbone.is_none() {
+            self.update_capped(net, added, removed, changed);
+        } else if !self.affected.is_empty() {
             self.repenalize(net);
             let flows: Vec<FlowId> = match (&self.model, self.backbone) {
                 (PenaltyModel::IbSimgrid(_), _) => {
-                    // CM02: max-min over every link, under the caps.
+                    // CM02 with a backbone: max-min over every link, under the caps, by
+                    // progressive filling of the flows sharing links with the change.
                     self.new_epoch(net);
                     let flows = self.link_component(net);
                     self.fill_with_caps(net, &flows, |_| true);
@@ -449,6 +566,50 @@ mod tests {
         pm.update(&mut net, &[g], &[], &mut changed);
         assert_eq!(pm.flow_conflicts(fs[2]), Some(OUTGOING | INCOMING | IN_OUT));
         assert_eq!(pm.flow_conflicts(fs[3]).map(|c| c & IN_OUT), Some(IN_OUT));
+    }
+
+    /// The incremental capped max-min of `ib-simgrid` gives, after every change, the rates
+    /// of a progressive filling under the caps of the static penalties.
+    #[test]
+    fn capped_maxmin_matches_filling() {
+        let n = 7;
+        let mut rng = SplitMix64::new(3);
+        let mut net = net_for(n, None);
+        let model = PenaltyModel::IbSimgrid(IB_SIMGRID_DEFAULTS);
+        let mut pm = Penalized::new(model.clone(), n as usize, false);
+        let mut live: Vec<(FlowId, (u32, u32))> = Vec::new();
+        let mut binding = 0;
+        for step in 0..400 {
+            let mut changed = Vec::new();
+            if live.len() < 4 || (live.len() < 16 && rng.below(2) == 0) {
+                let s = rng.below(n as u64) as u32;
+                let d = (s + 1 + rng.below(n as u64 - 1) as u32) % n;
+                let f = add(&mut net, n, s, d, false);
+                live.push((f, (s, d)));
+                pm.update(&mut net, &[f], &[], &mut changed);
+            } else {
+                let (f, _) = live.swap_remove(rng.below_usize(live.len()));
+                let r = net.remove_flow(f);
+                pm.update(&mut net, &[], &[r], &mut changed);
+            }
+            // Oracle: static penalties, caps, progressive filling over every link.
+            let comms: Vec<(u32, u32)> = live.iter().map(|x| x.1).collect();
+            let pens = analyze(&comms, Some(&model)).penalties;
+            let mut oracle = Penalized::new(model.clone(), n as usize, false);
+            oracle.new_epoch(&net);
+            let flows: Vec<FlowId> = live.iter().map(|x| x.0).collect();
+            for (&f, p) in flows.iter().zip(&pens) {
+                oracle.cap[f as usize] = 100.0 / p;
+            }
+            oracle.fill_with_caps(&net, &flows, |_| true);
+            for (k, &f) in flows.iter().enumerate() {
+                let (got, want) = (net.flow(f).rate, oracle.rates[k]);
+                assert!((got - want).abs() <= 1e-9 * want, "step {step}: flow {f} {got} != {want}");
+            }
+            binding += flows.iter().any(|&f| (net.flow(f).rate - oracle.cap[f as usize]).abs() < 1e-9) as u32;
+        }
+        // The caps did bind (else this would only test max-min).
+        assert!(binding > 40, "caps bound in {binding} steps");
     }
 
     #[test]
