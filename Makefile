@@ -47,6 +47,7 @@ test: build rust-test py-test
 
 bench: build
 	$(PY) benches/bench_flows.py
+	$(PY) benches/bench_penalties.py
 
 clean:
 	rm -rf $(VENV) target

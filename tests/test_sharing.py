@@ -766,3 +766,21 @@ def test_myrinet_large_component_is_marked():
     assert doc["state_sets_estimated"] and doc["estimator_failed"] and doc["state_sets"] is None
     assert all(math.isfinite(p) and p >= 1 for p in doc["penalties"].values())
     json.dumps(doc, allow_nan=False)  # valid JSON: no NaN or inf left
+
+
+def test_measure_calibrate_simulate_chain(tmp_path):
+    """calibrate's --json feeds simulate --calibration (model and parameters) unedited."""
+    fit = tmp_path / "fit.json"
+    proc = run_cli("calibrate", "penalty", str(EXAMPLES / "measured" / "paper004_gige.json"), "--json")
+    fit.write_text(proc.stdout)
+    pp, tp, predicted = _star_run(tmp_path)
+    doc = json.loads(run_cli("simulate", pp, tp, "--calibration", str(fit), "--json").stdout)
+    assert doc["model"] == "gige"
+    # β = 0.75 fitted: a star of 3 still takes 3β = 2.25 t_ref; a --param after it wins.
+    assert [m["penalty"] for m in doc["messages"]] == pytest.approx([2.25] * 3)
+    doc = json.loads(run_cli("simulate", pp, tp, "--calibration", str(fit), "--param", "beta=0.5", "--json").stdout)
+    assert [m["penalty"] for m in doc["messages"]] == pytest.approx([1.5] * 3)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"parameters": {}}')
+    proc = run_cli("simulate", pp, tp, "--calibration", str(bad))
+    assert proc.returncode == 2 and "calibrate penalty" in proc.stderr and proc.stdout == ""

@@ -156,12 +156,15 @@ def main() -> None:
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Draw ranks against time to FILE.svg or FILE.png.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line on stderr.")
 @param_option("Sharing-model parameter over the platform's and the model's defaults (repeatable), e.g. beta=0.8.")
+@click.option("--calibration", type=click.Path(dir_okay=False), default=None,
+              help="The JSON of `commaware calibrate penalty --json`: its family is the model (unless --model) "
+              "and its parameters come before any --param.")
 @click.option("--measured", type=click.Path(dir_okay=False), default=None,
               help="CSV of measured message times (measured_s, and message or src,dst,seq): add the accuracy of "
               "paper 004 §VI-B (E_rel per message, E_abs of the graph and per task).")
 def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, seed: int, as_json: bool,
                  messages_file: str | None, gantt: str | None, quiet: bool, params: list[tuple[str, float]],
-                 measured: str | None) -> None:
+                 calibration: str | None, measured: str | None) -> None:
     """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network).
 
     Without --json, --messages or --gantt nothing per message is kept: memory follows the
@@ -173,6 +176,7 @@ def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, s
       commaware simulate examples/cluster16.json examples/ring.json --json
       commaware simulate examples/cluster16.json examples/alltoall.json --messages msgs.parquet
       commaware simulate examples/cluster16.json examples/master_worker.json --model gige --param beta=0.8
+      commaware simulate examples/cluster16.json examples/master_worker.json --calibration fit.json
     """
     from .output import MESSAGE_FORMATS, MessageFile, deliver
 
@@ -180,6 +184,15 @@ def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, s
         fail(f"{gantt}: --gantt needs a .svg or .png file")
     if messages_file and Path(messages_file).suffix.lower() not in MESSAGE_FORMATS:
         fail(f"{messages_file}: --messages needs a .parquet or .csv file")
+    if calibration:
+        from .sharing import read_calibration
+
+        try:
+            family, fitted = read_calibration(calibration)
+        except _core.InputError as exc:
+            fail(str(exc))
+        model = model or family
+        params = [*fitted, *params]
     table = MessageFile(messages_file) if messages_file else None
     progress = ProgressLine(enabled=not quiet)
     results: list[Result] = []

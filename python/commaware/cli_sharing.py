@@ -134,8 +134,8 @@ def calibrate_penalty_cmd(measured: str, family: str, as_json: bool) -> None:
         f"{k}={v:.4g}" + (" (undetermined: default kept)" if k in doc["undetermined"] else "")
         for k, v in doc["parameters"].items()), highlight=False, soft_wrap=True)
     for g in doc["out_of_range"]:
-        out.print(f"[bold yellow]warning:[/] the fit puts {g}={doc['parameters'][g]:.4g} outside [0, 1); "
-                  "the model was evaluated with it clamped", highlight=False)
+        out.print(f"[bold yellow]warning:[/] the fit puts {g}={doc['unclamped'][g]:.4g} outside [0, 1); "
+                  f"clamped to {doc['parameters'][g]:.4g}", highlight=False)
     table = Table(title="fit per communication", title_justify="left", header_style="bold")
     for col in ("scheme", "comm", "measured", "predicted", "E_rel (%)"):
         table.add_column(col, justify="left" if col in ("scheme", "comm") else "right")
@@ -143,3 +143,5 @@ def calibrate_penalty_cmd(measured: str, family: str, as_json: bool) -> None:
         table.add_row(e["scheme"], e["id"], f"{e['measured']:.4g}", f"{e['predicted']:.4g}", f"{e['error_rel_pct']:+.2f}")
     out.print(table)
     out.print(f"E_abs = {doc['e_abs_pct']:.2f} %", highlight=False)
+    out.print("use it: commaware simulate PLATFORM TRACE --calibration FIT.json (this command's --json output), or "
+              + " ".join(f"--param {k}={v:.6g}" for k, v in doc["parameters"].items()), highlight=False, soft_wrap=True)

@@ -227,13 +227,35 @@ def calibrate_penalty(source: Source, family: str = "gige") -> dict[str, Any]:
     return {
         "family": family,
         "source": name,
-        "parameters": params,
+        # Usable as they are (`simulate --calibration`): a γ fitted outside [0, 1) is
+        # clamped into it, and its fitted value kept under `unclamped`.
+        "parameters": fit_params,
+        "unclamped": {g: params[g] for g in out_of_range},
         "undetermined": undetermined,
         "out_of_range": out_of_range,
         "rows": {"beta": len(beta_rows), "gamma_o": len(gamma_rows["gamma_o"]), "gamma_i": len(gamma_rows["gamma_i"])},
         "fit": errors,
         "e_abs_pct": sum(abs(e["error_rel_pct"]) for e in errors) / len(errors),
     }
+
+
+def read_calibration(path: str) -> tuple[str, list[tuple[str, float]]]:
+    """(model, parameters) from the JSON `commaware calibrate penalty --json` writes, so that
+    measure → calibrate → simulate chains without editing a file."""
+    text, name, _ = read_input(path, _core.OptionsError)
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise input_error(_core.OptionsError, name, "", f"malformed JSON: {exc}") from None
+    family = doc.get("family") if isinstance(doc, dict) else None
+    params = doc.get("parameters") if isinstance(doc, dict) else None
+    if family not in ("gige", "infiniband") or not isinstance(params, dict):
+        raise input_error(_core.OptionsError, name, "", "not the output of `commaware calibrate penalty --json` "
+                          "(needs `family` gige or infiniband and `parameters`)")
+    for k, v in params.items():
+        if not _positive(v) and v != 0:
+            raise input_error(_core.OptionsError, name, f"parameters.{k}", f"must be a finite number, got {v!r}")
+    return family, [(str(k), float(v)) for k, v in params.items()]
 
 
 # -- accuracy (§VI-B) --------------------------------------------------------------------
