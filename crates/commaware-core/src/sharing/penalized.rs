@@ -228,16 +228,24 @@ impl Penalized {
     fn repenalize(&mut self, net: &FlowNet) {
         let view = NetView { net, n: self.n };
         match &self.model {
-            PenaltyModel::Myrinet(_) if self.affected.len() == 1 => {
-                // A communication alone in its component: one state set, penalty 1.
-                self.penalty[self.affected[0] as usize] = 1.0;
-            }
             PenaltyModel::Myrinet(opts) => {
                 // `affected` is a union of whole components; Myrinet counts per component.
-                let ends: Vec<(u32, u32)> = self.affected.iter().map(|&f| view.ends(f)).collect();
-                let r = myrinet::myrinet_penalties(&ends, opts);
-                for (k, &f) in self.affected.iter().enumerate() {
-                    self.penalty[f as usize] = r.penalties[k];
+                // A communication alone in its component has one state set: penalty 1.
+                let mut tangled: Vec<FlowId> = Vec::new();
+                for &f in &self.affected {
+                    let (s, d) = view.ends(f);
+                    if view.outgoing(s).len() == 1 && view.incoming(d).len() == 1 {
+                        self.penalty[f as usize] = 1.0;
+                    } else {
+                        tangled.push(f);
+                    }
+                }
+                if !tangled.is_empty() {
+                    let ends: Vec<(u32, u32)> = tangled.iter().map(|&f| view.ends(f)).collect();
+                    let r = myrinet::myrinet_penalties(&ends, opts);
+                    for (k, &f) in tangled.iter().enumerate() {
+                        self.penalty[f as usize] = r.penalties[k];
+                    }
                 }
             }
             m => {
