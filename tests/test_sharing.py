@@ -784,3 +784,16 @@ def test_measure_calibrate_simulate_chain(tmp_path):
     bad.write_text('{"parameters": {}}')
     proc = run_cli("simulate", pp, tp, "--calibration", str(bad))
     assert proc.returncode == 2 and "calibrate penalty" in proc.stderr and proc.stdout == ""
+
+
+def test_mean_penalty_per_task(tmp_path):
+    """§VI-A: per task, the average penalty of the messages it sent (gige: rank 0 sends three
+    messages at penalty 2.25; the receivers send nothing)."""
+    pp, tp, _ = _star_run(tmp_path)
+    ranks = commaware.simulate(pp, tp).ranks
+    assert ranks["mean_penalty"][0] == pytest.approx(2.25)
+    assert ranks["mean_penalty"][1:].isna().all()
+    doc = json.loads(run_cli("simulate", pp, tp, "--json").stdout)
+    assert doc["ranks"][0]["mean_penalty"] == pytest.approx(2.25) and "mean_penalty" not in doc["ranks"][1]
+    assert "mean penalty" in run_cli("simulate", pp, tp).stdout
+    assert "mean penalty" not in run_cli("simulate", pp, tp, "--model", "maxmin").stdout

@@ -85,13 +85,17 @@ def print_result(result: Result, title: str) -> None:
     n = len(ranks["rank"])
     out.print(f"[bold]{title}[/]  model={result.model}  makespan=[bold]{result.makespan:.6g} s[/]")
     table = Table(show_header=True, header_style="bold")
-    for col in ("rank", "host", "end (s)", "compute (s)", "blocked (s)"):
+    # Under a penalty model (paper 004 §VI-A): each rank's mean penalty of the messages it sent.
+    penalties = ranks.get("mean_penalty", [])
+    with_penalty = any(p == p for p in penalties)
+    for col in ("rank", "host", "end (s)", "compute (s)", "blocked (s)", *(["mean penalty"] if with_penalty else [])):
         table.add_column(col, justify="right")
     # Above 32 ranks, the 16 that finish last (first ones on ties), in rank order.
     shown = range(n) if n <= 32 else sorted(sorted(range(n), key=lambda i: -ranks["end"][i])[:16])
     for i in shown:
+        extra = [f"{penalties[i]:.4g}" if penalties[i] == penalties[i] else "-"] if with_penalty else []
         table.add_row(str(ranks["rank"][i]), ranks["host"][i], f"{ranks['end'][i]:.6g}",
-                      f"{ranks['compute_seconds'][i]:.6g}", f"{ranks['blocked_seconds'][i]:.6g}")
+                      f"{ranks['compute_seconds'][i]:.6g}", f"{ranks['blocked_seconds'][i]:.6g}", *extra)
     out.print(table)
     if n > 32:
         out.print(f"({n} ranks; the 16 that finish last are shown)")

@@ -54,6 +54,10 @@ pub struct RankResult {
     pub compute_seconds: f64,
     /// Time spent blocked in communication (s).
     pub blocked_seconds: f64,
+    /// Under a penalty model (paper 004 §VI-A): the mean effective penalty of the
+    /// inter-node messages the rank sent; `None` without any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_penalty: Option<f64>,
 }
 
 /// One message, reported when its last byte arrived. Fixed size, no strings.
@@ -251,6 +255,8 @@ struct RankState {
     end: f64,
     compute: f64,
     blocked_time: f64,
+    /// Sum and count of the effective penalties of the messages it sent.
+    penalties: (f64, u32),
 }
 
 struct Msg {
@@ -344,6 +350,7 @@ pub fn simulate_observed(
                 end: 0.0,
                 compute: 0.0,
                 blocked_time: 0.0,
+                penalties: (0.0, 0),
             })
             .collect(),
         msgs: Vec::new(),
@@ -725,21 +732,28 @@ impl<'a, 'o> Replay<'a, 'o> {
         s.bytes += m.bytes;
         s.mean_seconds += seconds; // a sum until `finish`
         s.max_seconds = s.max_seconds.max(seconds);
+        let (src_host, dst_host) = (self.ranks[m.src as usize].host, self.ranks[m.dst as usize].host);
+        let penalty = self.effective_penalty(src_host, dst_host, m.bytes, seconds, m.conflicts);
+        if penalty.is_finite() {
+            let p = &mut self.ranks[m.src as usize].penalties;
+            p.0 += penalty;
+            p.1 += 1;
+        }
+        let m = &self.msgs[id as usize];
         if self.record_messages {
             let rec = MessageRecord {
                 src_rank: m.src,
                 dst_rank: m.dst,
-                src_host: self.ranks[m.src as usize].host as u32,
-                dst_host: self.ranks[m.dst as usize].host as u32,
+                src_host: src_host as u32,
+                dst_host: dst_host as u32,
                 bytes: m.bytes,
                 tag: if m.ctx == CTX_USER { m.tag } else { -1 },
                 op: self.trace.spec.ranks[m.src as usize][m.origin as usize].code(),
                 start: m.start,
                 end: m.end,
-                penalty: f64::NAN,
+                penalty,
                 conflicts: m.conflicts,
             };
-            let rec = MessageRecord { penalty: self.effective_penalty(&rec), ..rec };
             let r = self.observer.message(&rec);
             self.report(r);
         }
@@ -747,13 +761,13 @@ impl<'a, 'o> Replay<'a, 'o> {
 
     /// Time after the latency over the time alone at the hosts' single-transfer bandwidth,
     /// for an inter-node message under a penalty model.
-    fn effective_penalty(&self, m: &MessageRecord) -> f64 {
-        if m.conflicts.is_none() || m.src_host == m.dst_host || m.bytes <= 0.0 {
+    fn effective_penalty(&self, src: usize, dst: usize, bytes: f64, seconds: f64, conflicts: Option<u8>) -> f64 {
+        if conflicts.is_none() || src == dst || bytes <= 0.0 {
             return f64::NAN;
         }
         let hosts = &self.platform.hosts;
-        let single = hosts[m.src_host as usize].bandwidth_up.min(hosts[m.dst_host as usize].bandwidth_down);
-        (m.end - m.start - self.platform.network.latency) * single / m.bytes
+        let single = hosts[src].bandwidth_up.min(hosts[dst].bandwidth_down);
+        (seconds - self.platform.network.latency) * single / bytes
     }
 
     fn on_completion(&mut self, c: Completion) {
@@ -836,6 +850,7 @@ impl<'a, 'o> Replay<'a, 'o> {
                 end: st.end,
                 compute_seconds: st.compute,
                 blocked_seconds: st.blocked_time,
+                mean_penalty: (st.penalties.1 > 0).then(|| st.penalties.0 / st.penalties.1 as f64),
             })
             .collect();
         let makespan = ranks.iter().map(|r| r.end).fold(0.0, f64::max);

@@ -208,6 +208,7 @@ impl SimResult {
         d.set_item("end", r.iter().map(|x| x.end).collect::<Vec<_>>())?;
         d.set_item("compute_seconds", r.iter().map(|x| x.compute_seconds).collect::<Vec<_>>())?;
         d.set_item("blocked_seconds", r.iter().map(|x| x.blocked_seconds).collect::<Vec<_>>())?;
+        d.set_item("mean_penalty", r.iter().map(|x| x.mean_penalty.unwrap_or(f64::NAN)).collect::<Vec<_>>())?;
         Ok(d)
     }
     /// Per-rank intervals as byte columns: rank (u32), kind (u8, see interval_kinds), start, end (f64).
