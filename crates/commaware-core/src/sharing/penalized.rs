@@ -511,6 +511,30 @@ mod tests {
         }
     }
 
+    /// One random change: a flow between two random hosts joins (always below `bounds.0`
+    /// live flows, never from `bounds.1`, else with probability 1/2) or a random one leaves.
+    fn churn(
+        rng: &mut SplitMix64,
+        net: &mut FlowNet,
+        pm: &mut Penalized,
+        live: &mut Vec<(FlowId, (u32, u32))>,
+        n: u32,
+        bounds: (usize, usize),
+    ) {
+        let mut changed = Vec::new();
+        if live.len() < bounds.0 || (live.len() < bounds.1 && rng.below(2) == 0) {
+            let s = rng.below(n as u64) as u32;
+            let d = (s + 1 + rng.below(n as u64 - 1) as u32) % n;
+            let f = add(net, n, s, d, false);
+            live.push((f, (s, d)));
+            pm.update(net, &[f], &[], &mut changed);
+        } else {
+            let (f, _) = live.swap_remove(rng.below_usize(live.len()));
+            let r = net.remove_flow(f);
+            pm.update(net, &[], &[r], &mut changed);
+        }
+    }
+
     /// Adding and removing flows one by one gives, at every step, the static penalties
     /// of the active scheme (relative to the 100 B/s NICs).
     #[test]
@@ -525,18 +549,7 @@ mod tests {
             let mut pm = Penalized::new(model.clone(), n as usize, false);
             let mut live: Vec<(FlowId, (u32, u32))> = Vec::new();
             for step in 0..200 {
-                let mut changed = Vec::new();
-                if live.len() < 3 || (live.len() < 12 && rng.below(2) == 0) {
-                    let s = rng.below(n as u64) as u32;
-                    let d = (s + 1 + rng.below(n as u64 - 1) as u32) % n;
-                    let f = add(&mut net, n, s, d, false);
-                    live.push((f, (s, d)));
-                    pm.update(&mut net, &[f], &[], &mut changed);
-                } else {
-                    let (f, _) = live.swap_remove(rng.below_usize(live.len()));
-                    let r = net.remove_flow(f);
-                    pm.update(&mut net, &[], &[r], &mut changed);
-                }
+                churn(&mut rng, &mut net, &mut pm, &mut live, n, (3, 12));
                 let comms: Vec<(u32, u32)> = live.iter().map(|x| x.1).collect();
                 let want = analyze(&comms, Some(&model)).penalties;
                 for ((f, _), p) in live.iter().zip(want) {
@@ -588,18 +601,7 @@ mod tests {
         let mut live: Vec<(FlowId, (u32, u32))> = Vec::new();
         let mut binding = 0;
         for step in 0..400 {
-            let mut changed = Vec::new();
-            if live.len() < 4 || (live.len() < 16 && rng.below(2) == 0) {
-                let s = rng.below(n as u64) as u32;
-                let d = (s + 1 + rng.below(n as u64 - 1) as u32) % n;
-                let f = add(&mut net, n, s, d, false);
-                live.push((f, (s, d)));
-                pm.update(&mut net, &[f], &[], &mut changed);
-            } else {
-                let (f, _) = live.swap_remove(rng.below_usize(live.len()));
-                let r = net.remove_flow(f);
-                pm.update(&mut net, &[], &[r], &mut changed);
-            }
+            churn(&mut rng, &mut net, &mut pm, &mut live, n, (4, 16));
             // Oracle: static penalties, caps, progressive filling over every link.
             let comms: Vec<(u32, u32)> = live.iter().map(|x| x.1).collect();
             let pens = analyze(&comms, Some(&model)).penalties;
