@@ -35,13 +35,23 @@ pub struct Completion {
     pub conflicts: Option<u8>,
 }
 
-/// Traffic seen by one host, given to the compute-rate hook.
+/// Traffic seen by one host, given to the compute-rate hook: (peer host, rate in
+/// bytes/s) of each transfer crossing its NIC, leaving and entering.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct HostTraffic {
-    /// Sum of the rates of transfers leaving the host through its NIC (bytes/s).
-    pub out_rate: f64,
-    /// Sum of the rates of transfers entering the host through its NIC (bytes/s).
-    pub in_rate: f64,
+pub struct HostTraffic<'a> {
+    pub out: &'a [(u32, f64)],
+    pub inn: &'a [(u32, f64)],
+}
+
+impl HostTraffic<'_> {
+    /// Total rate of the transfers leaving the host (bytes/s).
+    pub fn out_rate(&self) -> f64 {
+        self.out.iter().map(|p| p.1).sum()
+    }
+    /// Total rate of the transfers entering the host (bytes/s).
+    pub fn in_rate(&self) -> f64 {
+        self.inn.iter().map(|p| p.1).sum()
+    }
 }
 
 /// Gives the fraction of its speed a host computes at, from its network traffic.
@@ -260,10 +270,20 @@ impl Engine {
         if self.compute_rate.is_identity() {
             return 1.0;
         }
-        let n = self.n_hosts;
-        let sum = |l: usize| self.net.links[l].flows.iter().map(|&f| self.net.flow(f).rate).filter(|r| r.is_finite()).sum();
-        let traffic = HostTraffic { out_rate: sum(host), in_rate: sum(n + host) };
-        self.compute_rate.factor(host, traffic).max(0.0)
+        let n = self.n_hosts as u32;
+        // (peer, rate) of each rated transfer on the host's up-link (out) and down-link (in).
+        let peers = |l: usize, peer_of: &dyn Fn(&[LinkId]) -> u32| -> Vec<(u32, f64)> {
+            self.net.links[l]
+                .flows
+                .iter()
+                .map(|&f| self.net.flow(f))
+                .filter(|fl| fl.rate.is_finite())
+                .map(|fl| (peer_of(fl.links()), fl.rate))
+                .collect()
+        };
+        let out = peers(host, &|links| links[links.len() - 1] - n);
+        let inn = peers(n as usize + host, &|links| links[0]);
+        self.compute_rate.factor(host, HostTraffic { out: &out, inn: &inn }).max(0.0)
     }
 
     /// Let the sharing model re-rate after flows joined or left, and move the

@@ -9,6 +9,7 @@
 pub mod engine;
 pub mod mintree;
 pub mod error;
+pub mod interference;
 pub mod multicast;
 pub mod output;
 pub mod placement;

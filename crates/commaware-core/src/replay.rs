@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::engine::{ActKind, Completion, ComputeRate, Engine, FullSpeed};
+use crate::engine::{ActKind, Completion, ComputeRate, Engine};
 use crate::error::{Error, ErrorKind, Result};
 use crate::placement::{place, Placement};
 use crate::platform::Platform;
@@ -309,7 +309,7 @@ struct Replay<'a, 'o> {
 
 /// Replay `trace` on `platform`.
 pub fn simulate(platform: &Platform, trace: &Trace, options: &SimOptions) -> Result<SimResult> {
-    simulate_observed(platform, trace, options, Box::new(FullSpeed), &mut NoObserver)
+    simulate_observed(platform, trace, options, crate::interference::compute_rate(platform), &mut NoObserver)
 }
 
 /// Replay with a compute-rate hook (interference of communication on computation).

@@ -9,7 +9,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use commaware_core::multicast as mc;
 use commaware_core::placement::Placement;
 use commaware_core::error::{parse_input, Format};
-use commaware_core::engine::FullSpeed;
+use commaware_core::interference;
 use commaware_core::output::JsonStream;
 use commaware_core::replay::{Interval, MessageRecord, Observer, Progress, INTERVAL_KINDS};
 use commaware_core::trace::OP_NAMES;
@@ -421,7 +421,7 @@ fn simulate(
     run_forwarded(
         py,
         out,
-        |fw| commaware_core::simulate_observed(&platform.0, &trace.0, &opts, Box::new(FullSpeed), fw),
+        |fw| commaware_core::simulate_observed(&platform.0, &trace.0, &opts, interference::compute_rate(&platform.0), fw),
         move || Ok((model_name, hosts)),
     )
 }

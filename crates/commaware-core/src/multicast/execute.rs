@@ -50,6 +50,7 @@ pub fn to_platform_and_trace(instance: &Instance, schedule: &Schedule, model: &s
                 recv_overhead: Some(p.recv_const),
                 recv_overhead_per_byte: Some(p.recv_per_byte),
             },
+            interference: None,
         })
         .collect();
     let spec = PlatformSpec {
