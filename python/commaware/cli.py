@@ -11,6 +11,7 @@ import click
 
 from . import _core
 from .api import Result, check_seed, load_platform, load_trace, simulate
+from .cli_interference import interference
 from .cli_measure import measure
 from .cli_sharing import calibrate, param_option, penalties_cmd
 
@@ -60,8 +61,11 @@ EXIT_BAD_INPUT = 2
 
 
 def fail(message: str) -> None:
-    """Print a bad-input error and exit with code 2 (nothing on stdout)."""
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    """Print a bad-input error and exit with code 2 (nothing on stdout). The message is text:
+    rich markup (`[tag]`) and emoji codes (`:x:`) in it are shown as written."""
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
     sys.exit(EXIT_BAD_INPUT)
 
 
@@ -548,6 +552,8 @@ def schema_cmd(what: str) -> None:
 main.add_command(penalties_cmd)
 main.add_command(calibrate)
 main.add_command(measure)
+# Paper 000: interference fits and models.
+main.add_command(interference)
 
 
 if __name__ == "__main__":
