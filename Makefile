@@ -48,6 +48,8 @@ test: build rust-test py-test
 bench: build
 	$(PY) benches/bench_flows.py
 	$(PY) benches/bench_penalties.py
+	$(PY) benches/bench_interference.py
+	$(PY) benches/bench_throughput.py
 
 clean:
 	rm -rf $(VENV) target

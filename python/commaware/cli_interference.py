@@ -177,3 +177,9 @@ def model_cmd(node: str, recv_rate: float | None, send_rates: dict[str, float], 
         sends = ", ".join(f"{cid} at {r:g}" for cid, r in send_rates.items()) or "none"
         out.print(f"normalised compute rate receiving at {recv_rate or 0.0:g} MB/s, sending to {sends}: {rate:.6g}",
                   highlight=False, soft_wrap=True)
+
+
+# §3.2: steady-state throughput bounds on trees (`commaware interference throughput`).
+from .cli_throughput import throughput_cmd  # noqa: E402
+
+interference.add_command(throughput_cmd)
