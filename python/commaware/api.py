@@ -51,6 +51,19 @@ def read_input(source: Any, error: type[_core.InputError]) -> tuple[str, str, st
     return text, str(path), "toml" if path.suffix.lower() == ".toml" else "json"
 
 
+def read_json_object(source: Any, error: type[_core.InputError], expected: str) -> tuple[dict[str, Any], str]:
+    """(the JSON object, name for error messages) of a path or dict, read by `read_input`;
+    malformed JSON or another JSON value raises `error` (`expected` says what was wanted)."""
+    text, name, _ = read_input(source, error)
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise input_error(error, name, "", f"malformed JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise input_error(error, name, "", f"expected a JSON object {expected}")
+    return doc, name
+
+
 class Platform:
     """A validated platform (hosts and network)."""
 

@@ -43,7 +43,7 @@ import numpy.typing as npt
 
 from . import _core
 from ._errors import input_error
-from .api import read_input
+from .api import read_input, read_json_object
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -493,13 +493,8 @@ def three_point(node: str | Path | Mapping[str, Any]) -> dict[str, Any]:
     Raises PlatformError naming the field (``children[2].SR``) for missing fields and for
     C, MR, SR not > 0, C_r outside (0, C], C_sr or RR < 0, or duplicate ids.
     """
-    text, source, _ = read_input(node if isinstance(node, (str, Path)) else dict(node), _core.PlatformError)
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise input_error(_core.PlatformError, source, "", f"malformed JSON: {exc}") from None
-    if not isinstance(doc, dict):
-        raise input_error(_core.PlatformError, source, "", "expected a JSON object {C, MR, C_r, children}")
+    doc, source = read_json_object(node if isinstance(node, (str, Path)) else dict(node), _core.PlatformError,
+                                   "{C, MR, C_r, children}")
     _no_unknown(source, doc, NODE_FIELDS, "")
     c, mr, c_r = (_number(source, doc, k, "") for k in ("C", "MR", "C_r"))
     for key, value in (("C", c), ("MR", mr)):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._errors import input_error, option_error
-from .api import Source, param_list, read_input
+from .api import Source, param_list, read_input, read_json_object
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -134,13 +134,7 @@ def measured_schemes(source: Source) -> tuple[list[dict[str, Any]], str]:
     """The schemes of a MEASURED.json document (what `commaware measure penalties` writes:
     `{"schemes": [{"name", "t_ref_s", "comms": [{"id", "src", "dst", "penalty" | "time_s"}]}]}`,
     or a single scheme), each comm with its measured penalty."""
-    text, name, _ = read_input(source, _core.SchemeError)
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise input_error(_core.SchemeError, name, "", f"malformed JSON: {exc}") from None
-    if not isinstance(doc, dict):
-        raise input_error(_core.SchemeError, name, "", "expected a JSON object with `schemes` or `comms`")
+    doc, name = read_json_object(source, _core.SchemeError, "with `schemes` or `comms`")
     schemes = doc.get("schemes", [doc] if "comms" in doc else None)
     if not isinstance(schemes, list) or not schemes:
         raise input_error(_core.SchemeError, name, "schemes", "expected a non-empty list of schemes")
@@ -242,13 +236,8 @@ def calibrate_penalty(source: Source, family: str = "gige") -> dict[str, Any]:
 def read_calibration(path: str) -> tuple[str, list[tuple[str, float]]]:
     """(model, parameters) from the JSON `commaware calibrate penalty --json` writes, so that
     measure → calibrate → simulate chains without editing a file."""
-    text, name, _ = read_input(path, _core.OptionsError)
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise input_error(_core.OptionsError, name, "", f"malformed JSON: {exc}") from None
-    family = doc.get("family") if isinstance(doc, dict) else None
-    params = doc.get("parameters") if isinstance(doc, dict) else None
+    doc, name = read_json_object(path, _core.OptionsError, "from `commaware calibrate penalty --json`")
+    family, params = doc.get("family"), doc.get("parameters")
     if family not in ("gige", "infiniband") or not isinstance(params, dict):
         raise input_error(_core.OptionsError, name, "", "not the output of `commaware calibrate penalty --json` "
                           "(needs `family` gige or infiniband and `parameters`)")

@@ -48,7 +48,7 @@ import numpy as np
 
 from . import _core
 from ._errors import NON_FINITE, input_error
-from .api import Source, read_input
+from .api import Source, read_json_object
 
 #: The two port models of §3.2.
 PORTS = ("multi", "single")
@@ -170,13 +170,7 @@ def load_tree(source: TreeSource) -> Tree:
     no root or several, and a cycle. The traversal is iterative (any depth)."""
     if isinstance(source, Tree):
         return source
-    text, name, _ = read_input(source, _core.PlatformError)
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise input_error(_core.PlatformError, name, "", f"malformed JSON: {exc}") from None
-    if not isinstance(doc, dict):
-        raise input_error(_core.PlatformError, name, "", "expected a JSON object with `task_mb` and `nodes`")
+    doc, name = read_json_object(source, _core.PlatformError, "with `task_mb` and `nodes`")
     if "task_mb" not in doc:
         raise input_error(_core.PlatformError, name, "task_mb", "missing field (the task size Z in MB)")
     z = _number(name, "task_mb", doc["task_mb"], positive=True)
