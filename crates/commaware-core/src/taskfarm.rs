@@ -180,7 +180,7 @@ fn validate(tree: &FarmTree, opts: &FarmOptions) -> Result<(usize, Vec<usize>)> 
         check_amount(ErrorKind::Platform, &f("ir_r"), tree.ir_r[v], false)?;
         check_amount(ErrorKind::Platform, &f("ir_s"), tree.ir_s[v], false)?;
         let bs = tree.send_limit_mb_s[v];
-        if !(bs >= 0.0) || bs == f64::NEG_INFINITY {
+        if bs.is_nan() || bs < 0.0 {
             return Err(err(&f("send_limit_mb_s"), format!("must be >= 0 (or infinite for unlimited), got {bs}")));
         }
         if let Some(p) = &tree.priority_ir_s {
@@ -339,8 +339,7 @@ impl<'a> Sim<'a> {
     /// transfer just ended), and re-evaluate the compute speed of everyone affected.
     fn reshare(&mut self, p: usize, now: f64, gone: Option<usize>) {
         let affected = std::mem::take(&mut self.active[p]);
-        for i in 0..affected.len() {
-            let c = affected[i];
+        for &c in &affected {
             self.advance_cpu(c, now);
             self.tr_left[c] = (self.tr_left[c] - self.tr_rate[c] * (now - self.tr_stamp[c])).max(0.0);
             self.tr_stamp[c] = now;
