@@ -19,6 +19,11 @@ moment (rates in MB/s, MB = 2^20 bytes). As the paper ran them (footnote 5), the
 algorithms have no §3 cutoff; ``cutoff=True`` adds it (never send to a child with
 IR_s·Z·C_parent >= 1). Latency is zero; ties go to the lower node index.
 
+The farm's throughput never exceeds the §3.2 multi-port bound of the same tree *while
+every node's normalised rate stays >= 0*: the bound is linear and charges a negative
+compute rate where the farm clamps at 0, so on trees where Σ IR·TR > 1 can happen
+(``examples/interference/tree_small.json``) the farm can beat it.
+
 :func:`testbed_table4` rebuilds the §4 fork graph (see its doc for the reconstruction), and
 :func:`fig5` runs the 18 application types through the six algorithms, normalised to
 RootComputes as in Fig. 5.
