@@ -9,6 +9,7 @@ __all__ = [
     "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "load_trace",
     "simulate", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements",
     "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "__version__",
+    "taskfarm", "TASKFARM_ALGORITHMS",
 ]
 
 class CommawareError(Exception): ...
@@ -132,3 +133,22 @@ def multicast_check(instance: MulticastInstance, report: MulticastReport) -> str
 def multicast_execute(instance: MulticastInstance, report: MulticastReport, model: str = "contention_free") -> SimResult: ...
 def multicast_generate(params: str, seed: int) -> MulticastInstance: ...
 def multicast_algorithms() -> list[str]: ...
+
+TASKFARM_ALGORITHMS: list[str]
+
+def taskfarm(
+    parent: list[int],
+    compute_rate: list[float],
+    link_mb_s: list[float],
+    ir_r: list[float],
+    ir_s: list[float],
+    send_limit_mb_s: list[float],
+    task_mb: float,
+    algorithm: str,
+    tasks: int = 1000,
+    hold: int = 2,
+    cutoff: bool = False,
+    priority_ir_s: list[float] | None = None,
+    priority_link_mb_s: list[float] | None = None,
+    source: str = "",
+) -> dict[str, Any]: ...

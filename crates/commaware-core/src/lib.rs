@@ -17,6 +17,7 @@ pub mod platform;
 pub mod replay;
 pub mod rng;
 pub mod sharing;
+pub mod taskfarm;
 pub mod trace;
 
 pub use error::{Error, ErrorKind};

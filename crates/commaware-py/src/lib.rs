@@ -679,6 +679,57 @@ fn multicast_algorithms() -> Vec<&'static str> {
     mc::Algorithm::ALL.iter().map(|a| a.name()).collect()
 }
 
+/// Farm `tasks` independent tasks on a tree (paper 000 §4); the tree comes as columns
+/// from `commaware.throughput.load_tree` (parent index, -1 for the root).
+#[pyfunction]
+#[pyo3(signature = (parent, compute_rate, link_mb_s, ir_r, ir_s, send_limit_mb_s, task_mb, algorithm,
+                    tasks=1000, hold=2, cutoff=false, priority_ir_s=None, priority_link_mb_s=None, source=""))]
+#[allow(clippy::too_many_arguments)]
+fn taskfarm<'py>(
+    py: Python<'py>,
+    parent: Vec<i64>,
+    compute_rate: Vec<f64>,
+    link_mb_s: Vec<f64>,
+    ir_r: Vec<f64>,
+    ir_s: Vec<f64>,
+    send_limit_mb_s: Vec<f64>,
+    task_mb: f64,
+    algorithm: &str,
+    tasks: u64,
+    hold: u32,
+    cutoff: bool,
+    priority_ir_s: Option<Vec<f64>>,
+    priority_link_mb_s: Option<Vec<f64>>,
+    source: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    use commaware_core::taskfarm as tf;
+    let algorithm = algorithm.to_owned();
+    let r = py.allow_threads(|| {
+        guarded(|| {
+            let tree = tf::FarmTree {
+                parent: parent.iter().map(|&p| usize::try_from(p).ok()).collect(),
+                compute_rate,
+                link_mb_s,
+                ir_r,
+                ir_s,
+                send_limit_mb_s,
+                task_mb,
+                priority_ir_s,
+                priority_link_mb_s,
+            };
+            let opts = tf::FarmOptions { algorithm: tf::Algorithm::from_name(&algorithm)?, tasks, hold, cutoff };
+            tf::simulate(&tree, &opts).map_err(|e| e.in_source(source))
+        })
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("makespan", r.makespan)?;
+    d.set_item("throughput", r.throughput)?;
+    d.set_item("tasks_per_node", r.tasks_per_node)?;
+    d.set_item("transfers", r.transfers)?;
+    d.set_item("events", r.events)?;
+    Ok(d)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -717,6 +768,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(multicast_schema, m)?)?;
     m.add_function(wrap_pyfunction!(sharing_models, m)?)?;
     m.add_function(wrap_pyfunction!(placements, m)?)?;
+    m.add_function(wrap_pyfunction!(taskfarm, m)?)?;
+    m.add("TASKFARM_ALGORITHMS", commaware_core::taskfarm::Algorithm::NAMES.to_vec())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
