@@ -14,6 +14,7 @@ from .api import Result, check_seed, load_platform, load_trace, simulate
 from .cli_interference import interference
 from .cli_measure import measure
 from .cli_sharing import calibrate, param_option, penalties_cmd
+from .cli_taskfarm import taskfarm_cmd
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -552,8 +553,9 @@ def schema_cmd(what: str) -> None:
 main.add_command(penalties_cmd)
 main.add_command(calibrate)
 main.add_command(measure)
-# Paper 000: interference fits and models.
+# Paper 000: interference fits and models, task farming.
 main.add_command(interference)
+main.add_command(taskfarm_cmd)
 
 
 if __name__ == "__main__":
