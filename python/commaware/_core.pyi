@@ -8,7 +8,7 @@ __all__ = [
     "multicast_load", "multicast_schedule", "multicast_check", "multicast_execute", "multicast_generate",
     "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "load_trace",
     "simulate", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements",
-    "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "__version__",
+    "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "kernel_run", "kernel_task", "__version__",
 ]
 
 class CommawareError(Exception): ...
