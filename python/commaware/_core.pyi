@@ -8,7 +8,7 @@ __all__ = [
     "multicast_load", "multicast_schedule", "multicast_check", "multicast_execute", "multicast_generate",
     "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "load_trace",
     "simulate", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements",
-    "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "__version__",
+    "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "kernel_run", "kernel_task", "__version__",
     "taskfarm", "TASKFARM_ALGORITHMS",
 ]
 
@@ -93,6 +93,12 @@ def scheme_penalties(
 def scheme_schema() -> str: ...
 def model_parameters(model: str) -> list[str]: ...
 def platform_schema() -> str: ...
+def kernel_run(seconds: float, n: int = 1024, k: int = 1, seed: int = 0) -> tuple[bytes, int]:
+    """Paper 000 §2's task (k diagonals of A², A n×n i32) back to back for `seconds`, GIL
+    released: (completion times in s since the start as little-endian f64 bytes, checksum)."""
+def kernel_task(n: int, k: int = 1, first: int = 0, seed: int = 0) -> tuple[bytes, int]:
+    """(the seeded matrix as row-major little-endian i32 bytes, the checksum of one task from
+    diagonal `first`)."""
 def trace_schema() -> str: ...
 def multicast_schema() -> str: ...
 def sharing_models() -> list[str]: ...

@@ -123,3 +123,79 @@ def penalties_cmd(scheme: str, size: str, iterations: int, warmup: int, mpirun: 
     if doc["placement_warning"]:
         click.echo(f"warning: placement: {doc['placement_warning']}", err=True)
     click.echo(f"wrote {target}")
+
+
+def _parse_rates(text: str) -> list[float]:
+    try:
+        return [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        _fail(f"--rates: expected comma-separated MB/s such as 0,2,4,8,16, got {text!r}")
+
+
+@measure.command("interference")
+@click.option("--direction", type=click.Choice(["recv", "send", "both"]), default="recv", show_default=True,
+              help="Receive from the peer, send to it, or both (each alone, then both at once: the §2.5 planar fit).")
+@click.option("--rates", default="0,2,4,8,16", show_default=True,
+              help="Target transfer rates in MB/s (MB = 2^20 bytes), comma-separated, each held for --seconds.")
+@click.option("--seconds", type=float, default=2.0, show_default=True, help="Seconds per rate.")
+@click.option("--k", "k", type=int, default=1, show_default=True, help="Diagonals per compute task.")
+@click.option("--n", "n", type=int, default=1024, show_default=True, help="Matrix side (n×n i32).")
+@click.option("--interval", type=float, default=0.5, show_default=True, help="Averaging interval in seconds (§2.2).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help='Write {"interference": {...}} (the platform file\'s format) here, atomically.')
+@click.option("--samples", "samples_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the averaged samples as CSV (input of `commaware interference fit`).")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole document (samples, fit, interference) as JSON.")
+def interference_cmd(direction: str, rates: str, seconds: float, k: int, n: int, interval: float,
+                     output: str | None, samples_path: str | None, as_json: bool) -> None:
+    """Measure the interference of communication on computation on this machine (paper 000 §2).
+
+    The paper's compute task (k diagonals of the square of an n×n integer matrix, in the
+    Rust core) runs back to back while a peer process sends to or receives from this
+    process over local TCP at each throttled rate; the compute rate and the measured
+    transfer rate per interval are fitted (IR = −slope of the normalised compute rate).
+    On one machine this measures the local TCP stack and memory contention, not a NIC.
+    """
+    from .measure import MeasureError
+    from .measure_interference import measure_interference, platform_fragment, write_samples_csv
+
+    try:
+        doc = measure_interference(rates_mb_s=_parse_rates(rates), seconds_per_rate=seconds, direction=direction,
+                                   k=k, n=n, interval=interval)
+    except _core.InputError as exc:
+        _fail(str(exc))
+    except MeasureError as exc:
+        _fail(str(exc), EXIT_FAILED)
+    try:
+        if output is not None:
+            _write(platform_fragment(doc), output)
+        if samples_path is not None:
+            write_samples_csv(doc, samples_path)
+    except OSError as exc:
+        _fail(f"{exc.filename or output}: cannot write: {exc.strerror or exc}", EXIT_FAILED)
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    out = Console()
+    table = Table(title="interference fit (paper 000 §2)", title_justify="left", header_style="bold")
+    for col in ("column", "samples", "max MB/s", "IR", "const", "stdev", "max error"):
+        table.add_column(col, justify="left" if col == "column" else "right", no_wrap=True, overflow="fold")
+    for name, c in doc["fit"]["columns"].items():
+        lin = c["linear"]
+        table.add_row(name, str(c["samples"]), f"{c['max_rate']:.3g}", f"{lin['ir']:.4g}", f"{lin['const']:.4g}",
+                      f"{lin['stdev']:.3g}", f"{lin['max_error']:.3g}")
+    out.print(table)
+    if doc["fit"].get("planar"):
+        p = doc["fit"]["planar"]
+        out.print(f"planar (§2.5): {p['const']:.4g} − {p['ir_r']:.4g}·recv − {p['ir_s']:.4g}·send", highlight=False)
+    out.print(f"{doc['tasks']} tasks (n={n}, k={k}); max compute rate {doc['fit']['max_compute_rate']:.4g} tasks/s",
+              highlight=False)
+    out.print(json.dumps(platform_fragment(doc)), highlight=False, soft_wrap=True)
+    for w in doc["warnings"]:
+        click.echo(f"warning: {w}", err=True)
+    out.print(f"[bold]note:[/] {doc['note']}", highlight=False, soft_wrap=True)
+    if output is not None:
+        click.echo(f"wrote {output}")

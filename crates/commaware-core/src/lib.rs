@@ -10,6 +10,7 @@ pub mod engine;
 pub mod mintree;
 pub mod error;
 pub mod interference;
+pub mod kernel;
 pub mod multicast;
 pub mod output;
 pub mod placement;

@@ -426,6 +426,62 @@ fn simulate(
     )
 }
 
+/// Paper 000 §2's atomic compute task, run back to back for `seconds` with the GIL released
+/// (`commaware measure interference`). Returns (completion time of every task in seconds since
+/// the start, as little-endian f64 bytes; the wrapping sum of the task checksums). Signals are
+/// checked about every 0.1 s, so Ctrl-C stops it with KeyboardInterrupt.
+#[pyfunction]
+#[pyo3(signature = (seconds, n=1024, k=1, seed=0))]
+fn kernel_run<'py>(py: Python<'py>, seconds: f64, n: usize, k: usize, seed: u64) -> PyResult<(Bound<'py, PyBytes>, i32)> {
+    use commaware_core::kernel::DiagonalKernel;
+    use std::time::{Duration, Instant};
+    if !(seconds > 0.0 && seconds <= 1e6) {
+        return Err(to_py(Error::new(ErrorKind::Options, "seconds", format!("must be in (0, 1e6], got {seconds}"))));
+    }
+    let mut interrupt: Option<PyErr> = None;
+    let (times, sum) = py.allow_threads(|| {
+        guarded(|| {
+            let kern = DiagonalKernel::new(n, k, seed)?;
+            let start = Instant::now();
+            let mut times: Vec<f64> = Vec::new();
+            let mut last_check = Duration::ZERO;
+            let (_, sum) = kern.run_while(|_| {
+                let t = start.elapsed();
+                times.push(t.as_secs_f64());
+                if t - last_check >= Duration::from_millis(100) {
+                    last_check = t;
+                    if let Err(e) = Python::with_gil(|py| py.check_signals()) {
+                        interrupt = Some(e);
+                        return false;
+                    }
+                }
+                t.as_secs_f64() < seconds
+            });
+            Ok((times, sum))
+        })
+    })?;
+    if let Some(e) = interrupt {
+        return Err(e);
+    }
+    Ok((column(py, times.iter().map(|t| t.to_le_bytes())), sum))
+}
+
+/// The kernel's seeded matrix (row-major little-endian i32 bytes) and the checksum of one
+/// task starting at diagonal `first`: for tests against an independent computation.
+#[pyfunction]
+#[pyo3(signature = (n, k=1, first=0, seed=0))]
+fn kernel_task<'py>(py: Python<'py>, n: usize, k: usize, first: usize, seed: u64) -> PyResult<(Bound<'py, PyBytes>, i32)> {
+    use commaware_core::kernel::DiagonalKernel;
+    let (kern, sum) = py.allow_threads(|| {
+        guarded(|| {
+            let kern = DiagonalKernel::new(n, k, seed)?;
+            let sum = kern.task(first);
+            Ok((kern, sum))
+        })
+    })?;
+    Ok((column(py, kern.matrix().iter().map(|v| v.to_le_bytes())), sum))
+}
+
 #[pyfunction]
 fn platform_schema() -> String {
     commaware_core::Platform::json_schema()
@@ -764,6 +820,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_trace, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(platform_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_run, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_task, m)?)?;
     m.add_function(wrap_pyfunction!(trace_schema, m)?)?;
     m.add_function(wrap_pyfunction!(multicast_schema, m)?)?;
     m.add_function(wrap_pyfunction!(sharing_models, m)?)?;
