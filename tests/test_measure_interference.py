@@ -44,11 +44,12 @@ def _check_doc(doc: dict, direction: str) -> None:
     col = f"{direction}:localhost"
     assert list(s) == ["time", "compute_rate", col]
     rates = np.array(s["compute_rate"])
-    assert len(rates) == 8 and np.all(np.isfinite(rates)) and np.all(rates > 0)
+    # Two 1 s phases in 0.25 s intervals: about 8 samples (timing on a shared machine varies).
+    assert 6 <= len(rates) <= 10 and np.all(np.isfinite(rates)) and np.all(rates > 0)
     tr = np.array(s[col])
     t = np.array(s["time"])
-    assert np.all(tr[t < 1.0] == 0)
-    loaded = float(np.median(tr[t >= 1.0]))
+    assert np.all(tr[t < 0.75] == 0)  # the unloaded phase (its last interval may touch the next)
+    loaded = float(np.median(tr[t >= 1.25]))
     assert 20 / 3 < loaded < 20 * 1.5, tr  # generous: the machine is shared
     fitted = doc["fit"]["columns"][col]["linear"]
     assert math.isfinite(fitted["ir"]) and math.isfinite(fitted["const"])
