@@ -253,3 +253,64 @@ def priority_checks() -> list[Check]:
                             f"task, over the 18 application types: >= 1 only at 10 MB/1 diagonal; the next largest is "
                             f"{runner_up:.3f} at 5 MB/1 (the notes: 0.90)")))
     return rows
+
+
+# -- §4 task farming, Fig. 5 ----------------------------------------------------------------
+
+FIG5_HOW = ("§4 testbed reconstructed as the notes say (root Lab0 at 9.057 diagonals/s, B_s 10.7 MB/s, links Table 4 "
+            "line 6, root send interference line 8, child receive interference line 9, priorities from lines 5 and 7, "
+            "each child holds 2 tasks and requests at t=0, zero latency), 1,000 tasks, algorithms as the paper ran them "
+            "(no §3 cutoff, footnote 5)")
+
+
+def _cell(row: dict[str, Any]) -> str:
+    return f"{row['send_mb']:g} MB/{row['diagonals']} diag"
+
+
+@check(PAPER, "Fig. 5, task farming on the §4 testbed")
+def fig5_checks() -> list[Check]:
+    from ..taskfarm import fig5
+
+    rows = fig5()
+    others = [a for a in rows[0]["normalised"] if a != "ia-multi"]
+
+    def behind(r: dict[str, Any]) -> float:
+        """How far IA:Multi is behind the best other algorithm (relative)."""
+        return r["normalised"]["ia-multi"] / min(r["normalised"][a] for a in others) - 1
+
+    exception = [r for r in rows if (r["send_mb"], r["diagonals"]) == (10.0, 1)]
+    regular = [r for r in rows if r not in exception]
+    late = [f"{_cell(r)} ({100 * behind(r):.1f} %)" for r in regular if behind(r) > 0.03]
+    root_wins = [_cell(r) for r in rows if r["normalised"]["ia-multi"] > 1.0]
+    loads = sorted(rows, key=lambda r: -r["min_load"])
+    why = ("at 5 MB/1 diagonal the smallest IR_s·Z·C is 0.90, just under 1: children barely pay for their "
+           "sends, and with non-interruptible 5 MB sends, 2 tasks held per child and the reconstructed rates the "
+           "root alone edges ahead; tried as checks, not to fit: holding 1, 3 or 4 tasks per child instead of 2 "
+           "puts IA:Multi at 1.044, 1.008 and 1.002 of RootComputes (still behind IA:Single, 0.994-0.999), and the "
+           "§3 cutoff variant removes the gap; the paper's runs were real, and its drawing of Fig. 5 is lost, so the "
+           "cell's margin cannot be compared")
+    result = [
+        Check(PAPER, "Fig. 5: IA:Multi within 3 % of the best other algorithm (every cell but 10 MB/1)", "every cell",
+              "every cell" if not late else "behind in " + ", ".join(late), 0.03, not late,
+              status="pass" if not late else "not_reproduced",
+              note=f"{FIG5_HOW}; " + ("" if not late else why)),
+        Check(PAPER, "Fig. 5: RootComputes beats IA:Multi only at 10 MB/1 diagonal", "10 MB/1 diag",
+              ", ".join(root_wins) or "nowhere", None, root_wins == ["10 MB/1 diag"],
+              status="pass" if root_wins == ["10 MB/1 diag"] else "not_reproduced",
+              note=f"{FIG5_HOW}; " + ("" if root_wins == ["10 MB/1 diag"] else why)),
+        Check(PAPER, "§4.3: 10 MB/1 diagonal is the only cell with IR_s·Z·C ≥ 1 (smallest over the children)",
+              "1.80, next 0.90", f"{loads[0]['min_load']:.2f} at {_cell(loads[0])}, next {loads[1]['min_load']:.2f}",
+              0.005, _cell(loads[0]) == "10 MB/1 diag" and loads[1]["min_load"] < 1 <= loads[0]["min_load"],
+              note="priority IR_s (Table 4 line 7) × task size × root compute rate in tasks/s"),
+    ]
+    over = [f"{_cell(r)}" for r in rows if r["best_throughput"] > r["bound"] * (1 + 1e-9)]
+    result.append(Check(PAPER, "§3.2 bound: no farm exceeds the multi-port throughput bound (18 cells × 6 algorithms)",
+                        "never", "never" if not over else ", ".join(over), 1e-9, not over,
+                        note=f"{FIG5_HOW}; the bound of `commaware interference throughput` on the same tree"))
+    cut = fig5(cutoff=True)
+    late_cut = [_cell(r) for r in cut if behind(r) > 0.03]
+    result.append(Check(PAPER, "§3 cutoff variant (ours): IA:Multi within 3 % of the best other in every cell",
+                        "(not in the paper)", "every cell" if not late_cut else ", ".join(late_cut), 0.03, not late_cut,
+                        note="with --cutoff (never send to a child with IR_s·Z·C ≥ 1), the §3-informed variant the "
+                             "paper's footnote 5 says it did not run"))
+    return result
