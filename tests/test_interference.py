@@ -494,7 +494,16 @@ def test_reproduce_000_rows():
     rows = reproduce.run(["000"])
     assert len(rows) >= 8
     assert all(r.paper == "000" for r in rows)
-    assert [r.name for r in rows if r.status != "pass"] == []
+    # The two Fig. 5 claims at 5 MB/1 diagonal are analysed not_reproduced (see their notes);
+    # nothing fails.
+    assert sorted(r.name for r in rows if r.status != "pass") == [
+        "Fig. 5: IA:Multi within 3 % of the best other algorithm (every cell but 10 MB/1)",
+        "Fig. 5: RootComputes beats IA:Multi only at 10 MB/1 diagonal",
+    ]
+    assert all(r.status == "not_reproduced" and "5 MB/1" in r.ours for r in rows if r.status != "pass")
+    fig5 = {r.name: r for r in rows if "Fig. 5" in r.name or "§3.2 bound" in r.name or "cutoff" in r.name}
+    assert fig5["§3.2 bound: no farm exceeds the multi-port throughput bound (18 cells × 6 algorithms)"].status == "pass"
+    assert fig5["§3 cutoff variant (ours): IA:Multi within 3 % of the best other in every cell"].status == "pass"
     inconsistent = {r.name for r in rows if r.paper_inconsistent}
     assert inconsistent == {"Table 4 line 8 (IR_s at the root) Tenn", "Table 4 line 9 (IR_r at the leaf) Tenn"}
     by_name = {r.name: r for r in rows}
