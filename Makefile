@@ -50,6 +50,7 @@ bench: build
 	$(PY) benches/bench_penalties.py
 	$(PY) benches/bench_interference.py
 	$(PY) benches/bench_throughput.py
+	$(PY) benches/bench_taskfarm.py
 
 clean:
 	rm -rf $(VENV) target

@@ -134,7 +134,7 @@ def model_cmd(node: str, recv_rate: float | None, send_rates: dict[str, float], 
     NODE.json is {"C": ..., "MR": ..., "C_r": ..., "children": [{"id": "a", "SR": ...,
     "RR": ..., "C_sr": ...}, ...]}: the compute rate alone (C), while receiving at MR MB/s
     (C_r), and while receiving at RR and sending to child id at SR (C_sr). Prints IR_r, each
-    child's IR_s (the corrected formula of the notes), and with --recv/--send the normalised
+    child's IR_s (the corrected formula: the printed one has a units slip), and with --recv/--send the normalised
     compute rate 1 - IR_r*recv - sum IR_s(i)*send(i).
 
     \b

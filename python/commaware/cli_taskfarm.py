@@ -20,7 +20,7 @@ _ALGORITHMS = ["ia-multi", "ia-single", "fcfs", "comprate", "bwc", "root-compute
 @click.command("taskfarm")
 @click.argument("tree", metavar="TREE.json", required=False, type=click.Path(dir_okay=False))
 @click.option("--testbed", type=click.Choice(["table4"]), default=None,
-              help="Use the §4 fork graph of Table 4 (reconstructed as ISSUE-NOTES says) instead of TREE.json.")
+              help="Use the §4 fork graph of Table 4 (reconstructed as docs/interference.md says) instead of TREE.json.")
 @click.option("--algorithm", type=click.Choice(_ALGORITHMS), default="ia-multi", show_default=True,
               help="Which requesting child a parent serves (§4.1).")
 @click.option("--tasks", type=int, default=1000, show_default=True, help="Number of tasks N (all at the root).")

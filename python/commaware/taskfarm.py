@@ -59,13 +59,13 @@ TABLE4 = {
     8: (0.0333, 0.0208, 0.0226, 0.0331, 0.0342, 0.0331),  # IR_s at root (both compute)
     9: (0.0443, 0.0454, 0.0621, 0.0130, 0.0425, 0.1300),  # IR_r at P_i (both compute)
 }
-#: The root's compute rate: the mean of Table 4 line 1 (ISSUE-NOTES), diagonals/s.
+#: The root's compute rate: the mean of Table 4 line 1, diagonals/s.
 ROOT_RATE = 9.057
 #: B_s of the root, MB/s (§2.4).
 ROOT_SEND_LIMIT = 10.7
 
 TESTBED_NOTE = (
-    "Reconstruction of the §4 testbed (ISSUE-NOTES): fork graph Lab0 -> Lab3, Lab4, Lab5, Lab6, SB0, Tenn; "
+    "Reconstruction of the §4 testbed (docs/interference.md): fork graph Lab0 -> Lab3, Lab4, Lab5, Lab6, SB0, Tenn; "
     "root compute 9.057 diagonals/s (mean of Table 4 line 1), B_s 10.7 MB/s (§2.4); children compute "
     "Table 4 line 2; a task of k diagonals takes k/rate s; link rates line 6 (simulation) and line 5 "
     "(BWC's priority); root send interference line 8 (simulation) and line 7 (IA priority and the cutoff); "
