@@ -47,6 +47,10 @@ test: build rust-test py-test
 
 bench: build
 	$(PY) benches/bench_flows.py
+	$(PY) benches/bench_penalties.py
+	$(PY) benches/bench_interference.py
+	$(PY) benches/bench_throughput.py
+	$(PY) benches/bench_taskfarm.py
 
 clean:
 	rm -rf $(VENV) target

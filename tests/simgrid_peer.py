@@ -23,6 +23,9 @@ How the two models map onto each other:
 * 1 Gbps is ``1.25e8`` bytes/s per NIC direction.
 * CM02 also caps every flow at ``TCP-gamma / (2 * route latency)`` (4 MiB by default); this stays
   above 1 Gbps only while ``lat_us`` is below about 8 ms, so keep latencies under that.
+* SimGrid ``network/model:IB`` with :data:`IB_FLAGS` is commaware's ``ib-simgrid``: CM02 plus a
+  per-flow cap of route bandwidth / penalty, except where SimGrid leaves a penalty stale (see
+  :func:`ib_stale_flows`); run it with :func:`run_simgrid_flows_cfg`.
 """
 
 from __future__ import annotations
@@ -48,6 +51,20 @@ DEFAULT_LAT_US = 50.0
 EAGER_THRESHOLD = 65536
 #: SimGrid options for pure max-min sharing (``optim`` is appended by :func:`simgrid_flags`).
 BASE_FLAGS = ("--cfg=network/model:CM02", "--cfg=network/crosstraffic:0")
+#: SimGrid options for the IB model as commaware's ``ib-simgrid`` models it (``optim`` is added by
+#: :func:`run_simgrid_flows_cfg`): SimGrid 3.32's IB model is an SMPI model, so it multiplies
+#: bandwidths and latencies by SMPI's piecewise factors (0.940694 and 11.6436 at or above 65472
+#: bytes); ``smpi/bw-factor:0:1`` and ``smpi/lat-factor:0:1`` (threshold 0, factor 1) neutralise
+#: them.  ``network/bandwidth-factor`` and ``network/latency-factor`` do not (the IB model ignores
+#: them), and a bare ``smpi/bw-factor:1`` crashes SimGrid 3.32.  IB's ``network/weight-S`` (8775)
+#: is left at its default: it weights a flow's max-min share by its route's latency plus
+#: 8775 / bandwidth per link, which is the same for every route of the homogeneous star.
+IB_FLAGS = ("--cfg=network/model:IB", "--cfg=network/crosstraffic:0", "--cfg=smpi/bw-factor:0:1",
+            "--cfg=smpi/lat-factor:0:1")
+#: SimGrid's IB model as it ships (SMPI's bandwidth and latency factors on).
+IB_DEFAULT_FLAGS = ("--cfg=network/model:IB", "--cfg=network/crosstraffic:0")
+#: SimGrid's default ``smpi/IB-penalty-factors``: beta_e, beta_s, gamma_s.
+IB_PENALTY_FACTORS = (0.965, 0.925, 1.35)
 #: Flow patterns of :func:`make_flows`.
 PATTERNS = ("randsize", "random", "shift", "tiny", "pingpong")
 #: Source of the SimGrid peer, inside the repository.
@@ -137,9 +154,10 @@ def simgrid_available() -> tuple[bool, str]:
     return True, f"SimGrid peer compiled at {binary_path()}"
 
 
-def simgrid_flags(optim: str = "Full") -> list[str]:
-    """SimGrid ``--cfg`` options for pure max-min sharing with the given ``network/optim``."""
-    return [*BASE_FLAGS, f"--cfg=network/optim:{optim}", "--log=root.thresh:warning"]
+def simgrid_flags(optim: str = "Full", base: Sequence[str] = BASE_FLAGS) -> list[str]:
+    """SimGrid ``--cfg`` options: ``base`` (pure max-min sharing by default) with the given
+    ``network/optim`` and a warning-level log threshold."""
+    return [*base, f"--cfg=network/optim:{optim}", "--log=root.thresh:warning"]
 
 
 def route_latency_s(lat_us: float) -> float:
@@ -169,9 +187,10 @@ def parse_result(stdout: str) -> dict[str, Any]:
     raise SimGridError("the SimGrid peer printed no RESULT line")
 
 
-def _run_peer(args: list[str], optim: str, timeout: float | None) -> tuple[dict[str, Any], list[str], float]:
+def _run_peer(args: list[str], optim: str, timeout: float | None,
+              base: Sequence[str] = BASE_FLAGS) -> tuple[dict[str, Any], list[str], float]:
     """Run the compiled peer with ``args`` and SimGrid's flags; return its RESULT, command and wall time."""
-    cmd = [str(build_harness()), *args, *simgrid_flags(optim)]
+    cmd = [str(build_harness()), *args, *simgrid_flags(optim, base)]
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -197,8 +216,10 @@ def run_simgrid_flows(
     timeout: float | None = None,
     dump_path: Path | None = None,
     bandwidth: float = LINK_BANDWIDTH,
+    base: Sequence[str] = BASE_FLAGS,
 ) -> SimGridRun:
-    """Run the peer's ``flows`` mode on ``(src, dst, bytes, ...)`` tuples, all started at t = 0.
+    """Run the peer's ``flows`` mode on ``(src, dst, bytes, ...)`` tuples, all started at t = 0,
+    under the SimGrid options ``base`` (CM02 max-min by default; e.g. :data:`IB_FLAGS`).
 
     Returns SimGrid's per-flow ``(src, dst, bytes, start, finish)`` in the given order.  The
     per-flow output goes to a temporary directory, or is kept at ``dump_path`` if given.
@@ -211,7 +232,7 @@ def run_simgrid_flows(
         out = Path(dump_path) if dump_path is not None else Path(tmp) / "flows.out"
         out.unlink(missing_ok=True)
         args = ["flows", str(hosts), repr(float(bandwidth)), repr(lat_us * 1e-6), str(flow_file), str(out)]
-        result, cmd, wall = _run_peer(args, optim, timeout)
+        result, cmd, wall = _run_peer(args, optim, timeout, base)
         if not out.is_file():
             raise SimGridError("the SimGrid peer wrote no per-flow output")
         reported = parse_dump(out.read_text())
@@ -457,3 +478,143 @@ def exact_maxmin_finish(
                 still.append(i)
         active = still
     return finish
+
+
+# ---------------------------------------------------------------------------------------------
+# SimGrid's IB model: runs with other flags, and where its penalty updates are incomplete
+# ---------------------------------------------------------------------------------------------
+
+
+def run_simgrid_flows_cfg(
+    hosts: int,
+    flows: Sequence[Sequence[Any]],
+    flags: Sequence[str],
+    lat_us: float = DEFAULT_LAT_US,
+    optim: str = "Full",
+    timeout: float | None = None,
+    bandwidth: float = LINK_BANDWIDTH,
+) -> SimGridRun:
+    """:func:`run_simgrid_flows` with the SimGrid options ``flags`` (e.g. :data:`IB_FLAGS`) instead of CM02's.
+
+    ``network/optim:<optim>`` and a warning-level log threshold are appended to ``flags``.
+    """
+    return run_simgrid_flows(hosts, flows, lat_us, optim, timeout, bandwidth=bandwidth, base=flags)
+
+
+def ib_penalties(
+    flows: Sequence[Sequence[Any]],
+    active: Iterable[int],
+    factors: tuple[float, float, float] = IB_PENALTY_FACTORS,
+) -> dict[int, float]:
+    """SimGrid's IB penalty of each ``active`` flow (indices into ``(src, dst, ...)`` ``flows``).
+
+    For a flow s -> d, with beta_e, beta_s, gamma_s = ``factors``: out(c) = 1 if s has one active
+    comm, else n_out(s) * beta_s, times gamma_s if c's destination has more than 2 incoming comms;
+    in = 1 if d has one incoming comm, else (comms s -> d) * beta_e * (distinct senders to d);
+    penalty = max(in, max of out(c) over s's comms c).  The flow's rate is capped at route
+    bandwidth / penalty.
+    """
+    be, bs, gs = factors
+    act = list(active)
+    out: dict[int, list[int]] = {}
+    into: dict[int, dict[int, int]] = {}
+    for i in act:
+        s, d = int(flows[i][0]), int(flows[i][1])
+        out.setdefault(s, []).append(i)
+        senders = into.setdefault(d, {})
+        senders[s] = senders.get(s, 0) + 1
+    n_in = {d: sum(v.values()) for d, v in into.items()}
+    pen: dict[int, float] = {}
+    for s, comms in out.items():
+        n = len(comms)
+        worst_out = max(1.0 if n == 1 else n * bs * (gs if n_in[int(flows[i][1])] > 2 else 1.0) for i in comms)
+        for i in comms:
+            d = int(flows[i][1])
+            pen_in = 1.0 if n_in[d] == 1 else into[d][s] * be * len(into[d])
+            pen[i] = max(pen_in, worst_out)
+    return pen
+
+
+def _ib_components(flows: Sequence[Sequence[Any]], active: Iterable[int]) -> dict[int, int]:
+    """Host -> representative host of its connected component of the graph of ``active`` flows."""
+    parent: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i in active:
+        a, b = find(int(flows[i][0])), find(int(flows[i][1]))
+        parent[a] = b
+    return {h: find(h) for h in list(parent)}
+
+
+def _ib_simgrid_remove(
+    flows: Sequence[Sequence[Any]], active: set[int], pen: dict[int, float], gone: int,
+    factors: tuple[float, float, float],
+) -> None:
+    """SimGrid's update when flow ``gone`` ends: only the component of its sender is recomputed."""
+    active.discard(gone)
+    pen.pop(gone, None)
+    comp = _ib_components(flows, active)
+    sender = int(flows[gone][0])
+    root = comp.get(sender)
+    if root is None:  # the sender has no comm left: SimGrid recomputes nothing else
+        return
+    fresh = ib_penalties(flows, active, factors)
+    for i in active:
+        if comp[int(flows[i][0])] == root:
+            pen[i] = fresh[i]
+
+
+def ib_stale_flows(
+    flows: Sequence[Sequence[Any]],
+    factors: tuple[float, float, float] = IB_PENALTY_FACTORS,
+    rel: float = 1e-12,
+) -> set[int]:
+    """Flows whose SimGrid IB completion time may differ from a correct recomputation of penalties.
+
+    ``flows`` is SimGrid's output (:class:`SgFlow`: ``src, dst, bytes, start, finish``), every flow
+    started at t = 0.  SimGrid 3.32 recomputes IB penalties, when a comm starts or ends, only for
+    the comms of the connected component (of the graph of active comms) of that comm's *sender*.
+    A start merges components, so starts leave every penalty right; but when the last comm
+    s -> d of a bridge ends, d's side is left out, and flows into d (and flows of senders into d)
+    keep the penalty computed while s -> d was there.  (SimGrid counts a comm from its start, its
+    latency phase included; with all flows started together on equal route latencies this is
+    the same as counting transfers only.)
+
+    Replays SimGrid's completions in SimGrid's order (its finish times; this needs no rates, so
+    it is not a simulation) and tracks SimGrid's penalties against a full recomputation.  Up to
+    the first stale penalty the two models run identically; from then on every flow still active
+    in the component of a stale flow (flows share links only within a component, and components
+    only split) may finish at another time: those flows are returned.  Flows ending at the same
+    instant are removed in both input order and reverse order; a penalty that depends on that
+    order counts as stale too.  A stale penalty changes times only where its cap binds, so some
+    returned flows may still agree.
+    """
+    if any(float(f[3]) != 0.0 for f in flows):
+        raise ValueError("ib_stale_flows expects flows that all start at t = 0")
+    active = set(range(len(flows)))
+    pen = ib_penalties(flows, active, factors)  # after all starts: every penalty is right
+    tainted: set[int] = set()
+    finish_times = sorted({float(f[4]) for f in flows})
+    for t in finish_times:
+        ending = [i for i in sorted(active) if float(flows[i][4]) == t]
+        variants = []
+        for order in (ending, ending[::-1]):
+            act, p = set(active), dict(pen)
+            for i in order:
+                _ib_simgrid_remove(flows, act, p, i, factors)
+            variants.append(p)
+        active -= set(ending)
+        right = ib_penalties(flows, active, factors)
+        stale = {i for i in active for p in variants if abs(p[i] - right[i]) > rel * right[i]}
+        pen = variants[0]
+        if stale:
+            comp = _ib_components(flows, active)
+            roots = {comp[int(flows[i][0])] for i in stale}
+            tainted |= {i for i in active if comp[int(flows[i][0])] in roots}
+    return tainted

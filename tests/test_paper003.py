@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -241,7 +242,11 @@ def test_cli_reproduce_all_default_runs_statuses():
     proc = subprocess.run([sys.executable, "-m", "commaware.cli", "reproduce", "all"], capture_output=True, text=True,
                           env=env, timeout=900)
     flat = " ".join(proc.stdout.split())
-    assert "50 checks: 43 pass, 0 fail, 7 not reproduced" in flat, flat[-400:]
+    # Paper 003 has 50 rows (7 of them not reproduced); other papers add their own rows.
+    summary = re.search(r"(\d+) checks: (\d+) pass, (\d+) fail, (\d+) not reproduced", flat)
+    assert summary, flat[-400:]
+    total, passed, failed, not_reproduced = map(int, summary.groups())
+    assert failed == 0 and not_reproduced >= 7 and total >= 50 and passed == total - not_reproduced, flat[-400:]
     assert proc.returncode == 0
 
 

@@ -67,6 +67,7 @@ def test_run_reports_each_check_and_inner_progress():
     def second():
         return [row("not_reproduced", "b")]
 
+    reproduce._load_modules()  # register the real checks first: the fakes replace them below
     saved = reproduce._REGISTRY["000"]
     reproduce._REGISTRY["000"] = []
     try:

@@ -14,7 +14,7 @@ from conftest import EXAMPLES, ROOT
 
 
 @pytest.mark.parametrize("what,generate", [("platform", _core.platform_schema), ("trace", _core.trace_schema),
-                                           ("multicast", _core.multicast_schema)])
+                                           ("multicast", _core.multicast_schema), ("scheme", _core.scheme_schema)])
 def test_docs_schema_up_to_date(what, generate):
     path = ROOT / "docs" / f"{what}.schema.json"
     assert json.loads(path.read_text()) == json.loads(generate()), (
@@ -33,3 +33,8 @@ def test_examples_validate():
     multicast_schema = json.loads(_core.multicast_schema())
     for path in (EXAMPLES / "multicast").glob("*.json"):
         jsonschema.validate(json.loads(path.read_text()), multicast_schema)
+    scheme_schema = json.loads(_core.scheme_schema())
+    schemes = list((EXAMPLES / "schemes").glob("*.json"))
+    assert schemes
+    for path in schemes:
+        jsonschema.validate(json.loads(path.read_text()), scheme_schema)

@@ -6,6 +6,9 @@ Quick use::
     result = commaware.simulate("examples/cluster16.json", "examples/ring.json")
     print(result.makespan)
     result.messages  # pandas DataFrame, one row per message
+
+Interconnect penalty models (paper 004): ``commaware.sharing.penalties(scheme, "gige")``,
+``commaware.sharing.calibrate_penalty(measured)``, ``commaware.measure.measure_penalties(scheme)``.
 """
 
 from ._core import (
@@ -18,6 +21,7 @@ from ._core import (
     OutputError,
     PlacementError,
     PlatformError,
+    SchemeError,
     TraceError,
     __version__,
 )
@@ -35,6 +39,7 @@ __all__ = [
     "Platform",
     "PlatformError",
     "Result",
+    "SchemeError",
     "Trace",
     "TraceError",
     "__version__",

@@ -35,6 +35,8 @@ def with_source(exc: E, source: str, field: str | None = None) -> E:
 
 def option_error(exc: E) -> E:
     """An OptionsError from the core names the option (`--model`) as its source."""
+    if exc.field.startswith("param."):  # a model parameter: --param NAME=VALUE
+        return with_source(exc, "--param", exc.field.removeprefix("param."))
     name = exc.field.rsplit(".", 1)[-1].replace("_", "-")
     return with_source(exc, f"--{name}" if name else "<options>", "")
 

@@ -10,6 +10,7 @@ import json
 from functools import cached_property
 from os import PathLike
 from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Callable, Union
 
 from . import _core
@@ -48,6 +49,19 @@ def read_input(source: Any, error: type[_core.InputError]) -> tuple[str, str, st
     except UnicodeDecodeError as exc:
         raise input_error(error, str(path), "", f"not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x})") from None
     return text, str(path), "toml" if path.suffix.lower() == ".toml" else "json"
+
+
+def read_json_object(source: Any, error: type[_core.InputError], expected: str) -> tuple[dict[str, Any], str]:
+    """(the JSON object, name for error messages) of a path or dict, read by `read_input`;
+    malformed JSON or another JSON value raises `error` (`expected` says what was wanted)."""
+    text, name, _ = read_input(source, error)
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise input_error(error, name, "", f"malformed JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise input_error(error, name, "", f"expected a JSON object {expected}")
+    return doc, name
 
 
 class Platform:
@@ -109,7 +123,12 @@ def load_trace(source: Source | Trace) -> Trace:
 
 #: numpy dtypes of the byte columns the core hands over.
 MESSAGE_DTYPES = {"src_rank": "u4", "dst_rank": "u4", "src_host": "u4", "dst_host": "u4", "bytes": "f8",
-                  "tag": "i8", "op": "u1", "start": "f8", "end": "f8"}
+                  "tag": "i8", "op": "u1", "start": "f8", "end": "f8", "penalty": "f8", "conflicts": "u1"}
+
+#: Conflict classes of paper 004 §IV-A, by bit (the `conflicts` column's categories are
+#: every combination, joined with "+", indexed by the bits; "" is no conflict).
+CONFLICT_CLASSES = ("outgoing", "incoming", "in-out")
+CONFLICT_SETS = ["+".join(c for k, c in enumerate(CONFLICT_CLASSES) if bits >> k & 1) for bits in range(8)]
 TIMELINE_DTYPES = {"rank": "u4", "kind": "u1", "start": "f8", "end": "f8"}
 
 
@@ -117,6 +136,9 @@ def message_frame(columns: dict[str, bytes], host_names: list[str]) -> pd.DataFr
     """A DataFrame of messages from the core's byte columns (no per-message Python objects).
 
     Hosts and ops are categoricals; `tag` is a nullable integer, missing for collectives.
+    Under a penalty model (paper 004 §VI-A), `penalty` is a message's effective penalty and
+    `conflicts` the classes it was in ("outgoing+in-out"; "" none); both are missing
+    under other models and for intra-node messages.
     """
     import numpy as np
     import pandas as pd
@@ -133,6 +155,10 @@ def message_frame(columns: dict[str, bytes], host_names: list[str]) -> pd.DataFr
         "op": pd.Categorical.from_codes(col["op"].astype(np.int64), categories=list(_core.OP_NAMES)),
         "start": col["start"],
         "end": col["end"],
+        "penalty": col["penalty"],
+        # 255 (no conflict graph) is out of range: a missing value.
+        "conflicts": pd.Categorical.from_codes(np.where(col["conflicts"] == 255, -1, col["conflicts"].astype(np.int64)),
+                                               categories=CONFLICT_SETS),
     })
 
 
@@ -256,10 +282,13 @@ def simulate(
     batch_size: int = 65536,
     on_progress: ProgressCallback | None = None,
     progress_every: float = 0.25,
+    params: Mapping[str, float] | Sequence[tuple[str, float]] | None = None,
 ) -> Result:
     """Replay `trace` on `platform`.
 
     model: sharing model (default: the platform's `network.model`).
+    params: parameters of the sharing model, over its defaults and (for the platform's own
+        model) the platform's `network.parameters`, e.g. {"beta": 0.8} for gige.
     placement: explicit (the trace's `placement`, else rank i on host i), rrn, rrp or random.
     seed: seed of the random placement.
     record_messages, record_timeline: keep every message / interval in memory for
@@ -285,10 +314,19 @@ def simulate(
         core = _core.simulate(p._core, t._core, model=model, placement=placement, seed=seed,
                               record_messages=record_messages, record_timeline=record_timeline,
                               json_path=None if json_path is None else str(json_path), on_messages=batches,
-                              batch_size=batch_size, on_progress=on_progress, progress_every=progress_every)
+                              batch_size=batch_size, on_progress=on_progress, progress_every=progress_every,
+                              params=param_list(params))
     except _core.InputError as exc:
         raise name_source(exc, p, t) from None
     return Result(core)
+
+
+def param_list(params: Mapping[str, float] | Sequence[tuple[str, float]] | None) -> list[tuple[str, float]]:
+    """Model parameters as the core takes them: (name, value) pairs."""
+    if params is None:
+        return []
+    items = params.items() if isinstance(params, Mapping) else params
+    return [(str(k), float(v)) for k, v in items]
 
 
 def name_source(exc: _core.InputError, platform: Platform, trace: Trace) -> _core.InputError:

@@ -11,6 +11,10 @@ import click
 
 from . import _core
 from .api import Result, check_seed, load_platform, load_trace, simulate
+from .cli_interference import interference
+from .cli_measure import measure
+from .cli_sharing import calibrate, param_option, penalties_cmd
+from .cli_taskfarm import taskfarm_cmd
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -58,8 +62,11 @@ EXIT_BAD_INPUT = 2
 
 
 def fail(message: str) -> None:
-    """Print a bad-input error and exit with code 2 (nothing on stdout)."""
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    """Print a bad-input error and exit with code 2 (nothing on stdout). The message is text:
+    rich markup (`[tag]`) and emoji codes (`:x:`) in it are shown as written."""
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
     sys.exit(EXIT_BAD_INPUT)
 
 
@@ -83,13 +90,17 @@ def print_result(result: Result, title: str) -> None:
     n = len(ranks["rank"])
     out.print(f"[bold]{title}[/]  model={result.model}  makespan=[bold]{result.makespan:.6g} s[/]")
     table = Table(show_header=True, header_style="bold")
-    for col in ("rank", "host", "end (s)", "compute (s)", "blocked (s)"):
+    # Under a penalty model (paper 004 §VI-A): each rank's mean penalty of the messages it sent.
+    penalties = ranks.get("mean_penalty", [])
+    with_penalty = any(p == p for p in penalties)
+    for col in ("rank", "host", "end (s)", "compute (s)", "blocked (s)", *(["mean penalty"] if with_penalty else [])):
         table.add_column(col, justify="right")
     # Above 32 ranks, the 16 that finish last (first ones on ties), in rank order.
     shown = range(n) if n <= 32 else sorted(sorted(range(n), key=lambda i: -ranks["end"][i])[:16])
     for i in shown:
+        extra = [f"{penalties[i]:.4g}" if penalties[i] == penalties[i] else "-"] if with_penalty else []
         table.add_row(str(ranks["rank"][i]), ranks["host"][i], f"{ranks['end'][i]:.6g}",
-                      f"{ranks['compute_seconds'][i]:.6g}", f"{ranks['blocked_seconds'][i]:.6g}")
+                      f"{ranks['compute_seconds'][i]:.6g}", f"{ranks['blocked_seconds'][i]:.6g}", *extra)
     out.print(table)
     if n > 32:
         out.print(f"({n} ranks; the 16 that finish last are shown)")
@@ -153,8 +164,16 @@ def main() -> None:
               help="Write the per-message table to FILE.parquet or FILE.csv while the replay runs.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Draw ranks against time to FILE.svg or FILE.png.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line on stderr.")
+@param_option("Sharing-model parameter over the platform's and the model's defaults (repeatable), e.g. beta=0.8.")
+@click.option("--calibration", type=click.Path(dir_okay=False), default=None,
+              help="The JSON of `commaware calibrate penalty --json`: its family is the model (unless --model) "
+              "and its parameters come before any --param.")
+@click.option("--measured", type=click.Path(dir_okay=False), default=None,
+              help="CSV of measured message times (measured_s, and message or src,dst,seq): add the accuracy of "
+              "paper 004 §VI-B (E_rel per message, E_abs of the graph and per task).")
 def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, seed: int, as_json: bool,
-                 messages_file: str | None, gantt: str | None, quiet: bool) -> None:
+                 messages_file: str | None, gantt: str | None, quiet: bool, params: list[tuple[str, float]],
+                 calibration: str | None, measured: str | None) -> None:
     """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network).
 
     Without --json, --messages or --gantt nothing per message is kept: memory follows the
@@ -165,6 +184,8 @@ def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, s
       commaware simulate examples/cluster16.json examples/ring.json
       commaware simulate examples/cluster16.json examples/ring.json --json
       commaware simulate examples/cluster16.json examples/alltoall.json --messages msgs.parquet
+      commaware simulate examples/cluster16.json examples/master_worker.json --model gige --param beta=0.8
+      commaware simulate examples/cluster16.json examples/master_worker.json --calibration fit.json
     """
     from .output import MESSAGE_FORMATS, MessageFile, deliver
 
@@ -172,6 +193,15 @@ def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, s
         fail(f"{gantt}: --gantt needs a .svg or .png file")
     if messages_file and Path(messages_file).suffix.lower() not in MESSAGE_FORMATS:
         fail(f"{messages_file}: --messages needs a .parquet or .csv file")
+    if calibration:
+        from .sharing import read_calibration
+
+        try:
+            family, fitted = read_calibration(calibration)
+        except _core.InputError as exc:
+            fail(str(exc))
+        model = model or family
+        params = [*fitted, *params]
     table = MessageFile(messages_file) if messages_file else None
     progress = ProgressLine(enabled=not quiet)
     results: list[Result] = []
@@ -179,9 +209,10 @@ def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, s
     def run(json_path: Path | None) -> None:
         """The replay and every file it writes; `deliver` shows the JSON only if all succeeded."""
         try:
-            result = simulate(platform, trace, model=model, placement=placement, seed=seed, record_messages=False,
-                              record_timeline=bool(gantt), json_path=json_path, on_messages=table,
-                              on_progress=progress)
+            result = simulate(platform, trace, model=model, placement=placement, seed=seed,
+                              record_messages=measured is not None, record_timeline=bool(gantt),
+                              json_path=None if measured else json_path, on_messages=table,
+                              on_progress=progress, params=params)
         finally:
             progress.close()
         if table is not None:
@@ -192,11 +223,20 @@ def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, s
             write_gantt(result, gantt, title=f"{Path(trace).name} on {Path(platform).name}")
         results.append(result)
 
+    measured_times = None
     try:
-        if as_json:
+        if measured:
+            from .sharing import read_measured_csv
+
+            measured_times = read_measured_csv(measured)
+        if as_json and not measured:
             deliver(run, None)
         else:
             run(None)
+        if measured_times is not None:
+            from .sharing import accuracy
+
+            report = accuracy(results[0].messages, measured_times, str(measured))
     except _core.InputError as exc:
         fail(str(exc))
     except (_core.OutputError, OSError) as exc:
@@ -206,8 +246,29 @@ def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, s
             table.discard()
     for warning in results[0].warnings:
         err.print(f"[bold yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+    if measured_times is not None and as_json:
+        # The user asked for every measured message: the document is built in memory.
+        click.echo(json.dumps({**results[0].to_dict(), "accuracy": report}))
+        return
     if not as_json:
         print_result(results[0], f"{trace} on {platform}")
+    if measured_times is not None:
+        print_accuracy(report)
+
+
+def print_accuracy(report: dict[str, Any]) -> None:
+    """The §VI-B accuracy: E_rel per message, E_abs of the graph and per task."""
+    table = Table(title="accuracy against measured times (paper 004 §VI-B)", title_justify="left", header_style="bold")
+    for col in ("src→dst #", "measured (s)", "predicted (s)", "E_rel (%)", "penalty", "conflicts"):
+        table.add_column(col, justify="left" if col in ("src→dst #", "conflicts") else "right")
+    for m in report["messages"]:
+        penalty = "-" if m["penalty"] is None else f"{m['penalty']:.3g}"
+        table.add_row(f"{m['src']}→{m['dst']} #{m['seq']}", f"{m['measured_s']:.6g}", f"{m['predicted_s']:.6g}",
+                      f"{m['e_rel_pct']:+.1f}", penalty, ", ".join(m["conflicts"] or []) or "-")
+    out.print(table)
+    tasks = ", ".join(f"{r}: {e:.1f}" for r, e in report["tasks"].items())
+    out.print(f"E_abs = {report['e_abs_pct']:.2f} % over {len(report['messages'])} messages; per task (rank: %): {tasks}",
+              highlight=False, soft_wrap=True)
 
 
 def examples_dir() -> Path:
@@ -480,11 +541,21 @@ def multicast_generate_cmd(nodes: int, pattern: str, sizes: str, network: str, s
 
 
 @main.command("schema")
-@click.argument("what", type=click.Choice(["platform", "trace", "multicast"]))
+@click.argument("what", type=click.Choice(["platform", "trace", "multicast", "scheme"]))
 def schema_cmd(what: str) -> None:
-    """Print the JSON Schema of the platform, trace or multicast instance format."""
-    schemas = {"platform": _core.platform_schema, "trace": _core.trace_schema, "multicast": _core.multicast_schema}
+    """Print the JSON Schema of the platform, trace, multicast instance or communication scheme format."""
+    schemas = {"platform": _core.platform_schema, "trace": _core.trace_schema, "multicast": _core.multicast_schema,
+               "scheme": _core.scheme_schema}
     click.echo(schemas[what]())
+
+
+# Paper 004: penalties of schemes, calibration, real measurement.
+main.add_command(penalties_cmd)
+main.add_command(calibrate)
+main.add_command(measure)
+# Paper 000: interference fits and models, task farming.
+main.add_command(interference)
+main.add_command(taskfarm_cmd)
 
 
 if __name__ == "__main__":

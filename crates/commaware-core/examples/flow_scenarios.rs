@@ -56,7 +56,7 @@ fn main() {
     ))
     .unwrap();
     let t0 = std::time::Instant::now();
-    let mut engine = Engine::new(&platform, make_model(&model, &platform).unwrap(), Box::new(FullSpeed));
+    let mut engine = Engine::new(&platform, make_model(&model, &platform, &[]).unwrap(), Box::new(FullSpeed));
     for (k, &(s, d, b)) in flows.iter().enumerate() {
         engine.start_transfer(s, d, b, k as u64);
     }

@@ -31,15 +31,27 @@ pub enum ActKind {
 pub struct Completion {
     pub tag: Tag,
     pub kind: ActKind,
+    /// For a transfer under a penalty model: the conflict classes it has been in.
+    pub conflicts: Option<u8>,
 }
 
-/// Traffic seen by one host, given to the compute-rate hook.
+/// Traffic seen by one host, given to the compute-rate hook: (peer host, rate in
+/// bytes/s) of each transfer crossing its NIC, leaving and entering.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct HostTraffic {
-    /// Sum of the rates of transfers leaving the host through its NIC (bytes/s).
-    pub out_rate: f64,
-    /// Sum of the rates of transfers entering the host through its NIC (bytes/s).
-    pub in_rate: f64,
+pub struct HostTraffic<'a> {
+    pub out: &'a [(u32, f64)],
+    pub inn: &'a [(u32, f64)],
+}
+
+impl HostTraffic<'_> {
+    /// Total rate of the transfers leaving the host (bytes/s).
+    pub fn out_rate(&self) -> f64 {
+        self.out.iter().map(|p| p.1).sum()
+    }
+    /// Total rate of the transfers entering the host (bytes/s).
+    pub fn in_rate(&self) -> f64 {
+        self.inn.iter().map(|p| p.1).sum()
+    }
 }
 
 /// Gives the fraction of its speed a host computes at, from its network traffic.
@@ -258,10 +270,20 @@ impl Engine {
         if self.compute_rate.is_identity() {
             return 1.0;
         }
-        let n = self.n_hosts;
-        let sum = |l: usize| self.net.links[l].flows.iter().map(|&f| self.net.flow(f).rate).filter(|r| r.is_finite()).sum();
-        let traffic = HostTraffic { out_rate: sum(host), in_rate: sum(n + host) };
-        self.compute_rate.factor(host, traffic).max(0.0)
+        let n = self.n_hosts as u32;
+        // (peer, rate) of each rated transfer on the host's up-link (out) and down-link (in).
+        let peers = |l: usize, peer_of: &dyn Fn(&[LinkId]) -> u32| -> Vec<(u32, f64)> {
+            self.net.links[l]
+                .flows
+                .iter()
+                .map(|&f| self.net.flow(f))
+                .filter(|fl| fl.rate.is_finite())
+                .map(|fl| (peer_of(fl.links()), fl.rate))
+                .collect()
+        };
+        let out = peers(host, &|links| links[links.len() - 1] - n);
+        let inn = peers(n as usize + host, &|links| links[0]);
+        self.compute_rate.factor(host, HostTraffic { out: &out, inn: &inn }).max(0.0)
     }
 
     /// Let the sharing model re-rate after flows joined or left, and move the
@@ -395,10 +417,13 @@ impl Engine {
         // A flow gets a completion time only once rated (in `resolve`, which empties
         // `added`), so a completing flow is never among the unrated new ones.
         debug_assert!(!self.added.contains(&f));
+        // Intra-node messages are in no conflict graph.
+        let t = &self.transfers[transfer as usize];
+        let conflicts = if t.src != t.dst { self.model.flow_conflicts(f) } else { None };
         let r = self.net.remove_flow(f);
         self.removed.push(r);
         self.transfers[transfer as usize].remaining = 0.0;
-        self.finish_transfer(transfer, out);
+        self.finish_transfer_with(transfer, conflicts, out);
     }
 
     fn handle(&mut self, w: What, out: &mut Vec<Completion>) {
@@ -433,19 +458,23 @@ impl Engine {
                 }
                 self.free_computes.push(compute);
                 self.live_events -= 1;
-                out.push(Completion { tag, kind: ActKind::Compute });
+                out.push(Completion { tag, kind: ActKind::Compute, conflicts: None });
             }
             What::Timer { tag } => {
                 self.live_events -= 1;
-                out.push(Completion { tag, kind: ActKind::Timer });
+                out.push(Completion { tag, kind: ActKind::Timer, conflicts: None });
             }
         }
     }
 
     fn finish_transfer(&mut self, id: u32, out: &mut Vec<Completion>) {
+        self.finish_transfer_with(id, None, out);
+    }
+
+    fn finish_transfer_with(&mut self, id: u32, conflicts: Option<u8>, out: &mut Vec<Completion>) {
         let tag = self.transfers[id as usize].tag;
         self.free_transfers.push(id);
         self.live_events -= 1;
-        out.push(Completion { tag, kind: ActKind::Transfer });
+        out.push(Completion { tag, kind: ActKind::Transfer, conflicts });
     }
 }

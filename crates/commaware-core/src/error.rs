@@ -18,6 +18,8 @@ pub enum ErrorKind {
     Options,
     /// A multicast instance (paper 003) is malformed or inconsistent.
     Multicast,
+    /// A communication scheme (paper 004) is malformed.
+    Scheme,
     /// An output could not be written (disk full, permission denied, ...).
     Output,
     /// The caller stopped the run (a progress callback asked to, or raised).

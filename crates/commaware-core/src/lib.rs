@@ -9,6 +9,8 @@
 pub mod engine;
 pub mod mintree;
 pub mod error;
+pub mod interference;
+pub mod kernel;
 pub mod multicast;
 pub mod output;
 pub mod placement;
@@ -16,6 +18,7 @@ pub mod platform;
 pub mod replay;
 pub mod rng;
 pub mod sharing;
+pub mod taskfarm;
 pub mod trace;
 
 pub use error::{Error, ErrorKind};

@@ -21,6 +21,11 @@ struct MessageJson<'a> {
     op: &'static str,
     start: f64,
     end: f64,
+    /// Under a penalty model only (paper 004 §VI-A); null for an intra-node message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    penalty: Option<Option<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conflicts: Option<Vec<&'static str>>,
 }
 
 /// Writes the result document to `W` as an [`Observer`] of the replay.
@@ -57,6 +62,8 @@ impl<W: Write> JsonStream<W> {
             op: m.op_name(),
             start: m.start,
             end: m.end,
+            penalty: m.conflicts.map(|_| m.penalty.is_finite().then_some(m.penalty)),
+            conflicts: m.conflicts.map(|c| crate::sharing::penalty::class_names(c).collect()),
         };
         serde_json::to_writer(&mut self.out, &doc).map_err(std::io::Error::from)?;
         self.written += 1;

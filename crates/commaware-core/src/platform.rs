@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_amount, parse_input, try_with_capacity, Error, ErrorKind, Format, Result};
+use crate::interference::{Interference, InterferenceSpec};
 
 /// A homogeneous cluster shorthand: `count` identical hosts named `{prefix}{i}`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -29,6 +30,10 @@ pub struct ClusterSpec {
     /// Host name prefix; hosts are named prefix0, prefix1, ...
     #[serde(default = "default_prefix")]
     pub prefix: String,
+    /// Interference of communication on computation of every host (paper 000); rates
+    /// per MB/s, MB = 2^20 bytes. None by default.
+    #[serde(default)]
+    pub interference: Option<InterferenceSpec>,
 }
 
 /// One host of a heterogeneous host list.
@@ -52,6 +57,9 @@ pub struct HostSpec {
     /// Per-message CPU overheads of this host (default: the network's).
     #[serde(flatten)]
     pub overhead: OverheadSpec,
+    /// Interference of communication on computation (paper 000); rates per MB/s, MB = 2^20 bytes.
+    #[serde(default)]
+    pub interference: Option<InterferenceSpec>,
 }
 
 /// Per-message CPU overheads of one host; each defaults to the network's value.
@@ -78,15 +86,24 @@ pub struct HostOverride {
     pub bandwidth_down: Option<f64>,
     #[serde(flatten)]
     pub overhead: OverheadSpec,
+    /// Replaces the host's interference rates (paper 000).
+    pub interference: Option<InterferenceSpec>,
 }
 
 /// Network parameters. All bandwidths in bytes/s, all times in seconds.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkSpec {
-    /// Bandwidth-sharing model: `maxmin` (progressive filling over link capacities).
+    /// Bandwidth-sharing model: `maxmin` (progressive filling over link capacities),
+    /// `contention_free`, or a penalty model of paper 004 (`gige`, `myrinet`,
+    /// `infiniband`) or SimGrid's `ib-simgrid` (see docs/sharing.md).
     #[serde(default = "default_model")]
     pub model: String,
+    /// Parameters of the sharing model, by name: `beta`, `gamma_o`, `gamma_i` (gige,
+    /// infiniband); `beta_e`, `beta_s`, `gamma_s` (ib-simgrid); `exact_limit`, `samples`,
+    /// `seed` (myrinet). Unset ones take the model's defaults.
+    #[serde(default)]
+    pub parameters: BTreeMap<String, f64>,
     /// NIC bandwidth of each direction in bytes/s.
     pub bandwidth: f64,
     /// One-way latency of an inter-node message in s: a message first spends it, then
@@ -162,6 +179,8 @@ pub struct Host {
     pub bandwidth_up: f64,
     pub bandwidth_down: f64,
     pub overhead: Overhead,
+    /// Interference of communication on computation (paper 000), peers resolved.
+    pub interference: Option<Interference>,
 }
 
 /// Resolved per-message CPU overheads of a host (s and s/byte).
@@ -279,7 +298,14 @@ impl Platform {
             pos("network.memory_bandwidth", b)?;
         }
         crate::sharing::check_model_name(&net.model).map_err(|e| Error { field: "network.model".into(), ..e })?;
+        let params: Vec<(String, f64)> = net.parameters.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        crate::sharing::PenaltyModel::from_params(&net.model, &params, "network.parameters.")
+            .map_err(|e| Error { kind: ErrorKind::Platform, ..e })?;
 
+        // Interference specs (the cluster's, or each listed host's) with their field names,
+        // resolved once every host name is known.
+        let mut cluster_interference: Option<(InterferenceSpec, String)> = None;
+        let mut host_interference: Vec<Option<(InterferenceSpec, String)>> = Vec::new();
         let mut hosts: Vec<Host> = match (spec.cluster, spec.hosts) {
             (Some(_), Some(_)) => {
                 return Err(Error::platform("", "give either `cluster` or `hosts`, not both"))
@@ -295,6 +321,7 @@ impl Platform {
                 check_cores(|| "cluster.cores".into(), c.cores)?;
                 check_name(|| "cluster.prefix".into(), &c.prefix)?;
                 let overhead = Overhead::resolve(&OverheadSpec::default(), &net);
+                cluster_interference = c.interference.clone().map(|i| (i, "cluster.interference".to_string()));
                 let mut hosts = try_with_capacity(ErrorKind::Platform, "cluster.count", c.count)?;
                 hosts.extend((0..c.count).map(|i| Host {
                         name: format!("{}{}", c.prefix, i),
@@ -304,6 +331,7 @@ impl Platform {
                         bandwidth_up: net.bandwidth,
                         bandwidth_down: net.bandwidth,
                         overhead,
+                        interference: None,
                     }));
                 hosts
             }
@@ -317,6 +345,8 @@ impl Platform {
                 for (i, h) in list.iter().enumerate() {
                     check_name(|| format!("hosts[{i}].name"), &h.name)?;
                 }
+                host_interference =
+                    list.iter().enumerate().map(|(i, h)| h.interference.clone().map(|s| (s, format!("hosts[{i}].interference")))).collect();
                 list.into_iter()
                     .map(|h| Host {
                         name: h.name,
@@ -326,23 +356,39 @@ impl Platform {
                         bandwidth_up: h.bandwidth_up.unwrap_or(net.bandwidth),
                         bandwidth_down: h.bandwidth_down.unwrap_or(net.bandwidth),
                         overhead: Overhead::resolve(&h.overhead, &net),
+                        interference: None,
                     })
                     .collect()
             }
         };
         let mut targets: Vec<(usize, &HostOverride)> = Vec::with_capacity(spec.overrides.len());
-        {
-            let mut index: BTreeMap<&str, usize> = BTreeMap::new();
-            for (i, h) in hosts.iter().enumerate() {
-                if index.insert(&h.name, i).is_some() {
-                    return Err(Error::platform(format!("hosts[{i}].name"), format!("duplicate host name `{}`", h.name)));
-                }
+        let mut index: BTreeMap<String, usize> = BTreeMap::new();
+        for (i, h) in hosts.iter().enumerate() {
+            if index.insert(h.name.clone(), i).is_some() {
+                return Err(Error::platform(format!("hosts[{i}].name"), format!("duplicate host name `{}`", h.name)));
             }
-            for (name, o) in &spec.overrides {
-                let Some(&i) = index.get(name.as_str()) else {
-                    return Err(Error::platform(format!("overrides.{name}"), format!("unknown host `{name}`")));
-                };
-                targets.push((i, o));
+        }
+        for (name, o) in &spec.overrides {
+            let Some(&i) = index.get(name.as_str()) else {
+                return Err(Error::platform(format!("overrides.{name}"), format!("unknown host `{name}`")));
+            };
+            targets.push((i, o));
+        }
+        // Interference: the cluster's for every host, or each listed host's, then overrides.
+        let lookup = |name: &str| index.get(name).copied();
+        if let Some((s, field)) = cluster_interference {
+            let resolved = Interference::resolve(&s, &field, lookup)?;
+            hosts.iter_mut().for_each(|h| h.interference = Some(resolved.clone()));
+        }
+        for (h, given) in hosts.iter_mut().zip(host_interference) {
+            if let Some((s, field)) = given {
+                h.interference = Some(Interference::resolve(&s, &field, lookup)?);
+            }
+        }
+        for (i, o) in &targets {
+            if let Some(s) = &o.interference {
+                let field = format!("overrides.{}.interference", hosts[*i].name);
+                hosts[*i].interference = Some(Interference::resolve(s, &field, lookup)?);
             }
         }
         for (i, o) in targets {

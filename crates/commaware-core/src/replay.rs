@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::engine::{ActKind, Completion, ComputeRate, Engine, FullSpeed};
+use crate::engine::{ActKind, Completion, ComputeRate, Engine};
 use crate::error::{Error, ErrorKind, Result};
 use crate::placement::{place, Placement};
 use crate::platform::Platform;
@@ -33,11 +33,14 @@ pub struct SimOptions {
     pub model: Option<String>,
     pub placement: Placement,
     pub seed: u64,
+    /// Parameters of the sharing model (name, value), over its defaults and the
+    /// platform's `network.parameters`.
+    pub params: Vec<(String, f64)>,
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { model: None, placement: Placement::Explicit, seed: 0 }
+        SimOptions { model: None, placement: Placement::Explicit, seed: 0, params: Vec::new() }
     }
 }
 
@@ -51,6 +54,10 @@ pub struct RankResult {
     pub compute_seconds: f64,
     /// Time spent blocked in communication (s).
     pub blocked_seconds: f64,
+    /// Under a penalty model (paper 004 §VI-A): the mean effective penalty of the
+    /// inter-node messages the rank sent; `None` without any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_penalty: Option<f64>,
 }
 
 /// One message, reported when its last byte arrived. Fixed size, no strings.
@@ -70,6 +77,13 @@ pub struct MessageRecord {
     pub start: f64,
     /// When its last byte arrived: latency first, then the bytes at the shared rate (s).
     pub end: f64,
+    /// Under a penalty model (paper 004 §VI-A), for an inter-node message: its effective
+    /// penalty, the time it took after its latency over the time alone at its hosts'
+    /// single-transfer bandwidth; NaN otherwise.
+    pub penalty: f64,
+    /// Under a penalty model: the conflict classes it was in (bits of
+    /// [`crate::sharing::penalty::CLASS_NAMES`]); `None` otherwise.
+    pub conflicts: Option<u8>,
 }
 
 impl MessageRecord {
@@ -241,6 +255,8 @@ struct RankState {
     end: f64,
     compute: f64,
     blocked_time: f64,
+    /// Sum and count of the effective penalties of the messages it sent.
+    penalties: (f64, u32),
 }
 
 struct Msg {
@@ -256,6 +272,8 @@ struct Msg {
     origin: u32,
     start: f64,
     end: f64,
+    /// Conflict classes under a penalty model, set when the transfer ends.
+    conflicts: Option<u8>,
     /// Holders of the slot: the transfer, the send request, the receive request.
     refs: u8,
 }
@@ -291,7 +309,7 @@ struct Replay<'a, 'o> {
 
 /// Replay `trace` on `platform`.
 pub fn simulate(platform: &Platform, trace: &Trace, options: &SimOptions) -> Result<SimResult> {
-    simulate_observed(platform, trace, options, Box::new(FullSpeed), &mut NoObserver)
+    simulate_observed(platform, trace, options, crate::interference::compute_rate(platform), &mut NoObserver)
 }
 
 /// Replay with a compute-rate hook (interference of communication on computation).
@@ -308,7 +326,7 @@ pub fn simulate_observed(
     observer: &mut dyn Observer,
 ) -> Result<SimResult> {
     let model_name = options.model.clone().unwrap_or_else(|| platform.network.model.clone());
-    let model = make_model(&model_name, platform)?;
+    let model = make_model(&model_name, platform, &options.params)?;
     let hosts = place(platform, trace.n_ranks(), options.placement, trace.spec.placement.as_deref(), options.seed)?;
     let n = trace.n_ranks();
     let mut rp = Replay {
@@ -332,6 +350,7 @@ pub fn simulate_observed(
                 end: 0.0,
                 compute: 0.0,
                 blocked_time: 0.0,
+                penalties: (0.0, 0),
             })
             .collect(),
         msgs: Vec::new(),
@@ -348,6 +367,12 @@ pub fn simulate_observed(
     };
     rp.run()?;
     let mut result = rp.finish(model_name);
+    if result.model != platform.network.model && !platform.network.parameters.is_empty() {
+        result.warnings.push(format!(
+            "network.parameters are for the platform's model {}; the {} model ignores them",
+            platform.network.model, result.model
+        ));
+    }
     if result.model != "contention_free" && platform.network.pair_bandwidth.is_some() {
         result.warnings.push(format!(
             "network.pair_bandwidth is used only by the contention_free model; the {} model ignores it",
@@ -602,6 +627,7 @@ impl<'a, 'o> Replay<'a, 'o> {
             origin,
             start: f64::NAN,
             end: f64::NAN,
+            conflicts: None,
             refs: 3,
         };
         let id = match self.free_msgs.pop() {
@@ -706,21 +732,42 @@ impl<'a, 'o> Replay<'a, 'o> {
         s.bytes += m.bytes;
         s.mean_seconds += seconds; // a sum until `finish`
         s.max_seconds = s.max_seconds.max(seconds);
+        let (src_host, dst_host) = (self.ranks[m.src as usize].host, self.ranks[m.dst as usize].host);
+        let penalty = self.effective_penalty(src_host, dst_host, m.bytes, seconds, m.conflicts);
+        if penalty.is_finite() {
+            let p = &mut self.ranks[m.src as usize].penalties;
+            p.0 += penalty;
+            p.1 += 1;
+        }
+        let m = &self.msgs[id as usize];
         if self.record_messages {
             let rec = MessageRecord {
                 src_rank: m.src,
                 dst_rank: m.dst,
-                src_host: self.ranks[m.src as usize].host as u32,
-                dst_host: self.ranks[m.dst as usize].host as u32,
+                src_host: src_host as u32,
+                dst_host: dst_host as u32,
                 bytes: m.bytes,
                 tag: if m.ctx == CTX_USER { m.tag } else { -1 },
                 op: self.trace.spec.ranks[m.src as usize][m.origin as usize].code(),
                 start: m.start,
                 end: m.end,
+                penalty,
+                conflicts: m.conflicts,
             };
             let r = self.observer.message(&rec);
             self.report(r);
         }
+    }
+
+    /// Time after the latency over the time alone at the hosts' single-transfer bandwidth,
+    /// for an inter-node message under a penalty model.
+    fn effective_penalty(&self, src: usize, dst: usize, bytes: f64, seconds: f64, conflicts: Option<u8>) -> f64 {
+        if conflicts.is_none() || src == dst || bytes <= 0.0 {
+            return f64::NAN;
+        }
+        let hosts = &self.platform.hosts;
+        let single = hosts[src].bandwidth_up.min(hosts[dst].bandwidth_down);
+        (seconds - self.platform.network.latency) * single / bytes
     }
 
     fn on_completion(&mut self, c: Completion) {
@@ -731,6 +778,7 @@ impl<'a, 'o> Replay<'a, 'o> {
                 let now = self.now();
                 let m = &mut self.msgs[id as usize];
                 m.end = now;
+                m.conflicts = c.conflicts;
                 let (src, send_req, rendezvous, matched) = (m.src as usize, m.send_req, m.rendezvous, m.recv_req != NONE);
                 self.record(id);
                 if rendezvous {
@@ -802,6 +850,7 @@ impl<'a, 'o> Replay<'a, 'o> {
                 end: st.end,
                 compute_seconds: st.compute,
                 blocked_seconds: st.blocked_time,
+                mean_penalty: (st.penalties.1 > 0).then(|| st.penalties.0 / st.penalties.1 as f64),
             })
             .collect();
         let makespan = ranks.iter().map(|r| r.end).fold(0.0, f64::max);

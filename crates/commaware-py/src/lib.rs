@@ -9,7 +9,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use commaware_core::multicast as mc;
 use commaware_core::placement::Placement;
 use commaware_core::error::{parse_input, Format};
-use commaware_core::engine::FullSpeed;
+use commaware_core::interference;
 use commaware_core::output::JsonStream;
 use commaware_core::replay::{Interval, MessageRecord, Observer, Progress, INTERVAL_KINDS};
 use commaware_core::trace::OP_NAMES;
@@ -26,6 +26,7 @@ pyo3::create_exception!(_core, PlacementError, InputError, "Ranks cannot be plac
 pyo3::create_exception!(_core, OptionsError, InputError, "An option is invalid.");
 pyo3::create_exception!(_core, DeadlockError, InputError, "The trace deadlocks or leaves messages unmatched.");
 pyo3::create_exception!(_core, MulticastError, InputError, "The multicast instance is invalid.");
+pyo3::create_exception!(_core, SchemeError, InputError, "The communication scheme is invalid.");
 pyo3::create_exception!(_core, OutputError, CommawareError, "An output file could not be written.");
 pyo3::create_exception!(_core, InternalError, CommawareError, "A bug in commaware (a Rust panic was caught).");
 
@@ -38,6 +39,7 @@ fn to_py(e: Error) -> PyErr {
         ErrorKind::Options => OptionsError::new_err(msg),
         ErrorKind::Deadlock => DeadlockError::new_err(msg),
         ErrorKind::Multicast => MulticastError::new_err(msg),
+        ErrorKind::Scheme => SchemeError::new_err(msg),
         ErrorKind::Output => OutputError::new_err(msg),
         ErrorKind::Aborted => CommawareError::new_err(msg),
     };
@@ -150,6 +152,9 @@ fn message_columns<'py>(py: Python<'py>, m: &[MessageRecord]) -> PyResult<Bound<
     d.set_item("op", column(py, m.iter().map(|x| [x.op])))?;
     d.set_item("start", column(py, m.iter().map(|x| x.start.to_ne_bytes())))?;
     d.set_item("end", column(py, m.iter().map(|x| x.end.to_ne_bytes())))?;
+    // Paper 004 §VI-A: effective penalty (NaN when none) and conflict-class bits (255: none).
+    d.set_item("penalty", column(py, m.iter().map(|x| x.penalty.to_ne_bytes())))?;
+    d.set_item("conflicts", column(py, m.iter().map(|x| [x.conflicts.unwrap_or(255)])))?;
     Ok(d)
 }
 
@@ -203,6 +208,7 @@ impl SimResult {
         d.set_item("end", r.iter().map(|x| x.end).collect::<Vec<_>>())?;
         d.set_item("compute_seconds", r.iter().map(|x| x.compute_seconds).collect::<Vec<_>>())?;
         d.set_item("blocked_seconds", r.iter().map(|x| x.blocked_seconds).collect::<Vec<_>>())?;
+        d.set_item("mean_penalty", r.iter().map(|x| x.mean_penalty.unwrap_or(f64::NAN)).collect::<Vec<_>>())?;
         Ok(d)
     }
     /// Per-rank intervals as byte columns: rank (u32), kind (u8, see interval_kinds), start, end (f64).
@@ -388,7 +394,8 @@ fn run_forwarded(
 /// Replay `trace` on `platform`.
 #[pyfunction]
 #[pyo3(signature = (platform, trace, model=None, placement="explicit", seed=0, record_messages=true, record_timeline=true,
-                    json_path=None, on_messages=None, batch_size=65536, on_progress=None, progress_every=0.25))]
+                    json_path=None, on_messages=None, batch_size=65536, on_progress=None, progress_every=0.25,
+                    params=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -404,18 +411,75 @@ fn simulate(
     batch_size: usize,
     on_progress: Option<PyObject>,
     progress_every: f64,
+    params: Vec<(String, f64)>,
 ) -> PyResult<SimResult> {
     let out = Outputs { record_messages, record_timeline, json_path, on_messages, batch_size, on_progress, progress_every };
     let placement = Placement::from_name(placement).map_err(to_py)?;
-    let opts = SimOptions { model: model.clone(), placement, seed };
+    let opts = SimOptions { model: model.clone(), placement, seed, params };
     let model_name = model.clone().unwrap_or_else(|| platform.0.network.model.clone());
     let hosts: Vec<String> = platform.0.hosts.iter().map(|h| h.name.clone()).collect();
     run_forwarded(
         py,
         out,
-        |fw| commaware_core::simulate_observed(&platform.0, &trace.0, &opts, Box::new(FullSpeed), fw),
+        |fw| commaware_core::simulate_observed(&platform.0, &trace.0, &opts, interference::compute_rate(&platform.0), fw),
         move || Ok((model_name, hosts)),
     )
+}
+
+/// Paper 000 §2's atomic compute task, run back to back for `seconds` with the GIL released
+/// (`commaware measure interference`). Returns (completion time of every task in seconds since
+/// the start, as little-endian f64 bytes; the wrapping sum of the task checksums). Signals are
+/// checked about every 0.1 s, so Ctrl-C stops it with KeyboardInterrupt.
+#[pyfunction]
+#[pyo3(signature = (seconds, n=1024, k=1, seed=0))]
+fn kernel_run<'py>(py: Python<'py>, seconds: f64, n: usize, k: usize, seed: u64) -> PyResult<(Bound<'py, PyBytes>, i32)> {
+    use commaware_core::kernel::DiagonalKernel;
+    use std::time::{Duration, Instant};
+    if !(seconds > 0.0 && seconds <= 1e6) {
+        return Err(to_py(Error::new(ErrorKind::Options, "seconds", format!("must be in (0, 1e6], got {seconds}"))));
+    }
+    let mut interrupt: Option<PyErr> = None;
+    let (times, sum) = py.allow_threads(|| {
+        guarded(|| {
+            let kern = DiagonalKernel::new(n, k, seed)?;
+            let start = Instant::now();
+            let mut times: Vec<f64> = Vec::new();
+            let mut last_check = Duration::ZERO;
+            let (_, sum) = kern.run_while(|_| {
+                let t = start.elapsed();
+                times.push(t.as_secs_f64());
+                if t - last_check >= Duration::from_millis(100) {
+                    last_check = t;
+                    if let Err(e) = Python::with_gil(|py| py.check_signals()) {
+                        interrupt = Some(e);
+                        return false;
+                    }
+                }
+                t.as_secs_f64() < seconds
+            });
+            Ok((times, sum))
+        })
+    })?;
+    if let Some(e) = interrupt {
+        return Err(e);
+    }
+    Ok((column(py, times.iter().map(|t| t.to_le_bytes())), sum))
+}
+
+/// The kernel's seeded matrix (row-major little-endian i32 bytes) and the checksum of one
+/// task starting at diagonal `first`: for tests against an independent computation.
+#[pyfunction]
+#[pyo3(signature = (n, k=1, first=0, seed=0))]
+fn kernel_task<'py>(py: Python<'py>, n: usize, k: usize, first: usize, seed: u64) -> PyResult<(Bound<'py, PyBytes>, i32)> {
+    use commaware_core::kernel::DiagonalKernel;
+    let (kern, sum) = py.allow_threads(|| {
+        guarded(|| {
+            let kern = DiagonalKernel::new(n, k, seed)?;
+            let sum = kern.task(first);
+            Ok((kern, sum))
+        })
+    })?;
+    Ok((column(py, kern.matrix().iter().map(|v| v.to_le_bytes())), sum))
 }
 
 #[pyfunction]
@@ -525,6 +589,85 @@ impl MulticastReport {
     }
 }
 
+/// Analyse a communication scheme (paper 004) under a sharing model: a dict of columns
+/// (`ids`, `src`, `dst`, `bytes`, `delta_out`, `delta_in`, `conflicts` as class-name
+/// lists, `penalties`), `model`, `parameters` and, for Myrinet, `components` (each with
+/// `comms`, `exact`, `sets`, `sets_exact` as a decimal string or None, `ci95`).
+#[pyfunction]
+#[pyo3(signature = (text, source, format="json", model="gige", params=Vec::new()))]
+fn scheme_penalties<'py>(
+    py: Python<'py>,
+    text: &str,
+    source: &str,
+    format: &str,
+    model: &str,
+    params: Vec<(String, f64)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    use commaware_core::sharing::penalty::{analyze, class_names, PenaltyModel, Scheme, Side};
+    let text = text.to_owned();
+    let (scheme, m, a) = py.allow_threads(|| {
+        guarded(|| {
+            let scheme = Scheme::from_text(&text, Format::from_name(format)?).map_err(|e| e.in_source(source))?;
+            if model == "contention_free" {
+                return Err(Error::new(ErrorKind::Options, "model", "contention_free gives every communication penalty 1: choose gige, myrinet, infiniband, ib-simgrid or maxmin"));
+            }
+            commaware_core::sharing::check_model_name(model)?;
+            let m = PenaltyModel::from_params(model, &params, "param.")?;
+            let a = analyze(&scheme.comms, m.as_ref());
+            Ok((scheme, m, a))
+        })
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("model", model)?;
+    let parameters = PyDict::new(py);
+    for (k, v) in m.as_ref().map(|m| m.parameters()).unwrap_or_default() {
+        parameters.set_item(k, v)?;
+    }
+    d.set_item("parameters", parameters)?;
+    d.set_item("ids", &scheme.ids)?;
+    d.set_item("src", scheme.comms.iter().map(|c| c.0).collect::<Vec<_>>())?;
+    d.set_item("dst", scheme.comms.iter().map(|c| c.1).collect::<Vec<_>>())?;
+    d.set_item("bytes", &scheme.bytes)?;
+    d.set_item("delta_out", &a.delta_out)?;
+    d.set_item("delta_in", &a.delta_in)?;
+    d.set_item("conflicts", a.conflicts.iter().map(|&b| class_names(b).collect::<Vec<_>>()).collect::<Vec<_>>())?;
+    d.set_item("penalties", &a.penalties)?;
+    // The §V-A sides, for calibration: (Δ, factor of γ) for emission and reception.
+    let side = |f: fn(&(Side, Side)) -> &Side| a.sides.iter().map(|x| (f(x).delta, f(x).gamma_factor())).collect::<Vec<_>>();
+    d.set_item("side_out", side(|x| &x.0))?;
+    d.set_item("side_in", side(|x| &x.1))?;
+    let comps = a
+        .components
+        .iter()
+        .map(|c| {
+            let cd = PyDict::new(py);
+            cd.set_item("comms", &c.comms)?;
+            cd.set_item("exact", c.exact)?;
+            cd.set_item("sets", c.sets)?;
+            cd.set_item("sets_exact", c.sets_exact.map(|v| v.to_string()))?;
+            cd.set_item("ci95", c.ci95)?;
+            cd.set_item("log10_sets", c.log10_sets)?;
+            cd.set_item("estimator_failed", c.estimator_failed)?;
+            cd.set_item("effective_samples", c.effective_samples)?;
+            Ok(cd)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    d.set_item("components", comps)?;
+    Ok(d)
+}
+
+/// The JSON Schema of communication scheme files.
+#[pyfunction]
+fn scheme_schema() -> String {
+    commaware_core::sharing::penalty::Scheme::json_schema()
+}
+
+/// The parameter names a sharing model takes.
+#[pyfunction]
+fn model_parameters(model: &str) -> Vec<&'static str> {
+    commaware_core::sharing::penalty::parameter_names(model).to_vec()
+}
+
 /// Parse and validate a multicast instance from text in `format`.
 #[pyfunction]
 #[pyo3(signature = (text, source, format="json"))]
@@ -592,6 +735,57 @@ fn multicast_algorithms() -> Vec<&'static str> {
     mc::Algorithm::ALL.iter().map(|a| a.name()).collect()
 }
 
+/// Farm `tasks` independent tasks on a tree (paper 000 §4); the tree comes as columns
+/// from `commaware.throughput.load_tree` (parent index, -1 for the root).
+#[pyfunction]
+#[pyo3(signature = (parent, compute_rate, link_mb_s, ir_r, ir_s, send_limit_mb_s, task_mb, algorithm,
+                    tasks=1000, hold=2, cutoff=false, priority_ir_s=None, priority_link_mb_s=None, source=""))]
+#[allow(clippy::too_many_arguments)]
+fn taskfarm<'py>(
+    py: Python<'py>,
+    parent: Vec<i64>,
+    compute_rate: Vec<f64>,
+    link_mb_s: Vec<f64>,
+    ir_r: Vec<f64>,
+    ir_s: Vec<f64>,
+    send_limit_mb_s: Vec<f64>,
+    task_mb: f64,
+    algorithm: &str,
+    tasks: u64,
+    hold: u32,
+    cutoff: bool,
+    priority_ir_s: Option<Vec<f64>>,
+    priority_link_mb_s: Option<Vec<f64>>,
+    source: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    use commaware_core::taskfarm as tf;
+    let algorithm = algorithm.to_owned();
+    let r = py.allow_threads(|| {
+        guarded(|| {
+            let tree = tf::FarmTree {
+                parent: parent.iter().map(|&p| usize::try_from(p).ok()).collect(),
+                compute_rate,
+                link_mb_s,
+                ir_r,
+                ir_s,
+                send_limit_mb_s,
+                task_mb,
+                priority_ir_s,
+                priority_link_mb_s,
+            };
+            let opts = tf::FarmOptions { algorithm: tf::Algorithm::from_name(&algorithm)?, tasks, hold, cutoff };
+            tf::simulate(&tree, &opts).map_err(|e| e.in_source(source))
+        })
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("makespan", r.makespan)?;
+    d.set_item("throughput", r.throughput)?;
+    d.set_item("tasks_per_node", r.tasks_per_node)?;
+    d.set_item("transfers", r.transfers)?;
+    d.set_item("events", r.events)?;
+    Ok(d)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -607,6 +801,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("OP_NAMES", OP_NAMES.to_vec())?;
     m.add("INTERVAL_KINDS", INTERVAL_KINDS.to_vec())?;
     m.add("MulticastError", py.get_type::<MulticastError>())?;
+    m.add("SchemeError", py.get_type::<SchemeError>())?;
+    m.add_function(wrap_pyfunction!(scheme_penalties, m)?)?;
+    m.add_function(wrap_pyfunction!(scheme_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(model_parameters, m)?)?;
     m.add_class::<MulticastInstance>()?;
     m.add_class::<MulticastReport>()?;
     m.add_function(wrap_pyfunction!(multicast_load, m)?)?;
@@ -622,10 +820,14 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_trace, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(platform_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_run, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_task, m)?)?;
     m.add_function(wrap_pyfunction!(trace_schema, m)?)?;
     m.add_function(wrap_pyfunction!(multicast_schema, m)?)?;
     m.add_function(wrap_pyfunction!(sharing_models, m)?)?;
     m.add_function(wrap_pyfunction!(placements, m)?)?;
+    m.add_function(wrap_pyfunction!(taskfarm, m)?)?;
+    m.add("TASKFARM_ALGORITHMS", commaware_core::taskfarm::Algorithm::NAMES.to_vec())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -50,6 +50,7 @@ pub fn to_platform_and_trace(instance: &Instance, schedule: &Schedule, model: &s
                 recv_overhead: Some(p.recv_const),
                 recv_overhead_per_byte: Some(p.recv_per_byte),
             },
+            interference: None,
         })
         .collect();
     let spec = PlatformSpec {
@@ -58,6 +59,7 @@ pub fn to_platform_and_trace(instance: &Instance, schedule: &Schedule, model: &s
         overrides: BTreeMap::new(),
         network: NetworkSpec {
             model: model.to_string(),
+            parameters: BTreeMap::new(),
             bandwidth: INSTANT,
             latency: 0.0,
             // Sends are non-blocking and buffered in the model of §2: all eager.

@@ -1,6 +1,7 @@
 //! Replay tests with analytical answers.
 
 use super::*;
+use crate::engine::FullSpeed;
 
 fn platform(extra: &str) -> Platform {
     // 1 MB/s NICs, no latency unless `extra` gives one.
@@ -34,7 +35,7 @@ fn run_observed(p: &Platform, trace: &Trace, opts: &SimOptions, rate: Box<dyn cr
 }
 
 fn run(p: &Platform, trace: &str) -> Run {
-    run_observed(p, &Trace::from_json(trace).unwrap(), &SimOptions::default(), Box::new(FullSpeed))
+    run_observed(p, &Trace::from_json(trace).unwrap(), &SimOptions::default(), crate::interference::compute_rate(p))
 }
 
 fn ends(res: &Run) -> Vec<(u32, u32, f64)> {
@@ -245,7 +246,7 @@ impl crate::engine::ComputeRate for HalfWhileSending {
         false
     }
     fn factor(&self, _host: usize, traffic: crate::engine::HostTraffic) -> f64 {
-        if traffic.out_rate > 0.0 {
+        if traffic.out_rate() > 0.0 {
             0.5
         } else {
             1.0
@@ -279,4 +280,69 @@ fn explicit_placement_errors_name_the_host() {
     let t = Trace::from_json(r#"{"ranks": [[], [], []], "placement": [0, 0, 0]}"#).unwrap();
     let e = simulate(&platform(""), &t, &SimOptions::default()).unwrap_err();
     assert!(e.reason.contains("more ranks than its 2 core(s)"), "{e}");
+}
+
+/// Paper 000 in the engine: 1 MiB/s NICs, host n0 with the given interference.
+fn interference_platform(interference: &str) -> Platform {
+    Platform::from_json(&format!(
+        r#"{{"hosts": [{{"name": "n0", "speed": 1e9, "interference": {interference}}}, {{"name": "n1", "speed": 1e9}},
+                      {{"name": "n2", "speed": 1e9}}],
+            "network": {{"bandwidth": 1048576, "latency": 0}}}}"#
+    ))
+    .unwrap()
+}
+
+#[test]
+fn interference_slows_computation_linearly() {
+    // n0 sends 2 MiB to n1 (2 s at 1 MiB/s) while computing 3 s of work. IR_s = 0.25 per
+    // MB/s: 2 s at 0.75 do 1.5 s of work, the remaining 1.5 s run at full speed: 3.5 s.
+    let p = interference_platform(r#"{"send": 0.25}"#);
+    let t = r#"{"ranks": [[{"op": "isend", "dst": 1, "bytes": 2097152}, {"op": "compute", "seconds": 3}, {"op": "waitall"}],
+                          [{"op": "recv", "src": 0}], []]}"#;
+    let r = run(&p, t);
+    assert!((r.ranks[0].end - 3.5).abs() < 1e-9, "{}", r.ranks[0].end);
+    // Per peer: IR_s to n1 = 0.5 (the default 0.25 is for others): 2 s at 0.5 do 1 s: 4 s.
+    let p = interference_platform(r#"{"send": 0.25, "send_to": {"n1": 0.5}}"#);
+    assert!((run(&p, t).ranks[0].end - 4.0).abs() < 1e-9);
+    // Interference rates on another host do not slow n0.
+    let p = interference_platform(r#"{}"#);
+    assert!((run(&p, t).ranks[0].end - 3.0).abs() < 1e-9);
+}
+
+#[test]
+fn interference_synergy_applies_only_while_sending_and_receiving() {
+    // n0 sends 2 MiB to n1 and receives 2 MiB from n2, both at 1 MiB/s for 2 s, while
+    // computing 3 s of work. Linear (IR_r 0.3, IR_s 0.2): 2 s at 0.5 do 1 s, end at 4 s.
+    // Planar 0.9 − 0.1·1 − 0.2·1 = 0.6 while both run: 2 s do 1.2 s, end at 3.8 s.
+    let t = r#"{"ranks": [[{"op": "isend", "dst": 1, "bytes": 2097152}, {"op": "irecv", "src": 2},
+                            {"op": "compute", "seconds": 3}, {"op": "waitall"}],
+                           [{"op": "recv", "src": 0}], [{"op": "send", "dst": 0, "bytes": 2097152}]]}"#;
+    let linear = interference_platform(r#"{"recv": 0.3, "send": 0.2}"#);
+    assert!((run(&linear, t).ranks[0].end - 4.0).abs() < 1e-9);
+    let planar = interference_platform(r#"{"recv": 0.3, "send": 0.2, "synergy": {"constant": 0.9, "recv": 0.1, "send": 0.2}}"#);
+    assert!((run(&planar, t).ranks[0].end - 3.8).abs() < 1e-9);
+    // Receiving alone (n0 only receives): the linear IR_r, not the planar form.
+    let t = r#"{"ranks": [[{"op": "irecv", "src": 2}, {"op": "compute", "seconds": 3}, {"op": "waitall"}],
+                           [], [{"op": "send", "dst": 0, "bytes": 2097152}]]}"#;
+    // 2 s at 0.7 do 1.4 s: end at 3.6 s.
+    assert!((run(&planar, t).ranks[0].end - 3.6).abs() < 1e-9);
+}
+
+#[test]
+fn interference_is_clamped_at_zero_and_composes_with_penalty_models() {
+    // IR_r = 2 per MB/s at 1 MiB/s: no computation while the 2 s transfer runs: 5 s.
+    let p = interference_platform(r#"{"recv": 2}"#);
+    let t = r#"{"ranks": [[{"op": "irecv", "src": 1}, {"op": "compute", "seconds": 3}, {"op": "waitall"}],
+                          [{"op": "send", "dst": 0, "bytes": 2097152}], []]}"#;
+    assert!((run(&p, t).ranks[0].end - 5.0).abs() < 1e-9);
+    // Under gige, n1 sends to n0 and n2 at once: penalty 1.5 each, so 2/3 MiB/s, and the
+    // 2 MiB reach n0 in 3 s. With IR_r 0.3, n0 computes at 1 − 0.3·2/3 = 0.8 meanwhile:
+    // 2.4 s of work in 3 s, then the remaining 0.6 s at full speed: 3.6 s.
+    let p = interference_platform(r#"{"recv": 0.3}"#);
+    let t = r#"{"ranks": [[{"op": "irecv", "src": 1}, {"op": "compute", "seconds": 3}, {"op": "waitall"}],
+                          [{"op": "isend", "dst": 0, "bytes": 2097152}, {"op": "isend", "dst": 2, "bytes": 2097152}, {"op": "waitall"}],
+                          [{"op": "recv", "src": 1}]]}"#;
+    let opts = SimOptions { model: Some("gige".into()), ..SimOptions::default() };
+    let r = run_observed(&p, &Trace::from_json(t).unwrap(), &opts, crate::interference::compute_rate(&p));
+    assert!((r.ranks[0].end - 3.6).abs() < 1e-9, "{}", r.ranks[0].end);
 }

@@ -46,6 +46,15 @@ const REFRESH: u32 = 1024;
 /// Solve from scratch when a batch changes at least 1/FULL_BATCH of the flows.
 pub const FULL_BATCH: usize = 8;
 
+/// The links of a flow other than `l`, `NONE`-padded.
+fn others_of(links: &[LinkId], l: LinkId) -> [LinkId; 2] {
+    let mut others = [NONE; 2];
+    for (slot, &o) in others.iter_mut().zip(links.iter().filter(|&&o| o != l)) {
+        *slot = o;
+    }
+    others
+}
+
 /// One flow crossing a link. A link's entries hold its members first (the propagation
 /// walks only those), except within an update that ends in a solve from scratch.
 #[derive(Debug, Clone, Copy)]
@@ -293,6 +302,16 @@ impl MaxMin {
         }
     }
 
+    /// Change the capacity of link `l` in the model's copy (the net's must change too).
+    /// Only for a link whose flows all leave in the next `update` (as `removed`): the
+    /// flows that join it then see the new capacity. Per-flow rate caps are made so
+    /// (private links, see `super::penalized`).
+    pub fn set_capacity_of_emptied_link(&mut self, l: LinkId, capacity: f64) {
+        if let Some(state) = self.ls.get_mut(l as usize) {
+            state.capacity = capacity;
+        }
+    }
+
     /// The rate of a rated flow: the level of its group's link.
     pub fn flow_rate(&self, f: FlowId) -> f64 {
         match self.flows.get(f as usize) {
@@ -536,14 +555,7 @@ impl MaxMin {
             let mut rec = FlowRec { links: [0; 3], slot: [0; 3], n: links.len() as u8, group: NONE, ..self.flows[f as usize].clone() };
             rec.queued = false;
             for (k, &l) in links.iter().enumerate() {
-                let mut others = [NONE; 2];
-                let mut j = 0;
-                for &o in links {
-                    if o != l {
-                        others[j] = o;
-                        j += 1;
-                    }
-                }
+                let others = others_of(links, l);
                 self.touch(l);
                 rec.links[k] = l;
                 rec.slot[k] = self.put_entry(l, Entry { flow: f, others, group: NONE });
@@ -572,14 +584,7 @@ impl MaxMin {
         let mut rec = FlowRec { links: [0; 3], slot: [0; 3], n: links.len() as u8, group: g, ..self.flows[f as usize].clone() };
         rec.queued = false;
         for (k, &l) in links.iter().enumerate() {
-            let mut others = [NONE; 2];
-            let mut j = 0;
-            for &o in links {
-                if o != l {
-                    others[j] = o;
-                    j += 1;
-                }
-            }
+            let others = others_of(links, l);
             rec.links[k] = l;
             let li = l as usize;
             rec.slot[k] = self.put_entry(l, Entry { flow: f, others, group: g });

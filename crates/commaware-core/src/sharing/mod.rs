@@ -3,14 +3,20 @@
 //! The engine keeps the flows in a [`FlowNet`] (links with capacities, flows with the
 //! links they cross and their current rate). A [`SharingModel`] is told which flows
 //! were added or removed since it last ran and re-rates only what that can change,
-//! reporting the flows whose rate moved. New models (the penalty model of paper 004
-//! §V-A, the Myrinet state-set model of §V-B) plug in here.
+//! reporting the flows whose rate moved. The penalty models of paper 004 (GigE §V-A,
+//! Myrinet §V-B, InfiniBand) and SimGrid's IB model live in [`penalty`] (the formulas, on
+//! static schemes too) and [`penalized`] (their use in the engine).
 
 mod contention_free;
 mod maxmin;
+pub mod myrinet;
+pub mod penalized;
+pub mod penalty;
 
 pub use contention_free::ContentionFree;
 pub use maxmin::MaxMin;
+pub use penalized::Penalized;
+pub use penalty::PenaltyModel;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::platform::Platform;
@@ -159,6 +165,12 @@ pub trait SharingModel {
     fn track_progress(&mut self) -> Option<&mut dyn Progress> {
         None
     }
+
+    /// For a penalty model: the conflict classes (bits of [`penalty::CLASS_NAMES`]) flow
+    /// `f` has been in since it joined. `None` for models without conflicts.
+    fn flow_conflicts(&self, _f: FlowId) -> Option<u8> {
+        None
+    }
 }
 
 /// Flow progress kept by the sharing model (see [`SharingModel::track_progress`]).
@@ -179,7 +191,7 @@ pub trait Progress {
 }
 
 /// Names of the sharing models the engine knows.
-pub const MODELS: &[&str] = &["maxmin", "contention_free"];
+pub const MODELS: &[&str] = &["maxmin", "contention_free", "gige", "myrinet", "infiniband", "ib-simgrid"];
 
 pub fn check_model_name(name: &str) -> Result<()> {
     if MODELS.contains(&name) {
@@ -193,9 +205,20 @@ pub fn check_model_name(name: &str) -> Result<()> {
     }
 }
 
-pub fn make_model(name: &str, platform: &Platform) -> Result<Box<dyn SharingModel>> {
+/// The sharing model `name` for `platform`, with `params` (name, value) overriding its
+/// defaults. The platform's own `network.parameters` apply when `name` is its
+/// `network.model`, and `params` come after them.
+pub fn make_model(name: &str, platform: &Platform, params: &[(String, f64)]) -> Result<Box<dyn SharingModel>> {
     // Known, and within the model's size limits, before anything is allocated.
     platform.check_model(name)?;
+    let mut all: Vec<(String, f64)> = Vec::new();
+    if name == platform.network.model {
+        all.extend(platform.network.parameters.iter().map(|(k, v)| (k.clone(), *v)));
+    }
+    all.extend(params.iter().cloned());
+    if let Some(m) = PenaltyModel::from_params(name, &all, "param.")? {
+        return Ok(Box::new(Penalized::new(m, platform.hosts.len(), platform.network.backbone.is_some())));
+    }
     Ok(match name {
         "contention_free" => Box::new(ContentionFree::new(platform)),
         _ => Box::new(MaxMin::default()),

@@ -1,0 +1,984 @@
+//! The Myrinet Stop&Go penalty model (paper 004 §V-B).
+//!
+//! A *scheme* is a list of communications, directed arcs `(src, dst)` between nodes
+//! (parallel arcs are distinct communications; self-loops are rejected by the caller).
+//! When a communication sends, every communication with the same source or the same
+//! destination waits. The *state sets* are the maximal matchings of the bipartite graph
+//! whose left vertices are the nodes' sending sides (rows) and whose right vertices are
+//! the nodes' receiving sides (columns): two arcs conflict iff they share a source or a
+//! destination, a node that both sends and receives is no conflict.
+//!
+//! A communication's *emission coefficient* is the number of maximal matchings that
+//! contain it; every outgoing communication of a node takes the minimum coefficient over
+//! that node's outgoing communications, and its penalty is
+//! `number of state sets / that minimum` (paper 004 §V-B).
+//!
+//! Counting is per connected component: the global count is the product of the
+//! components' counts and a coefficient is its component coefficient times the other
+//! components' counts, so a penalty only needs its own component.
+//!
+//! **Exact counting** (components of at most [`MyrinetOptions::exact_limit`]
+//! communications): a dynamic programme over the rows, in an order that keeps few
+//! columns "open" (some of their rows processed, some not). A row is either matched by
+//! one of its arcs to a free column, or unmatched, in which case all its free columns
+//! become *required* (maximality: they must be matched later). The state is the pair of
+//! bitmasks (matched open columns, required open columns); a column is dropped when its
+//! last row is processed, and the state dies if it is still required then. Parallel
+//! arcs are merged into one edge weighted by its multiplicity. The coefficient of an arc
+//! `(u, v)` is the number of maximal matchings of the graph without `u` and `v`: `{(u,v)}
+//! ∪ M'` is maximal iff `M'` is maximal there, since `(u, v)` covers every edge at `u`
+//! or `v`.
+//!
+//! **Estimation** (larger components): sequential importance sampling along the same
+//! branching (Knuth's tree-size estimator). Each sample builds a maximal matching row by
+//! row, choosing uniformly among the options that can still lead to a maximal matching,
+//! and weighs it by `1/q`, `q` being the probability of the path taken. Every maximal
+//! matching is the leaf of exactly one path and dead paths weigh 0, so the mean weight
+//! is an unbiased estimate of the count, and the mean of `1[e ∈ M]/q` one of the
+//! coefficient of `e`.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::rng::SplitMix64;
+
+/// Exact counting is used on components with at most this many communications.
+pub const EXACT_LIMIT: usize = 30;
+
+/// Most columns the exact programme keeps open at once (one bit each in a `u64`).
+const MAX_OPEN: usize = 64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MyrinetOptions {
+    /// Components with at most this many communications are counted exactly.
+    pub exact_limit: usize,
+    /// Samples of the estimator used beyond `exact_limit`.
+    pub samples: usize,
+    /// Seed of the estimator (results are deterministic for a given seed).
+    pub seed: u64,
+}
+
+impl Default for MyrinetOptions {
+    fn default() -> Self {
+        MyrinetOptions { exact_limit: EXACT_LIMIT, samples: 20_000, seed: 0 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComponentCount {
+    /// Indices (into the input slice) of this component's communications, ascending.
+    pub comms: Vec<usize>,
+    pub exact: bool,
+    /// Number of maximal matchings (state sets): exact value when `exact` (rounded
+    /// above 2^53), estimate otherwise.
+    pub sets: f64,
+    /// log10 of `sets` (finite when `sets` overflows a float, as estimates of large
+    /// components do).
+    pub log10_sets: f64,
+    /// `Some(count)` when counted exactly.
+    pub sets_exact: Option<u128>,
+    /// 95% confidence interval of `sets` (`(sets, sets)` when exact). For an estimate it
+    /// is mean ± 1.96·stderr, its lower end raised to 1 (a scheme has at least one set).
+    pub ci95: (f64, f64),
+    /// The estimator's samples were worth fewer than [`MIN_EFFECTIVE_SAMPLES`] (large,
+    /// tangled components): `sets` is NaN and the penalties are a stand-in (see [`solve`]).
+    pub estimator_failed: bool,
+    /// Effective sample size of the estimate (infinite when exact); below
+    /// [`MIN_EFFECTIVE_SAMPLES`] the estimate is not used (`estimator_failed`).
+    pub effective_samples: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MyrinetResult {
+    /// Penalty per input communication.
+    pub penalties: Vec<f64>,
+    /// Per communication: its emission coefficient within its component (exact or
+    /// estimated), before the per-source minimum.
+    pub coefficients: Vec<f64>,
+    /// Components with at least one communication, in order of their smallest index.
+    pub components: Vec<ComponentCount>,
+}
+
+/// Penalties of the communications of a scheme (paper 004 §V-B), component by component.
+pub fn myrinet_penalties(comms: &[(u32, u32)], opts: &MyrinetOptions) -> MyrinetResult {
+    let n = comms.len();
+    let mut penalties = vec![0.0; n];
+    let mut coefficients = vec![0.0; n];
+    let mut components = Vec::new();
+    for (k, members) in split_components(comms).into_iter().enumerate() {
+        let sub: Vec<(u32, u32)> = members.iter().map(|&i| comms[i]).collect();
+        // Each component gets its own stream so that results do not depend on the
+        // other components.
+        let copts = MyrinetOptions { seed: opts.seed ^ (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15), ..*opts };
+        let (pen, coef, mut count) = solve(&sub, &copts);
+        for (j, &i) in members.iter().enumerate() {
+            penalties[i] = pen[j];
+            coefficients[i] = coef[j];
+        }
+        count.comms = members;
+        components.push(count);
+    }
+    MyrinetResult { penalties, coefficients, components }
+}
+
+/// Penalties of one component, for the engine: `comms` is taken as one unit, without
+/// splitting it. It need not really be connected: on a disconnected set the counts are
+/// those of the whole set (the product over its parts) and the penalties are the same
+/// as [`myrinet_penalties`] gives (both the count and the coefficients carry the same
+/// factor of the other parts), but the estimator is then less precise. The returned
+/// count's `comms` is `0..comms.len()`.
+pub fn component_penalties(comms: &[(u32, u32)], opts: &MyrinetOptions) -> (Vec<f64>, ComponentCount) {
+    let (pen, _, mut count) = solve(comms, opts);
+    count.comms = (0..comms.len()).collect();
+    (pen, count)
+}
+
+/// Connected components (indices into `comms`, ascending), in order of their smallest
+/// index. Arcs are connected through a shared source or a shared destination.
+fn split_components(comms: &[(u32, u32)]) -> Vec<Vec<usize>> {
+    let mut rows: HashMap<u32, usize> = HashMap::new();
+    let mut cols: HashMap<u32, usize> = HashMap::new();
+    let mut parent: Vec<usize> = Vec::new();
+    fn find(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    let mut arc_vertex = Vec::with_capacity(comms.len());
+    for &(s, d) in comms {
+        let r = *rows.entry(s).or_insert_with(|| {
+            parent.push(parent.len());
+            parent.len() - 1
+        });
+        let c = *cols.entry(d).or_insert_with(|| {
+            parent.push(parent.len());
+            parent.len() - 1
+        });
+        let (a, b) = (find(&mut parent, r), find(&mut parent, c));
+        if a != b {
+            parent[a] = b;
+        }
+        arc_vertex.push(r);
+    }
+    let mut index_of_root: HashMap<usize, usize> = HashMap::new();
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for (i, &r) in arc_vertex.iter().enumerate() {
+        let root = find(&mut parent, r);
+        let k = *index_of_root.entry(root).or_insert_with(|| {
+            out.push(Vec::new());
+            out.len() - 1
+        });
+        out[k].push(i);
+    }
+    out
+}
+
+/// Penalties, coefficients and count of a set of arcs taken as one unit.
+fn solve(comms: &[(u32, u32)], opts: &MyrinetOptions) -> (Vec<f64>, Vec<f64>, ComponentCount) {
+    let g = Local::new(comms);
+    let exact = if comms.len() <= opts.exact_limit { exact_counts(&g) } else { None };
+    // Penalties need only ratios: the count and coefficients on any common scale.
+    let (coefs, (sets_rel, coefs_rel), count) = match exact {
+        Some((total, per_arc)) => {
+            let sets = total as f64;
+            let count = ComponentCount {
+                comms: Vec::new(),
+                exact: true,
+                sets,
+                log10_sets: sets.log10(),
+                sets_exact: Some(total),
+                ci95: (sets, sets),
+                estimator_failed: false,
+                effective_samples: f64::INFINITY,
+            };
+            let coefs: Vec<f64> = per_arc.into_iter().map(|c| c as f64).collect();
+            (coefs.clone(), (sets, coefs), count)
+        }
+        None => {
+            let est = estimate(&g, opts.samples, opts.seed);
+            let count = ComponentCount {
+                comms: Vec::new(),
+                exact: false,
+                sets: est.sets,
+                log10_sets: est.log10_sets,
+                sets_exact: None,
+                ci95: est.ci95,
+                estimator_failed: false,
+                effective_samples: est.effective,
+            };
+            if est.effective < MIN_EFFECTIVE_SAMPLES {
+                // (Almost) no sample survived, or one outweighs all: the sampler cannot tell. Stand-in: each communication
+                // takes the largest star degree (Δo of its source, Δi of its destination)
+                // among its source's communications, the penalty that star alone would give.
+                let (mut out, mut inn) = (vec![0.0f64; g.nrows], vec![0.0f64; g.ncols]);
+                for &(r, c) in &g.arcs {
+                    out[r] += 1.0;
+                    inn[c] += 1.0;
+                }
+                let mut worst = vec![1.0f64; g.nrows];
+                for &(r, c) in &g.arcs {
+                    worst[r] = worst[r].max(out[r]).max(inn[c]);
+                }
+                let count =
+                    ComponentCount { estimator_failed: true, sets: f64::NAN, log10_sets: f64::NAN, ci95: (f64::NAN, f64::NAN), ..count };
+                let pen = g.arcs.iter().map(|&(r, _)| worst[r]).collect();
+                return (pen, vec![f64::NAN; g.arcs.len()], count);
+            }
+            let scale = est.sets / est.relative.0;
+            (est.relative.1.iter().map(|c| c * scale).collect(), est.relative, count)
+        }
+    };
+    // Per-source minimum, then penalty = sets / minimum (paper 004 §V-B).
+    let mut min_of_row = vec![f64::INFINITY; g.nrows];
+    for (a, &(r, _)) in g.arcs.iter().enumerate() {
+        min_of_row[r] = min_of_row[r].min(coefs_rel[a]);
+    }
+    let pen = g
+        .arcs
+        .iter()
+        // An estimate may put a coefficient above the count (fallback estimates use
+        // other samples): a penalty is at least 1.
+        .map(|&(r, _)| (sets_rel / min_of_row[r]).max(1.0))
+        .collect();
+    (pen, coefs, count)
+}
+
+/// A set of arcs with sources and destinations renumbered `0..nrows` and `0..ncols`.
+struct Local {
+    nrows: usize,
+    ncols: usize,
+    /// (row, column) of each arc, in input order.
+    arcs: Vec<(usize, usize)>,
+}
+
+impl Local {
+    fn new(comms: &[(u32, u32)]) -> Self {
+        let mut rows: HashMap<u32, usize> = HashMap::new();
+        let mut cols: HashMap<u32, usize> = HashMap::new();
+        let arcs = comms
+            .iter()
+            .map(|&(s, d)| {
+                let n = rows.len();
+                let r = *rows.entry(s).or_insert(n);
+                let n = cols.len();
+                let c = *cols.entry(d).or_insert(n);
+                (r, c)
+            })
+            .collect();
+        Local { nrows: rows.len(), ncols: cols.len(), arcs }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Exact counting.
+
+/// A cheap hasher for the programme's `(u64, u64)` states.
+#[derive(Default)]
+struct StateHasher(u64);
+
+impl Hasher for StateHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7C_C1_B7_27_22_0A_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
+}
+
+type StateMap = HashMap<(u64, u64), u128, BuildHasherDefault<StateHasher>>;
+
+/// Exact count of maximal matchings and, per arc, of those containing it; `None` when
+/// the programme would need more than [`MAX_OPEN`] open columns or a count overflows.
+fn exact_counts(g: &Local) -> Option<(u128, Vec<u128>)> {
+    // Parallel arcs are interchangeable: one edge weighted by its multiplicity.
+    let mut weight: HashMap<(usize, usize), u128> = HashMap::new();
+    for &e in &g.arcs {
+        *weight.entry(e).or_insert(0) += 1;
+    }
+    let mut edges: Vec<(usize, usize, u128)> = weight.iter().map(|(&(r, c), &w)| (r, c, w)).collect();
+    edges.sort_unstable();
+    let total = count_maximal(g.nrows, g.ncols, &edges)?;
+    // Coefficient of (u, v): maximal matchings of the graph without u and v.
+    let mut coef_of_edge: HashMap<(usize, usize), u128> = HashMap::new();
+    let mut rest = Vec::with_capacity(edges.len());
+    for &(u, v, _) in &edges {
+        rest.clear();
+        rest.extend(edges.iter().copied().filter(|&(r, c, _)| r != u && c != v));
+        coef_of_edge.insert((u, v), count_maximal(g.nrows, g.ncols, &rest)?);
+    }
+    Some((total, g.arcs.iter().map(|e| coef_of_edge[e]).collect()))
+}
+
+/// Order of the rows for the programme: greedily the row that opens the fewest new
+/// columns net of those it closes. Returns the order (rows with edges only) and the
+/// most columns open at once.
+fn plan(nrows: usize, ncols: usize, adj: &[Vec<(usize, u128)>]) -> (Vec<usize>, usize) {
+    let mut left = vec![0usize; ncols]; // unprocessed rows of each column
+    for list in adj {
+        for &(c, _) in list {
+            left[c] += 1;
+        }
+    }
+    let mut open = vec![false; ncols];
+    let mut done = vec![false; nrows];
+    let (mut nopen, mut width) = (0usize, 0usize);
+    let mut order = Vec::new();
+    let todo = adj.iter().filter(|l| !l.is_empty()).count();
+    for _ in 0..todo {
+        let mut best: Option<(isize, usize)> = None;
+        for u in 0..nrows {
+            if done[u] || adj[u].is_empty() {
+                continue;
+            }
+            let opened = adj[u].iter().filter(|&&(c, _)| !open[c]).count() as isize;
+            let closed = adj[u].iter().filter(|&&(c, _)| left[c] == 1).count() as isize;
+            let score = opened - closed;
+            if best.is_none_or(|(s, _)| score < s) {
+                best = Some((score, u));
+            }
+        }
+        let (_, u) = best.expect("a row is left");
+        done[u] = true;
+        order.push(u);
+        for &(c, _) in &adj[u] {
+            if !open[c] {
+                open[c] = true;
+                nopen += 1;
+            }
+        }
+        width = width.max(nopen);
+        for &(c, _) in &adj[u] {
+            left[c] -= 1;
+            if left[c] == 0 {
+                nopen -= 1;
+            }
+        }
+    }
+    (order, width)
+}
+
+/// Number of maximal matchings of the bipartite graph with these weighted edges (the
+/// weight of a matching is the product of its edges' weights), distinct `(row, col)`.
+fn count_maximal(nrows: usize, ncols: usize, edges: &[(usize, usize, u128)]) -> Option<u128> {
+    if edges.is_empty() {
+        return Some(1);
+    }
+    // Either side may play the rows: take the one that keeps fewer columns open.
+    let mut adj = vec![Vec::new(); nrows];
+    let mut adj_t = vec![Vec::new(); ncols];
+    for &(r, c, w) in edges {
+        adj[r].push((c, w));
+        adj_t[c].push((r, w));
+    }
+    let (order, width) = plan(nrows, ncols, &adj);
+    let (order_t, width_t) = plan(ncols, nrows, &adj_t);
+    let (adj, order, ncols, width) =
+        if width_t < width { (adj_t, order_t, nrows, width_t) } else { (adj, order, ncols, width) };
+    if width > MAX_OPEN {
+        return None;
+    }
+    let mut left = vec![0usize; ncols];
+    for list in &adj {
+        for &(c, _) in list {
+            left[c] += 1;
+        }
+    }
+    let mut slot = vec![usize::MAX; ncols];
+    let mut free_slots: Vec<usize> = (0..MAX_OPEN).rev().collect();
+    let mut states = StateMap::default();
+    states.insert((0, 0), 1);
+    let mut next = StateMap::default();
+    let mut choices: Vec<(u64, u128)> = Vec::new();
+    for &u in &order {
+        // Open the row's new columns, then note those it closes.
+        choices.clear();
+        let (mut nbr, mut closing) = (0u64, 0u64);
+        for &(c, w) in &adj[u] {
+            if slot[c] == usize::MAX {
+                slot[c] = free_slots.pop()?;
+            }
+            let bit = 1u64 << slot[c];
+            nbr |= bit;
+            choices.push((bit, w));
+            left[c] -= 1;
+            if left[c] == 0 {
+                closing |= bit;
+            }
+        }
+        // Closing slots are reused from the next row on.
+        for &(c, _) in &adj[u] {
+            if left[c] == 0 {
+                free_slots.push(slot[c]);
+            }
+        }
+        next.clear();
+        for (&(matched, required), &n) in &states {
+            // Row unmatched: its free columns must be matched later.
+            let req = required | (nbr & !matched);
+            if req & closing == 0 {
+                add(&mut next, (matched & !closing, req), n)?;
+            }
+            // Row matched to a free column.
+            for &(bit, w) in &choices {
+                if matched & bit == 0 {
+                    let req = required & !bit;
+                    if req & closing == 0 {
+                        add(&mut next, ((matched | bit) & !closing, req), n.checked_mul(w)?)?;
+                    }
+                }
+            }
+        }
+        std::mem::swap(&mut states, &mut next);
+    }
+    states.values().try_fold(0u128, |acc, &n| acc.checked_add(n))
+}
+
+fn add(map: &mut StateMap, key: (u64, u64), n: u128) -> Option<()> {
+    let slot = map.entry(key).or_insert(0);
+    *slot = slot.checked_add(n)?;
+    Some(())
+}
+
+// ---------------------------------------------------------------------------------
+// Estimation by sequential importance sampling.
+
+struct Estimate {
+    /// The count (infinite when it overflows a float: see `log10_sets`) and its 95% CI.
+    sets: f64,
+    log10_sets: f64,
+    ci95: (f64, f64),
+    /// The count and the coefficients on a common scale (their ratios give penalties).
+    relative: (f64, Vec<f64>),
+    effective: f64,
+}
+
+/// The sampler's view of a graph: rows in processing order, with their arcs.
+struct Sampler {
+    ncols: usize,
+    order: Vec<usize>,
+    /// Per row: (arc index, column) of its arcs.
+    row_arcs: Vec<Vec<(usize, usize)>>,
+    /// Per row: its distinct columns.
+    row_cols: Vec<Vec<usize>>,
+    /// Per column: number of distinct rows.
+    col_rows: Vec<usize>,
+}
+
+impl Sampler {
+    fn new(nrows: usize, ncols: usize, arcs: &[(usize, usize)], skip: Option<(usize, usize)>) -> Self {
+        let mut row_arcs = vec![Vec::new(); nrows];
+        for (a, &(r, c)) in arcs.iter().enumerate() {
+            if skip.is_some_and(|(u, v)| r == u || c == v) {
+                continue;
+            }
+            row_arcs[r].push((a, c));
+        }
+        let mut adj: Vec<Vec<(usize, u128)>> = vec![Vec::new(); nrows];
+        let mut col_rows = vec![0usize; ncols];
+        for (r, list) in row_arcs.iter().enumerate() {
+            let mut cs: Vec<usize> = list.iter().map(|&(_, c)| c).collect();
+            cs.sort_unstable();
+            cs.dedup();
+            for &c in &cs {
+                col_rows[c] += 1;
+            }
+            adj[r] = cs.into_iter().map(|c| (c, 1)).collect();
+        }
+        let (order, _) = plan(nrows, ncols, &adj);
+        let row_cols = adj.into_iter().map(|l| l.into_iter().map(|(c, _)| c).collect()).collect();
+        Sampler { ncols, order, row_arcs, row_cols, col_rows }
+    }
+
+    /// One sample: the natural log of the weight `1/q` of the matching built (−∞ for a
+    /// dead path), with its arcs in `chosen`. Logs: on large components `1/q` overflows.
+    fn sample(&self, rng: &mut SplitMix64, st: &mut SampleState) -> f64 {
+        st.matched.clear();
+        st.matched.resize(self.ncols, false);
+        st.required.clear();
+        st.required.resize(self.ncols, false);
+        st.left.clear();
+        st.left.extend_from_slice(&self.col_rows);
+        st.chosen.clear();
+        let mut log_weight = 0.0f64;
+        for &u in &self.order {
+            let cols = &self.row_cols[u];
+            for &c in cols {
+                st.left[c] -= 1;
+            }
+            // A required column with no row after this one must be matched by it; a
+            // free column with no row after this one forbids leaving it unmatched.
+            let mut forced = None;
+            let mut may_stay = true;
+            for &c in cols {
+                if !st.matched[c] && st.left[c] == 0 {
+                    may_stay = false;
+                    if st.required[c] {
+                        if forced.is_some() {
+                            return f64::NEG_INFINITY;
+                        }
+                        forced = Some(c);
+                    }
+                }
+            }
+            st.options.clear();
+            st.options.extend(
+                self.row_arcs[u]
+                    .iter()
+                    .filter(|&&(_, c)| !st.matched[c] && forced.is_none_or(|f| f == c))
+                    .map(|&(a, c)| (a, c)),
+            );
+            let stay = forced.is_none() && may_stay;
+            let n = st.options.len() + stay as usize;
+            if n == 0 {
+                return f64::NEG_INFINITY;
+            }
+            log_weight += (n as f64).ln();
+            let k = rng.below_usize(n);
+            if k == st.options.len() {
+                for &c in cols {
+                    if !st.matched[c] {
+                        st.required[c] = true;
+                    }
+                }
+            } else {
+                let (a, c) = st.options[k];
+                st.matched[c] = true;
+                st.chosen.push(a);
+            }
+        }
+        log_weight
+    }
+}
+
+#[derive(Default)]
+struct SampleState {
+    matched: Vec<bool>,
+    required: Vec<bool>,
+    left: Vec<usize>,
+    options: Vec<(usize, usize)>,
+    chosen: Vec<usize>,
+}
+
+/// Sample means on a common log scale: the mean weight is `exp(log_scale) · mean` and
+/// the coefficient of arc `a` is `exp(log_scale) · coefs[a]` (`stderr` likewise).
+struct Scaled {
+    log_scale: f64,
+    mean: f64,
+    stderr: f64,
+    coefs: Vec<f64>,
+    /// Effective sample size (Σw)²/Σw²: how many samples the weighted mean is worth.
+    effective: f64,
+}
+
+/// Mean of `samples` weights of the sampler, and per arc the mean of its weighted
+/// indicator, relative to the largest weight seen (rescaled when a larger one comes).
+fn run_sampler(s: &Sampler, narcs: usize, samples: usize, rng: &mut SplitMix64) -> Scaled {
+    let samples = samples.max(2);
+    let mut st = SampleState::default();
+    let (mut scale, mut sum, mut sum2) = (f64::NEG_INFINITY, 0.0f64, 0.0f64);
+    let mut coefs = vec![0.0f64; narcs];
+    for _ in 0..samples {
+        let lw = s.sample(rng, &mut st);
+        if lw == f64::NEG_INFINITY {
+            continue;
+        }
+        if lw > scale {
+            let f = (scale - lw).exp();
+            sum *= f;
+            sum2 *= f * f;
+            coefs.iter_mut().for_each(|c| *c *= f);
+            scale = lw;
+        }
+        let w = (lw - scale).exp();
+        sum += w;
+        sum2 += w * w;
+        for &a in &st.chosen {
+            coefs[a] += w;
+        }
+    }
+    let n = samples as f64;
+    let mean = sum / n;
+    let var = ((sum2 - n * mean * mean) / (n - 1.0)).max(0.0);
+    coefs.iter_mut().for_each(|c| *c /= n);
+    let effective = if sum2 > 0.0 { sum * sum / sum2 } else { 0.0 };
+    Scaled { log_scale: scale, mean, stderr: (var / n).sqrt(), coefs, effective }
+}
+
+/// Most sampler steps (arcs visited) spent re-estimating the coefficients of arcs that
+/// no sample contained; beyond, such arcs take the smallest estimated coefficient.
+const REDO_BUDGET: f64 = 2e8;
+
+/// Below this effective sample size the estimate is not trusted (see [`solve`]).
+pub const MIN_EFFECTIVE_SAMPLES: f64 = 20.0;
+
+fn estimate(g: &Local, samples: usize, seed: u64) -> Estimate {
+    let mut rng = SplitMix64::new(seed);
+    let s = Sampler::new(g.nrows, g.ncols, &g.arcs, None);
+    let main = run_sampler(&s, g.arcs.len(), samples, &mut rng);
+    let mut coefs = main.coefs;
+    // An arc no sample contained: estimate its coefficient directly, as the count of the
+    // graph without its source and destination, when that fits the budget.
+    let mut missing: Vec<(usize, usize)> = coefs.iter().zip(&g.arcs).filter(|(c, _)| **c == 0.0).map(|(_, &e)| e).collect();
+    missing.sort_unstable();
+    missing.dedup();
+    let redo = missing.len() as f64 * g.arcs.len() as f64 * (samples / 4).max(2) as f64 <= REDO_BUDGET;
+    let floor = coefs.iter().copied().filter(|&c| c > 0.0).fold(f64::INFINITY, f64::min);
+    let mut redone: HashMap<(usize, usize), f64> = HashMap::new();
+    for (coef, &e) in coefs.iter_mut().zip(&g.arcs) {
+        if *coef == 0.0 {
+            *coef = *redone.entry(e).or_insert_with(|| {
+                if !redo {
+                    return floor;
+                }
+                let s = Sampler::new(g.nrows, g.ncols, &g.arcs, Some(e));
+                let r = run_sampler(&s, g.arcs.len(), samples / 4, &mut rng);
+                // On the main scale.
+                r.mean * (r.log_scale - main.log_scale).exp()
+            });
+        }
+    }
+    let ln10 = std::f64::consts::LN_10;
+    let log10_sets = (main.log_scale + main.mean.ln()) / ln10;
+    let abs = |x: f64| x * main.log_scale.exp();
+    let half = 1.96 * main.stderr;
+    Estimate {
+        sets: abs(main.mean),
+        log10_sets,
+        ci95: (abs(main.mean - half).max(1.0), abs(main.mean + half)),
+        relative: (main.mean, coefs),
+        effective: main.effective,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// All maximal matchings by enumerating every subset of arcs: (count, per-arc).
+    fn naive(comms: &[(u32, u32)]) -> (u128, Vec<u128>) {
+        let n = comms.len();
+        assert!(n <= 16);
+        let mut total = 0u128;
+        let mut per = vec![0u128; n];
+        let conflict = |a: usize, b: usize| comms[a].0 == comms[b].0 || comms[a].1 == comms[b].1;
+        for mask in 0u32..(1 << n) {
+            let inside: Vec<usize> = (0..n).filter(|&i| mask >> i & 1 == 1).collect();
+            let is_matching = inside.iter().all(|&a| inside.iter().all(|&b| a == b || !conflict(a, b)));
+            let maximal = (0..n).all(|e| mask >> e & 1 == 1 || inside.iter().any(|&a| conflict(a, e)));
+            if is_matching && maximal {
+                total += 1;
+                inside.iter().for_each(|&a| per[a] += 1);
+            }
+        }
+        (total, per)
+    }
+
+    fn random_scheme(rng: &mut SplitMix64, nodes: usize, arcs: usize) -> Vec<(u32, u32)> {
+        (0..arcs)
+            .map(|_| loop {
+                let (s, d) = (rng.below_usize(nodes) as u32, rng.below_usize(nodes) as u32);
+                if s != d {
+                    break (s, d);
+                }
+            })
+            .collect()
+    }
+
+    /// A random connected scheme of `arcs` arcs over `nodes` nodes.
+    fn random_connected(rng: &mut SplitMix64, nodes: usize, arcs: usize) -> Vec<(u32, u32)> {
+        loop {
+            let s = random_scheme(rng, nodes, arcs);
+            if split_components(&s).len() == 1 {
+                return s;
+            }
+        }
+    }
+
+    /// Search 3-node and 4-node schemes for paper 004 Fig. 6 (run with --ignored --nocapture).
+    #[test]
+    #[ignore]
+    fn search_fig6() {
+        for nodes in 3u32..=4 {
+            let pairs: Vec<(u32, u32)> =
+                (0..nodes).flat_map(|s| (0..nodes).filter(move |&d| d != s).map(move |d| (s, d))).collect();
+            let p = pairs.len();
+            let mut found = 0;
+            for code in 0..p.pow(6) {
+                let mut x = code;
+                let scheme: Vec<(u32, u32)> = (0..6)
+                    .map(|_| {
+                        let e = pairs[x % p];
+                        x /= p;
+                        e
+                    })
+                    .collect();
+                let (total, per) = naive(&scheme);
+                if total == 5 && per == [1, 2, 2, 2, 2, 3] {
+                    let r = myrinet_penalties(&scheme, &MyrinetOptions::default());
+                    if r.penalties == [5.0, 5.0, 5.0, 2.5, 2.5, 2.5] {
+                        found += 1;
+                        println!("{nodes} nodes: {scheme:?}");
+                    }
+                }
+            }
+            println!("{nodes} nodes: {found} schemes");
+        }
+    }
+
+    /// Paper 004 Fig. 6, redrawn: the simplest scheme (4 nodes; none with 3) giving the
+    /// figure's numbers, found by `search_fig6`.
+    const FIG6: [(u32, u32); 6] = [(0, 1), (0, 2), (0, 3), (2, 1), (3, 1), (3, 0)];
+
+    #[test]
+    fn fig6() {
+        let r = myrinet_penalties(&FIG6, &MyrinetOptions::default());
+        assert_eq!(r.components.len(), 1);
+        assert_eq!(r.components[0].sets_exact, Some(5));
+        assert_eq!(r.coefficients, [1.0, 2.0, 2.0, 2.0, 2.0, 3.0]);
+        assert_eq!(r.penalties, [5.0, 5.0, 5.0, 2.5, 2.5, 2.5]);
+        assert_eq!(naive(&FIG6), (5, vec![1, 2, 2, 2, 2, 3]));
+    }
+
+    #[test]
+    fn star_and_parallel() {
+        for k in 1..=30u32 {
+            let star: Vec<(u32, u32)> = (1..=k).map(|d| (0, d)).collect();
+            let into: Vec<(u32, u32)> = (1..=k).map(|s| (s, 0)).collect();
+            let parallel = vec![(0, 1); k as usize];
+            for s in [star, into, parallel] {
+                let r = myrinet_penalties(&s, &MyrinetOptions::default());
+                assert_eq!(r.components.len(), 1);
+                assert_eq!(r.components[0].sets_exact, Some(k as u128));
+                assert!(r.coefficients.iter().all(|&c| c == 1.0));
+                assert!(r.penalties.iter().all(|&p| p == k as f64));
+            }
+        }
+    }
+
+    #[test]
+    fn no_conflict_and_in_out() {
+        // 0→1 and 1→2: node 1 receives and sends, no conflict.
+        let r = myrinet_penalties(&[(0, 1), (1, 2), (5, 6)], &MyrinetOptions::default());
+        assert_eq!(r.components.len(), 3);
+        assert_eq!(r.penalties, [1.0, 1.0, 1.0]);
+        assert!(r.components.iter().all(|c| c.sets_exact == Some(1) && c.ci95 == (1.0, 1.0)));
+        assert!(myrinet_penalties(&[], &MyrinetOptions::default()).components.is_empty());
+    }
+
+    #[test]
+    fn disjoint_components() {
+        // A star of 3 from node 0 and, interleaved, Fig. 6 shifted to nodes 10..13.
+        let fig: Vec<(u32, u32)> = FIG6.iter().map(|&(s, d)| (s + 10, d + 10)).collect();
+        let scheme = [fig[0], (0, 1), fig[1], fig[2], (0, 2), fig[3], fig[4], (0, 3), fig[5]];
+        let r = myrinet_penalties(&scheme, &MyrinetOptions::default());
+        assert_eq!(r.components.len(), 2);
+        assert_eq!(r.components[0].comms, [0, 2, 3, 5, 6, 8]);
+        assert_eq!(r.components[0].sets_exact, Some(5));
+        assert_eq!(r.components[1].comms, [1, 4, 7]);
+        assert_eq!(r.components[1].sets_exact, Some(3));
+        // The global count is the product, and so is a global coefficient.
+        let (total, per) = naive(&scheme);
+        assert_eq!(total, 15);
+        for (k, c) in r.components.iter().enumerate() {
+            let other = r.components[1 - k].sets_exact.unwrap();
+            for &i in &c.comms {
+                assert_eq!(per[i], r.coefficients[i] as u128 * other);
+            }
+        }
+        assert_eq!(r.penalties, [5.0, 3.0, 5.0, 5.0, 3.0, 2.5, 2.5, 3.0, 2.5]);
+        // The engine's single-component entry gives the same penalties.
+        let (pen, count) = component_penalties(&scheme, &MyrinetOptions::default());
+        assert_eq!(pen, r.penalties);
+        assert_eq!(count.sets_exact, Some(15));
+    }
+
+    #[test]
+    fn exact_matches_naive() {
+        let mut rng = SplitMix64::new(7);
+        for trial in 0..400 {
+            let nodes = 2 + rng.below_usize(6);
+            let arcs = 1 + rng.below_usize(12);
+            let s = random_scheme(&mut rng, nodes, arcs);
+            let r = myrinet_penalties(&s, &MyrinetOptions::default());
+            let (total, _) = naive(&s);
+            let product: u128 = r.components.iter().map(|c| c.sets_exact.unwrap()).product();
+            assert_eq!(product, total, "trial {trial}: {s:?}");
+            for c in &r.components {
+                let sub: Vec<(u32, u32)> = c.comms.iter().map(|&i| s[i]).collect();
+                let (n, per) = naive(&sub);
+                assert_eq!(c.sets_exact, Some(n), "{s:?}");
+                for (j, &i) in c.comms.iter().enumerate() {
+                    assert_eq!(r.coefficients[i], per[j] as f64, "{s:?}");
+                }
+            }
+            assert!(r.penalties.iter().all(|&p| p >= 1.0));
+        }
+    }
+
+    #[test]
+    fn relabelling_invariance() {
+        let mut rng = SplitMix64::new(11);
+        for _ in 0..100 {
+            let (nodes, arcs) = (2 + rng.below_usize(10), 1 + rng.below_usize(30));
+            let s = random_scheme(&mut rng, nodes, arcs);
+            let r = myrinet_penalties(&s, &MyrinetOptions::default());
+            let mut perm: Vec<u32> = (0..12).map(|i| 1000 + 7 * i).collect();
+            rng.shuffle(&mut perm);
+            let t: Vec<(u32, u32)> = s.iter().map(|&(a, b)| (perm[a as usize], perm[b as usize])).collect();
+            let q = myrinet_penalties(&t, &MyrinetOptions::default());
+            assert_eq!(r, q);
+            assert!(r.penalties.iter().all(|&p| p >= 1.0));
+            // Penalty = sets / per-source minimum coefficient.
+            for (i, &(src, _)) in s.iter().enumerate() {
+                let c = r.components.iter().find(|c| c.comms.contains(&i)).unwrap();
+                let min = c.comms.iter().filter(|&&j| s[j].0 == src).map(|&j| r.coefficients[j]).fold(f64::INFINITY, f64::min);
+                assert_eq!(r.penalties[i], c.sets / min);
+            }
+        }
+    }
+
+    /// 30-communication components that stress the exact programme.
+    fn hard_cases() -> Vec<(String, Vec<(u32, u32)>)> {
+        let mut cases = Vec::new();
+        let k56: Vec<(u32, u32)> = (0..5).flat_map(|s| (5..11).map(move |d| (s, d))).collect();
+        cases.push(("complete bipartite 5x6".to_string(), k56));
+        let k6: Vec<(u32, u32)> = (0..6).flat_map(|s| (0..6).filter(move |&d| d != s).map(move |d| (s, d))).collect();
+        cases.push(("all 30 arcs among 6 nodes".to_string(), k6));
+        cases.push(("star of 30".to_string(), (1..=30).map(|d| (0, d)).collect()));
+        cases.push(("30 parallel arcs".to_string(), vec![(0, 1); 30]));
+        // A path alternating sending and receiving sides: 15 rows, 16 columns.
+        cases.push(("zigzag path".to_string(), (0..30u32).map(|i| (i / 2, 100 + i.div_ceil(2))).collect()));
+        let mut rng = SplitMix64::new(3);
+        for nodes in [6, 8, 10, 12, 16, 20, 25] {
+            for t in 0..40 {
+                cases.push((format!("random {nodes} nodes #{t}"), random_connected(&mut rng, nodes, 30)));
+            }
+        }
+        // Random bipartite graphs with disjoint senders and receivers.
+        for (a, b) in [(8, 8), (10, 10), (12, 12), (15, 16)] {
+            for t in 0..40 {
+                let s = loop {
+                    let s: Vec<(u32, u32)> =
+                        (0..30).map(|_| (rng.below_usize(a) as u32, 100 + rng.below_usize(b) as u32)).collect();
+                    if split_components(&s).len() == 1 {
+                        break s;
+                    }
+                };
+                cases.push((format!("bipartite {a}x{b} #{t}"), s));
+            }
+        }
+        cases
+    }
+
+    #[test]
+    fn exact_30_is_fast() {
+        let mut worst = (0.0, String::new());
+        for (name, s) in hard_cases() {
+            let t = Instant::now();
+            let r = myrinet_penalties(&s, &MyrinetOptions::default());
+            let dt = t.elapsed().as_secs_f64();
+            assert!(r.components.iter().all(|c| c.exact), "{name}");
+            assert!(r.penalties.iter().all(|&p| p >= 1.0));
+            if dt > worst.0 {
+                worst = (dt, format!("{name} ({} sets)", r.components[0].sets));
+            }
+        }
+        println!("worst exact 30-comm case: {:.3} ms, {}", worst.0 * 1e3, worst.1);
+        // Generous bound so debug builds pass too; release is far below.
+        assert!(worst.0 < 2.0, "{worst:?}");
+    }
+
+    #[test]
+    fn estimator_ci_contains_exact() {
+        let forced = MyrinetOptions { exact_limit: 0, samples: 20_000, seed: 1 };
+        let (mut inside, mut total, mut worst_rel) = (0, 0, 0.0f64);
+        let mut cases = hard_cases();
+        cases.truncate(5 + 7 * 40); // the named cases and the random ones
+        for (k, (name, s)) in cases.iter().enumerate().step_by(3) {
+            let exact = myrinet_penalties(s, &MyrinetOptions::default());
+            let est = myrinet_penalties(s, &MyrinetOptions { seed: k as u64, ..forced });
+            let (e, c) = (&exact.components[0], &est.components[0]);
+            assert!(!c.exact && c.sets_exact.is_none());
+            total += 1;
+            let n = e.sets;
+            if c.ci95.0 <= n && n <= c.ci95.1 {
+                inside += 1;
+            } else {
+                println!("{name}: exact {n} outside {:?} (estimate {})", c.ci95, c.sets);
+            }
+            worst_rel = worst_rel.max((c.sets - n).abs() / n);
+            assert!(est.penalties.iter().all(|&p| p >= 1.0));
+            // Coefficients: within a few percent where the count is.
+            for (a, b) in exact.coefficients.iter().zip(&est.coefficients) {
+                assert!((a - b).abs() / a < 0.25, "{name}: coefficient {a} estimated {b}");
+            }
+        }
+        println!("estimator: exact count inside the 95% CI in {inside}/{total}; worst relative error {worst_rel:.4}");
+        assert!(inside * 100 >= total * 90, "{inside}/{total}");
+        assert!(worst_rel < 0.1);
+    }
+
+    #[test]
+    fn estimator_is_unbiased_on_small_cases() {
+        // Many independent runs of a few samples: the grand mean converges to the count.
+        let s = [(0, 1), (0, 2), (1, 2), (2, 0), (2, 1), (1, 0), (3, 1)];
+        let (n, _) = naive(&s);
+        let g = Local::new(&s);
+        let sampler = Sampler::new(g.nrows, g.ncols, &g.arcs, None);
+        let mut rng = SplitMix64::new(5);
+        let r = run_sampler(&sampler, s.len(), 400_000, &mut rng);
+        let (mean, stderr) = (r.mean * r.log_scale.exp(), r.stderr * r.log_scale.exp());
+        assert!((mean - n as f64).abs() < 4.0 * stderr + 1e-9, "{mean} ± {stderr} vs {n}");
+    }
+
+    /// A component far beyond the exact limit: the weights overflow a float, the count is
+    /// reported through its log, and the penalties stay finite and at least 1.
+    #[test]
+    fn huge_component_stays_finite() {
+        let mut rng = SplitMix64::new(11);
+        let big = random_connected(&mut rng, 600, 3000);
+        let opts = MyrinetOptions { samples: 200, ..MyrinetOptions::default() };
+        let t = Instant::now();
+        let r = myrinet_penalties(&big, &opts);
+        assert!(t.elapsed().as_secs_f64() < 20.0);
+        let c = &r.components[0];
+        if !c.estimator_failed {
+            assert!(c.log10_sets.is_finite() && c.log10_sets > 100.0, "{}", c.log10_sets);
+        }
+        assert!(r.penalties.iter().all(|p| p.is_finite() && *p >= 1.0));
+    }
+
+    #[test]
+    fn estimator_is_deterministic_and_fast() {
+        let mut rng = SplitMix64::new(9);
+        let big = random_connected(&mut rng, 60, 200);
+        let opts = MyrinetOptions::default();
+        let t = Instant::now();
+        let r = myrinet_penalties(&big, &opts);
+        let dt = t.elapsed().as_secs_f64();
+        assert_eq!(r.components.len(), 1);
+        let c = &r.components[0];
+        assert!(!c.exact);
+        assert!((c.log10_sets - c.sets.log10()).abs() < 1e-9);
+        assert!(c.ci95.0 <= c.sets && c.sets <= c.ci95.1);
+        assert!(r.penalties.iter().all(|&p| p.is_finite() && p >= 1.0));
+        println!(
+            "200-comm estimate: {:.3} ms, {:.4e} sets, CI {:.4e}..{:.4e} (±{:.1}%)",
+            dt * 1e3,
+            c.sets,
+            c.ci95.0,
+            c.ci95.1,
+            50.0 * (c.ci95.1 - c.ci95.0) / c.sets
+        );
+        assert_eq!(r, myrinet_penalties(&big, &opts));
+        assert!(dt < 1.0, "{dt}");
+    }
+}

