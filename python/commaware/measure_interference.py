@@ -304,7 +304,8 @@ def write_samples_csv(doc: dict[str, Any], path: str | Path) -> None:
 
     cols = list(doc["samples"])
     rows = zip(*(doc["samples"][c] for c in cols))
-    text = ",".join(cols) + "\n" + "".join(",".join(f"{v:.9g}" for v in row) + "\n" for row in rows)
+    # repr: the shortest text that reads back as the same float (a refit gives the same numbers).
+    text = ",".join(cols) + "\n" + "".join(",".join(repr(float(v)) for v in row) + "\n" for row in rows)
     partial = partial_path(Path(path))
     try:
         partial.write_text(text)
