@@ -82,7 +82,7 @@ pub fn datatype_size(id: i64) -> Option<f64> {
         28 | 29 => 8, // MPI_AINT, MPI_OFFSET
         30 => 8,  // MPI_FLOAT_INT
         31 | 32 => 16, // MPI_LONG_INT, MPI_DOUBLE_INT
-        33 | 34 | 35 => 8, // MPI_SHORT_INT, MPI_2INT, MPI_2FLOAT
+        33..=35 => 8, // MPI_SHORT_INT, MPI_2INT, MPI_2FLOAT
         36 | 37 => 16, // MPI_2DOUBLE, MPI_2LONG
         38 | 39 => 4, // MPI_REAL, MPI_REAL4
         40 => 8,  // MPI_REAL8
