@@ -6,7 +6,10 @@ and simulation happen in the Rust core.
 
 from __future__ import annotations
 
+import gzip
 import json
+import lzma
+import re
 from functools import cached_property
 from os import PathLike
 from pathlib import Path
@@ -113,11 +116,121 @@ def load_platform(source: Source | Platform) -> Platform:
     return Platform(_core.load_platform(text, name, fmt), name)
 
 
-def load_trace(source: Source | Trace) -> Trace:
-    """Load a trace from a JSON file path or a dict; raises TraceError."""
+TRACE_FORMATS = ("auto", "json", "toml", "ti")
+#: A SimGrid time-independent line: a rank, then an action word.
+_TI_LINE = re.compile(r"^\s*\d+\s+[A-Za-z_]\w*(\s|$)")
+
+
+def _read_text(path: Path, error: type[_core.InputError]) -> str:
+    """The UTF-8 text of `path`, decompressed when it ends in .gz or .xz."""
+    name = str(path)
+    try:
+        raw = path.read_bytes()
+        suffix = path.suffix.lower()
+        if suffix == ".gz":
+            raw = gzip.decompress(raw)
+        elif suffix == ".xz":
+            raw = lzma.decompress(raw)
+    except OSError as exc:  # includes gzip.BadGzipFile
+        raise input_error(error, name, "", f"cannot read: {exc.strerror or exc}") from None
+    except (lzma.LZMAError, EOFError, ValueError) as exc:
+        raise input_error(error, name, "", f"cannot read: {exc}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise input_error(error, name, "", f"not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x})") from None
+
+
+def _first_line(text: str) -> tuple[int, str] | None:
+    """(1-based number, content) of the first line that is neither blank nor a # comment."""
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            return number, stripped
+    return None
+
+
+def _is_index(text: str, base: Path) -> bool:
+    first = _first_line(text)
+    if first is None or _TI_LINE.match(first[1]) or first[1][0] in "{[":
+        return False
+    try:
+        return (base / first[1]).is_file()
+    except (OSError, ValueError):  # a name too long, a NUL: not a file
+        return False
+
+
+def _load_ti_ranks(files: list[tuple[int, Path]], name: str) -> Trace:
+    parts = [(rank, _read_text(path, _core.TraceError), str(path)) for rank, path in files]
+    return Trace(_core.load_trace_ti_ranks(parts, name), name)
+
+
+def _load_ti_index(text: str, path: Path) -> Trace:
+    """An index file: one per-rank trace file a line (rank = position), relative to it."""
+    files: list[tuple[int, Path]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        entry = line.strip()
+        if not entry or entry.startswith("#"):
+            continue
+        target = path.parent / entry
+        try:
+            found = target.is_file()
+        except (OSError, ValueError):
+            found = False
+        if not found:
+            raise input_error(_core.TraceError, str(path), f"line {number}", f"{entry}: no such trace file")
+        files.append((len(files), target))
+    if not files:
+        raise input_error(_core.TraceError, str(path), "", "the index lists no trace files")
+    return _load_ti_ranks(files, str(path))
+
+
+def _load_ti_dir(path: Path) -> Trace:
+    """A directory of per-rank *.txt files (also .txt.gz/.txt.xz); each file's rank is the
+    rank its first action line starts with."""
+    files: list[tuple[int, Path]] = []
+    candidates = sorted(p for p in path.iterdir()
+                        if p.is_file() and any(p.name.lower().endswith(s) for s in (".txt", ".txt.gz", ".txt.xz")))
+    if not candidates:
+        raise input_error(_core.TraceError, str(path), "", "the directory has no *.txt trace files")
+    for f in candidates:
+        first = _first_line(_read_text(f, _core.TraceError))
+        if first is None or not _TI_LINE.match(first[1]):
+            raise input_error(_core.TraceError, str(f), f"line {first[0]}" if first else "",
+                              "expected a time-independent trace line (RANK ACTION ...)")
+        files.append((int(first[1].split()[0]), f))
+    return _load_ti_ranks(files, str(path))
+
+
+def load_trace(source: Source | Trace, format: str = "auto") -> Trace:
+    """Load a trace from a file path or a dict; raises TraceError.
+
+    `format`: "json", "toml", "ti" (SimGrid time-independent: one shared file whose lines
+    start with the rank, an index file listing one file per rank, or a directory of
+    per-rank *.txt files; .gz and .xz are decompressed) or "auto" (TI when the first line
+    is `RANK ACTION ...` or names an existing file, or for a directory; else TOML for a
+    .toml file and JSON otherwise)."""
     if isinstance(source, Trace):
         return source
+    if format not in TRACE_FORMATS:
+        raise input_error(_core.TraceError, str(source), "", f"unknown trace format {format!r} "
+                          f"(known: {', '.join(TRACE_FORMATS)})")
+    if isinstance(source, (str, PathLike)) and format in ("auto", "ti"):
+        path = Path(source)
+        if path.is_dir():
+            return _load_ti_dir(path)
+        text = _read_text(path, _core.TraceError)
+        first = _first_line(text)
+        if format == "ti" or (first is not None and _TI_LINE.match(first[1])) or _is_index(text, path.parent):
+            if first is not None and not _TI_LINE.match(first[1]):
+                return _load_ti_index(text, path)
+            return Trace(_core.load_trace(text, str(path), "ti"), str(path))
+        suffixes = [s.lower() for s in path.suffixes]
+        fmt = "toml" if ".toml" in suffixes[-2:] else "json"
+        return Trace(_core.load_trace(text, str(path), fmt), str(path))
     text, name, fmt = read_input(source, _core.TraceError)
+    if format in ("json", "toml") and fmt != "dict":
+        fmt = format
     return Trace(_core.load_trace(text, name, fmt), name)
 
 

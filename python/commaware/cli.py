@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from . import _core
-from .api import Result, check_seed, load_platform, load_trace, simulate
+from .api import TRACE_FORMATS, Result, check_seed, load_platform, load_trace, simulate
 from .cli_interference import interference
 from .cli_measure import measure
 from .cli_sharing import calibrate, param_option, penalties_cmd
@@ -153,7 +153,10 @@ def main() -> None:
 
 @main.command("simulate")
 @click.argument("platform", type=click.Path(dir_okay=False))
-@click.argument("trace", type=click.Path(dir_okay=False))
+@click.argument("trace", type=click.Path())
+@click.option("--format", "trace_format", type=click.Choice(TRACE_FORMATS), default="auto", show_default=True,
+              help="Trace format: our JSON/TOML, or ti (SimGrid time-independent: a shared file, an index of "
+              "per-rank files, or a directory; .gz/.xz read). auto: ti for a directory or a RANK ACTION first line.")
 @click.option("--model", default=None, help=f"Sharing model (default: the platform's). Known: {', '.join(_core.sharing_models())}.")
 @click.option("--placement", type=click.Choice(_core.placements()), default="explicit", show_default=True,
               help="Ranks onto hosts: the trace's list (else rank i on host i), round-robin per node, fill nodes first, or random.")
@@ -171,7 +174,7 @@ def main() -> None:
 @click.option("--measured", type=click.Path(dir_okay=False), default=None,
               help="CSV of measured message times (measured_s, and message or src,dst,seq): add the accuracy of "
               "paper 004 §VI-B (E_rel per message, E_abs of the graph and per task).")
-def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, seed: int, as_json: bool,
+def simulate_cmd(platform: str, trace: str, trace_format: str, model: str | None, placement: str, seed: int, as_json: bool,
                  messages_file: str | None, gantt: str | None, quiet: bool, params: list[tuple[str, float]],
                  calibration: str | None, measured: str | None) -> None:
     """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network).
@@ -186,6 +189,7 @@ def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, s
       commaware simulate examples/cluster16.json examples/alltoall.json --messages msgs.parquet
       commaware simulate examples/cluster16.json examples/master_worker.json --model gige --param beta=0.8
       commaware simulate examples/cluster16.json examples/master_worker.json --calibration fit.json
+      commaware simulate examples/cluster16.json run.ti --format ti
     """
     from .output import MESSAGE_FORMATS, MessageFile, deliver
 
@@ -209,7 +213,7 @@ def simulate_cmd(platform: str, trace: str, model: str | None, placement: str, s
     def run(json_path: Path | None) -> None:
         """The replay and every file it writes; `deliver` shows the JSON only if all succeeded."""
         try:
-            result = simulate(platform, trace, model=model, placement=placement, seed=seed,
+            result = simulate(load_platform(platform), load_trace(trace, format=trace_format), model=model, placement=placement, seed=seed,
                               record_messages=measured is not None, record_timeline=bool(gantt),
                               json_path=None if measured else json_path, on_messages=table,
                               on_progress=progress, params=params)

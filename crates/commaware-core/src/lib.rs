@@ -20,6 +20,7 @@ pub mod rng;
 pub mod sharing;
 pub mod taskfarm;
 pub mod trace;
+pub mod ti;
 
 pub use error::{Error, ErrorKind};
 pub use platform::Platform;

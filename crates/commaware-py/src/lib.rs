@@ -320,11 +320,36 @@ fn load_trace(py: Python<'_>, text: &str, source: &str, format: &str) -> PyResul
     let text = text.to_owned();
     let r = py.allow_threads(|| {
         guarded(|| {
+            if format == "ti" {
+                return commaware_core::ti::trace_from_shared(&text).map_err(|e| e.in_source(source));
+            }
             let trace = match Format::from_name(format)? {
                 Format::Json => commaware_core::Trace::from_json(&text),
                 other => parse_input(ErrorKind::Trace, &text, other).and_then(commaware_core::Trace::from_spec),
             };
             trace.map_err(|e| e.in_source(source))
+        })
+    });
+    r.map(Trace)
+}
+
+
+/// Parse and validate a SimGrid time-independent trace given as one text per rank:
+/// `parts` lists (rank, text, file name); an error about one rank names its file.
+#[pyfunction]
+fn load_trace_ti_ranks(py: Python<'_>, parts: Vec<(usize, String, String)>, source: &str) -> PyResult<Trace> {
+    let r = py.allow_threads(|| {
+        guarded(|| {
+            let texts: Vec<(usize, &str)> = parts.iter().map(|(r, t, _)| (*r, t.as_str())).collect();
+            commaware_core::ti::trace_from_ranks(&texts).map_err(|mut e| {
+                if let Some((rank, rest)) = commaware_core::ti::split_rank_field(&e.field) {
+                    if let Some((_, _, file)) = parts.iter().find(|(r, _, _)| *r == rank) {
+                        e.field = if rest.is_empty() { format!("rank {rank}") } else { rest };
+                        return e.in_source(file);
+                    }
+                }
+                e.in_source(source)
+            })
         })
     });
     r.map(Trace)
@@ -818,6 +843,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SimResult>()?;
     m.add_function(wrap_pyfunction!(load_platform, m)?)?;
     m.add_function(wrap_pyfunction!(load_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(load_trace_ti_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(platform_schema, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_run, m)?)?;

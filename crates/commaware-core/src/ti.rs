@@ -1,0 +1,585 @@
+//! SimGrid's time-independent (TI) traces (the text `smpirun -trace-ti` writes and
+//! SimGrid's offline replay reads), parsed into a [`TraceSpec`] and then validated by
+//! [`Trace::from_spec`].
+//!
+//! A TI line is `RANK ACTION ARGS...`, blank lines and lines starting with `#` are
+//! skipped. The input is either one shared text whose lines carry every rank, or one text
+//! per rank (the index-file form; every line of rank R's text must start with R).
+//!
+//! First slice of the mapping (SimGrid 3.32's replayer semantics):
+//! * `init [x]`: any argument switches the rank's default datatype from bytes (1) to
+//!   doubles (8); `finalize` and `comm_size N`: nothing;
+//! * `compute FLOPS` → `compute {flops}`; `sleep S` → `sleep {seconds}`;
+//! * `send|isend DST TAG COUNT [DT]` → `send|isend {dst, bytes = COUNT × size(DT), tag}`;
+//! * `recv|irecv SRC TAG COUNT [DT]` → `recv|irecv {src, tag}` (the size is the sender's);
+//! * `wait SRC DST TAG` → `wait {req}` on the oldest pending request of this rank with that
+//!   (source, destination, tag) key, as SimGrid's request store does;
+//! * `waitall` → `waitall`; requests still pending at the end of a rank are waited for
+//!   (SimGrid does a final waitall), so a trailing `waitall` is added;
+//! * `barrier`; `bcast COUNT [ROOT] [DT]`; `allreduce COUNT COMP [DT]` → `allreduce`
+//!   followed by `compute {flops: COMP}` when COMP > 0 (SimGrid executes the reduction's
+//!   flops after the collective); `alltoall SEND RECV [DT1] [DT2]` → `alltoall` with the
+//!   block SEND × size(DT1).
+//!
+//! Datatype ids are SimGrid's (`Datatype::decode`), see [`datatype_size`].
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::error::{Error, Result};
+use crate::trace::{OpSpec, Peer, TagSpec, Trace, TraceSpec};
+
+/// Actions of SimGrid's replayer that this reader does not handle yet.
+pub const NOT_YET: &[&str] = &[
+    "test",
+    "sendRecv",
+    "reduce",
+    "scan",
+    "exscan",
+    "alltoallv",
+    "gather",
+    "gatherv",
+    "allgather",
+    "allgatherv",
+    "scatter",
+    "scatterv",
+    "reducescatter",
+    "comm_split",
+    "comm_dup",
+];
+
+/// Largest element count SimGrid accepts (it converts counts to a C `int`).
+const MAX_COUNT: f64 = i32::MAX as f64;
+
+/// Size in bytes of SimGrid's predefined datatype `id` (the ids `Datatype::decode` knows,
+/// sizes of an LP64 Linux host), or `None` for an id it does not know.
+pub fn datatype_size(id: i64) -> Option<f64> {
+    let size: u32 = match id {
+        0 => 8,  // MPI_DOUBLE
+        1 => 4,  // MPI_INT
+        2 => 1,  // MPI_CHAR
+        3 => 2,  // MPI_SHORT
+        4 => 8,  // MPI_LONG
+        5 => 4,  // MPI_FLOAT
+        6 => 1,  // MPI_BYTE
+        7 => 8,  // MPI_LONG_LONG
+        8 | 9 => 1, // MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR
+        10 => 2, // MPI_UNSIGNED_SHORT
+        11 => 4, // MPI_UNSIGNED
+        12 | 13 => 8, // MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG
+        14 => 16, // MPI_LONG_DOUBLE
+        15 => 4, // MPI_WCHAR
+        16 | 17 => 1, // MPI_C_BOOL, MPI_INT8_T
+        18 => 2,
+        19 => 4,
+        20 => 8, // MPI_INT16_T, MPI_INT32_T, MPI_INT64_T
+        21 => 1,
+        22 => 2,
+        23 => 4,
+        24 => 8, // MPI_UINT8_T .. MPI_UINT64_T
+        25 => 8,  // MPI_C_FLOAT_COMPLEX
+        26 => 16, // MPI_C_DOUBLE_COMPLEX
+        27 => 32, // MPI_C_LONG_DOUBLE_COMPLEX
+        28 | 29 => 8, // MPI_AINT, MPI_OFFSET
+        30 => 8,  // MPI_FLOAT_INT
+        31 | 32 => 16, // MPI_LONG_INT, MPI_DOUBLE_INT
+        33..=35 => 8, // MPI_SHORT_INT, MPI_2INT, MPI_2FLOAT
+        36 | 37 => 16, // MPI_2DOUBLE, MPI_2LONG
+        38 | 39 => 4, // MPI_REAL, MPI_REAL4
+        40 => 8,  // MPI_REAL8
+        41 => 16, // MPI_REAL16
+        42 => 8,  // MPI_COMPLEX8
+        43 | 44 => 16, // MPI_COMPLEX16, MPI_COMPLEX32 (SimGrid stores two doubles)
+        45 => 4,  // MPI_INTEGER1 (SimGrid's size is an int's)
+        46 => 2,
+        47 => 4,
+        48 => 8,
+        49 => 16, // MPI_INTEGER2 .. MPI_INTEGER16
+        50 => 32, // MPI_LONG_DOUBLE_INT
+        51 => 1,  // MPI_CXX_BOOL
+        52 => 8,
+        53 => 16,
+        54 => 32, // MPI_CXX_{FLOAT,DOUBLE,LONG_DOUBLE}_COMPLEX
+        57 => 1,  // MPI_PACKED
+        58 | 59 => 8, // MPI_PTR, MPI_COUNT
+        _ => return None,
+    };
+    Some(size as f64)
+}
+
+/// Where a line came from, for error messages.
+#[derive(Clone, Copy)]
+enum Origin {
+    /// The shared text: `line N`.
+    Shared,
+    /// Rank R's own text: `rank R line N`.
+    Rank(usize),
+}
+
+impl Origin {
+    fn field(self, line: usize) -> String {
+        match self {
+            Origin::Shared => format!("line {line}"),
+            Origin::Rank(r) => format!("rank {r} line {line}"),
+        }
+    }
+}
+
+/// One rank's program being built.
+#[derive(Default)]
+struct RankBuild {
+    ops: Vec<OpSpec>,
+    /// Line number (1-based, in its text) of each op.
+    lines: Vec<usize>,
+    /// Bytes per element of the default datatype (1 until `init` with an argument).
+    default_size: Option<f64>,
+    /// Pending requests by (source, destination, tag), oldest first.
+    pending: HashMap<(usize, usize, i64), VecDeque<usize>>,
+    n_requests: usize,
+    n_pending: usize,
+    /// Line of the last op (for the final waitall).
+    last_line: usize,
+}
+
+/// Parse a shared TI text (every line starts with its rank) into a trace spec. The rank
+/// count is the largest rank seen plus one.
+pub fn parse_shared(text: &str) -> Result<(TraceSpec, Vec<Vec<usize>>)> {
+    let mut ranks: Vec<RankBuild> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let Some(tokens) = tokens(raw) else { continue };
+        let r = parse_rank(Origin::Shared, line, tokens[0], "rank")?;
+        if r >= crate::trace::MAX_RANKS {
+            return Err(Error::trace(Origin::Shared.field(line), format!("rank {r} is more than the limit of {} ranks", crate::trace::MAX_RANKS)));
+        }
+        if ranks.len() <= r {
+            ranks.resize_with(r + 1, RankBuild::default);
+        }
+        action(&mut ranks[r], r, Origin::Shared, line, &tokens)?;
+    }
+    finish(ranks)
+}
+
+/// Parse one TI text per rank (`(rank, text)`; ranks must be 0..P-1, each once).
+pub fn parse_ranks(parts: &[(usize, &str)]) -> Result<(TraceSpec, Vec<Vec<usize>>)> {
+    let p = parts.len();
+    let mut ranks: Vec<Option<RankBuild>> = (0..p).map(|_| None).collect();
+    for &(r, text) in parts {
+        if r >= p {
+            return Err(Error::trace(format!("rank {r}"), format!("rank {r} out of range ({p} rank texts given)")));
+        }
+        if ranks[r].is_some() {
+            return Err(Error::trace(format!("rank {r}"), "given twice"));
+        }
+        let origin = Origin::Rank(r);
+        let mut b = RankBuild::default();
+        for (i, raw) in text.lines().enumerate() {
+            let line = i + 1;
+            let Some(tokens) = tokens(raw) else { continue };
+            let named = parse_rank(origin, line, tokens[0], "rank")?;
+            if named != r {
+                return Err(Error::trace(origin.field(line), format!("the line is for rank {named}, in rank {r}'s file")));
+            }
+            action(&mut b, r, origin, line, &tokens)?;
+        }
+        ranks[r] = Some(b);
+    }
+    finish(ranks.into_iter().map(|b| b.unwrap_or_default()).collect())
+}
+
+/// A validated trace from a shared TI text.
+pub fn trace_from_shared(text: &str) -> Result<Trace> {
+    let (spec, lines) = parse_shared(text)?;
+    Trace::from_spec(spec).map_err(|e| relocate(e, &lines, Origin::Shared))
+}
+
+/// A validated trace from one TI text per rank.
+pub fn trace_from_ranks(parts: &[(usize, &str)]) -> Result<Trace> {
+    let (spec, lines) = parse_ranks(parts)?;
+    Trace::from_spec(spec).map_err(|e| relocate(e, &lines, Origin::Rank(0)))
+}
+
+/// For an error of the per-rank form, the rank it is about (its field starts `rank R`)
+/// and the field without that prefix (`line N`), so a front-end can name R's file.
+pub fn split_rank_field(field: &str) -> Option<(usize, String)> {
+    let rest = field.strip_prefix("rank ")?;
+    let (num, tail) = rest.split_once(' ').unwrap_or((rest, ""));
+    Some((num.parse().ok()?, tail.to_string()))
+}
+
+/// The tokens of a line, or `None` for a blank or comment line.
+fn tokens(raw: &str) -> Option<Vec<&str>> {
+    let t = raw.trim();
+    if t.is_empty() || t.starts_with('#') {
+        return None;
+    }
+    Some(t.split_ascii_whitespace().collect())
+}
+
+fn parse_rank(o: Origin, line: usize, tok: &str, what: &str) -> Result<usize> {
+    tok.parse::<usize>().map_err(|_| Error::trace(o.field(line), format!("expected a {what} (an integer >= 0), got `{tok}`")))
+}
+
+fn parse_tag(o: Origin, line: usize, tok: &str) -> Result<i64> {
+    match tok.parse::<i64>() {
+        Ok(t) if t >= 0 => Ok(t),
+        Ok(t) => Err(Error::trace(o.field(line), format!("tag {t} is negative (tags must be >= 0)"))),
+        Err(_) => Err(Error::trace(o.field(line), format!("expected a tag (an integer), got `{tok}`"))),
+    }
+}
+
+/// A finite non-negative number (flops, seconds).
+fn parse_amount(o: Origin, line: usize, tok: &str, what: &str) -> Result<f64> {
+    match tok.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        Ok(_) => Err(Error::trace(o.field(line), format!("{what} `{tok}` must be a finite number >= 0"))),
+        Err(_) => Err(Error::trace(o.field(line), format!("expected {what} (a number), got `{tok}`"))),
+    }
+}
+
+/// An element count: a whole number in [0, 2^31 - 1] (SimGrid's `int`).
+fn parse_count(o: Origin, line: usize, tok: &str) -> Result<f64> {
+    let v = parse_amount(o, line, tok, "a count")?;
+    if v.fract() != 0.0 {
+        return Err(Error::trace(o.field(line), format!("count `{tok}` is not a whole number")));
+    }
+    if v > MAX_COUNT {
+        return Err(Error::trace(o.field(line), format!("count `{tok}` does not fit in an MPI count (at most 2^31 - 1)")));
+    }
+    Ok(v)
+}
+
+impl RankBuild {
+    fn push(&mut self, op: OpSpec, line: usize) {
+        self.ops.push(op);
+        self.lines.push(line);
+        self.last_line = line;
+    }
+
+    fn datatype(&self, o: Origin, line: usize, tok: Option<&&str>) -> Result<f64> {
+        let Some(tok) = tok else { return Ok(self.default_size.unwrap_or(1.0)) };
+        let id: i64 = tok.parse().map_err(|_| Error::trace(o.field(line), format!("expected a datatype id (an integer), got `{tok}`")))?;
+        datatype_size(id).ok_or_else(|| Error::trace(o.field(line), format!("unknown datatype id {id}")))
+    }
+
+    fn post(&mut self, key: (usize, usize, i64)) {
+        self.pending.entry(key).or_default().push_back(self.n_requests);
+        self.n_requests += 1;
+        self.n_pending += 1;
+    }
+}
+
+/// Apply one action line (`tokens[0]` is the rank, `tokens[1]` the action) to rank `r`.
+fn action(b: &mut RankBuild, r: usize, o: Origin, line: usize, tokens: &[&str]) -> Result<()> {
+    let Some(&name) = tokens.get(1) else {
+        return Err(Error::trace(o.field(line), "a rank but no action"));
+    };
+    let args = &tokens[2..];
+    let arity = |min: usize, max: usize, usage: &str| -> Result<()> {
+        if args.len() < min || args.len() > max {
+            let n = args.len();
+            Err(Error::trace(o.field(line), format!("`{name}` takes {usage}, got {n} argument{}", if n == 1 { "" } else { "s" })))
+        } else {
+            Ok(())
+        }
+    };
+    match name {
+        "init" => {
+            arity(0, 1, "an optional argument")?;
+            b.default_size = Some(if args.is_empty() { 1.0 } else { 8.0 });
+        }
+        "finalize" => arity(0, 0, "no arguments")?,
+        "comm_size" => arity(1, 1, "a size")?,
+        "compute" => {
+            arity(1, 1, "FLOPS")?;
+            let flops = parse_amount(o, line, args[0], "flops")?;
+            b.push(OpSpec::Compute { flops: Some(flops), seconds: None }, line);
+        }
+        "sleep" => {
+            arity(1, 1, "SECONDS")?;
+            let seconds = parse_amount(o, line, args[0], "seconds")?;
+            b.push(OpSpec::Sleep { seconds }, line);
+        }
+        "send" | "isend" => {
+            arity(3, 4, "DST TAG COUNT [DATATYPE]")?;
+            let dst = parse_rank(o, line, args[0], "destination rank")?;
+            let tag = parse_tag(o, line, args[1])?;
+            let bytes = parse_count(o, line, args[2])? * b.datatype(o, line, args.get(3))?;
+            if name == "send" {
+                b.push(OpSpec::Send { dst, bytes, tag, sync: false }, line);
+            } else {
+                b.push(OpSpec::Isend { dst, bytes, tag, sync: false }, line);
+                b.post((r, dst, tag));
+            }
+        }
+        "recv" | "irecv" => {
+            arity(3, 4, "SRC TAG COUNT [DATATYPE]")?;
+            let src = parse_rank(o, line, args[0], "source rank")?;
+            let tag = parse_tag(o, line, args[1])?;
+            parse_count(o, line, args[2])?;
+            b.datatype(o, line, args.get(3))?;
+            if name == "recv" {
+                b.push(OpSpec::Recv { src: Peer::Rank(src), tag: TagSpec::Value(tag) }, line);
+            } else {
+                b.push(OpSpec::Irecv { src: Peer::Rank(src), tag: TagSpec::Value(tag) }, line);
+                b.post((src, r, tag));
+            }
+        }
+        "wait" => {
+            arity(3, 3, "SRC DST TAG")?;
+            let src = parse_rank(o, line, args[0], "source rank")?;
+            let dst = parse_rank(o, line, args[1], "destination rank")?;
+            let tag = parse_tag(o, line, args[2])?;
+            let req = b.pending.get_mut(&(src, dst, tag)).and_then(|q| q.pop_front()).ok_or_else(|| {
+                Error::trace(o.field(line), format!("no pending isend/irecv with source {src}, destination {dst} and tag {tag} to wait for"))
+            })?;
+            b.n_pending -= 1;
+            b.push(OpSpec::Wait { req }, line);
+        }
+        "waitall" => {
+            arity(0, 0, "no arguments")?;
+            b.pending.clear();
+            b.n_pending = 0;
+            b.push(OpSpec::Waitall, line);
+        }
+        "barrier" => {
+            arity(0, 0, "no arguments")?;
+            b.push(OpSpec::Barrier, line);
+        }
+        "bcast" => {
+            arity(1, 3, "COUNT [ROOT] [DATATYPE]")?;
+            let count = parse_count(o, line, args[0])?;
+            let root = match args.get(1) {
+                Some(t) => parse_rank(o, line, t, "root rank")?,
+                None => 0,
+            };
+            let bytes = count * b.datatype(o, line, args.get(2))?;
+            b.push(OpSpec::Bcast { root, bytes }, line);
+        }
+        "allreduce" => {
+            arity(2, 3, "COUNT COMP_FLOPS [DATATYPE]")?;
+            let count = parse_count(o, line, args[0])?;
+            let comp = parse_amount(o, line, args[1], "flops")?;
+            let bytes = count * b.datatype(o, line, args.get(2))?;
+            b.push(OpSpec::Allreduce { bytes }, line);
+            if comp > 0.0 {
+                b.push(OpSpec::Compute { flops: Some(comp), seconds: None }, line);
+            }
+        }
+        "alltoall" => {
+            arity(2, 4, "SEND_COUNT RECV_COUNT [SEND_DATATYPE] [RECV_DATATYPE]")?;
+            let send = parse_count(o, line, args[0])?;
+            parse_count(o, line, args[1])?;
+            let bytes = send * b.datatype(o, line, args.get(2))?;
+            b.datatype(o, line, args.get(3))?;
+            b.push(OpSpec::Alltoall { bytes }, line);
+        }
+        _ if NOT_YET.contains(&name) => {
+            return Err(Error::trace(o.field(line), format!("action `{name}` is not supported yet")));
+        }
+        _ => return Err(Error::trace(o.field(line), format!("unknown action `{name}`"))),
+    }
+    Ok(())
+}
+
+/// The spec and each op's line; a rank with requests still pending gets a final waitall.
+fn finish(ranks: Vec<RankBuild>) -> Result<(TraceSpec, Vec<Vec<usize>>)> {
+    if ranks.is_empty() {
+        return Err(Error::trace("", "the trace has no actions"));
+    }
+    let mut ops = Vec::with_capacity(ranks.len());
+    let mut lines = Vec::with_capacity(ranks.len());
+    for mut b in ranks {
+        if b.n_pending > 0 {
+            let l = b.last_line;
+            b.push(OpSpec::Waitall, l);
+        }
+        ops.push(b.ops);
+        lines.push(b.lines);
+    }
+    Ok((TraceSpec { ranks: ops, placement: None }, lines))
+}
+
+/// Turn a `ranks[R][I]...` field of a [`Trace::from_spec`] error into the TI line.
+fn relocate(mut e: Error, lines: &[Vec<usize>], origin: Origin) -> Error {
+    let Some(rest) = e.field.strip_prefix("ranks[") else { return e };
+    let Some((r, rest)) = rest.split_once(']') else { return e };
+    let Ok(r) = r.parse::<usize>() else { return e };
+    let o = match origin {
+        Origin::Shared => Origin::Shared,
+        Origin::Rank(_) => Origin::Rank(r),
+    };
+    let located = rest
+        .strip_prefix('[')
+        .and_then(|s| s.split_once(']'))
+        .and_then(|(i, _)| i.parse::<usize>().ok())
+        .and_then(|i| lines.get(r)?.get(i).copied());
+    e.field = match (located, o) {
+        (Some(line), o) => o.field(line),
+        (None, _) => format!("rank {r}"),
+    };
+    if matches!(origin, Origin::Shared) && located.is_some() {
+        e.reason = format!("rank {r}: {}", e.reason);
+    }
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::Platform;
+    use crate::replay::{simulate, SimOptions};
+
+    const TI: &str = "\
+# a 3-rank program
+0 init
+1 init
+2 init
+0 compute 1e9
+1 compute 2e9
+0 send 1 7 1000
+1 recv 0 7 1000
+1 isend 2 3 500
+2 irecv 1 3 500
+2 compute 5e8
+2 wait 1 2 3
+1 wait 1 2 3
+0 barrier
+1 barrier
+2 barrier
+0 bcast 4096 1
+1 bcast 4096 1
+2 bcast 4096 1
+0 allreduce 100 1e6 0
+1 allreduce 100 1e6 0
+2 allreduce 100 1e6 0
+0 alltoall 10 10
+1 alltoall 10 10
+2 alltoall 10 10
+0 sleep 0.5
+0 finalize
+1 finalize
+2 finalize
+";
+
+    const JSON: &str = r#"{"ranks": [
+      [{"op": "compute", "flops": 1e9}, {"op": "send", "dst": 1, "tag": 7, "bytes": 1000}, {"op": "barrier"},
+       {"op": "bcast", "root": 1, "bytes": 4096}, {"op": "allreduce", "bytes": 800}, {"op": "compute", "flops": 1e6},
+       {"op": "alltoall", "bytes": 10}, {"op": "sleep", "seconds": 0.5}],
+      [{"op": "compute", "flops": 2e9}, {"op": "recv", "src": 0, "tag": 7}, {"op": "isend", "dst": 2, "tag": 3, "bytes": 500},
+       {"op": "wait", "req": 0}, {"op": "barrier"}, {"op": "bcast", "root": 1, "bytes": 4096},
+       {"op": "allreduce", "bytes": 800}, {"op": "compute", "flops": 1e6}, {"op": "alltoall", "bytes": 10}],
+      [{"op": "irecv", "src": 1, "tag": 3}, {"op": "compute", "flops": 5e8}, {"op": "wait", "req": 0}, {"op": "barrier"},
+       {"op": "bcast", "root": 1, "bytes": 4096}, {"op": "allreduce", "bytes": 800}, {"op": "compute", "flops": 1e6},
+       {"op": "alltoall", "bytes": 10}]
+    ]}"#;
+
+    fn platform() -> Platform {
+        Platform::from_json(
+            r#"{"cluster": {"count": 3, "speed": 1e9, "cores": 1},
+                "network": {"model": "maxmin", "bandwidth": 1.25e8, "latency": 1e-5, "eager_threshold": 65536}}"#,
+        )
+        .unwrap()
+    }
+
+    fn err(text: &str) -> Error {
+        trace_from_shared(text).unwrap_err()
+    }
+
+    #[test]
+    fn ti_same_ops_as_hand_written_json() {
+        let ti = trace_from_shared(TI).unwrap();
+        let json = Trace::from_json(JSON).unwrap();
+        for r in 0..3 {
+            let a: Vec<String> = ti.spec.ranks[r].iter().map(|o| o.describe()).collect();
+            let b: Vec<String> = json.spec.ranks[r].iter().map(|o| o.describe()).collect();
+            assert_eq!(a, b, "rank {r}");
+        }
+    }
+
+    #[test]
+    fn ti_replays_with_the_json_makespan() {
+        let p = platform();
+        let opts = SimOptions::default();
+        let a = simulate(&p, &trace_from_shared(TI).unwrap(), &opts);
+        let b = simulate(&p, &Trace::from_json(JSON).unwrap(), &opts);
+        match (a, b) {
+            (Ok(a), Ok(b)) => {
+                assert!(a.makespan > 2.0);
+                assert_eq!(a.makespan, b.makespan);
+            }
+            (a, b) => panic!("{:?} / {:?}", a.err(), b.err()),
+        }
+    }
+
+    #[test]
+    fn ti_per_rank_texts_equal_shared() {
+        let mut per: Vec<String> = vec![String::new(); 3];
+        for l in TI.lines().filter(|l| !l.starts_with('#')) {
+            let r: usize = l.split(' ').next().unwrap().parse().unwrap();
+            per[r].push_str(l);
+            per[r].push('\n');
+        }
+        let parts: Vec<(usize, &str)> = per.iter().enumerate().map(|(r, t)| (r, t.as_str())).collect();
+        let a = trace_from_ranks(&parts).unwrap();
+        let b = trace_from_shared(TI).unwrap();
+        assert_eq!(format!("{:?}", a.spec), format!("{:?}", b.spec));
+        let e = trace_from_ranks(&[(0, "0 init\n"), (1, "0 init\n")]).unwrap_err();
+        assert_eq!(e.field, "rank 1 line 1");
+        assert_eq!(split_rank_field(&e.field), Some((1, "line 1".to_string())));
+    }
+
+    #[test]
+    fn ti_init_switches_datatype() {
+        let t = trace_from_shared("0 init\n0 isend 1 0 10\n0 send 1 0 10 5\n1 init 1\n1 recv 0 0 10\n1 send 0 0 10\n0 recv 1 0 10\n0 waitall\n1 irecv 0 0 10\n1 wait 0 1 0\n").unwrap();
+        let b: Vec<String> = t.spec.ranks[0].iter().map(|o| o.describe()).collect();
+        assert_eq!(b[0], "isend(dst=1, bytes=10, tag=0)");
+        assert_eq!(b[1], "send(dst=1, bytes=40, tag=0)");
+        assert_eq!(t.spec.ranks[1][1].describe(), "send(dst=0, bytes=80, tag=0)");
+    }
+
+    #[test]
+    fn ti_wait_pops_oldest_with_key() {
+        let t = trace_from_shared(
+            "0 isend 1 5 1\n0 isend 1 5 2\n0 isend 1 6 3\n0 wait 0 1 6\n0 wait 0 1 5\n0 wait 0 1 5\n\
+             1 irecv 0 5 1\n1 irecv 0 5 1\n1 irecv 0 6 1\n",
+        )
+        .unwrap();
+        let w: Vec<String> = t.spec.ranks[0][3..].iter().map(|o| o.describe()).collect();
+        assert_eq!(w, ["wait(req=2)", "wait(req=0)", "wait(req=1)"]);
+        // Rank 1 never waits: SimGrid waits for what is left at the end.
+        assert!(matches!(t.spec.ranks[1].last(), Some(OpSpec::Waitall)));
+    }
+
+    #[test]
+    fn ti_bad_input_names_the_line() {
+        let e = err("0 init\n0 frobnicate 3\n");
+        assert_eq!((e.field.as_str(), e.reason.as_str()), ("line 2", "unknown action `frobnicate`"));
+        let e = err("0 init\n\n0 gather 1 1\n");
+        assert_eq!(e.field, "line 3");
+        assert!(e.reason.contains("`gather` is not supported yet"), "{e}");
+        let e = err("0 send 1 0\n");
+        assert!(e.reason.contains("takes DST TAG COUNT"), "{e}");
+        let e = err("x init\n");
+        assert!(e.reason.contains("expected a rank"), "{e}");
+        let e = err("0 send 1 0 3e10\n");
+        assert!(e.reason.contains("does not fit"), "{e}");
+        let e = err("0 send 1 0 2.5\n");
+        assert!(e.reason.contains("whole number"), "{e}");
+        let e = err("0 compute nan\n");
+        assert!(e.reason.contains("finite"), "{e}");
+        let e = err("0 send 1 0 4 99\n");
+        assert!(e.reason.contains("unknown datatype id 99"), "{e}");
+        let e = err("0 isend 1 0 4\n0 wait 0 1 1\n");
+        assert_eq!(e.field, "line 2");
+        assert!(e.reason.contains("no pending"), "{e}");
+        let e = err("0 send 7 0 4\n1 init\n");
+        assert_eq!(e.field, "line 1");
+        assert!(e.reason.contains("out of range"), "{e}");
+        let e = err("0 barrier\n1 bcast 4\n");
+        assert_eq!(e.field, "line 2");
+        let e = err("# nothing\n");
+        assert!(e.reason.contains("no actions"), "{e}");
+        let e = err("0 send 1 -1 4\n");
+        assert!(e.reason.contains("negative"), "{e}");
+    }
+}
