@@ -190,6 +190,36 @@ pub trait Progress {
     fn rate(&self, f: FlowId) -> f64;
 }
 
+/// Max-min shares of one resource of capacity `total` among flows capped at `caps`
+/// (water-filling); `out[i]` gets flow i's rate.
+pub fn water_fill(caps: &[f64], total: f64, out: &mut Vec<f64>) {
+    out.clear();
+    out.extend_from_slice(caps);
+    let sum: f64 = caps.iter().sum();
+    if sum <= total {
+        return;
+    }
+    let mut idx: Vec<usize> = (0..caps.len()).collect();
+    idx.sort_by(|&a, &b| caps[a].total_cmp(&caps[b]).then(a.cmp(&b)));
+    let mut left = total;
+    let mut k = caps.len();
+    let mut level = f64::INFINITY;
+    for &i in &idx {
+        if level.is_finite() {
+            out[i] = level;
+            continue;
+        }
+        let share = left / k as f64;
+        if caps[i] <= share {
+            left -= caps[i];
+            k -= 1;
+        } else {
+            level = share;
+            out[i] = share;
+        }
+    }
+}
+
 /// Names of the sharing models the engine knows.
 pub const MODELS: &[&str] = &["maxmin", "contention_free", "gige", "myrinet", "infiniband", "ib-simgrid"];
 

@@ -15,7 +15,7 @@
 
 use super::myrinet;
 use super::penalty::{conflict_classes, Adjacency, PenaltyModel};
-use super::{FlowId, FlowNet, LinkId, MaxMin, RemovedFlow, SharingModel};
+use super::{water_fill, FlowId, FlowNet, LinkId, MaxMin, RemovedFlow, SharingModel};
 
 const NONE: u32 = u32::MAX;
 
@@ -262,9 +262,9 @@ impl Penalized {
         }
     }
 
-    /// Max-min over the links `consider` accepts, each flow of `flows` capped at its
-    /// `cap`; `flows` must hold every flow crossing those links. Rates go to `self.rates`.
-    fn fill_with_caps(&mut self, net: &FlowNet, flows: &[FlowId], consider: impl Fn(LinkId) -> bool) {
+    /// Max-min over the links of `flows`, each flow capped at its `cap`; `flows` must hold
+    /// every flow crossing those links. Rates go to `self.rates`.
+    fn fill_with_caps(&mut self, net: &FlowNet, flows: &[FlowId]) {
         use std::collections::HashMap;
         let mut link_ix: HashMap<LinkId, usize> = HashMap::new();
         let mut remaining: Vec<f64> = Vec::new();
@@ -275,7 +275,6 @@ impl Penalized {
                 net.flow(f)
                     .links()
                     .iter()
-                    .filter(|&&l| consider(l))
                     .map(|&l| {
                         let ix = *link_ix.entry(l).or_insert_with(|| {
                             remaining.push(net.links[l as usize].capacity);
@@ -450,13 +449,15 @@ impl SharingModel for Penalized {
                     // progressive filling of the flows sharing links with the change.
                     self.new_epoch(net);
                     let flows = self.link_component(net);
-                    self.fill_with_caps(net, &flows, |_| true);
+                    self.fill_with_caps(net, &flows);
                     flows
                 }
                 (_, Some(bb)) => {
-                    // The penalty replaces NIC sharing; the backbone is shared max-min.
+                    // The penalty replaces NIC sharing; the backbone (every inter-node flow
+                    // crosses it) is shared max-min under the caps: water-filling.
                     let flows = net.links[bb as usize].flows.clone();
-                    self.fill_with_caps(net, &flows, |l| l == bb);
+                    let caps: Vec<f64> = flows.iter().map(|&f| self.cap[f as usize]).collect();
+                    water_fill(&caps, net.links[bb as usize].capacity, &mut self.rates);
                     flows
                 }
                 (_, None) => {
@@ -482,12 +483,9 @@ impl SharingModel for Penalized {
                 self.set(net, f, rate, changed);
             }
         }
-        // Every added flow must be rated, even when its rate equals the stale one.
-        for &f in added {
-            if !changed.contains(&f) {
-                changed.push(f);
-            }
-        }
+        // Every added flow was rated: its rate was infinite (unrated) before, so `set`
+        // reported it as changed.
+        debug_assert!(added.iter().all(|f| changed.contains(f)));
     }
 }
 
@@ -611,7 +609,7 @@ mod tests {
             for (&f, p) in flows.iter().zip(&pens) {
                 oracle.cap[f as usize] = 100.0 / p;
             }
-            oracle.fill_with_caps(&net, &flows, |_| true);
+            oracle.fill_with_caps(&net, &flows);
             for (k, &f) in flows.iter().enumerate() {
                 let (got, want) = (net.flow(f).rate, oracle.rates[k]);
                 assert!((got - want).abs() <= 1e-9 * want, "step {step}: flow {f} {got} != {want}");
