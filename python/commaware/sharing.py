@@ -270,6 +270,7 @@ def read_measured_csv(path: str) -> pd.DataFrame:
     """Measured message times: a CSV with `measured_s` and either `message` (the index of the
     message in the `--json` list) or `src`, `dst`, `seq` (ranks, and the message's rank among
     those from src to dst, 0-based, in order of start). Raises TraceError naming the row."""
+    import numpy as np
     import pandas as pd
 
     def bad(field: str, reason: str) -> _core.TraceError:
@@ -286,7 +287,7 @@ def read_measured_csv(path: str) -> pd.DataFrame:
         if col not in frame.columns:
             raise bad(col, "missing column: the CSV needs measured_s and either message or src, dst, seq")
         values = pd.to_numeric(frame[col], errors="coerce")
-        wrong = values.isna() | ~values.apply(math.isfinite) | (values <= 0 if col == "measured_s" else values < 0)
+        wrong = ~np.isfinite(values) | (values <= 0 if col == "measured_s" else values < 0)
         if col != "measured_s":
             wrong |= values != values.round()
         if wrong.any():
