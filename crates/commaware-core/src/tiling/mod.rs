@@ -1,0 +1,11 @@
+//! Loop tiling with overlapped communication (paper 001): the tiling model and schedules
+//! ([`model`]), and the per-rank programs simulated on the engine ([`programs`]).
+
+pub mod model;
+pub mod programs;
+
+pub use model::{CostModel, Formulas, Geometry, GridTiling, Schedule, SciModel, SciOptimum, TileShape, Tiling};
+pub use programs::{program, simulate_program, TilingRun};
+
+#[cfg(test)]
+mod tests;
