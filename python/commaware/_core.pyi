@@ -10,6 +10,8 @@ __all__ = [
     "simulate", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements",
     "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "kernel_run", "kernel_task", "__version__",
     "taskfarm", "TASKFARM_ALGORITHMS",
+    "tiling_geometry", "tiling_formulas", "tiling_sci_optimum", "tiling_sweep_heights", "tiling_program",
+    "tiling_simulate", "TILING_SCHEDULES",
 ]
 
 class CommawareError(Exception): ...
@@ -158,4 +160,42 @@ def taskfarm(
     priority_ir_s: list[float] | None = None,
     priority_link_mb_s: list[float] | None = None,
     source: str = "",
+) -> dict[str, Any]: ...
+
+TILING_SCHEDULES: list[str]
+
+def tiling_geometry(
+    space: list[int],
+    deps: list[list[int]],
+    sides: list[int] | None = None,
+    h: list[list[float]] | None = None,
+    mapping: int | None = None,
+) -> str: ...
+def tiling_formulas(
+    space: list[int],
+    procs: list[int],
+    tile_height: int,
+    t_c: float,
+    latency: float,
+    bandwidth: float,
+    mapping: int | None = None,
+    sci: tuple[float, float] | None = None,
+) -> str: ...
+def tiling_sci_optimum(
+    space: list[int], procs: list[int], t_c: float, t_start_dma: float, t_sci_interrupt: float, mapping: int | None = None
+) -> str: ...
+def tiling_sweep_heights(space: list[int], procs: list[int], mapping: int | None = None) -> list[int]: ...
+def tiling_program(
+    space: list[int], procs: list[int], tile_height: int, t_c: float, schedule: str, mapping: int | None = None
+) -> Trace: ...
+def tiling_simulate(
+    platform: Platform,
+    space: list[int],
+    procs: list[int],
+    tile_height: int,
+    t_c: float,
+    schedule: str,
+    mapping: int | None = None,
+    model: str | None = None,
+    params: list[tuple[str, float]] = ...,
 ) -> dict[str, Any]: ...

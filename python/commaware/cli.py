@@ -15,6 +15,7 @@ from .cli_interference import interference
 from .cli_measure import measure
 from .cli_sharing import calibrate, param_option, penalties_cmd
 from .cli_taskfarm import taskfarm_cmd
+from .cli_tiling import tiling_cmd
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -145,7 +146,20 @@ class ProgressLine:
             self._progress = None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The top-level group: a caught Rust panic (InternalError) is one line and exit 1, not a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except _core.InternalError as exc:
+            from rich.markup import escape
+
+            err.print(f"[bold red]internal error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True, emoji=False)
+            sys.exit(1)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(_core.__version__, prog_name="commaware")
 def main() -> None:
     """Predict how long communicating work takes on a cluster, and which schedule is best."""
@@ -560,6 +574,7 @@ main.add_command(measure)
 # Paper 000: interference fits and models, task farming.
 main.add_command(interference)
 main.add_command(taskfarm_cmd)
+main.add_command(tiling_cmd)
 
 
 if __name__ == "__main__":

@@ -235,7 +235,10 @@ impl Engine {
         let c = Compute { tag, host: host as u32, remaining: flops, last: self.now, rate, version: 0 };
         let id = match self.free_computes.pop() {
             Some(id) => {
-                self.computes[id as usize] = c;
+                // Keep the slot's version counting up: completion events of the slot's
+                // earlier computes may still be queued, and must stay stale.
+                let version = self.computes[id as usize].version;
+                self.computes[id as usize] = Compute { version, ..c };
                 id
             }
             None => {

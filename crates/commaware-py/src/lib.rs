@@ -10,6 +10,7 @@ use commaware_core::multicast as mc;
 use commaware_core::placement::Placement;
 use commaware_core::error::{parse_input, Format};
 use commaware_core::interference;
+use commaware_core::tiling;
 use commaware_core::output::JsonStream;
 use commaware_core::replay::{Interval, MessageRecord, Observer, Progress, INTERVAL_KINDS};
 use commaware_core::trace::OP_NAMES;
@@ -811,6 +812,142 @@ fn taskfarm<'py>(
     Ok(d)
 }
 
+fn grid_tiling(space: Vec<u64>, procs: &[u64], tile_height: u64, mapping: Option<usize>) -> Result<tiling::GridTiling, Error> {
+    tiling::GridTiling::new(space, procs, tile_height, mapping)
+}
+
+/// The geometry of a tiling (paper 001 §2) as JSON: exactly one of `sides` and `h`.
+#[pyfunction]
+#[pyo3(signature = (space, deps, sides=None, h=None, mapping=None))]
+fn tiling_geometry<'py>(
+    py: Python<'py>,
+    space: Vec<u64>,
+    deps: Vec<Vec<i64>>,
+    sides: Option<Vec<u64>>,
+    h: Option<Vec<Vec<f64>>>,
+    mapping: Option<usize>,
+) -> PyResult<Bound<'py, PyString>> {
+    let shape = match (sides, h) {
+        (Some(s), None) => tiling::TileShape::Sides(s),
+        (None, Some(h)) => tiling::TileShape::Matrix(h),
+        _ => return Err(to_py(Error::new(ErrorKind::Options, "tile", "give exactly one of the tile sides and the matrix H"))),
+    };
+    let g = guarded(|| tiling::Tiling::new(space, deps, shape, mapping).map(|t| t.geometry()))?;
+    py_str(py, serde_json::to_string(&g).unwrap_or_default())
+}
+
+/// Eqs. (3), (4) and, with `sci` = (t_start_dma, t_sci_interrupt), (7) at one tile height, as JSON.
+#[pyfunction]
+#[pyo3(signature = (space, procs, tile_height, t_c, latency, bandwidth, mapping=None, sci=None))]
+#[allow(clippy::too_many_arguments)]
+fn tiling_formulas<'py>(
+    py: Python<'py>,
+    space: Vec<u64>,
+    procs: Vec<u64>,
+    tile_height: u64,
+    t_c: f64,
+    latency: f64,
+    bandwidth: f64,
+    mapping: Option<usize>,
+    sci: Option<(f64, f64)>,
+) -> PyResult<Bound<'py, PyString>> {
+    let r = guarded(|| {
+        let g = grid_tiling(space, &procs, tile_height, mapping)?;
+        let sci = sci.map(|(t_start_dma, t_sci_interrupt)| tiling::SciModel { t_c, t_start_dma, t_sci_interrupt });
+        tiling::StepReport::new(&g, &tiling::CostModel { t_c, latency, bandwidth }, sci.as_ref())
+    })?;
+    py_str(py, serde_json::to_string(&r).unwrap_or_default())
+}
+
+/// The closed-form minimum of eq. (7) over a real tile height, as JSON.
+#[pyfunction]
+#[pyo3(signature = (space, procs, t_c, t_start_dma, t_sci_interrupt, mapping=None))]
+fn tiling_sci_optimum<'py>(
+    py: Python<'py>,
+    space: Vec<u64>,
+    procs: Vec<u64>,
+    t_c: f64,
+    t_start_dma: f64,
+    t_sci_interrupt: f64,
+    mapping: Option<usize>,
+) -> PyResult<Bound<'py, PyString>> {
+    let r = guarded(|| {
+        let sci = tiling::SciModel { t_c, t_start_dma, t_sci_interrupt };
+        sci.check()?;
+        Ok(sci.optimum(&grid_tiling(space, &procs, 1, mapping)?))
+    })?;
+    py_str(py, serde_json::to_string(&r).unwrap_or_default())
+}
+
+/// The tile heights a sweep visits: divisors of the mapping dimension up to DIMZ / max p.
+#[pyfunction]
+#[pyo3(signature = (space, procs, mapping=None))]
+fn tiling_sweep_heights(space: Vec<u64>, procs: Vec<u64>, mapping: Option<usize>) -> PyResult<Vec<u64>> {
+    guarded(|| {
+        let g = grid_tiling(space.clone(), &procs, 1, mapping)?;
+        Ok(tiling::sweep_heights(&space, &procs, g.mapping()))
+    })
+}
+
+/// The trace of one schedule's program (`block` or `overlap`), t_c seconds per point.
+#[pyfunction]
+#[pyo3(signature = (space, procs, tile_height, t_c, schedule, mapping=None))]
+fn tiling_program(
+    py: Python<'_>,
+    space: Vec<u64>,
+    procs: Vec<u64>,
+    tile_height: u64,
+    t_c: f64,
+    schedule: &str,
+    mapping: Option<usize>,
+) -> PyResult<Trace> {
+    let schedule = schedule.to_owned();
+    py.allow_threads(|| {
+        guarded(|| {
+            let g = grid_tiling(space, &procs, tile_height, mapping)?;
+            let cost = tiling::CostModel { t_c, latency: 0.0, bandwidth: 1.0 };
+            cost.check()?;
+            let spec = tiling::program(&g, tiling::Schedule::from_name(&schedule)?, g.tiling.tile_volume() * t_c)?;
+            commaware_core::Trace::from_spec(spec)
+        })
+    })
+    .map(Trace)
+}
+
+/// Simulate one schedule's program on `platform` (rank i on host i); returns
+/// {makespan, messages, max_compute_seconds, model}.
+#[pyfunction]
+#[pyo3(signature = (platform, space, procs, tile_height, t_c, schedule, mapping=None, model=None, params=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
+fn tiling_simulate<'py>(
+    py: Python<'py>,
+    platform: &Platform,
+    space: Vec<u64>,
+    procs: Vec<u64>,
+    tile_height: u64,
+    t_c: f64,
+    schedule: &str,
+    mapping: Option<usize>,
+    model: Option<String>,
+    params: Vec<(String, f64)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let schedule = schedule.to_owned();
+    let r = py.allow_threads(|| {
+        guarded(|| {
+            let g = grid_tiling(space, &procs, tile_height, mapping)?;
+            tiling::CostModel { t_c, latency: 0.0, bandwidth: 1.0 }.check()?;
+            let opts = SimOptions { model, params, ..SimOptions::default() };
+            tiling::simulate_program(&platform.0, &g, tiling::Schedule::from_name(&schedule)?, g.tiling.tile_volume() * t_c, &opts)
+        })
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("makespan", r.makespan)?;
+    d.set_item("messages", r.messages)?;
+    d.set_item("max_compute_seconds", r.max_compute_seconds)?;
+    d.set_item("model", r.model)?;
+    Ok(d)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -854,6 +991,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(placements, m)?)?;
     m.add_function(wrap_pyfunction!(taskfarm, m)?)?;
     m.add("TASKFARM_ALGORITHMS", commaware_core::taskfarm::Algorithm::NAMES.to_vec())?;
+    m.add_function(wrap_pyfunction!(tiling_geometry, m)?)?;
+    m.add_function(wrap_pyfunction!(tiling_formulas, m)?)?;
+    m.add_function(wrap_pyfunction!(tiling_sci_optimum, m)?)?;
+    m.add_function(wrap_pyfunction!(tiling_sweep_heights, m)?)?;
+    m.add_function(wrap_pyfunction!(tiling_program, m)?)?;
+    m.add_function(wrap_pyfunction!(tiling_simulate, m)?)?;
+    m.add("TILING_SCHEDULES", commaware_core::tiling::Schedule::NAMES.to_vec())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -4,7 +4,7 @@
 pub mod model;
 pub mod programs;
 
-pub use model::{CostModel, Formulas, Geometry, GridTiling, Schedule, SciModel, SciOptimum, TileShape, Tiling};
+pub use model::{sweep_heights, CostModel, Formulas, Geometry, GridTiling, Schedule, SciModel, SciOptimum, StepReport, TileShape, Tiling};
 pub use programs::{program, simulate_program, TilingRun};
 
 #[cfg(test)]

@@ -258,6 +258,17 @@ pub enum Schedule {
 }
 
 impl Schedule {
+    pub const NAMES: [&'static str; 2] = ["block", "overlap"];
+
+    /// `block` (§3, the blocking program) or `overlap` (§4, the non-blocking one).
+    pub fn from_name(name: &str) -> Result<Schedule> {
+        match name {
+            "block" => Ok(Schedule::NonOverlapping),
+            "overlap" => Ok(Schedule::Overlapping),
+            _ => Err(err("schedule", format!("unknown schedule {name:?}; expected one of: block, overlap"))),
+        }
+    }
+
     pub fn vector(self, dims: usize, mapping: usize) -> Vec<i64> {
         (0..dims).map(|d| if self == Schedule::Overlapping && d != mapping { 2 } else { 1 }).collect()
     }
@@ -527,4 +538,43 @@ pub fn sweep_heights(space: &[u64], procs_off_mapping: &[u64], mapping: usize) -
         d += 1;
     }
     small.into_iter().chain(large.into_iter().rev()).filter(|&z| z <= limit).collect()
+}
+
+/// Everything the formulas say about one tile height, as `commaware tiling` reports it.
+#[derive(Debug, Clone, Serialize)]
+#[allow(non_snake_case)]
+pub struct StepReport {
+    pub tile_height: u64,
+    /// Tile sides per dimension.
+    pub sides: Vec<u64>,
+    /// x_d = tiles along d − 1.
+    pub x: Vec<u64>,
+    /// Iteration points per tile, g.
+    pub tile_points: f64,
+    /// Bytes of each exchanged face (float32), per dimension (0 where nothing is exchanged).
+    pub face_bytes: Vec<f64>,
+    #[serde(flatten)]
+    pub formulas: Formulas,
+    /// Eq. (7) at this z, when the SCI model is given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub T_sci: Option<f64>,
+}
+
+impl StepReport {
+    pub fn new(g: &GridTiling, cost: &CostModel, sci: Option<&SciModel>) -> Result<StepReport> {
+        cost.check()?;
+        if let Some(s) = sci {
+            s.check()?;
+        }
+        let exch = g.exchange_dims();
+        Ok(StepReport {
+            tile_height: g.tile_height,
+            sides: g.sides(),
+            x: g.x(),
+            tile_points: g.tiling.tile_volume(),
+            face_bytes: (0..g.tiling.dims()).map(|d| if exch.contains(&d) { g.face_bytes(d) } else { 0.0 }).collect(),
+            formulas: cost.formulas(g),
+            T_sci: sci.map(|s| s.time(g)),
+        })
+    }
 }

@@ -205,3 +205,16 @@ fn programs_are_refused_beyond_the_op_budget() {
     let g = GridTiling::new(vec![16, 16, 64], &[4, 4], 4, None).unwrap();
     assert_eq!(simulate_program(&p, &g, Schedule::Overlapping, 1e-3, &SimOptions::default()).unwrap_err().field, "procs");
 }
+
+#[test]
+fn interference_slows_the_overlapped_compute() {
+    let p = Platform::from_json(
+        r#"{"cluster": {"count": 16, "speed": 1e9, "interference": {"recv": 0.052, "send": 0.034}},
+            "network": {"model": "maxmin", "bandwidth": 12500000.0, "latency": 0.0001}}"#,
+    )
+    .unwrap();
+    let g = GridTiling::new(vec![16, 16, 4096], &[4, 4], 256, None).unwrap();
+    let t_comp = g.tiling.tile_volume() * 3e-7;
+    let run = simulate_program(&p, &g, Schedule::Overlapping, t_comp, &SimOptions::default()).unwrap();
+    assert!(run.max_compute_seconds > 16.0 * t_comp * (1.0 + 1e-6));
+}
