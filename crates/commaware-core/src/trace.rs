@@ -104,7 +104,7 @@ fn zero_tag() -> i64 {
 }
 
 /// One operation of a rank, as written in a trace file. Sizes are in bytes, times in s.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "lowercase", deny_unknown_fields)]
 pub enum OpSpec {
     /// Compute `flops` floating-point operations, or for `seconds` at the host's full
@@ -131,6 +131,40 @@ pub enum OpSpec {
     Alltoall { bytes: f64 },
     /// Idle for `seconds` (not slowed by anything).
     Sleep { seconds: f64 },
+    /// MPI_Sendrecv: send `bytes` to `dst` and receive from `src`, both posted, then both awaited.
+    Sendrecv {
+        dst: usize,
+        bytes: f64,
+        #[serde(default = "zero_tag")]
+        tag: i64,
+        src: Peer,
+        #[serde(default)]
+        recvtag: TagSpec,
+    },
+    /// Reduction of a `bytes` buffer onto `root` (binomial tree).
+    Reduce { root: usize, bytes: f64 },
+    /// Gather onto `root`; `bytes` is each rank's block (binomial tree).
+    Gather { root: usize, bytes: f64 },
+    /// Gather onto `root` with a block size per rank (`bytes[i]` from rank i; linear).
+    Gatherv { root: usize, bytes: Vec<f64> },
+    /// Scatter from `root`; `bytes` is each rank's block (binomial tree).
+    Scatter { root: usize, bytes: f64 },
+    /// Scatter from `root` with a block size per rank (`bytes[i]` to rank i; linear).
+    Scatterv { root: usize, bytes: Vec<f64> },
+    /// All-gather; `bytes` is each rank's block (ring).
+    Allgather { bytes: f64 },
+    /// All-gather with a block size per rank (ring).
+    Allgatherv { bytes: Vec<f64> },
+    /// All-to-all with a size per destination: `bytes[j]` is what this rank sends to rank j
+    /// (pairwise exchange); ranks give their own lists.
+    Alltoallv { bytes: Vec<f64> },
+    /// Reduce-scatter: `bytes[i]` is the block rank i receives (pairwise exchange).
+    #[serde(rename = "reduce_scatter")]
+    ReduceScatter { bytes: Vec<f64> },
+    /// Inclusive prefix reduction of a `bytes` buffer (recursive doubling).
+    Scan { bytes: f64 },
+    /// Exclusive prefix reduction of a `bytes` buffer (recursive doubling).
+    Exscan { bytes: f64 },
 }
 
 impl OpSpec {
@@ -153,6 +187,18 @@ impl OpSpec {
             OpSpec::Allreduce { .. } => "allreduce",
             OpSpec::Alltoall { .. } => "alltoall",
             OpSpec::Sleep { .. } => "sleep",
+            OpSpec::Sendrecv { .. } => "sendrecv",
+            OpSpec::Reduce { .. } => "reduce",
+            OpSpec::Gather { .. } => "gather",
+            OpSpec::Gatherv { .. } => "gatherv",
+            OpSpec::Scatter { .. } => "scatter",
+            OpSpec::Scatterv { .. } => "scatterv",
+            OpSpec::Allgather { .. } => "allgather",
+            OpSpec::Allgatherv { .. } => "allgatherv",
+            OpSpec::Alltoallv { .. } => "alltoallv",
+            OpSpec::ReduceScatter { .. } => "reduce_scatter",
+            OpSpec::Scan { .. } => "scan",
+            OpSpec::Exscan { .. } => "exscan",
         }
     }
 
@@ -180,11 +226,55 @@ impl OpSpec {
             OpSpec::Allreduce { bytes } | OpSpec::Alltoall { bytes } => format!("{}(bytes={bytes})", self.name()),
             OpSpec::Sleep { seconds } => format!("sleep(seconds={seconds})"),
             OpSpec::Waitall | OpSpec::Barrier => self.name().to_string(),
+            OpSpec::Sendrecv { dst, bytes, tag: t, src, recvtag } => {
+                format!("sendrecv(dst={dst}, bytes={bytes}, tag={t}, src={}, recvtag={})", peer(src), tag(recvtag))
+            }
+            OpSpec::Reduce { root, bytes } | OpSpec::Gather { root, bytes } | OpSpec::Scatter { root, bytes } => {
+                format!("{}(root={root}, bytes={bytes})", self.name())
+            }
+            OpSpec::Allgather { bytes } | OpSpec::Scan { bytes } | OpSpec::Exscan { bytes } => {
+                format!("{}(bytes={bytes})", self.name())
+            }
+            OpSpec::Gatherv { root, bytes } | OpSpec::Scatterv { root, bytes } => {
+                format!("{}(root={root}, bytes=[{} values, total {}])", self.name(), bytes.len(), bytes.iter().sum::<f64>())
+            }
+            OpSpec::Allgatherv { bytes } | OpSpec::Alltoallv { bytes } | OpSpec::ReduceScatter { bytes } => {
+                format!("{}(bytes=[{} values, total {}])", self.name(), bytes.len(), bytes.iter().sum::<f64>())
+            }
         }
     }
 
     fn is_collective(&self) -> bool {
-        matches!(self, OpSpec::Barrier | OpSpec::Bcast { .. } | OpSpec::Allreduce { .. } | OpSpec::Alltoall { .. })
+        !matches!(
+            self,
+            OpSpec::Compute { .. }
+                | OpSpec::Send { .. }
+                | OpSpec::Isend { .. }
+                | OpSpec::Recv { .. }
+                | OpSpec::Irecv { .. }
+                | OpSpec::Wait { .. }
+                | OpSpec::Waitall
+                | OpSpec::Sleep { .. }
+                | OpSpec::Sendrecv { .. }
+        )
+    }
+
+    /// Steps of a blocking point-to-point op: post (one or two), then wait.
+    fn blocking_steps(&self) -> Option<u8> {
+        match self {
+            OpSpec::Send { .. } | OpSpec::Recv { .. } => Some(2),
+            OpSpec::Sendrecv { .. } => Some(3),
+            _ => None,
+        }
+    }
+
+    /// Whether `other`, called by another rank, is the same collective call: the same
+    /// arguments, except for `alltoallv`, where each rank gives its own send sizes.
+    fn same_collective(&self, other: &OpSpec) -> bool {
+        match (self, other) {
+            (OpSpec::Alltoallv { bytes: a }, OpSpec::Alltoallv { bytes: b }) => a.len() == b.len(),
+            _ => self == other,
+        }
     }
 }
 
@@ -212,8 +302,11 @@ pub const CTX_USER: u8 = 0;
 pub const CTX_COLLECTIVE: u8 = 1;
 
 /// Names of the trace operations, indexed by [`OpSpec::code`] (compact message records).
-pub const OP_NAMES: [&str; 12] =
-    ["compute", "send", "isend", "recv", "irecv", "wait", "waitall", "barrier", "bcast", "allreduce", "alltoall", "sleep"];
+pub const OP_NAMES: [&str; 24] = [
+    "compute", "send", "isend", "recv", "irecv", "wait", "waitall", "barrier", "bcast", "allreduce", "alltoall", "sleep",
+    "sendrecv", "reduce", "gather", "gatherv", "scatter", "scatterv", "allgather", "allgatherv", "alltoallv",
+    "reduce_scatter", "scan", "exscan",
+];
 
 /// Largest number of ranks a trace may have (each rank costs some state in the replay).
 pub const MAX_RANKS: usize = 1 << 22;
@@ -252,12 +345,12 @@ pub struct Cursor {
     pub user_posted: u32,
 }
 
-/// One round of a collective, or the single round of a point-to-point op.
+/// One round of a collective: at most one send (of `bytes`) and one receive.
 #[derive(Debug, Clone, Copy)]
 enum Round {
-    Send(usize),
+    Send { to: usize, bytes: f64 },
     Recv(usize),
-    SendRecv { dst: usize, src: usize },
+    SendRecv { dst: usize, src: usize, bytes: f64 },
     /// A round this rank sits out (its algorithm has nothing for it here).
     Skip,
 }
@@ -265,7 +358,7 @@ enum Round {
 impl Round {
     fn len(self) -> u8 {
         match self {
-            Round::Send(_) | Round::Recv(_) => 2,
+            Round::Send { .. } | Round::Recv(_) => 2,
             Round::SendRecv { .. } => 3,
             Round::Skip => 0,
         }
@@ -277,34 +370,91 @@ fn floor_pow2(p: usize) -> usize {
     1usize << (usize::BITS - 1 - p.leading_zeros())
 }
 
+/// Lowest set bit of `x` (0 for 0).
+fn low_bit(x: usize) -> usize {
+    x & x.wrapping_neg()
+}
+
+/// Round `k` of a binomial tree rooted at `root` that flows towards the root (reduce,
+/// gather): rank `rel` (relative to the root) receives from `rel + 2^k` while bit k of
+/// `rel` is clear, then sends to `rel − 2^k` at its lowest set bit and is done. The sent
+/// message carries `block(subtree size)` bytes.
+fn binomial_up(r: usize, p: usize, root: usize, k: usize, block: impl Fn(usize) -> f64) -> Option<Round> {
+    let mask = 1usize.checked_shl(k as u32).filter(|&m| m < p)?;
+    let rel = (r + p - root) % p;
+    if rel & (mask - 1) != 0 {
+        return None; // sent at a lower bit already
+    }
+    Some(if rel & mask != 0 {
+        Round::Send { to: (rel - mask + root) % p, bytes: block(mask.min(p - rel)) }
+    } else if rel + mask < p {
+        Round::Recv((rel + mask + root) % p)
+    } else {
+        Round::Skip
+    })
+}
+
+/// Round `k` of a binomial tree flowing away from `root` (bcast, scatter): receive from
+/// the parent (if not the root), then send to the children, the largest subtree first;
+/// the message to child `c` carries `block(c's subtree size)` bytes.
+fn binomial_down(r: usize, p: usize, root: usize, k: usize, block: impl Fn(usize) -> f64) -> Option<Round> {
+    let rel = (r + p - root) % p;
+    let has_parent = rel != 0;
+    if has_parent && k == 0 {
+        return Some(Round::Recv((rel - low_bit(rel) + root) % p));
+    }
+    let first = if has_parent { low_bit(rel) >> 1 } else { p.next_power_of_two() >> 1 };
+    let mask = first.checked_shr((k - has_parent as usize) as u32).unwrap_or(0);
+    if mask == 0 {
+        return None;
+    }
+    let child = rel + mask;
+    Some(if child < p { Round::Send { to: (child + root) % p, bytes: block(mask.min(p - child)) } } else { Round::Skip })
+}
+
+/// Pairwise exchange, round k: partner r XOR (k+1) for a power-of-two count, r ± (k+1)
+/// otherwise; `bytes(dst)` is what goes to the destination.
+fn pairwise(r: usize, p: usize, k: usize, bytes: impl Fn(usize) -> f64) -> Option<Round> {
+    let i = k + 1;
+    if i >= p {
+        return None;
+    }
+    let (dst, src) = if p.is_power_of_two() { (r ^ i, r ^ i) } else { ((r + i) % p, (r + p - i) % p) };
+    Some(Round::SendRecv { dst, src, bytes: bytes(dst) })
+}
+
+/// Ring, round k of p − 1: send to r + 1 the block of rank r − k, receive from r − 1.
+fn ring(r: usize, p: usize, k: usize, block_of: impl Fn(usize) -> f64) -> Option<Round> {
+    (k + 1 < p).then(|| Round::SendRecv { dst: (r + 1) % p, src: (r + p - 1) % p, bytes: block_of((r + p - k) % p) })
+}
+
+/// Linear exchange with the root, round k: the root deals with every other rank in rank
+/// order (sending when `to_root` is false), the others make their one transfer.
+fn linear(r: usize, p: usize, root: usize, k: usize, to_root: bool, bytes: &[f64]) -> Option<Round> {
+    if r != root {
+        return (k == 0).then(|| if to_root { Round::Send { to: root, bytes: bytes[r] } } else { Round::Recv(root) });
+    }
+    let i = k + (k >= root) as usize;
+    (i < p).then(|| if to_root { Round::Recv(i) } else { Round::Send { to: i, bytes: bytes[i] } })
+}
+
 /// Round `k` of rank `r`'s part in a collective over `p` ranks (MPICH's algorithms, see
 /// the module doc), or `None` once the rank's part is over.
 fn collective_round(op: &OpSpec, r: usize, p: usize, k: u32) -> Option<Round> {
     let k = k as usize;
-    match *op {
+    match op {
         // Dissemination: round k exchanges with rank ± 2^k.
         OpSpec::Barrier => {
             let mask = 1usize.checked_shl(k as u32).filter(|&m| m < p)?;
-            Some(Round::SendRecv { dst: (r + mask) % p, src: (r + p - mask) % p })
+            Some(Round::SendRecv { dst: (r + mask) % p, src: (r + p - mask) % p, bytes: 0.0 })
         }
-        // Binomial tree rooted at `root`: receive from the parent (if not the root), then
-        // send to the children, the one with the largest subtree first.
-        OpSpec::Bcast { root, .. } => {
-            let rel = (r + p - root) % p;
-            let has_parent = rel != 0;
-            if has_parent && k == 0 {
-                let mask = rel & rel.wrapping_neg();
-                return Some(Round::Recv((rel - mask + root) % p));
-            }
-            let first = if has_parent { (rel & rel.wrapping_neg()) >> 1 } else { p.next_power_of_two() >> 1 };
-            let mask = first.checked_shr((k - has_parent as usize) as u32).unwrap_or(0);
-            if mask == 0 {
-                return None;
-            }
-            Some(if rel + mask < p { Round::Send((rel + mask + root) % p) } else { Round::Skip })
-        }
+        OpSpec::Bcast { root, bytes } => binomial_down(r, p, *root, k, |_| *bytes),
+        OpSpec::Scatter { root, bytes } => binomial_down(r, p, *root, k, |n| n as f64 * bytes),
+        OpSpec::Reduce { root, bytes } => binomial_up(r, p, *root, k, |_| *bytes),
+        OpSpec::Gather { root, bytes } => binomial_up(r, p, *root, k, |n| n as f64 * bytes),
         // Recursive doubling; the first 2·rem ranks fold pairwise before and unfold after.
-        OpSpec::Allreduce { .. } => {
+        OpSpec::Allreduce { bytes } => {
+            let bytes = *bytes;
             let pof2 = floor_pow2(p);
             let rem = p - pof2;
             let rounds = pof2.trailing_zeros() as usize;
@@ -312,7 +462,7 @@ fn collective_round(op: &OpSpec, r: usize, p: usize, k: u32) -> Option<Round> {
             if k == 0 {
                 return Some(match (folded, r % 2) {
                     (false, _) => Round::Skip,
-                    (true, 0) => Round::Send(r + 1),
+                    (true, 0) => Round::Send { to: r + 1, bytes },
                     (true, _) => Round::Recv(r - 1),
                 });
             }
@@ -321,29 +471,29 @@ fn collective_round(op: &OpSpec, r: usize, p: usize, k: u32) -> Option<Round> {
                 let Some(nr) = newrank else { return Some(Round::Skip) };
                 let nd = nr ^ (1 << (k - 1));
                 let dst = if nd < rem { nd * 2 + 1 } else { nd + rem };
-                return Some(Round::SendRecv { dst, src: dst });
+                return Some(Round::SendRecv { dst, src: dst, bytes });
             }
             if k == rounds + 1 {
                 return Some(match (folded, r % 2) {
                     (false, _) => Round::Skip,
-                    (true, 1) => Round::Send(r - 1),
+                    (true, 1) => Round::Send { to: r - 1, bytes },
                     (true, _) => Round::Recv(r + 1),
                 });
             }
             None
         }
-        // Pairwise exchange: XOR partner for a power-of-two count, rank ± i otherwise.
-        OpSpec::Alltoall { .. } => {
-            let i = k + 1;
-            if i >= p {
-                return None;
-            }
-            Some(if p.is_power_of_two() {
-                Round::SendRecv { dst: r ^ i, src: r ^ i }
-            } else {
-                Round::SendRecv { dst: (r + i) % p, src: (r + p - i) % p }
-            })
+        // Recursive doubling over partners r XOR 2^k that exist (MPICH's scan and exscan).
+        OpSpec::Scan { bytes } | OpSpec::Exscan { bytes } => {
+            let mask = 1usize.checked_shl(k as u32).filter(|&m| m < p)?;
+            let dst = r ^ mask;
+            Some(if dst < p { Round::SendRecv { dst, src: dst, bytes: *bytes } } else { Round::Skip })
         }
+        OpSpec::Alltoall { bytes } => pairwise(r, p, k, |_| *bytes),
+        OpSpec::Alltoallv { bytes } | OpSpec::ReduceScatter { bytes } => pairwise(r, p, k, |dst| bytes[dst]),
+        OpSpec::Allgather { bytes } => ring(r, p, k, |_| *bytes),
+        OpSpec::Allgatherv { bytes } => ring(r, p, k, |owner| bytes[owner]),
+        OpSpec::Gatherv { root, bytes } => linear(r, p, *root, k, true, bytes),
+        OpSpec::Scatterv { root, bytes } => linear(r, p, *root, k, false, bytes),
         _ => None,
     }
 }
@@ -380,6 +530,8 @@ impl Trace {
                 let is_compute = variant.pointer("/properties/op/enum/0").and_then(|v| v.as_str()) == Some("compute");
                 let Some(props) = variant.get_mut("properties").and_then(|p| p.as_object_mut()) else { continue };
                 for (name, prop) in props.iter_mut() {
+                    // A size per rank: bound its items.
+                    let prop = if prop.get("type").and_then(|t| t.as_str()) == Some("array") { &mut prop["items"] } else { prop };
                     match name.as_str() {
                         "bytes" | "flops" | "seconds" => {
                             prop["minimum"] = 0.into();
@@ -421,7 +573,7 @@ impl Trace {
             let mine = collectives(ops);
             for (k, (i, op)) in mine.iter().enumerate() {
                 match reference.get(k) {
-                    Some((_, want)) if want.describe() == op.describe() => {}
+                    Some((_, want)) if want.same_collective(op) => {}
                     Some((_, want)) => {
                         return Err(Error::trace(
                             format!("ranks[{r}][{i}]"),
@@ -467,7 +619,7 @@ impl Trace {
                 c.user_posted += 1;
                 c.op += 1;
             }
-            _ if op.is_collective() || matches!(op, OpSpec::Send { .. } | OpSpec::Recv { .. }) => c.micro += 1,
+            _ if op.is_collective() || op.blocking_steps().is_some() => c.micro += 1,
             _ => c.op += 1,
         }
         self.settle(r, c);
@@ -490,9 +642,9 @@ impl Trace {
                     }
                     None => c.collectives += 1,
                 }
-            } else if matches!(op, OpSpec::Send { .. } | OpSpec::Recv { .. }) {
+            } else if let Some(n) = op.blocking_steps() {
                 // Post, then wait.
-                if c.micro < 2 {
+                if c.micro < n {
                     return;
                 }
             } else {
@@ -536,20 +688,23 @@ impl Trace {
                     _ => Step::Wait { reqs: [a, 0], n: 1 },
                 }
             }
+            OpSpec::Sendrecv { dst, bytes, tag, src, recvtag } => {
+                return match c.micro {
+                    0 => Step::Send { req: a, dst: dst as u32, bytes, tag, ctx: CTX_USER, sync: false },
+                    1 => Step::Recv { req: b, src: peer(src), tag: tag_of(recvtag), ctx: CTX_USER },
+                    _ => Step::Wait { reqs: [a, b], n: 2 },
+                }
+            }
             _ => collective_round(op, r, self.n_ranks(), c.round).expect("settled cursor is on a round"),
         };
-        let bytes = match *op {
-            OpSpec::Bcast { bytes, .. } | OpSpec::Allreduce { bytes } | OpSpec::Alltoall { bytes } => bytes,
-            _ => 0.0,
-        };
-        let send = |req, dst: usize| Step::Send { req, dst: dst as u32, bytes, tag, ctx: CTX_COLLECTIVE, sync: false };
+        let send = |req, dst: usize, bytes: f64| Step::Send { req, dst: dst as u32, bytes, tag, ctx: CTX_COLLECTIVE, sync: false };
         let recv = |req, src: usize| Step::Recv { req, src: Some(src as u32), tag: Some(tag), ctx: CTX_COLLECTIVE };
         match (round, c.micro) {
-            (Round::Send(d), 0) => send(a, d),
+            (Round::Send { to, bytes }, 0) => send(a, to, bytes),
             (Round::Recv(s), 0) => recv(a, s),
-            (Round::Send(_) | Round::Recv(_), _) => Step::Wait { reqs: [a, 0], n: 1 },
+            (Round::Send { .. } | Round::Recv(_), _) => Step::Wait { reqs: [a, 0], n: 1 },
             // MPI_Sendrecv: both posted, then both waited.
-            (Round::SendRecv { dst, .. }, 0) => send(a, dst),
+            (Round::SendRecv { dst, bytes, .. }, 0) => send(a, dst, bytes),
             (Round::SendRecv { src, .. }, 1) => recv(b, src),
             (Round::SendRecv { .. }, _) => Step::Wait { reqs: [a, b], n: 2 },
             (Round::Skip, _) => unreachable!("settled cursor skips empty rounds"),
@@ -595,6 +750,16 @@ fn validate_rank(r: usize, p: usize, ops: &[OpSpec]) -> Result<u32> {
             }
             Ok(())
         };
+        // A size per rank: exactly p of them.
+        let sizes_ok = |v: &[f64]| -> Result<()> {
+            if v.len() != p {
+                return Err(Error::trace(field("bytes"), format!("lists {} sizes; the trace has {p} ranks", v.len())));
+            }
+            for (j, &b) in v.iter().enumerate() {
+                size_ok(&format!("bytes[{j}]"), b)?;
+            }
+            Ok(())
+        };
         match op {
             OpSpec::Compute { flops, seconds } => match (flops, seconds) {
                 (Some(f), None) => size_ok("flops", *f)?,
@@ -629,7 +794,30 @@ fn validate_rank(r: usize, p: usize, ops: &[OpSpec]) -> Result<u32> {
                 rank_ok("root", *root)?;
                 size_ok("bytes", *bytes)?;
             }
-            OpSpec::Allreduce { bytes } | OpSpec::Alltoall { bytes } => size_ok("bytes", *bytes)?,
+            OpSpec::Allreduce { bytes }
+            | OpSpec::Alltoall { bytes }
+            | OpSpec::Allgather { bytes }
+            | OpSpec::Scan { bytes }
+            | OpSpec::Exscan { bytes } => size_ok("bytes", *bytes)?,
+            OpSpec::Reduce { root, bytes } | OpSpec::Gather { root, bytes } | OpSpec::Scatter { root, bytes } => {
+                rank_ok("root", *root)?;
+                size_ok("bytes", *bytes)?;
+            }
+            OpSpec::Gatherv { root, bytes } | OpSpec::Scatterv { root, bytes } => {
+                rank_ok("root", *root)?;
+                sizes_ok(bytes)?;
+            }
+            OpSpec::Allgatherv { bytes } | OpSpec::Alltoallv { bytes } | OpSpec::ReduceScatter { bytes } => sizes_ok(bytes)?,
+            OpSpec::Sendrecv { dst, bytes, tag, src, .. } => {
+                rank_ok("dst", *dst)?;
+                size_ok("bytes", *bytes)?;
+                if *tag < 0 {
+                    return Err(Error::trace(field("tag"), "must be >= 0"));
+                }
+                if let Peer::Rank(s) = src {
+                    rank_ok("src", *s)?;
+                }
+            }
         }
         if matches!(op, OpSpec::Isend { .. } | OpSpec::Irecv { .. }) {
             waited.push(false);
@@ -691,6 +879,109 @@ mod tests {
                 assert_eq!(sent.len(), expected, "{} on {p} ranks", op.name());
             }
         }
+    }
+
+    /// (src, dst, bytes) of every message of a uniform collective, from the send side and
+    /// from the receive side (the receive side takes its sizes from the matching send).
+    fn messages(t: &Trace, p: usize) -> (Vec<(u32, u32, u64)>, Vec<(u32, u32)>) {
+        let mut sent = Vec::new();
+        let mut got = Vec::new();
+        for r in 0..p {
+            for s in steps(t, r) {
+                match s {
+                    Step::Send { dst, bytes, .. } => sent.push((r as u32, dst, bytes as u64)),
+                    Step::Recv { src: Some(src), .. } => got.push((src, r as u32)),
+                    _ => {}
+                }
+            }
+        }
+        sent.sort_unstable();
+        got.sort_unstable();
+        (sent, got)
+    }
+
+    #[test]
+    fn new_collectives_pair_every_send_and_move_the_right_bytes() {
+        for p in [1usize, 2, 3, 5, 6, 8, 13] {
+            let sizes: Vec<f64> = (0..p).map(|i| (10 * (i + 1)) as f64).collect();
+            let total: f64 = sizes.iter().sum();
+            let root = p / 2;
+            let cases: Vec<(OpSpec, usize, f64)> = vec![
+                // (op, messages, bytes moved in all)
+                (OpSpec::Reduce { root, bytes: 8.0 }, p - 1, 8.0 * (p - 1) as f64),
+                // Binomial gather/scatter: every non-root block crosses one edge per tree level it climbs.
+                (OpSpec::Gather { root, bytes: 4.0 }, p - 1, f64::NAN),
+                (OpSpec::Scatter { root, bytes: 4.0 }, p - 1, f64::NAN),
+                (OpSpec::Gatherv { root, bytes: sizes.clone() }, p - 1, total - sizes[root]),
+                (OpSpec::Scatterv { root, bytes: sizes.clone() }, p - 1, total - sizes[root]),
+                (OpSpec::Allgather { bytes: 4.0 }, p * (p - 1), 4.0 * (p * (p - 1)) as f64),
+                (OpSpec::Allgatherv { bytes: sizes.clone() }, p * (p - 1), (p - 1) as f64 * total),
+                (OpSpec::ReduceScatter { bytes: sizes.clone() }, p * (p - 1), (p - 1) as f64 * total),
+                (OpSpec::Scan { bytes: 8.0 }, f64::NAN as usize, f64::NAN),
+            ];
+            for (op, n, bytes) in cases {
+                let t = uniform(p, op.clone());
+                let (sent, got) = messages(&t, p);
+                let pairs: Vec<(u32, u32)> = sent.iter().map(|&(s, d, _)| (s, d)).collect();
+                assert_eq!(pairs, got, "{} on {p} ranks", op.name());
+                if !matches!(op, OpSpec::Scan { .. }) {
+                    assert_eq!(sent.len(), n, "{} on {p} ranks", op.name());
+                }
+                if bytes.is_finite() {
+                    assert_eq!(sent.iter().map(|m| m.2 as f64).sum::<f64>(), bytes, "{} on {p} ranks", op.name());
+                }
+                if let OpSpec::Gather { .. } = op {
+                    // The root ends up with p − 1 blocks.
+                    let at_root: u64 = sent.iter().filter(|m| m.1 as usize == root).map(|m| m.2).sum();
+                    assert_eq!(at_root, 4 * (p as u64 - 1), "gather on {p} ranks");
+                }
+                if let OpSpec::Scatter { .. } = op {
+                    let from_root: u64 = sent.iter().filter(|m| m.0 as usize == root).map(|m| m.2).sum();
+                    assert_eq!(from_root, 4 * (p as u64 - 1), "scatter on {p} ranks");
+                }
+            }
+            // Scan: partners r XOR 2^k below p, both ways.
+            let t = uniform(p, OpSpec::Scan { bytes: 8.0 });
+            let expected: usize = (0..p).map(|r| (0..).map(|k| 1usize << k).take_while(|&m| m < p).filter(|&m| r ^ m < p).count()).sum();
+            assert_eq!(messages(&t, p).0.len(), expected);
+        }
+    }
+
+    #[test]
+    fn alltoallv_sends_each_rank_its_own_sizes() {
+        let p = 5;
+        let ranks: Vec<Vec<OpSpec>> =
+            (0..p).map(|r| vec![OpSpec::Alltoallv { bytes: (0..p).map(|d| (100 * r + d) as f64).collect() }]).collect();
+        let t = Trace::from_spec(TraceSpec { ranks, placement: None }).unwrap();
+        let (sent, got) = messages(&t, p);
+        assert_eq!(sent.len(), p * (p - 1));
+        assert_eq!(sent.iter().map(|&(s, d, _)| (s, d)).collect::<Vec<_>>(), got);
+        assert!(sent.iter().all(|&(s, d, b)| b == (100 * s + d) as u64));
+        // Other v-collectives must agree across ranks.
+        let ranks = vec![vec![OpSpec::Gatherv { root: 0, bytes: vec![1.0, 2.0] }], vec![OpSpec::Gatherv { root: 0, bytes: vec![1.0, 3.0] }]];
+        let e = Trace::from_spec(TraceSpec { ranks, placement: None }).unwrap_err();
+        assert!(e.reason.contains("rank 0's is"), "{e}");
+        let e = Trace::from_json(r#"{"ranks": [[{"op": "allgatherv", "bytes": [1, 2, 3]}], [{"op": "allgatherv", "bytes": [1, 2, 3]}]]}"#).unwrap_err();
+        assert_eq!((e.field.as_str(), e.reason.contains("2 ranks")), ("ranks[0][0].bytes", true));
+        let e = Trace::from_json(r#"{"ranks": [[{"op": "reduce", "root": 3, "bytes": 1}]]}"#).unwrap_err();
+        assert_eq!(e.field, "ranks[0][0].root");
+        let e = Trace::from_json(r#"{"ranks": [[{"op": "scatterv", "root": 0, "bytes": [-1]}]]}"#).unwrap_err();
+        assert_eq!(e.field, "ranks[0][0].bytes[0]");
+    }
+
+    #[test]
+    fn sendrecv_posts_both_then_waits_both() {
+        let t = Trace::from_json(
+            r#"{"ranks": [[{"op": "sendrecv", "dst": 1, "bytes": 5, "src": 1, "tag": 3, "recvtag": 4}],
+                          [{"op": "sendrecv", "dst": 0, "bytes": 6, "src": "any", "tag": 4, "recvtag": "any"}]]}"#,
+        )
+        .unwrap();
+        let s0 = steps(&t, 0);
+        assert_eq!(s0.len(), 3);
+        assert!(matches!(s0[0], Step::Send { req: 0, dst: 1, tag: 3, ctx: CTX_USER, .. }));
+        assert!(matches!(s0[1], Step::Recv { req: 1, src: Some(1), tag: Some(4), ctx: CTX_USER }));
+        assert_eq!(s0[2], Step::Wait { reqs: [0, 1], n: 2 });
+        assert!(matches!(steps(&t, 1)[1], Step::Recv { src: None, tag: None, .. }));
     }
 
     #[test]

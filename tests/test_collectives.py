@@ -1,0 +1,79 @@
+"""The collectives and sendrecv added for real programs: replayed makespans against hand
+calculation on a simple platform (latency L, NIC bandwidth B, every message rendezvous)."""
+
+from __future__ import annotations
+
+import pytest
+
+from commaware import simulate
+
+L, B, BLOCK = 1e-4, 1e8, 1e6
+PLATFORM = {"cluster": {"count": 8, "speed": 1e9},
+            "network": {"model": "maxmin", "bandwidth": B, "latency": L, "eager_threshold": 0}}
+
+
+def run(op: dict, p: int) -> float:
+    return simulate(PLATFORM, {"ranks": [[op] for _ in range(p)]}).makespan
+
+
+def msg(blocks: float) -> float:
+    return L + blocks * BLOCK / B
+
+
+def test_gather_binomial_on_4_ranks():
+    # Round 0: 1→0 and 3→2 (one block each, in parallel); round 1: 2→0 with two blocks.
+    assert run({"op": "gather", "root": 0, "bytes": BLOCK}, 4) == pytest.approx(msg(1) + msg(2), rel=1e-12)
+
+
+def test_scatter_binomial_on_4_ranks():
+    # 0→2 with two blocks (the larger subtree first), then 0→1 and 2→3 in parallel.
+    assert run({"op": "scatter", "root": 0, "bytes": BLOCK}, 4) == pytest.approx(msg(2) + msg(1), rel=1e-12)
+
+
+def test_reduce_binomial_on_8_ranks_has_three_levels():
+    assert run({"op": "reduce", "root": 3, "bytes": BLOCK}, 8) == pytest.approx(3 * msg(1), rel=1e-12)
+
+
+def test_allgather_ring_on_5_ranks():
+    # 4 steps; in each every rank sends one block to its right and receives from its left.
+    assert run({"op": "allgather", "bytes": BLOCK}, 5) == pytest.approx(4 * msg(1), rel=1e-12)
+
+
+def test_allgatherv_ring_steps_wait_for_the_largest_block():
+    sizes = [BLOCK, 2 * BLOCK, BLOCK]
+    # Step k moves block (r − k) from every r: k = 0 moves blocks 0, 1, 2 (largest 2),
+    # k = 1 moves blocks 2, 0, 1 (largest 2) — each step lasts its largest message.
+    assert run({"op": "allgatherv", "bytes": sizes}, 3) == pytest.approx(2 * msg(2), rel=1e-12)
+
+
+def test_gatherv_root_receives_in_rank_order():
+    sizes = [0.0, BLOCK, 3 * BLOCK]
+    # Root 0 receives from 1, then from 2 (rendezvous: 2's transfer starts when 0 posts).
+    assert run({"op": "gatherv", "root": 0, "bytes": sizes}, 3) == pytest.approx(msg(1) + msg(3), rel=1e-12)
+
+
+def test_scatterv_root_sends_in_rank_order():
+    sizes = [5.0, 2 * BLOCK, BLOCK]
+    assert run({"op": "scatterv", "root": 0, "bytes": sizes}, 3) == pytest.approx(msg(2) + msg(1), rel=1e-12)
+
+
+def test_reduce_scatter_and_alltoallv_pairwise():
+    # 4 ranks (a power of two): rounds with partners r^1, r^2, r^3.
+    sizes = [BLOCK, BLOCK, 2 * BLOCK, BLOCK]
+    # Round i: r sends sizes[r^i]; the round lasts its largest message (both NIC directions busy).
+    expected = sum(msg(max(sizes[r ^ i] for r in range(4)) / BLOCK) for i in (1, 2, 3))
+    assert run({"op": "reduce_scatter", "bytes": sizes}, 4) == pytest.approx(expected, rel=1e-12)
+    ranks = [[{"op": "alltoallv", "bytes": [BLOCK * (1 + (r == 0)) for _ in range(4)]}] for r in range(4)]
+    # Rank 0 sends 2 blocks to everyone, the others 1: every round lasts a 2-block message.
+    assert simulate(PLATFORM, {"ranks": ranks}).makespan == pytest.approx(3 * msg(2), rel=1e-12)
+
+
+def test_scan_recursive_doubling_on_6_ranks():
+    # Masks 1, 2, 4: rounds 0 and 1 pair everyone; round 2 pairs only 0↔4 and 1↔5.
+    assert run({"op": "scan", "bytes": BLOCK}, 6) == pytest.approx(3 * msg(1), rel=1e-12)
+    assert run({"op": "exscan", "bytes": BLOCK}, 6) == pytest.approx(3 * msg(1), rel=1e-12)
+
+
+def test_sendrecv_ring_shift():
+    ranks = [[{"op": "sendrecv", "dst": (r + 1) % 4, "bytes": BLOCK, "src": (r - 1) % 4}] for r in range(4)]
+    assert simulate(PLATFORM, {"ranks": ranks}).makespan == pytest.approx(msg(1), rel=1e-12)
