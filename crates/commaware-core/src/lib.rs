@@ -21,6 +21,7 @@ pub mod sharing;
 pub mod taskfarm;
 pub mod trace;
 pub mod ti;
+pub mod tiling;
 
 pub use error::{Error, ErrorKind};
 pub use platform::Platform;
