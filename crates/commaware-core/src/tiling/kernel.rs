@@ -114,11 +114,16 @@ impl TileBlock {
                 let here = (i * (y + 1) + j) * nz;
                 let west = ((i - 1) * (y + 1) + j) * nz; // A(i-1, j, ·)
                 let south = (i * (y + 1) + j - 1) * nz; // A(i, j-1, ·)
+                // Both input columns lie before this one in memory: borrow them apart.
+                let (before, from_here) = self.a.split_at_mut(here);
+                let w = &before[west + ks.start..west + ks.end];
+                let s = &before[south + ks.start..south + ks.end];
+                let col = &mut from_here[ks.start - 1..ks.end];
                 // k carries a dependence (A(i,j,k-1)), so this inner loop is a chain.
-                let mut below = self.a[here + ks.start - 1];
-                for k in ks.clone() {
-                    let v = (self.a[west + k].sqrt() + self.a[south + k].sqrt()) + below.sqrt();
-                    self.a[here + k] = v;
+                let mut below = col[0];
+                for ((out, &a), &b) in col[1..].iter_mut().zip(w).zip(s) {
+                    let v = (a.sqrt() + b.sqrt()) + below.sqrt();
+                    *out = v;
                     below = v;
                 }
             }
