@@ -98,6 +98,8 @@ def test_tiled_through_the_binding_equals_sequential_bit_for_bit(space, procs, z
     (lambda b: b.compute_tile(4, 4), "tile"),
     (lambda b: b.compute_tile(0, 0), "z"),
     (lambda b: b.face("k", 0, 4), "axis"),
+    (lambda b: b.face_len("i", 10**9), "z"),
+    (lambda b: b.face("j", 0, 17), "z"),
     (lambda b: b.set_halo("i", 0, 4, b"\0" * 8), "face"),
     (lambda b: b.set_halo("i", 0, 4, b"\0" * 7), "data"),
     (lambda b: b.set_halo("i", 0, 4, "text"), "data"),
@@ -148,6 +150,7 @@ def no_launch(monkeypatch):
     (["--tile-height", "0"], "--tile-height: must be a positive integer, got 0"),
     (["--tile-height", "8", "--sweep-z"], "--sweep-z: cannot be combined with --tile-height"),
     (["--iterations", "0"], "--iterations: must be an integer from 1"),
+    (["--timeout", "-1"], "--timeout: must be a positive number of seconds, got -1.0"),
 ])
 def test_bad_options_exit_2_without_launching(no_launch, args, expected):
     res = run(*args, "--mpirun", "false")

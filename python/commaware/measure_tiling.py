@@ -41,6 +41,7 @@ command already runs under mpirun with p_i·p_j ranks, and each rank measures in
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import sys
@@ -393,6 +394,9 @@ def measure_tiling(space: Sequence[int] = (16, 16, 1024), procs: Sequence[int] =
     `progress` is False.
     """
     space_, procs_, zs = check_inputs(space, procs, z_values, iterations)
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not math.isfinite(timeout) or timeout <= 0):
+        raise _bad("--timeout", f"must be a positive number of seconds, got {timeout!r}")
     plan = {"space": list(space_), "procs": list(procs_), "z_values": zs, "iterations": iterations,
             "progress": progress}
     size = _measure.mpi_env_size()

@@ -563,12 +563,13 @@ impl TileBlock {
     }
     /// Floats in the face of a tile of height `z` in `axis` ("i": y·z, "j": x·z).
     fn face_len(&self, axis: &str, z: usize) -> PyResult<usize> {
-        Ok(self.0.face_len(tiling_axis(axis)?, z))
+        let axis = tiling_axis(axis)?;
+        guarded(|| self.0.face_len(axis, z))
     }
     /// The outgoing face of tile `tile` in `axis` as bytes.
     fn face<'py>(&self, py: Python<'py>, axis: &str, tile: usize, z: usize) -> PyResult<Bound<'py, PyBytes>> {
         let axis = tiling_axis(axis)?;
-        let mut out = vec![0f32; self.0.face_len(axis, z)];
+        let mut out = vec![0f32; guarded(|| self.0.face_len(axis, z))?];
         guarded(|| self.0.face_into(axis, tile, z, &mut out))?;
         Ok(f32_bytes(py, &out))
     }
@@ -576,7 +577,7 @@ impl TileBlock {
     /// exactly 4·face_len bytes (a bytearray: no allocation per tile).
     fn face_into(&self, py: Python<'_>, axis: &str, tile: usize, z: usize, out: &Bound<'_, PyAny>) -> PyResult<()> {
         let axis = tiling_axis(axis)?;
-        let mut face = vec![0f32; self.0.face_len(axis, z)];
+        let mut face = vec![0f32; guarded(|| self.0.face_len(axis, z))?];
         guarded(|| self.0.face_into(axis, tile, z, &mut face))?;
         let buf = PyBuffer::<u8>::get(out)
             .map_err(|_| to_py(Error::new(ErrorKind::Options, "out", "expected a writable bytes-like object (bytearray)")))?;
@@ -595,8 +596,14 @@ impl TileBlock {
         guarded(|| self.0.set_halo(axis, tile, z, &floats))
     }
     /// The interior A(i, j, k), i, j, k from 1, k fastest, as native-endian float32 bytes.
-    fn values<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        f32_bytes(py, &self.0.values())
+    fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        // Written straight into the Python bytes (a failed allocation is a MemoryError).
+        PyBytes::new_with(py, 4 * self.0.points(), |buf| {
+            for (out, v) in buf.chunks_exact_mut(4).zip(self.0.interior()) {
+                out.copy_from_slice(&v.to_ne_bytes());
+            }
+            Ok(())
+        })
     }
     /// (FNV-1a digest of the interior's bit patterns, f64 sum of its values).
     fn checksum(&self) -> (u64, f64) {

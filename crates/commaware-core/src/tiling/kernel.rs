@@ -130,11 +130,17 @@ impl TileBlock {
         }
     }
 
-    /// Length in floats of the face in i (the plane i = x of a tile: y·z) and in j (x·z).
-    pub fn face_len(&self, axis: Axis, z: usize) -> usize {
+    /// Length in floats of the face in i (the plane i = x of a tile: y·z) and in j (x·z),
+    /// for a tile height `z` in 1..=dimz.
+    pub fn face_len(&self, axis: Axis, z: usize) -> Result<usize> {
+        self.k_range(0, z)?;
+        Ok(self.side(axis) * z)
+    }
+
+    fn side(&self, axis: Axis) -> usize {
         match axis {
-            Axis::I => self.y * z,
-            Axis::J => self.x * z,
+            Axis::I => self.y,
+            Axis::J => self.x,
         }
     }
 
@@ -170,7 +176,7 @@ impl TileBlock {
     }
 
     fn check_len(&self, axis: Axis, z: usize, len: usize) -> Result<()> {
-        let want = self.face_len(axis, z);
+        let want = self.face_len(axis, z)?;
         if len != want {
             let (name, side) = match axis {
                 Axis::I => ("i", self.y),
@@ -184,14 +190,19 @@ impl TileBlock {
     /// The interior values A(i, j, k), i = 1..=x, j = 1..=y, k = 1..=dimz, in that order
     /// (k fastest).
     pub fn values(&self) -> Vec<f32> {
-        let mut out = Vec::with_capacity(self.x * self.y * self.dimz);
-        for i in 1..=self.x {
-            for j in 1..=self.y {
-                let base = self.at(i, j);
-                out.extend_from_slice(&self.a[base + 1..base + 1 + self.dimz]);
-            }
-        }
-        out
+        self.interior().collect()
+    }
+
+    /// The interior values in the order of [`values`](Self::values), without a copy.
+    pub fn interior(&self) -> impl Iterator<Item = f32> + '_ {
+        (1..=self.x)
+            .flat_map(move |i| (1..=self.y).map(move |j| self.at(i, j)))
+            .flat_map(move |base| self.a[base + 1..base + 1 + self.dimz].iter().copied())
+    }
+
+    /// Number of interior points, x·y·dimz.
+    pub fn points(&self) -> usize {
+        self.x * self.y * self.dimz
     }
 
     /// Checksum of the interior (see [`region_checksum`](Self::region_checksum)).
@@ -347,6 +358,9 @@ mod tests {
         assert_eq!(b.compute_tile(2, 4).unwrap_err().field, "tile");
         assert_eq!(b.compute_tile(usize::MAX, 4).unwrap_err().field, "tile");
         assert!(b.compute_tile(2, 3).is_err()); // k 7..9 runs past dimz = 8
+        assert_eq!(b.face_len(Axis::I, 4).unwrap(), 12);
+        assert_eq!(b.face_len(Axis::J, 4).unwrap(), 8);
+        assert_eq!(b.face_len(Axis::I, usize::MAX).unwrap_err().field, "z");
         let mut f = vec![0.0; 3 * 4];
         assert!(b.face_into(Axis::I, 1, 4, &mut f).is_ok());
         let e = b.face_into(Axis::J, 1, 4, &mut f).unwrap_err();
