@@ -219,8 +219,9 @@ def _print_tiling(doc: dict[str, Any]) -> None:
 
     out = Console()
     space, procs = "x".join(map(str, doc["space"])), "x".join(map(str, doc["procs"]))
-    table = Table(title=f"tiled kernel {space} on {procs} ranks, tiles {doc['tile_sides'][0]}x{doc['tile_sides'][1]}xz "
-                        f"(paper 001 §5.3): measured", title_justify="left", header_style="bold")
+    out.print(f"paper 001's tiled kernel (§5.3): space {space} on {procs} ranks, tiles "
+              f"{doc['tile_sides'][0]}x{doc['tile_sides'][1]}xz", highlight=False, soft_wrap=True)
+    table = Table(header_style="bold")
     columns = [c for c in _TILING_COLUMNS if any(c[1] in row for row in doc["rows"])]
     for header, *_ in columns:
         table.add_column(header, justify="right")
