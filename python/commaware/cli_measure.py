@@ -238,7 +238,7 @@ def _print_tiling(doc: dict[str, Any]) -> None:
     pp = doc["pingpong"]
     out.print(f"t_c = {1e9 * doc['t_c_s']:.3g} ns per point (§6.2: compute calls of the blocking runs); ping-pong ranks "
               f"{pp['ranks'][0]}-{pp['ranks'][1]}: latency {1e6 * doc['latency_s']:.3g} µs, bandwidth "
-              f"{doc['bandwidth_Bps'] / 2**20:.4g} MiB/s", highlight=False, soft_wrap=True)
+              f"{doc['bandwidth_Bps'] / 2**20:.0f} MiB/s", highlight=False, soft_wrap=True)
     mpi = doc["mpi"]
     out.print(f"{mpi['ranks']} ranks on {', '.join(mpi['hosts'])}; median of {doc['iterations']} run(s) per z; "
               f"{mpi['library']}", highlight=False, soft_wrap=True)
