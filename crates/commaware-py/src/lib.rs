@@ -14,8 +14,10 @@ use commaware_core::tiling;
 use commaware_core::output::JsonStream;
 use commaware_core::replay::{Interval, MessageRecord, Observer, Progress, INTERVAL_KINDS};
 use commaware_core::trace::OP_NAMES;
+use commaware_core::tiling::kernel::{Axis as TilingAxis, TileBlock as TilingBlock};
 use commaware_core::{Error, ErrorKind, SimOptions};
 use pyo3::exceptions::{PyException, PyMemoryError};
+use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 
@@ -508,6 +510,118 @@ fn kernel_task<'py>(py: Python<'py>, n: usize, k: usize, first: usize, seed: u64
     Ok((column(py, kern.matrix().iter().map(|v| v.to_le_bytes())), sum))
 }
 
+/// A bytes-like argument (bytes, bytearray, memoryview of bytes) as native-endian f32.
+fn floats_from_buffer(data: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<f32>> {
+    let buf = PyBuffer::<u8>::get(data)
+        .map_err(|_| to_py(Error::new(ErrorKind::Options, what, "expected a bytes-like object of float32 (bytes, bytearray)")))?;
+    let raw = buf.to_vec(data.py())?;
+    if raw.len() % 4 != 0 {
+        return Err(to_py(Error::new(ErrorKind::Options, what, format!("{} bytes is not a whole number of float32", raw.len()))));
+    }
+    Ok(raw.chunks_exact(4).map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+fn f32_bytes<'py>(py: Python<'py>, v: &[f32]) -> Bound<'py, PyBytes> {
+    column(py, v.iter().map(|x| x.to_ne_bytes()))
+}
+
+fn tiling_axis(axis: &str) -> PyResult<TilingAxis> {
+    match axis {
+        "i" => Ok(TilingAxis::I),
+        "j" => Ok(TilingAxis::J),
+        _ => Err(to_py(Error::new(ErrorKind::Options, "axis", format!("must be \"i\" or \"j\", got {axis:?}")))),
+    }
+}
+
+/// One rank's block of paper 001's 3-D kernel (§5.3; `commaware_core::tiling::kernel`):
+/// x×y×dimz float32 points plus halo planes at index 0. Faces and halos are bytes of
+/// native-endian float32 (MPI.FLOAT).
+#[pyclass(module = "commaware._core")]
+struct TileBlock(TilingBlock);
+
+#[pymethods]
+impl TileBlock {
+    #[new]
+    fn new(x: usize, y: usize, dimz: usize) -> PyResult<Self> {
+        guarded(|| TilingBlock::new(x, y, dimz)).map(TileBlock)
+    }
+    #[getter]
+    fn x(&self) -> usize {
+        self.0.x()
+    }
+    #[getter]
+    fn y(&self) -> usize {
+        self.0.y()
+    }
+    #[getter]
+    fn dimz(&self) -> usize {
+        self.0.dimz()
+    }
+    /// Compute tile `tile` of height `z` (k in [tile·z, (tile+1)·z)), GIL released.
+    fn compute_tile(&mut self, py: Python<'_>, tile: usize, z: usize) -> PyResult<()> {
+        let block = &mut self.0;
+        py.allow_threads(|| guarded(|| block.compute_tile(tile, z)))
+    }
+    /// Floats in the face of a tile of height `z` in `axis` ("i": y·z, "j": x·z).
+    fn face_len(&self, axis: &str, z: usize) -> PyResult<usize> {
+        let axis = tiling_axis(axis)?;
+        guarded(|| self.0.face_len(axis, z))
+    }
+    /// The outgoing face of tile `tile` in `axis` as bytes.
+    fn face<'py>(&self, py: Python<'py>, axis: &str, tile: usize, z: usize) -> PyResult<Bound<'py, PyBytes>> {
+        let axis = tiling_axis(axis)?;
+        let mut out = vec![0f32; guarded(|| self.0.face_len(axis, z))?];
+        guarded(|| self.0.face_into(axis, tile, z, &mut out))?;
+        Ok(f32_bytes(py, &out))
+    }
+    /// The outgoing face of tile `tile` in `axis` written into `out`, a writable buffer of
+    /// exactly 4·face_len bytes (a bytearray: no allocation per tile).
+    fn face_into(&self, py: Python<'_>, axis: &str, tile: usize, z: usize, out: &Bound<'_, PyAny>) -> PyResult<()> {
+        let axis = tiling_axis(axis)?;
+        let mut face = vec![0f32; guarded(|| self.0.face_len(axis, z))?];
+        guarded(|| self.0.face_into(axis, tile, z, &mut face))?;
+        let buf = PyBuffer::<u8>::get(out)
+            .map_err(|_| to_py(Error::new(ErrorKind::Options, "out", "expected a writable bytes-like object (bytearray)")))?;
+        if buf.readonly() || buf.item_count() != 4 * face.len() {
+            return Err(to_py(Error::new(ErrorKind::Options, "out", format!(
+                "must be a writable buffer of {} bytes (4 per float), got {}{} bytes",
+                4 * face.len(), if buf.readonly() { "a read-only buffer of " } else { "" }, buf.item_count()))));
+        }
+        let raw: Vec<u8> = face.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        buf.copy_from_slice(py, &raw)
+    }
+    /// Set the incoming halo of tile `tile` in `axis` from the predecessor's face (bytes).
+    fn set_halo(&mut self, axis: &str, tile: usize, z: usize, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let axis = tiling_axis(axis)?;
+        let floats = floats_from_buffer(data, "data")?;
+        guarded(|| self.0.set_halo(axis, tile, z, &floats))
+    }
+    /// The interior A(i, j, k), i, j, k from 1, k fastest, as native-endian float32 bytes.
+    fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        // Written straight into the Python bytes (a failed allocation is a MemoryError).
+        PyBytes::new_with(py, 4 * self.0.points(), |buf| {
+            for (out, v) in buf.chunks_exact_mut(4).zip(self.0.interior()) {
+                out.copy_from_slice(&v.to_ne_bytes());
+            }
+            Ok(())
+        })
+    }
+    /// (FNV-1a digest of the interior's bit patterns, f64 sum of its values).
+    fn checksum(&self) -> (u64, f64) {
+        self.0.checksum()
+    }
+    /// The checksum of the nx×ny×dimz region whose first point is (i0+1, j0+1, 1).
+    fn region_checksum(&self, i0: usize, j0: usize, nx: usize, ny: usize) -> PyResult<(u64, f64)> {
+        guarded(|| self.0.region_checksum(i0, j0, nx, ny))
+    }
+}
+
+/// The sequential reference run of paper 001's kernel over the whole space, GIL released.
+#[pyfunction]
+fn tiling_sequential(py: Python<'_>, dimx: usize, dimy: usize, dimz: usize) -> PyResult<TileBlock> {
+    py.allow_threads(|| guarded(|| commaware_core::tiling::kernel::sequential(dimx, dimy, dimz))).map(TileBlock)
+}
+
 #[pyfunction]
 fn platform_schema() -> String {
     commaware_core::Platform::json_schema()
@@ -985,6 +1099,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(platform_schema, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_run, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_task, m)?)?;
+    m.add_class::<TileBlock>()?;
+    m.add_function(wrap_pyfunction!(tiling_sequential, m)?)?;
     m.add_function(wrap_pyfunction!(trace_schema, m)?)?;
     m.add_function(wrap_pyfunction!(multicast_schema, m)?)?;
     m.add_function(wrap_pyfunction!(sharing_models, m)?)?;

@@ -1,6 +1,8 @@
 //! Loop tiling with overlapped communication (paper 001): the tiling model and schedules
-//! ([`model`]), and the per-rank programs simulated on the engine ([`programs`]).
+//! ([`model`]), the per-rank programs simulated on the engine ([`programs`]), and the
+//! native kernel of the real runs ([`kernel`]).
 
+pub mod kernel;
 pub mod model;
 pub mod programs;
 
