@@ -138,11 +138,11 @@ def no_launch(monkeypatch):
 
 @pytest.mark.parametrize("args,expected", [
     (["--space", "16x16"], "--space: expected 3 positive integers separated by x"),
-    (["--space", "16x16xabc"], "--space: expected 3 positive integers"),
-    (["--space", "0x16x1024"], "--space: sizes must be positive, got 0x16x1024"),
+    (["--space", "16x16xabc"], "--space: expected sizes like 16x16x16384"),
+    (["--space", "0x16x1024"], "--space: sizes must be > 0, got '0x16x1024'"),
     (["--space", "16x16x1"], "--space: DIMZ = 1 is smaller than max(p_i, p_j) = 2"),
     (["--procs", "3x2"], "--procs: 3x2 does not divide the space 16x16x1024: DIMX = 16 is not a multiple of 3"),
-    (["--procs", "2x0"], "--procs: processor counts must be positive"),
+    (["--procs", "2x0"], "--procs: sizes must be > 0"),
     (["--procs", "1x1"], "--procs: needs at least 2 ranks"),
     (["--procs", "2"], "--procs: expected 2 positive integers"),
     (["--tile-height", "3"], "--tile-height: z = 3 does not divide DIMZ = 1024"),
@@ -223,5 +223,13 @@ def test_real_run_on_a_2x2_grid(tmp_path):
         # Each run does its rank's 4x4x256 points, and t_c·points is the compute time: no more than the run.
         assert r["t_c_s"] * 16 * 256 <= r["time_block_s"]
     assert {doc["best"]["block"]["z"], doc["best"]["overlap"]["z"]} <= {16, 64, 128}
+    # Beside the measured times: eqs. (3)-(4) and the simulated programs for the measured t_c and network.
+    from commaware import tiling
+    for r in doc["rows"]:
+        f = tiling.analyze([8, 8, 256], [2, 2], r["z"], t_c=doc["t_c_s"], simulate=False, mapping=2,
+                           platform=tiling.default_platform(4, bandwidth=doc["bandwidth_Bps"], latency=doc["latency_s"]))
+        assert r["formula_block_s"] == pytest.approx(f["T_block"]) and r["formula_overlap_s"] == pytest.approx(f["T_overlap"])
+        assert 0 < r["sim_block_s"] <= r["formula_block_s"] and r["sim_overlap_s"] > 0
+    assert "measured t_c" in doc["model_note"]
     if len(doc["mpi"]["hosts"]) == 1:
         assert "shared memory, not a network" in doc["note"]

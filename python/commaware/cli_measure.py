@@ -214,10 +214,9 @@ _TILING_COLUMNS = [
 
 
 def _print_tiling(doc: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    out = Console()
+    from .cli import out
     space, procs = "x".join(map(str, doc["space"])), "x".join(map(str, doc["procs"]))
     out.print(f"paper 001's tiled kernel (§5.3): space {space} on {procs} ranks, tiles "
               f"{doc['tile_sides'][0]}x{doc['tile_sides'][1]}xz", highlight=False, soft_wrap=True)

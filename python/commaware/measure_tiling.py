@@ -51,6 +51,7 @@ from typing import Any, Sequence
 
 from . import _core
 from . import measure as _measure
+from . import tiling as _tiling
 from ._errors import input_error
 from .measure import MeasureError
 
@@ -79,18 +80,18 @@ def _is_int(value: Any) -> bool:
 
 def parse_dims(text: str, option: str, count: int) -> tuple[int, ...]:
     """``16x16x1024`` (or ``2x2``) as integers; OptionsError naming `option` otherwise."""
-    example = "16x16x1024" if count == 3 else "2x2"
-    parts = text.lower().replace("×", "x").split("x")
-    if len(parts) != count or not all(p.strip().isdigit() for p in parts):
+    dims = _tiling.parse_dims(text, option)
+    if len(dims) != count:
+        example = "16x16x1024" if count == 3 else "2x2"
         raise _bad(option, f"expected {count} positive integers separated by x (e.g. {example}), got {text!r}")
-    return tuple(int(p) for p in parts)
+    return tuple(dims)
 
 
 def sweep_z(space: Sequence[int], procs: Sequence[int]) -> list[int]:
-    """The default tile heights: divisors z of DIMZ up to DIMZ/max(p_i, p_j), thinned to a
-    geometric series (each the smallest divisor at least twice the previous), plus the largest."""
-    dimz, limit = space[2], space[2] // max(procs)
-    divisors = [z for z in range(1, limit + 1) if dimz % z == 0]
+    """The default tile heights: the divisors z of DIMZ up to DIMZ/max(p_i, p_j) (as
+    `commaware tiling --sweep-z` visits them), thinned to a geometric series (each the
+    smallest at least twice the previous), plus the largest."""
+    divisors = _core.tiling_sweep_heights(list(space), list(procs), 2)  # k is the mapping dimension here
     out: list[int] = []
     for z in divisors:
         if not out or z >= 2 * out[-1]:
@@ -98,6 +99,26 @@ def sweep_z(space: Sequence[int], procs: Sequence[int]) -> list[int]:
     if divisors and out[-1] != divisors[-1]:
         out.append(divisors[-1])
     return out
+
+
+def with_model(doc: dict[str, Any]) -> dict[str, Any]:
+    """Add to each measured row eq. (3) and eq. (4) (`formula_block_s`, `formula_overlap_s`)
+    and the simulated programs (`sim_block_s`, `sim_overlap_s`) for the measured t_c,
+    latency and bandwidth (one host per rank, max-min sharing); `model_note` says what was
+    used, or why nothing was."""
+    t_c, lat, bw = doc.get("t_c_s"), doc.get("latency_s"), doc.get("bandwidth_Bps")
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in (t_c, lat, bw)) or t_c <= 0 or bw <= 0 or lat < 0:
+        doc["model_note"] = f"no formula or simulation: the measured t_c, latency or bandwidth is unusable ({t_c}, {lat}, {bw})"
+        return doc
+    procs = doc["procs"]
+    plat = _tiling.default_platform(procs[0] * procs[1], bandwidth=bw, latency=lat)
+    for row in doc["rows"]:
+        r = _tiling.analyze(doc["space"], procs, row["z"], t_c=t_c, platform=plat, mapping=2)
+        row.update(formula_block_s=r["T_block"], formula_overlap_s=r["T_overlap"],
+                   sim_block_s=r["sim_block"], sim_overlap_s=r["sim_overlap"])
+    doc["model_note"] = ("formula_* are eqs. (3) and (4), sim_* the simulated programs, both with the measured t_c, "
+                         "latency and bandwidth, one host per rank, max-min sharing (docs/tiling.md)")
+    return doc
 
 
 def check_inputs(space: Sequence[int], procs: Sequence[int], z_values: Sequence[int] | None,
@@ -410,7 +431,7 @@ def measure_tiling(space: Sequence[int] = (16, 16, 1024), procs: Sequence[int] =
             raise MeasureError("running under mpirun, but mpi4py is not installed: pip install mpi4py") from None
         doc = MPI.COMM_WORLD.bcast(_run_worker(plan), root=0)
         _measure._raise_worker_error(doc)
-        return doc
+        return with_model(doc)
     cmd, flags = _measure.launcher(mpirun)
     with tempfile.TemporaryDirectory(prefix="commaware-measure-tiling-") as tmp:
         plan_path, out = Path(tmp, "plan.json"), Path(tmp, "out.json")
@@ -419,7 +440,7 @@ def measure_tiling(space: Sequence[int] = (16, 16, 1024), procs: Sequence[int] =
                 "commaware.measure_tiling", "--worker", str(plan_path), "--out", str(out)]
         doc = _measure._launch(argv, out, progress, timeout)
     _measure._raise_worker_error(doc)
-    return doc
+    return with_model(doc)
 
 
 if __name__ == "__main__":
