@@ -36,3 +36,17 @@ def write_json(tmp_path):
         return path
 
     return write
+
+
+@pytest.fixture
+def no_launch(monkeypatch):
+    """Bad input must be rejected before mpirun is looked for or started."""
+    from commaware import measure
+
+    def boom(*args, **kwargs):
+        raise AssertionError("mpirun was launched for bad input")
+
+    monkeypatch.setattr(measure, "find_mpirun", boom)
+    monkeypatch.setattr(measure, "_launch", boom)
+    for name in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"):
+        monkeypatch.delenv(name, raising=False)

@@ -60,18 +60,6 @@ def test_real_measurement_four_ranks(write_json, tmp_path):
         assert c["penalty"] == pytest.approx(c["time_s"] / c["t_ref_s"])
 
 
-@pytest.fixture
-def no_launch(monkeypatch):
-    """Bad input must be rejected before mpirun is looked for or started."""
-    def boom(*args, **kwargs):
-        raise AssertionError("mpirun was launched for bad input")
-
-    monkeypatch.setattr(measure, "find_mpirun", boom)
-    monkeypatch.setattr(measure, "_launch", boom)
-    for name in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"):
-        monkeypatch.delenv(name, raising=False)
-
-
 BAD_SCHEMES = [
     ("self_loop", {"comms": [{"id": "a", "src": 1, "dst": 1}]}, "comms[0].dst: same node as src (1)"),
     ("duplicate_id", {"comms": [{"id": "a", "src": 0, "dst": 1}, {"id": "a", "src": 1, "dst": 0}]},

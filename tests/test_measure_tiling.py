@@ -124,18 +124,6 @@ def test_sweep_z():
     assert mt.sweep_z((12, 12, 7), (3, 3)) == [1]
 
 
-@pytest.fixture
-def no_launch(monkeypatch):
-    """Bad input must be rejected before mpirun is looked for or started."""
-    def boom(*args, **kwargs):
-        raise AssertionError("mpirun was launched for bad input")
-
-    monkeypatch.setattr(measure, "find_mpirun", boom)
-    monkeypatch.setattr(measure, "_launch", boom)
-    for name in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"):
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.mark.parametrize("args,expected", [
     (["--space", "16x16"], "--space: expected 3 positive integers separated by x"),
     (["--space", "16x16xabc"], "--space: expected sizes like 16x16x16384"),

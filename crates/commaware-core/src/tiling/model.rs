@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::error::{fmt_num, Error, ErrorKind, Result};
+use crate::error::{check_amount, fmt_num, Error, ErrorKind, Result};
 
 /// Bytes of one array element: the paper's kernel works on float32 (§5.3).
 pub const ELEMENT_BYTES: f64 = 4.0;
@@ -423,12 +423,9 @@ pub struct Formulas {
 
 impl CostModel {
     pub fn check(&self) -> Result<()> {
-        for (name, v, pos) in [("t_c", self.t_c, true), ("latency", self.latency, false), ("bandwidth", self.bandwidth, true)] {
-            if !v.is_finite() || v < 0.0 || (pos && v == 0.0) {
-                return Err(err(name, format!("must be a finite number {} 0, got {}", if pos { ">" } else { ">=" }, fmt_num(v))));
-            }
-        }
-        Ok(())
+        check_amount(ErrorKind::Options, "t_c", self.t_c, true)?;
+        check_amount(ErrorKind::Options, "latency", self.latency, false)?;
+        check_amount(ErrorKind::Options, "bandwidth", self.bandwidth, true)
     }
 
     pub fn formulas(&self, g: &GridTiling) -> Formulas {
@@ -476,12 +473,9 @@ pub struct SciOptimum {
 
 impl SciModel {
     pub fn check(&self) -> Result<()> {
-        for (name, v, pos) in [("t_c", self.t_c, true), ("t_start_dma", self.t_start_dma, false), ("t_sci_interrupt", self.t_sci_interrupt, false)] {
-            if !v.is_finite() || v < 0.0 || (pos && v == 0.0) {
-                return Err(err(name, format!("must be a finite number {} 0, got {}", if pos { ">" } else { ">=" }, fmt_num(v))));
-            }
-        }
-        Ok(())
+        check_amount(ErrorKind::Options, "t_c", self.t_c, true)?;
+        check_amount(ErrorKind::Options, "t_start_dma", self.t_start_dma, false)?;
+        check_amount(ErrorKind::Options, "t_sci_interrupt", self.t_sci_interrupt, false)
     }
 
     pub fn a(&self) -> f64 {
