@@ -144,3 +144,14 @@ def test_reproduce_001_rows():
             assert "latency" in r["note"]  # says why: eager sends hide the latency
     steps = [r for r in rows if r["name"].startswith("steps P, P'")]
     assert len(steps) == 6 and all(r["paper_value"] == r["ours"] for r in steps)
+
+
+def test_time_step_of_each_tile():
+    # §3: tile (1, 2, 5) runs at step 1 + 2 + 5 under Π; §4: at 2·1 + 2·2 + 5 under Π' (k mapped).
+    assert tl.time_step([1, 2, 5], "block", 2) == 8
+    assert tl.time_step([1, 2, 5], "overlap", 2) == 11
+    assert tl.time_step([1, 2, 5], "overlap", 0) == 1 + 4 + 10
+    with pytest.raises(_core.OptionsError, match="--schedule"):
+        tl.time_step([1, 2], "pipelined", 1)
+    with pytest.raises(_core.OptionsError, match="--mapping"):
+        tl.time_step([1, 2], "block", 2)

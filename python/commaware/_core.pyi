@@ -11,7 +11,7 @@ __all__ = [
     "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "kernel_run", "kernel_task", "__version__",
     "TileBlock", "tiling_sequential",
     "taskfarm", "TASKFARM_ALGORITHMS",
-    "tiling_geometry", "tiling_formulas", "tiling_sci_optimum", "tiling_sweep_heights", "tiling_program",
+    "tiling_geometry", "tiling_formulas", "tiling_time_step", "tiling_sci_optimum", "tiling_sweep_heights", "tiling_program",
     "tiling_simulate", "TILING_SCHEDULES",
 ]
 
@@ -212,6 +212,7 @@ def tiling_formulas(
 def tiling_sci_optimum(
     space: list[int], procs: list[int], t_c: float, t_start_dma: float, t_sci_interrupt: float, mapping: int | None = None
 ) -> str: ...
+def tiling_time_step(tile: list[int], schedule: str, mapping: int) -> int: ...
 def tiling_sweep_heights(space: list[int], procs: list[int], mapping: int | None = None) -> list[int]: ...
 def tiling_program(
     space: list[int], procs: list[int], tile_height: int, t_c: float, schedule: str, mapping: int | None = None

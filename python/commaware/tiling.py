@@ -104,6 +104,12 @@ def geometry(space: Sequence[int], deps: Sequence[Sequence[int]] | None = None, 
     return doc
 
 
+def time_step(tile: Sequence[int], schedule: str, mapping: int) -> int:
+    """The time step of a tile (coordinates from the tile space's origin, `mapping` 0-based):
+    Π·j^S with Π = [1 … 1] (`block`, §3) or Π' = [2 … 2 1 2 … 2] (`overlap`, §4)."""
+    return int(_core_call(_core.tiling_time_step, [int(t) for t in tile], schedule, int(mapping)))
+
+
 def default_platform(n_procs: int, *, bandwidth: float = FAST_ETHERNET["bandwidth"],
                      latency: float = FAST_ETHERNET["latency"], model: str = "maxmin") -> Platform:
     """A cluster of `n_procs` hosts on the assumed FastEthernet (one rank per host)."""

@@ -993,6 +993,19 @@ fn tiling_sci_optimum<'py>(
     py_str(py, serde_json::to_string(&r).unwrap_or_default())
 }
 
+/// Time step of tile `tile` (coordinates from the tile space's origin) under `schedule`
+/// (`block`: Π = [1 … 1], `overlap`: Π' with 1 at `mapping`).
+#[pyfunction]
+fn tiling_time_step(tile: Vec<u64>, schedule: &str, mapping: usize) -> PyResult<u64> {
+    guarded(|| {
+        if mapping >= tile.len() {
+            return Err(Error::new(ErrorKind::Options, "mapping", format!("dimension {} does not exist for a {}-dimensional tile", mapping + 1, tile.len())));
+        }
+        let s = tiling::Schedule::from_name(schedule)?;
+        Ok(s.time_step(&tile, mapping))
+    })
+}
+
 /// The tile heights a sweep visits: divisors of the mapping dimension up to DIMZ / max p.
 #[pyfunction]
 #[pyo3(signature = (space, procs, mapping=None))]
@@ -1111,6 +1124,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tiling_formulas, m)?)?;
     m.add_function(wrap_pyfunction!(tiling_sci_optimum, m)?)?;
     m.add_function(wrap_pyfunction!(tiling_sweep_heights, m)?)?;
+    m.add_function(wrap_pyfunction!(tiling_time_step, m)?)?;
     m.add_function(wrap_pyfunction!(tiling_program, m)?)?;
     m.add_function(wrap_pyfunction!(tiling_simulate, m)?)?;
     m.add("TILING_SCHEDULES", commaware_core::tiling::Schedule::NAMES.to_vec())?;
