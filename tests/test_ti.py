@@ -1,5 +1,6 @@
-"""SimGrid time-independent traces (first slice): the shared file, the index file and the
-directory forms, gzip/xz, `init` datatype switching, and bad input naming file and line."""
+"""SimGrid time-independent traces: the shared file, the index file and the directory
+forms, gzip/xz, `init` datatype switching, every collective of a real SMPI trace, and bad
+input naming file and line."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from pathlib import Path
 import pytest
 
 import commaware
+from conftest import EXAMPLES, ROOT
+
+DATA = ROOT / "tests" / "data"
 
 PLATFORM = {"cluster": {"count": 4, "speed": 1e9, "cores": 1},
             "network": {"model": "maxmin", "bandwidth": 1.25e8, "latency": 1e-5, "eager_threshold": 65536}}
@@ -140,7 +144,8 @@ def test_json_still_loads(tmp_path: Path, expected: float) -> None:
 
 BAD = [
     ("0 init\n0 frobnicate 1\n", "line 2", "unknown action `frobnicate`"),
-    ("0 init\n0 reduce 10 10\n", "line 2", "not supported yet"),
+    ("0 init\n0 reduce 10\n", "line 2", "takes COUNT COMP_FLOPS"),
+    ("0 init\n0 alltoallv 1 1 1\n1 init\n", "line 2", "2 SEND_COUNTS"),
     ("0 send 1 0\n1 init\n", "line 1", "takes DST TAG COUNT"),
     ("0 send 1 0 1e12\n1 init\n", "line 1", "does not fit"),
     ("0 send 1 0 8 77\n1 init\n", "line 1", "unknown datatype id 77"),
@@ -194,3 +199,22 @@ def test_cli_simulate_ti(tmp_path: Path, expected: float) -> None:
     proc = run_cli("simulate", str(platform), str(path), "--json", "-q")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["makespan"] == expected
+
+
+def test_smpi_trace_of_every_collective_replays():
+    # tests/data/ti_colls: `smpirun -np 4 -trace-ti` (SimGrid 3.32) of tests/peers/ti_colls.c,
+    # whose comments give each call's counts (doubles unless said otherwise).
+    trace = commaware.load_trace(DATA / "ti_colls" / "index.txt")
+    assert trace.n_ranks == 4
+    res = commaware.simulate(EXAMPLES / "cluster16.json", trace)
+    m = res.messages
+    sizes = {op: sorted(set(m[m["op"] == op]["bytes"])) for op in set(m["op"])}
+    assert sizes["gatherv"] == [160.0, 240.0, 320.0]  # ranks 1-3 send 20, 30, 40 doubles to root 0
+    assert sizes["scatterv"] == [80.0, 160.0, 240.0]  # root 3 sends 10, 20, 30 doubles to ranks 0-2
+    assert sizes["scatter"] == [120.0, 240.0]  # 30 ints a block; binomial: a 2-block subtree first
+    assert sizes["sendrecv"] == [560.0]
+    assert sizes["allgatherv"] == [80.0, 160.0, 240.0, 320.0]
+    assert sizes["alltoallv"] == sorted({8.0 * (10 * (r + 1) + d) for r in range(4) for d in range(4) if d != r})
+    # Binomial gather on 4 ranks (root 2): three messages, one carrying two blocks of 50 doubles.
+    assert sorted(m[m["op"] == "gather"]["bytes"]) == [400.0, 400.0, 800.0]
+    assert res.makespan > 0 and len(m) == res.message_stats["count"]

@@ -145,11 +145,13 @@ pub enum OpSpec {
     Reduce { root: usize, bytes: f64 },
     /// Gather onto `root`; `bytes` is each rank's block (binomial tree).
     Gather { root: usize, bytes: f64 },
-    /// Gather onto `root` with a block size per rank (`bytes[i]` from rank i; linear).
+    /// Gather onto `root` with a block size per rank: rank i sends `bytes[i]` of its own list
+    /// (lists may differ off a rank's own entry); linear.
     Gatherv { root: usize, bytes: Vec<f64> },
     /// Scatter from `root`; `bytes` is each rank's block (binomial tree).
     Scatter { root: usize, bytes: f64 },
-    /// Scatter from `root` with a block size per rank (`bytes[i]` to rank i; linear).
+    /// Scatter from `root` with a block size per rank: `bytes[i]` of the root's list to rank i
+    /// (the other ranks' lists are not used); linear.
     Scatterv { root: usize, bytes: Vec<f64> },
     /// All-gather; `bytes` is each rank's block (ring).
     Allgather { bytes: f64 },
@@ -269,10 +271,14 @@ impl OpSpec {
     }
 
     /// Whether `other`, called by another rank, is the same collective call: the same
-    /// arguments, except for `alltoallv`, where each rank gives its own send sizes.
+    /// arguments, except the size lists of `alltoallv` (each rank's own sends), `gatherv`
+    /// (each rank sends its own entry) and `scatterv` (the root's list counts).
     fn same_collective(&self, other: &OpSpec) -> bool {
         match (self, other) {
             (OpSpec::Alltoallv { bytes: a }, OpSpec::Alltoallv { bytes: b }) => a.len() == b.len(),
+            // Only the sender's own entry (gatherv) or the root's list (scatterv) is used.
+            (OpSpec::Gatherv { root: r1, bytes: a }, OpSpec::Gatherv { root: r2, bytes: b })
+            | (OpSpec::Scatterv { root: r1, bytes: a }, OpSpec::Scatterv { root: r2, bytes: b }) => r1 == r2 && a.len() == b.len(),
             _ => self == other,
         }
     }
@@ -958,7 +964,7 @@ mod tests {
         assert_eq!(sent.iter().map(|&(s, d, _)| (s, d)).collect::<Vec<_>>(), got);
         assert!(sent.iter().all(|&(s, d, b)| b == (100 * s + d) as u64));
         // Other v-collectives must agree across ranks.
-        let ranks = vec![vec![OpSpec::Gatherv { root: 0, bytes: vec![1.0, 2.0] }], vec![OpSpec::Gatherv { root: 0, bytes: vec![1.0, 3.0] }]];
+        let ranks = vec![vec![OpSpec::Gatherv { root: 0, bytes: vec![1.0, 2.0] }], vec![OpSpec::Gatherv { root: 1, bytes: vec![1.0, 2.0] }]];
         let e = Trace::from_spec(TraceSpec { ranks, placement: None }).unwrap_err();
         assert!(e.reason.contains("rank 0's is"), "{e}");
         let e = Trace::from_json(r#"{"ranks": [[{"op": "allgatherv", "bytes": [1, 2, 3]}], [{"op": "allgatherv", "bytes": [1, 2, 3]}]]}"#).unwrap_err();
