@@ -43,9 +43,10 @@ def workload(*jobs: tuple[float, int, float, float]) -> dict:
 # --- hand-worked schedules -------------------------------------------------------------------
 
 # 10 processors. A (5 procs, 100 s) runs from 0. H (8 procs) at 1 does not fit: shadow 100,
-# extra 10 - 8 = 2. B (2 procs, 1000 s) at 2 crosses the shadow on the 2 extra processors
-# (backfilled); C (2 procs, 1000 s) at 3 fits now (3 free) but no extra processor is left:
-# backfilling it too would leave 6 < 8 for H at 100. EASY: H at 100, C at 110 (H ends).
+# extra 10 - 8 = 2. B and C (2 procs, 1000 s each) arrive together at 2, so one pass sees
+# both: B crosses the shadow on the 2 extra processors (backfilled); C fits now (3 free) but
+# no extra processor is left: backfilling it too would leave 6 < 8 for H at 100.
+# EASY: H at 100, C at 110 (H ends).
 # FCFS: B waits behind H -> H and B at 100, C at 110. Conservative: B's slot [2, 1002) fits
 # beside H's reservation [100, 110) (2 left); C's does not -> reserved at 110.
 TWO_CROSSING = {"batch": [(1, 0.0), (2, 100.0), (3, 100.0), (4, 110.0)],
@@ -61,10 +62,10 @@ def test_two_backfilled_jobs_cannot_jointly_delay_the_head_cli(cli, policy):
     assert [(j["id"], j["start_s"]) for j in doc["jobs"]] == TWO_CROSSING[policy]
     assert (doc["policy"], doc["processors"], doc["jobs"][1]["reserved_s"]) == (
         policy, 10, None if policy == "batch" else 100.0)
-    # waits 0, 99, 98 (FCFS) or 0 (backfilled), 107
+    # waits 0, 99, 98 (FCFS) or 0 (backfilled), 108
     wait_b = 98.0 if policy == "batch" else 0.0
-    assert doc["avg_wait_s"] == pytest.approx((0 + 99 + wait_b + 107) / 4)
-    assert doc["total_time_s"] == 1110.0 if policy == "batch" else doc["total_time_s"] == 1110.0
+    assert doc["avg_wait_s"] == pytest.approx((0 + 99 + wait_b + 108) / 4)
+    assert doc["total_time_s"] == 1110.0
     assert doc["skipped"] == {"negative_runtime": 0, "no_procs": 0, "no_submit": 0, "too_large": 0}
 
 
@@ -355,7 +356,7 @@ def test_jobs_out_table(cli, tmp_path, suffix):
     assert proc.returncode == 0, proc.stderr
     frame = pd.read_parquet(out) if suffix == ".parquet" else pd.read_csv(out)
     assert list(frame["start"]) == [s for _, s in TWO_CROSSING["batch-easy"]]
-    assert list(frame["wait"]) == [0.0, 99.0, 0.0, 107.0]
+    assert list(frame["wait"]) == [0.0, 99.0, 0.0, 108.0]
     assert [p.name for p in tmp_path.iterdir()] == [out.name]  # no partial file left
 
 
