@@ -293,7 +293,7 @@ pub struct NasParams {
 }
 
 /// Most jobs one generated workload may have.
-pub const MAX_GENERATED_JOBS: usize = 1 << 20;
+pub const MAX_GENERATED_JOBS: usize = 1 << 18;
 
 fn class_index(c: &str) -> Option<usize> {
     ["A", "B", "C"].iter().position(|k| *k == c)
