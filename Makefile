@@ -52,6 +52,7 @@ bench: build
 	$(PY) benches/bench_throughput.py
 	$(PY) benches/bench_taskfarm.py
 	$(PY) benches/bench_tiling.py
+	$(PY) benches/bench_cosched.py
 
 clean:
 	rm -rf $(VENV) target

@@ -48,7 +48,7 @@ def test_importing_the_cli_loads_no_heavy_module():
 
 
 @pytest.mark.parametrize("args", [["--help"], ["simulate", "--help"], ["multicast", "--help"], ["--version"],
-                                  ["schema", "trace"]])
+                                  ["schema", "trace"], ["cosched", "run", "--help"], ["workload", "nas", "--help"]])
 def test_help_loads_no_heavy_module(args):
     assert imported_after(run_main(*args)) == set()
 
@@ -66,6 +66,12 @@ def test_tiny_simulate_table_loads_no_pandas():
 def test_an_error_loads_no_heavy_module():
     assert not imported_after(run_main("simulate", "nope.json", "nope.json")) & set(HEAVY)
     assert not imported_after(run_main("multicast", "generate", "--seed", "-1")) & set(HEAVY)
+    assert not imported_after(run_main("cosched", "run", "nope.swf", "--nodes", "4")) & set(HEAVY)
+
+
+def test_cosched_run_summary_loads_no_heavy_module():
+    loaded = imported_after(run_main("cosched", "run", str(EXAMPLES / "cosched" / "easy_guarantee.swf"), "--json"))
+    assert not loaded & set(HEAVY), loaded
 
 
 # --- file modes ---------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ from conftest import EXAMPLES, ROOT
 
 
 @pytest.mark.parametrize("what,generate", [("platform", _core.platform_schema), ("trace", _core.trace_schema),
-                                           ("multicast", _core.multicast_schema), ("scheme", _core.scheme_schema)])
+                                           ("multicast", _core.multicast_schema), ("scheme", _core.scheme_schema),
+                                           ("workload", _core.workload_schema)])
 def test_docs_schema_up_to_date(what, generate):
     path = ROOT / "docs" / f"{what}.schema.json"
     assert json.loads(path.read_text()) == json.loads(generate()), (
@@ -38,3 +39,11 @@ def test_examples_validate():
     assert schemes
     for path in schemes:
         jsonschema.validate(json.loads(path.read_text()), scheme_schema)
+    workload_schema = json.loads(_core.workload_schema())
+    workloads = list((EXAMPLES / "cosched").glob("*.json"))
+    assert workloads
+    for path in workloads:
+        jsonschema.validate(json.loads(path.read_text()), workload_schema)
+    # A generated workload (every mix) validates too.
+    for mix in _core.NAS_MIXES:
+        jsonschema.validate(json.loads(_core.nas_workload(20, 100.0, 1, ["A", "B", "C"], mix).to_json()), workload_schema)

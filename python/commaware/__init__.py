@@ -23,6 +23,7 @@ from ._core import (
     PlatformError,
     SchemeError,
     TraceError,
+    WorkloadError,
     __version__,
 )
 from .api import Platform, Result, Trace, load_platform, load_trace, simulate
@@ -42,6 +43,7 @@ __all__ = [
     "SchemeError",
     "Trace",
     "TraceError",
+    "WorkloadError",
     "__version__",
     "load_platform",
     "load_trace",

@@ -11,6 +11,7 @@ import click
 
 from . import _core
 from .api import TRACE_FORMATS, Result, check_seed, load_platform, load_trace, simulate
+from .cli_cosched import cosched_group, workload_group
 from .cli_interference import interference
 from .cli_measure import measure
 from .cli_sharing import calibrate, param_option, penalties_cmd
@@ -559,11 +560,11 @@ def multicast_generate_cmd(nodes: int, pattern: str, sizes: str, network: str, s
 
 
 @main.command("schema")
-@click.argument("what", type=click.Choice(["platform", "trace", "multicast", "scheme"]))
+@click.argument("what", type=click.Choice(["platform", "trace", "multicast", "scheme", "workload"]))
 def schema_cmd(what: str) -> None:
-    """Print the JSON Schema of the platform, trace, multicast instance or communication scheme format."""
+    """Print the JSON Schema of the platform, trace, multicast instance, communication scheme or job workload format."""
     schemas = {"platform": _core.platform_schema, "trace": _core.trace_schema, "multicast": _core.multicast_schema,
-               "scheme": _core.scheme_schema}
+               "scheme": _core.scheme_schema, "workload": _core.workload_schema}
     click.echo(schemas[what]())
 
 
@@ -575,6 +576,9 @@ main.add_command(measure)
 main.add_command(interference)
 main.add_command(taskfarm_cmd)
 main.add_command(tiling_cmd)
+# Paper 002: cluster job scheduling.
+main.add_command(workload_group)
+main.add_command(cosched_group)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ pub enum ErrorKind {
     Output,
     /// The caller stopped the run (a progress callback asked to, or raised).
     Aborted,
+    /// A job workload (paper 002: JSON job list or SWF log) is malformed.
+    Workload,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +49,9 @@ impl Error {
     }
     pub fn trace(field: impl Into<String>, reason: impl Into<String>) -> Self {
         Self::new(ErrorKind::Trace, field, reason)
+    }
+    pub fn workload(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Workload, field, reason)
     }
     /// Attach the file name the input was read from.
     pub fn in_source(mut self, source: &str) -> Self {

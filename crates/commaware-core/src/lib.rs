@@ -6,6 +6,7 @@
 //! [`replay`] (MPI matching semantics that drive the engine from a trace).
 //! Nothing here knows about Python.
 
+pub mod cosched;
 pub mod engine;
 pub mod mintree;
 pub mod error;

@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use commaware_core::cosched;
 use commaware_core::multicast as mc;
 use commaware_core::placement::Placement;
 use commaware_core::error::{parse_input, Format};
@@ -30,6 +31,7 @@ pyo3::create_exception!(_core, OptionsError, InputError, "An option is invalid."
 pyo3::create_exception!(_core, DeadlockError, InputError, "The trace deadlocks or leaves messages unmatched.");
 pyo3::create_exception!(_core, MulticastError, InputError, "The multicast instance is invalid.");
 pyo3::create_exception!(_core, SchemeError, InputError, "The communication scheme is invalid.");
+pyo3::create_exception!(_core, WorkloadError, InputError, "The job workload (JSON or SWF) is invalid.");
 pyo3::create_exception!(_core, OutputError, CommawareError, "An output file could not be written.");
 pyo3::create_exception!(_core, InternalError, CommawareError, "A bug in commaware (a Rust panic was caught).");
 
@@ -45,6 +47,7 @@ fn to_py(e: Error) -> PyErr {
         ErrorKind::Scheme => SchemeError::new_err(msg),
         ErrorKind::Output => OutputError::new_err(msg),
         ErrorKind::Aborted => CommawareError::new_err(msg),
+        ErrorKind::Workload => WorkloadError::new_err(msg),
     };
     Python::with_gil(|py| {
         let v = err.value(py);
@@ -1075,6 +1078,158 @@ fn tiling_simulate<'py>(
     Ok(d)
 }
 
+/// A job workload (paper 002): JSON jobs or an SWF log, checked.
+#[pyclass(frozen, module = "commaware._core")]
+struct Workload(cosched::Workload);
+
+fn skipped_dict<'py>(py: Python<'py>, s: &cosched::Skipped) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("negative_runtime", s.negative_runtime)?;
+    d.set_item("no_procs", s.no_procs)?;
+    d.set_item("no_submit", s.no_submit)?;
+    d.set_item("too_large", s.too_large)?;
+    d.set_item("total", s.total())?;
+    Ok(d)
+}
+
+#[pymethods]
+impl Workload {
+    fn __len__(&self) -> usize {
+        self.0.spec.jobs.len()
+    }
+    /// Jobs left out on reading (SWF), by reason.
+    #[getter]
+    fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        skipped_dict(py, &self.0.skipped)
+    }
+    /// The SWF comment lines (empty for a JSON workload).
+    #[getter]
+    fn header(&self) -> Vec<String> {
+        self.0.swf.as_ref().map(|l| l.header.clone()).unwrap_or_default()
+    }
+    /// Whether it was read from an SWF log.
+    #[getter]
+    fn is_swf(&self) -> bool {
+        self.0.swf.is_some()
+    }
+    /// The largest process count of any job.
+    #[getter]
+    fn max_procs(&self) -> u64 {
+        self.0.spec.jobs.iter().map(|j| j.procs).max().unwrap_or(0)
+    }
+    /// The workload as a JSON document (`{"generator": ..., "jobs": [...]}`).
+    fn to_json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+        let text = py.allow_threads(|| serde_json::to_string(&self.0.spec).unwrap_or_default());
+        py_str(py, text)
+    }
+    /// The workload as SWF text (an SWF log as read; JSON jobs with -1 for unknown fields).
+    fn to_swf<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+        let text = py.allow_threads(|| self.0.to_swf());
+        py_str(py, text)
+    }
+}
+
+/// Read a workload from `text` in `format` (json, dict or swf); `source` names the file in errors.
+#[pyfunction]
+#[pyo3(signature = (text, source, format="json"))]
+fn load_workload(py: Python<'_>, text: &str, source: &str, format: &str) -> PyResult<Workload> {
+    let text = text.to_owned();
+    let r = py.allow_threads(|| guarded(|| cosched::Workload::from_text(&text, format).map_err(|e| e.in_source(source))));
+    r.map(Workload)
+}
+
+/// The NAS-like workload generator (paper 002, Tables 1-2); see docs/cosched.md.
+#[pyfunction]
+#[pyo3(signature = (jobs, interarrival_s, seed, classes, mix="nas"))]
+fn nas_workload(py: Python<'_>, jobs: usize, interarrival_s: f64, seed: u64, classes: Vec<String>, mix: &str) -> PyResult<Workload> {
+    let mix = mix.to_owned();
+    let r = py.allow_threads(|| {
+        guarded(|| {
+            let params = cosched::nas::NasParams { jobs, interarrival_s, seed, classes, mix: cosched::nas::Mix::from_name(&mix)? };
+            cosched::Workload::from_spec(cosched::nas::generate(&params)?)
+        })
+    });
+    r.map(Workload)
+}
+
+/// The outcome of a batch scheduling run.
+#[pyclass(frozen, module = "commaware._core")]
+struct CoschedResult(cosched::BatchResult);
+
+#[pymethods]
+impl CoschedResult {
+    #[getter]
+    fn policy(&self) -> &'static str {
+        self.0.policy.name()
+    }
+    #[getter]
+    fn processors(&self) -> u64 {
+        self.0.processors
+    }
+    /// Scheduling passes made.
+    #[getter]
+    fn passes(&self) -> u64 {
+        self.0.passes
+    }
+    fn __len__(&self) -> usize {
+        self.0.jobs.len()
+    }
+    /// Averages: jobs, avg_wait_s, avg_response_s, avg_exec_s, avg_bounded_slowdown, max_wait_s,
+    /// total_time_s, utilization.
+    fn summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.0.summary();
+        let d = PyDict::new(py);
+        d.set_item("jobs", s.jobs)?;
+        d.set_item("avg_wait_s", s.avg_wait_s)?;
+        d.set_item("avg_response_s", s.avg_response_s)?;
+        d.set_item("avg_exec_s", s.avg_exec_s)?;
+        d.set_item("avg_bounded_slowdown", s.avg_bounded_slowdown)?;
+        d.set_item("max_wait_s", s.max_wait_s)?;
+        d.set_item("total_time_s", s.total_time_s)?;
+        d.set_item("utilization", s.utilization)?;
+        Ok(d)
+    }
+    /// Jobs left out: on reading (SWF) and for being larger than the cluster.
+    #[getter]
+    fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        skipped_dict(py, &self.0.skipped)
+    }
+    /// Jobs as byte columns in queue order: id (u64), procs (u64), submit, runtime,
+    /// requested, start, end, reserved (f64; NaN when never reserved).
+    fn job_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let j = &self.0.jobs;
+        let d = PyDict::new(py);
+        d.set_item("id", column(py, j.iter().map(|x| x.id.to_ne_bytes())))?;
+        d.set_item("procs", column(py, j.iter().map(|x| x.procs.to_ne_bytes())))?;
+        d.set_item("submit", column(py, j.iter().map(|x| x.submit_s.to_ne_bytes())))?;
+        d.set_item("runtime", column(py, j.iter().map(|x| x.runtime_s.to_ne_bytes())))?;
+        d.set_item("requested", column(py, j.iter().map(|x| x.requested_s.to_ne_bytes())))?;
+        d.set_item("start", column(py, j.iter().map(|x| x.start_s.to_ne_bytes())))?;
+        d.set_item("end", column(py, j.iter().map(|x| x.end_s.to_ne_bytes())))?;
+        d.set_item("reserved", column(py, j.iter().map(|x| x.reserved_s.to_ne_bytes())))?;
+        Ok(d)
+    }
+    /// The `--json` document: policy, processors, the summary, skipped, and every job.
+    fn to_json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+        let text = py.allow_threads(|| self.0.to_json());
+        py_str(py, text)
+    }
+}
+
+/// Schedule a workload on `processors` processors under a batch policy
+/// (batch, batch-easy, batch-conservative).
+#[pyfunction]
+fn cosched_run(py: Python<'_>, workload: &Workload, policy: &str, processors: u64) -> PyResult<CoschedResult> {
+    let policy = policy.to_owned();
+    let r = py.allow_threads(|| guarded(|| workload.0.run_batch(cosched::Policy::from_name(&policy)?, processors)));
+    r.map(CoschedResult)
+}
+
+#[pyfunction]
+fn workload_schema() -> String {
+    cosched::WorkloadSpec::json_schema()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -1128,6 +1283,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tiling_program, m)?)?;
     m.add_function(wrap_pyfunction!(tiling_simulate, m)?)?;
     m.add("TILING_SCHEDULES", commaware_core::tiling::Schedule::NAMES.to_vec())?;
+    m.add("WorkloadError", py.get_type::<WorkloadError>())?;
+    m.add_class::<Workload>()?;
+    m.add_class::<CoschedResult>()?;
+    m.add_function(wrap_pyfunction!(load_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(nas_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(cosched_run, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_schema, m)?)?;
+    m.add("COSCHED_POLICIES", cosched::Policy::NAMES.to_vec())?;
+    m.add("NAS_MIXES", cosched::nas::Mix::NAMES.to_vec())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,0 +1,318 @@
+//! Job workloads for cluster scheduling (paper 002): the JSON job list and its checks.
+//!
+//! A workload is a list of parallel jobs. Each job has a submit time, a number of
+//! processes, the memory of each process, the time it takes alone on a dedicated cluster
+//! (`runtime_s`, what a batch scheduler runs it for) and the time its user requested
+//! (`requested_s`, what backfilling reserves), and optionally a *program*: the phases one
+//! iteration of each process goes through (compute bursts, collectives, point-to-point
+//! exchanges with their message sizes), repeated `iterations` times. Batch policies only
+//! need the rigid runtime; the time-sharing policies (a later slice) run the program.
+//!
+//! Units: seconds, bytes, and MB = 2^20 bytes for memory; every field name says which.
+
+use std::collections::HashSet;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{check_amount, parse_json, Error, ErrorKind, Result};
+use crate::platform::MAX_EXACT;
+
+/// Most jobs one workload may hold (a Parallel Workloads Archive log has at most a few
+/// million; each job costs a few hundred bytes).
+pub const MAX_JOBS: usize = 1 << 24;
+/// Most processes one job may have (the platform format's core limit, 2^24).
+pub const MAX_PROCS: u64 = 1 << 24;
+/// Most iterations of a job's program.
+pub const MAX_ITERATIONS: u64 = 1 << 32;
+/// Most phases in one iteration of a program.
+pub const MAX_PHASES: usize = 1 << 16;
+/// Largest memory per process, MB (2^30 MB = 1 PiB).
+pub const MAX_MEMORY_MB: f64 = 1_073_741_824.0;
+
+/// One phase of a program iteration, as every process of the job runs it.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "phase", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Phase {
+    /// A compute burst of `seconds` at the node's full speed.
+    Compute { seconds: f64 },
+    /// Point-to-point exchange: each process sends `bytes` to each of `neighbors` other
+    /// processes of the job and receives as much from each.
+    Exchange { bytes: f64, neighbors: u32 },
+    /// Barrier across the job's processes.
+    Barrier,
+    /// Broadcast of a `bytes` buffer from process 0.
+    Bcast { bytes: f64 },
+    /// All-reduce of a `bytes` buffer.
+    Allreduce { bytes: f64 },
+    /// All-to-all; `bytes` is the block each process sends to each other process.
+    Alltoall { bytes: f64 },
+}
+
+impl Phase {
+    pub fn is_collective(&self) -> bool {
+        matches!(self, Phase::Barrier | Phase::Bcast { .. } | Phase::Allreduce { .. } | Phase::Alltoall { .. })
+    }
+}
+
+/// The program of a job: `phases` (one iteration) repeated `iterations` times.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Program {
+    pub iterations: u64,
+    pub phases: Vec<Phase>,
+}
+
+/// One job of a workload.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Job {
+    /// Unique within the workload; ties in submit time are broken by id.
+    pub id: u64,
+    /// Submit (arrival) time, s.
+    pub submit_s: f64,
+    /// Number of processes (one per processor under batch policies).
+    pub procs: u64,
+    /// Resident memory of each process, MB (2^20 bytes); 0 when unknown.
+    #[serde(default)]
+    pub memory_mb: f64,
+    /// Time the job takes alone on a dedicated cluster with `procs` processors, s. Batch
+    /// policies run it for exactly this long (rigid job).
+    pub runtime_s: f64,
+    /// The user's requested time (what backfilling reserves), s; the runtime when absent.
+    /// A job that runs longer than it requested is not killed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_s: Option<f64>,
+    /// What the job is, e.g. `CG` (informative).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benchmark: Option<String>,
+    /// Problem class, e.g. `B` (informative).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+    /// The phases each process runs; time-sharing policies need it, batch ones do not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<Program>,
+}
+
+impl Job {
+    /// The requested time, or the runtime when none was given.
+    pub fn requested(&self) -> f64 {
+        self.requested_s.unwrap_or(self.runtime_s)
+    }
+}
+
+/// A workload file: the jobs, and optionally how they were made.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// The generator and its parameters, or anything else about the workload's origin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator: Option<serde_json::Value>,
+    pub jobs: Vec<Job>,
+}
+
+fn check_time(field: &str, v: f64) -> Result<()> {
+    check_amount(ErrorKind::Workload, field, v, false)?;
+    if v > MAX_EXACT {
+        return Err(Error::workload(field, format!("must be at most 2^53, got {}", crate::error::fmt_num(v))));
+    }
+    Ok(())
+}
+
+impl WorkloadSpec {
+    /// Parse and check a JSON workload.
+    pub fn from_json(text: &str) -> Result<WorkloadSpec> {
+        let spec: WorkloadSpec = parse_json(ErrorKind::Workload, text)?;
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// Every field within its bounds, ids unique, exchanges with fewer neighbours than
+    /// the job has processes. Errors name the field (`jobs[3].procs`) and the reason.
+    pub fn validate(&self) -> Result<()> {
+        if self.jobs.len() > MAX_JOBS {
+            return Err(Error::workload("jobs", format!("{} jobs, at most {MAX_JOBS} (2^24) are allowed", self.jobs.len())));
+        }
+        let mut ids = HashSet::with_capacity(self.jobs.len());
+        for (i, j) in self.jobs.iter().enumerate() {
+            let f = |name: &str| format!("jobs[{i}].{name}");
+            if j.id as f64 > MAX_EXACT {
+                return Err(Error::workload(f("id"), format!("must be at most 2^53, got {}", j.id)));
+            }
+            if !ids.insert(j.id) {
+                return Err(Error::workload(f("id"), format!("job id {} is used twice", j.id)));
+            }
+            check_time(&f("submit_s"), j.submit_s)?;
+            if j.procs == 0 || j.procs > MAX_PROCS {
+                return Err(Error::workload(f("procs"), format!("must be in 1..=2^24, got {}", j.procs)));
+            }
+            check_amount(ErrorKind::Workload, &f("memory_mb"), j.memory_mb, false)?;
+            if j.memory_mb > MAX_MEMORY_MB {
+                return Err(Error::workload(f("memory_mb"), format!("must be at most 2^30 MB, got {}", j.memory_mb)));
+            }
+            check_time(&f("runtime_s"), j.runtime_s)?;
+            if let Some(r) = j.requested_s {
+                check_time(&f("requested_s"), r)?;
+            }
+            for (name, text) in [("benchmark", &j.benchmark), ("class", &j.class)] {
+                if text.as_ref().is_some_and(|s| s.len() > 64) {
+                    return Err(Error::workload(f(name), "is longer than 64 bytes"));
+                }
+            }
+            if let Some(p) = &j.program {
+                if p.iterations == 0 || p.iterations > MAX_ITERATIONS {
+                    return Err(Error::workload(f("program.iterations"), format!("must be in 1..=2^32, got {}", p.iterations)));
+                }
+                if p.phases.is_empty() || p.phases.len() > MAX_PHASES {
+                    return Err(Error::workload(
+                        f("program.phases"),
+                        format!("must list 1 to {MAX_PHASES} phases, got {}", p.phases.len()),
+                    ));
+                }
+                for (k, ph) in p.phases.iter().enumerate() {
+                    let g = |name: &str| format!("jobs[{i}].program.phases[{k}].{name}");
+                    match ph {
+                        Phase::Compute { seconds } => check_time(&g("seconds"), *seconds)?,
+                        Phase::Exchange { bytes, neighbors } => {
+                            check_time(&g("bytes"), *bytes)?;
+                            if *neighbors == 0 || u64::from(*neighbors) >= j.procs {
+                                return Err(Error::workload(
+                                    g("neighbors"),
+                                    format!("must be in 1..={} (the job's other processes), got {neighbors}", j.procs.saturating_sub(1)),
+                                ));
+                            }
+                        }
+                        Phase::Bcast { bytes } | Phase::Allreduce { bytes } | Phase::Alltoall { bytes } => {
+                            check_time(&g("bytes"), *bytes)?
+                        }
+                        Phase::Barrier => {}
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The JSON Schema of workload files, with the loader's bounds.
+    pub fn json_schema() -> String {
+        let mut schema = serde_json::to_value(schemars::schema_for!(WorkloadSpec)).expect("schema serialises");
+        if let Some(jobs) = schema.pointer_mut("/properties/jobs") {
+            jobs["maxItems"] = MAX_JOBS.into();
+        }
+        let bound = |prop: &mut serde_json::Value, min: u64, max: serde_json::Value| {
+            prop["minimum"] = min.into();
+            prop["maximum"] = max;
+        };
+        if let Some(props) = schema.pointer_mut("/definitions/Job/properties").and_then(|p| p.as_object_mut()) {
+            for (name, prop) in props.iter_mut() {
+                match name.as_str() {
+                    "submit_s" | "runtime_s" | "requested_s" => bound(prop, 0, MAX_EXACT.into()),
+                    "id" => bound(prop, 0, (MAX_EXACT as u64).into()),
+                    "procs" => bound(prop, 1, MAX_PROCS.into()),
+                    "memory_mb" => bound(prop, 0, MAX_MEMORY_MB.into()),
+                    "benchmark" | "class" => prop["maxLength"] = 64.into(),
+                    _ => {}
+                }
+                if name == "requested_s" {
+                    // Given as a number; `null` is no better than leaving it out.
+                    prop["type"] = "number".into();
+                }
+            }
+        }
+        if let Some(props) = schema.pointer_mut("/definitions/Program/properties") {
+            bound(&mut props["iterations"], 1, MAX_ITERATIONS.into());
+            props["phases"]["minItems"] = 1.into();
+            props["phases"]["maxItems"] = MAX_PHASES.into();
+        }
+        if let Some(variants) = schema.pointer_mut("/definitions/Phase/oneOf").and_then(|v| v.as_array_mut()) {
+            for variant in variants {
+                let Some(props) = variant.get_mut("properties").and_then(|p| p.as_object_mut()) else { continue };
+                for (name, prop) in props.iter_mut() {
+                    match name.as_str() {
+                        "seconds" | "bytes" => bound(prop, 0, MAX_EXACT.into()),
+                        "neighbors" => prop["minimum"] = 1.into(),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        serde_json::to_string_pretty(&schema).expect("schema serialises")
+    }
+}
+
+/// What was left out of a workload, and why.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    /// SWF jobs with a negative (unknown) run time.
+    pub negative_runtime: u64,
+    /// SWF jobs with no processor count (fields 5 and 8 both non-positive).
+    pub no_procs: u64,
+    /// SWF jobs with no submit time (field 2 negative).
+    pub no_submit: u64,
+    /// Jobs needing more processors than the cluster has.
+    pub too_large: u64,
+}
+
+impl Skipped {
+    pub fn total(&self) -> u64 {
+        self.negative_runtime + self.no_procs + self.no_submit + self.too_large
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> Error {
+        WorkloadSpec::from_json(text).unwrap_err()
+    }
+
+    #[test]
+    fn parses_a_job_with_a_program() {
+        let w = WorkloadSpec::from_json(
+            r#"{"jobs": [{"id": 1, "submit_s": 0, "procs": 4, "memory_mb": 100, "runtime_s": 10,
+                "program": {"iterations": 5, "phases": [{"phase": "compute", "seconds": 1.5},
+                {"phase": "exchange", "bytes": 1024, "neighbors": 2}, {"phase": "allreduce", "bytes": 8}, {"phase": "barrier"}]}}]}"#,
+        )
+        .unwrap();
+        let j = &w.jobs[0];
+        assert_eq!(j.requested(), 10.0);
+        let p = j.program.as_ref().unwrap();
+        assert_eq!(p.iterations, 5);
+        assert_eq!(p.phases[1], Phase::Exchange { bytes: 1024.0, neighbors: 2 });
+        assert!(p.phases[2].is_collective() && !p.phases[1].is_collective());
+        // Round trip through JSON.
+        let again = WorkloadSpec::from_json(&serde_json::to_string(&w).unwrap()).unwrap();
+        assert_eq!(again, w);
+    }
+
+    #[test]
+    fn errors_name_the_field_and_reason() {
+        let e = err(r#"{"jobs": [{"id": 1, "submit_s": -1, "procs": 4, "runtime_s": 1}]}"#);
+        assert_eq!((e.kind, e.field.as_str()), (ErrorKind::Workload, "jobs[0].submit_s"), "{e}");
+        assert!(e.reason.contains(">= 0"), "{e}");
+        let e = err(r#"{"jobs": [{"id": 1, "submit_s": 0, "procs": 0, "runtime_s": 1}]}"#);
+        assert_eq!(e.field, "jobs[0].procs", "{e}");
+        let e = err(r#"{"jobs": [{"id": 1, "submit_s": 0, "procs": 1, "runtime_s": 1}, {"id": 1, "submit_s": 0, "procs": 1, "runtime_s": 1}]}"#);
+        assert_eq!(e.field, "jobs[1].id", "{e}");
+        assert!(e.reason.contains("twice"), "{e}");
+        let e = err(r#"{"jobs": [{"id": 1, "submit_s": 0, "procs": 1, "runtime_s": 1e300}]}"#);
+        assert_eq!(e.field, "jobs[0].runtime_s", "{e}");
+        let e = err(r#"{"jobs": [{"id": 1, "submit_s": 0, "procs": 4, "runtime_s": 1, "program": {"iterations": 1,
+            "phases": [{"phase": "exchange", "bytes": 1, "neighbors": 4}]}}]}"#);
+        assert_eq!(e.field, "jobs[0].program.phases[0].neighbors", "{e}");
+        let e = err(r#"{"jobs": [{"id": 1, "submit_s": 0, "procs": 4, "runtime_s": 1, "program": {"iterations": 0, "phases": [{"phase": "barrier"}]}}]}"#);
+        assert_eq!(e.field, "jobs[0].program.iterations", "{e}");
+        let e = err(r#"{"jobs": [{"id": 1, "submit_s": 0, "procs": 4, "runtime_s": 1, "walltime": 3}]}"#);
+        assert!(e.reason.contains("unknown field `walltime`"), "{e}");
+        let e = err(r#"{"jobs": [{"id": 1, "submit_s": 0, "procs": 4, "runtime_s": 1, "program": {"iterations": 1, "phases": [{"phase": "gather"}]}}]}"#);
+        assert!(e.reason.contains("unknown variant `gather`"), "{e}");
+    }
+
+    #[test]
+    fn schema_has_the_bounds() {
+        let s: serde_json::Value = serde_json::from_str(&WorkloadSpec::json_schema()).unwrap();
+        assert_eq!(s.pointer("/definitions/Job/properties/procs/minimum").unwrap(), 1);
+        assert_eq!(s.pointer("/definitions/Job/properties/submit_s/minimum").unwrap(), 0);
+    }
+}

@@ -1,0 +1,173 @@
+"""`commaware workload` and `commaware cosched` (paper 002: cluster job scheduling); see
+`commaware.cosched`.
+
+Registered by `commaware.cli`; the main CLI's helpers are imported when a command runs, and
+nothing heavy (numpy, pandas, pyarrow) is loaded unless a job table is written.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import click
+
+from . import _core
+
+_POLICIES = list(_core.COSCHED_POLICIES)
+_MIXES = list(_core.NAS_MIXES)
+#: The paper's cluster: 16 single-processor nodes (§5.1).
+DEFAULT_NODES = 16
+
+
+@click.group("workload")
+def workload_group() -> None:
+    """Generate job workloads for `commaware cosched run` (paper 002)."""
+
+
+@workload_group.command("nas")
+@click.option("--jobs", type=int, default=100, show_default=True, help="Number of jobs.")
+@click.option("--interarrival", type=float, default=100.0, show_default=True,
+              help="Mean exponential inter-arrival time, s (paper: 100 heavy, 250 light, 500 long-running).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generator, 0 to 2^64 - 1.")
+@click.option("--classes", default="A,B", show_default=True,
+              help="Problem classes to draw from, comma-separated among A, B, C (A and B fit at MPL 3 without swapping).")
+@click.option("--mix", type=click.Choice(_MIXES), default="nas", show_default=True,
+              help="nas: CG, IS, SP, MG, BT, LU, EP; long: sPPM, BlockSolve95, LU (Fig. 4); "
+                   "table2: Table 2's ten class C configurations (Fig. 7).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the workload here instead of stdout.")
+@click.option("--swf", "as_swf", is_flag=True, help="Write Standard Workload Format instead of JSON.")
+def workload_nas_cmd(jobs: int, interarrival: float, seed: int, classes: str, mix: str, output: Optional[str],
+                     as_swf: bool) -> None:
+    """A seeded NAS-like workload calibrated to paper 002 (Tables 1 and 2), as JSON.
+
+    Each job has a submit time, a process count (BT and SP: 4, 9, 16; the others 4, 8, 16),
+    memory per process (MB = 2^20 bytes), its time alone (T16·16/p) and a program of phases
+    (compute, exchanges, collectives with message sizes). docs/cosched.md says where every
+    number comes from.
+
+    \b
+    Examples:
+      commaware workload nas --jobs 100 --interarrival 100 --seed 1 > heavy.json
+      commaware workload nas --jobs 20 --interarrival 500 --mix long --classes B,C
+    """
+    from .cli import fail
+    from .output import deliver
+
+    if not 0 <= seed < 2**64:
+        fail(f"--seed: must be in 0..2^64 - 1, got {seed}")
+    names = [c.strip().upper() for c in classes.split(",") if c.strip()]
+    try:
+        w = _core.nas_workload(jobs, interarrival, seed, names, mix)
+    except _core.OptionsError as exc:
+        fail(f"--{exc.field}: {exc.reason}" if exc.field else str(exc))
+        return
+    text = w.to_swf() if as_swf else w.to_json()
+    if output is None:
+        click.echo(text)
+        return
+
+    def write(path) -> None:  # type: ignore[no-untyped-def]
+        path.write_text(text + ("" if as_swf else "\n"))
+
+    try:
+        deliver(write, output)
+    except OSError as exc:
+        fail(f"{output}: cannot write: {exc.strerror or exc}")
+
+
+@click.group("cosched")
+def cosched_group() -> None:
+    """Cluster job scheduling (paper 002): run workloads under batch policies."""
+
+
+def _swf_max_procs(header: list[str]) -> Optional[int]:
+    for line in header:
+        m = re.match(r";\s*MaxProcs:\s*(\d+)", line)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+@cosched_group.command("run")
+@click.argument("workload", metavar="WORKLOAD(.json|.swf)", type=click.Path(dir_okay=False))
+@click.option("--policy", type=click.Choice(_POLICIES), default="batch", show_default=True,
+              help="batch: FCFS at MPL 1 (the paper's PBS); batch-easy: EASY backfilling; "
+                   "batch-conservative: conservative backfilling.")
+@click.option("--nodes", type=int, default=None,
+              help=f"Processors of the cluster (1-CPU nodes). Default: {DEFAULT_NODES} for a JSON workload, "
+                   "the log's MaxProcs for an SWF log.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object: policy, processors, avg_wait_s, avg_response_s, avg_exec_s, "
+                   "avg_bounded_slowdown, max_wait_s, total_time_s, utilization, skipped, jobs.")
+@click.option("--jobs-out", type=click.Path(dir_okay=False), default=None,
+              help="Write the per-job table (id, procs, submit, runtime, requested, start, end, reserved, wait, "
+                   "response, bounded_slowdown) to a .parquet or .csv file.")
+def cosched_run_cmd(workload: str, policy: str, nodes: Optional[int], as_json: bool, jobs_out: Optional[str]) -> None:
+    """Schedule WORKLOAD (JSON jobs, or a Standard Workload Format log: .swf) on a cluster.
+
+    At each instant all job ends are applied, then all arrivals (submit time, then id), then
+    one scheduling pass. Reservations use requested times; a job that runs past its request is
+    not killed. Jobs larger than the cluster (and SWF jobs with a negative runtime) are
+    skipped and counted.
+
+    \b
+    Examples:
+      commaware workload nas --jobs 100 --seed 1 > w.json
+      commaware cosched run w.json --policy batch-easy
+      commaware cosched run UniLu-Gaia-2014-2.swf --policy batch-easy --json > gaia.json
+    """
+    from .cli import Table, fail, out
+    from .cosched import JOB_FORMATS, CoschedRun, load_workload
+
+    if jobs_out is not None and not jobs_out.lower().endswith(JOB_FORMATS):
+        fail(f"--jobs-out: {jobs_out}: the job table must be .parquet or .csv")
+    if nodes is not None and not 1 <= nodes <= 2**24:
+        fail(f"--nodes: must be in 1..2^24, got {nodes}")
+    try:
+        w = load_workload(workload)
+    except _core.InputError as exc:
+        fail(str(exc))
+        return
+    if nodes is None:
+        if w.is_swf:
+            nodes = _swf_max_procs(w.header)
+            if nodes is None:
+                fail(f"{workload}: the log has no `; MaxProcs:` header line: give --nodes (processors)")
+                return
+        else:
+            nodes = DEFAULT_NODES
+    try:
+        run = CoschedRun(_core.cosched_run(w, policy, nodes))
+    except _core.InputError as exc:
+        fail(str(exc))
+        return
+    if jobs_out is not None:
+        try:
+            run.write_jobs(jobs_out)
+        except (_core.OutputError, _core.InputError) as exc:
+            fail(str(exc))
+    if as_json:
+        click.echo(run.to_json())
+        return
+    s = run.summary
+    skipped = run.skipped
+    out.print(f"[bold]{workload}[/]: {policy} on {nodes} processors, {s['jobs']:,} jobs "
+              f"({skipped['total']:,} skipped)", highlight=False, soft_wrap=True)
+    table = Table(header_style="bold")
+    for col in ("metric", "value"):
+        table.add_column(col, justify="right" if col == "value" else "left")
+    rows = [("mean wait (s)", f"{s['avg_wait_s']:.6g}"), ("mean response (s)", f"{s['avg_response_s']:.6g}"),
+            ("mean execution (s)", f"{s['avg_exec_s']:.6g}"),
+            ("mean bounded slowdown (τ = 10 s)", f"{s['avg_bounded_slowdown']:.6g}"),
+            ("max wait (s)", f"{s['max_wait_s']:.6g}"), ("total time (s)", f"{s['total_time_s']:.6g}"),
+            ("utilization", f"{s['utilization']:.4f}")]
+    for name in ("negative_runtime", "no_procs", "no_submit", "too_large"):
+        if skipped[name]:
+            rows.append((f"skipped: {name.replace('_', ' ')}", f"{skipped[name]:,}"))
+    for name, value in rows:
+        table.add_row(name, value)
+    out.print(table)
+    if jobs_out:
+        out.print(f"per-job table: {jobs_out}", highlight=False, soft_wrap=True)
