@@ -77,3 +77,34 @@ def test_scan_recursive_doubling_on_6_ranks():
 def test_sendrecv_ring_shift():
     ranks = [[{"op": "sendrecv", "dst": (r + 1) % 4, "bytes": BLOCK, "src": (r - 1) % 4}] for r in range(4)]
     assert simulate(PLATFORM, {"ranks": ranks}).makespan == pytest.approx(msg(1), rel=1e-12)
+
+
+def test_collectives_on_sub_communicators_run_side_by_side():
+    # 4 ranks split into {0, 1} and {2, 3}; each pair broadcasts one block from its comm
+    # rank 0: two single messages on distinct NICs, at the same time.
+    ranks = [[{"op": "comm_split", "color": r // 2, "key": r},
+              {"op": "bcast", "root": 0, "bytes": BLOCK, "comm": 1}] for r in range(4)]
+    assert simulate(PLATFORM, {"ranks": ranks}).makespan == pytest.approx(msg(1), rel=1e-12)
+    # The same bcast on the world takes two levels of the binomial tree.
+    world = [[{"op": "bcast", "root": 0, "bytes": BLOCK}] for _ in range(4)]
+    assert simulate(PLATFORM, {"ranks": world}).makespan == pytest.approx(2 * msg(1), rel=1e-12)
+
+
+def test_envelope_bytes_are_added_to_every_message():
+    plat = {**PLATFORM, "network": {**PLATFORM["network"], "envelope_bytes": 16}}
+    ranks = [[{"op": "barrier"}] for _ in range(2)]
+    # One zero-payload exchange each way: latency plus 16 bytes.
+    assert simulate(plat, {"ranks": ranks}).makespan == pytest.approx(L + 16 / B, rel=1e-12)
+    assert simulate(PLATFORM, {"ranks": ranks}).makespan == pytest.approx(L, rel=1e-12)
+
+
+def test_unknown_communicator_is_exit_2(tmp_path):
+    import json
+
+    from conftest import EXAMPLES, run_cli
+
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"ranks": [[{"op": "barrier", "comm": 1}], [{"op": "barrier"}]]}))
+    proc = run_cli("simulate", str(EXAMPLES / "cluster16.json"), str(path))
+    assert proc.returncode == 2
+    assert "ranks[0][0].comm" in proc.stderr and "does not exist" in proc.stderr

@@ -20,8 +20,8 @@ fn main() {
             d += 1;
         }
         let bytes = (1e6 * 10f64.powf(2.0 * rng.unit() - 1.0)).floor();
-        sends[s].push(OpSpec::Isend { dst: d, bytes, tag: i as i64, sync: false });
-        recvs[d].push(OpSpec::Irecv { src: Peer::Rank(s), tag: TagSpec::Value(i as i64) });
+        sends[s].push(OpSpec::Isend { dst: d, bytes, tag: i as i64, sync: false, comm: 0 });
+        recvs[d].push(OpSpec::Irecv { src: Peer::Rank(s), tag: TagSpec::Value(i as i64), comm: 0 });
     }
     let ranks = sends.into_iter().zip(recvs).map(|(mut a, b)| {
         a.extend(b);

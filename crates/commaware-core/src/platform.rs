@@ -113,6 +113,10 @@ pub struct NetworkSpec {
     /// Messages of fewer bytes than this are eager (detached sends); others rendezvous.
     #[serde(default = "default_eager")]
     pub eager_threshold: f64,
+    /// Bytes added to every message's transfer (headers; SMPI uses 16), zero-byte messages
+    /// included; the eager/rendezvous choice looks at the payload only.
+    #[serde(default)]
+    pub envelope_bytes: f64,
     /// Capacity of the shared backbone crossed by every inter-node transfer (bytes/s); none by default.
     #[serde(default)]
     pub backbone: Option<f64>,
@@ -286,6 +290,7 @@ impl Platform {
         pos("network.bandwidth", net.bandwidth)?;
         nonneg("network.latency", net.latency)?;
         nonneg("network.eager_threshold", net.eager_threshold)?;
+        nonneg("network.envelope_bytes", net.envelope_bytes)?;
         nonneg("network.memory_latency", net.memory_latency)?;
         nonneg("network.send_overhead", net.send_overhead)?;
         nonneg("network.send_overhead_per_byte", net.send_overhead_per_byte)?;
@@ -475,7 +480,7 @@ impl Platform {
                         "bandwidth" | "speed" | "bandwidth_up" | "bandwidth_down" | "backbone" | "memory_bandwidth" => {
                             prop["exclusiveMinimum"] = 0.into()
                         }
-                        "latency" | "eager_threshold" | "memory_latency" | "memory" | "send_overhead"
+                        "latency" | "eager_threshold" | "envelope_bytes" | "memory_latency" | "memory" | "send_overhead"
                         | "send_overhead_per_byte" | "recv_overhead" | "recv_overhead_per_byte" => prop["minimum"] = 0.into(),
                         "count" => {
                             prop["minimum"] = 1.into();

@@ -264,7 +264,7 @@ struct Msg {
     dst: u32,
     bytes: f64,
     tag: i64,
-    ctx: u8,
+    ctx: u32,
     rendezvous: bool,
     send_req: u32,
     recv_req: u32,
@@ -282,7 +282,7 @@ struct PendingRecv {
     req: u32,
     src: Option<u32>,
     tag: Option<i64>,
-    ctx: u8,
+    ctx: u32,
     origin: u32,
 }
 
@@ -613,7 +613,7 @@ impl<'a, 'o> Replay<'a, 'o> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn post_send(&mut self, r: usize, req: u32, dst: u32, bytes: f64, tag: i64, ctx: u8, rendezvous: bool) {
+    fn post_send(&mut self, r: usize, req: u32, dst: u32, bytes: f64, tag: i64, ctx: u32, rendezvous: bool) {
         let origin = self.ranks[r].cursor.op;
         let msg = Msg {
             src: r as u32,
@@ -663,7 +663,7 @@ impl<'a, 'o> Replay<'a, 'o> {
         }
     }
 
-    fn post_recv(&mut self, r: usize, req: u32, src: Option<u32>, tag: Option<i64>, ctx: u8) {
+    fn post_recv(&mut self, r: usize, req: u32, src: Option<u32>, tag: Option<i64>, ctx: u32) {
         self.ranks[r].reqs[req as usize] = FRESH_REQ;
         if req < self.trace.n_user_reqs[r] {
             self.ranks[r].unwaited.push(req);
@@ -696,7 +696,8 @@ impl<'a, 'o> Replay<'a, 'o> {
         let m = &mut self.msgs[id as usize];
         m.start = now;
         let (s, d) = (self.ranks[m.src as usize].host, self.ranks[m.dst as usize].host);
-        self.engine.start_transfer(s, d, m.bytes, TAG_MSG | id as u64);
+        // The envelope travels with every message; the eager choice saw the payload alone.
+        self.engine.start_transfer(s, d, m.bytes + self.platform.network.envelope_bytes, TAG_MSG | id as u64);
     }
 
     /// The message's data is at the receiver and its receive is matched: complete
@@ -747,7 +748,8 @@ impl<'a, 'o> Replay<'a, 'o> {
                 src_host: src_host as u32,
                 dst_host: dst_host as u32,
                 bytes: m.bytes,
-                tag: if m.ctx == CTX_USER { m.tag } else { -1 },
+                // User messages (even contexts) keep their tag; collectives' are internal.
+                tag: if m.ctx % 2 == CTX_USER { m.tag } else { -1 },
                 op: self.trace.spec.ranks[m.src as usize][m.origin as usize].code(),
                 start: m.start,
                 end: m.end,

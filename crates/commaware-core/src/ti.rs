@@ -329,9 +329,9 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             let tag = parse_tag(o, line, args[1])?;
             let bytes = parse_count(o, line, args[2])? * b.datatype(o, line, args.get(3))?;
             if name == "send" {
-                b.push(OpSpec::Send { dst, bytes, tag, sync: false }, line);
+                b.push(OpSpec::Send { dst, bytes, tag, sync: false, comm: 0 }, line);
             } else {
-                b.push(OpSpec::Isend { dst, bytes, tag, sync: false }, line);
+                b.push(OpSpec::Isend { dst, bytes, tag, sync: false, comm: 0 }, line);
                 b.post((r, dst, tag));
             }
         }
@@ -342,9 +342,9 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             parse_count(o, line, args[2])?;
             b.datatype(o, line, args.get(3))?;
             if name == "recv" {
-                b.push(OpSpec::Recv { src: Peer::Rank(src), tag: TagSpec::Value(tag) }, line);
+                b.push(OpSpec::Recv { src: Peer::Rank(src), tag: TagSpec::Value(tag), comm: 0 }, line);
             } else {
-                b.push(OpSpec::Irecv { src: Peer::Rank(src), tag: TagSpec::Value(tag) }, line);
+                b.push(OpSpec::Irecv { src: Peer::Rank(src), tag: TagSpec::Value(tag), comm: 0 }, line);
                 b.post((src, r, tag));
             }
         }
@@ -367,7 +367,7 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
         }
         "barrier" => {
             arity(0, 0, "no arguments")?;
-            b.push(OpSpec::Barrier, line);
+            b.push(OpSpec::Barrier { comm: 0 }, line);
         }
         "bcast" => {
             arity(1, 3, "COUNT [ROOT] [DATATYPE]")?;
@@ -377,14 +377,14 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
                 None => 0,
             };
             let bytes = count * b.datatype(o, line, args.get(2))?;
-            b.push(OpSpec::Bcast { root, bytes }, line);
+            b.push(OpSpec::Bcast { root, bytes, comm: 0 }, line);
         }
         "allreduce" => {
             arity(2, 3, "COUNT COMP_FLOPS [DATATYPE]")?;
             let count = parse_count(o, line, args[0])?;
             let comp = parse_amount(o, line, args[1], "flops")?;
             let bytes = count * b.datatype(o, line, args.get(2))?;
-            b.push(OpSpec::Allreduce { bytes }, line);
+            b.push(OpSpec::Allreduce { bytes, comm: 0 }, line);
             b.reduction_flops(comp, line);
         }
         "alltoall" => {
@@ -393,7 +393,7 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             parse_count(o, line, args[1])?;
             let bytes = send * b.datatype(o, line, args.get(2))?;
             b.datatype(o, line, args.get(3))?;
-            b.push(OpSpec::Alltoall { bytes }, line);
+            b.push(OpSpec::Alltoall { bytes, comm: 0 }, line);
         }
         "reduce" => {
             arity(2, 4, "COUNT COMP_FLOPS [ROOT] [DATATYPE]")?;
@@ -401,7 +401,7 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             let comp = parse_amount(o, line, args[1], "flops")?;
             let root = b.root(o, line, args.get(2))?;
             let bytes = count * b.datatype(o, line, args.get(3))?;
-            b.push(OpSpec::Reduce { root, bytes }, line);
+            b.push(OpSpec::Reduce { root, bytes, comm: 0 }, line);
             b.reduction_flops(comp, line);
         }
         "scan" | "exscan" => {
@@ -409,7 +409,7 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             let count = parse_count(o, line, args[0])?;
             let comp = parse_amount(o, line, args[1], "flops")?;
             let bytes = count * b.datatype(o, line, args.get(2))?;
-            b.push(if name == "scan" { OpSpec::Scan { bytes } } else { OpSpec::Exscan { bytes } }, line);
+            b.push(if name == "scan" { OpSpec::Scan { bytes, comm: 0 } } else { OpSpec::Exscan { bytes, comm: 0 } }, line);
             b.reduction_flops(comp, line);
         }
         "gather" | "scatter" => {
@@ -419,7 +419,7 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             let root = b.root(o, line, args.get(2))?;
             let bytes = send * b.datatype(o, line, args.get(3))?;
             b.datatype(o, line, args.get(4))?;
-            b.push(if name == "gather" { OpSpec::Gather { root, bytes } } else { OpSpec::Scatter { root, bytes } }, line);
+            b.push(if name == "gather" { OpSpec::Gather { root, bytes, comm: 0 } } else { OpSpec::Scatter { root, bytes, comm: 0 } }, line);
         }
         "allgather" => {
             arity(2, 4, "SEND_COUNT RECV_COUNT [SEND_DATATYPE] [RECV_DATATYPE]")?;
@@ -427,7 +427,7 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             parse_count(o, line, args[1])?;
             let bytes = send * b.datatype(o, line, args.get(2))?;
             b.datatype(o, line, args.get(3))?;
-            b.push(OpSpec::Allgather { bytes }, line);
+            b.push(OpSpec::Allgather { bytes, comm: 0 }, line);
         }
         "gatherv" => {
             // SEND RECV_COUNTS×p [ROOT] [DT1] [DT2]; only the root knows the receive counts
@@ -439,7 +439,7 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             let dt2 = b.datatype(o, line, args.get(p + 3))?;
             let mut bytes = b.counts(o, line, &args[1..=p], dt2)?;
             bytes[r] = send * dt1;
-            b.push(OpSpec::Gatherv { root, bytes }, line);
+            b.push(OpSpec::Gatherv { root, bytes, comm: 0 }, line);
         }
         "allgatherv" => {
             // SEND RECV_COUNTS×p, then SimGrid's optional tail: [DATATYPE] or DISPLS×p or
@@ -452,7 +452,7 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             let with_datatype = tail > p || (1..=2).contains(&tail);
             let dt = b.datatype(o, line, if with_datatype { args.get(p + 1) } else { None })?;
             let bytes = b.counts(o, line, &args[1..=p], dt)?;
-            b.push(OpSpec::Allgatherv { bytes }, line);
+            b.push(OpSpec::Allgatherv { bytes, comm: 0 }, line);
         }
         "scatterv" => {
             // SEND_COUNTS×p RECV [ROOT] [DT1] [DT2]; only the root's counts matter.
@@ -462,7 +462,7 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             let dt1 = b.datatype(o, line, args.get(p + 2))?;
             b.datatype(o, line, args.get(p + 3))?;
             let bytes = b.counts(o, line, &args[..p], dt1)?;
-            b.push(OpSpec::Scatterv { root, bytes }, line);
+            b.push(OpSpec::Scatterv { root, bytes, comm: 0 }, line);
         }
         "alltoallv" => {
             arity(2 * p + 2, 2 * p + 4, &format!("SEND_BUFFER, {p} SEND_COUNTS, RECV_BUFFER, {p} RECV_COUNTS, [SEND_DATATYPE] [RECV_DATATYPE]"))?;
@@ -472,14 +472,14 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             let dt2 = b.datatype(o, line, args.get(2 * p + 3))?;
             b.counts(o, line, &args[p + 2..2 * p + 2], dt2)?;
             let bytes = b.counts(o, line, &args[1..=p], dt1)?;
-            b.push(OpSpec::Alltoallv { bytes }, line);
+            b.push(OpSpec::Alltoallv { bytes, comm: 0 }, line);
         }
         "reducescatter" => {
             arity(p + 1, p + 2, &format!("{p} RECV_COUNTS, COMP_FLOPS, [DATATYPE]"))?;
             let comp = parse_amount(o, line, args[p], "flops")?;
             let dt = b.datatype(o, line, args.get(p + 1))?;
             let bytes = b.counts(o, line, &args[..p], dt)?;
-            b.push(OpSpec::ReduceScatter { bytes }, line);
+            b.push(OpSpec::ReduceScatter { bytes, comm: 0 }, line);
             b.reduction_flops(comp, line);
         }
         "sendRecv" => {
@@ -490,7 +490,7 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             let src = parse_rank(o, line, args[3], "source rank")?;
             let bytes = send * b.datatype(o, line, args.get(4))?;
             b.datatype(o, line, args.get(5))?;
-            b.push(OpSpec::Sendrecv { dst, bytes, tag: 0, src: Peer::Rank(src), recvtag: TagSpec::Value(0) }, line);
+            b.push(OpSpec::Sendrecv { dst, bytes, tag: 0, src: Peer::Rank(src), recvtag: TagSpec::Value(0), comm: 0 }, line);
         }
         "test" => {
             // SimGrid tests the request and keeps it for a later wait; a wait on a request

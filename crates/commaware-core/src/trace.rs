@@ -104,6 +104,9 @@ fn zero_tag() -> i64 {
 }
 
 /// One operation of a rank, as written in a trace file. Sizes are in bytes, times in s.
+/// Point-to-point ops and collectives take an optional `comm` (a communicator this rank
+/// holds: 0 is the world, then 1, 2, … in the order `comm_split`/`comm_dup` gave them to
+/// it); their ranks (`dst`, `src`, `root`, size lists) are ranks within that communicator.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "lowercase", deny_unknown_fields)]
 pub enum OpSpec {
@@ -111,24 +114,24 @@ pub enum OpSpec {
     /// speed (slowed by interference, unlike `sleep`). Exactly one of the two.
     Compute { flops: Option<f64>, seconds: Option<f64> },
     /// Blocking send; `sync` forces the rendezvous protocol (MPI_Ssend).
-    Send { dst: usize, bytes: f64, #[serde(default = "zero_tag")] tag: i64, #[serde(default)] sync: bool },
+    Send { dst: usize, bytes: f64, #[serde(default = "zero_tag")] tag: i64, #[serde(default)] sync: bool, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// Non-blocking send; creates the rank's next request.
-    Isend { dst: usize, bytes: f64, #[serde(default = "zero_tag")] tag: i64, #[serde(default)] sync: bool },
+    Isend { dst: usize, bytes: f64, #[serde(default = "zero_tag")] tag: i64, #[serde(default)] sync: bool, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// Blocking receive from a rank or `"any"`.
-    Recv { src: Peer, #[serde(default)] tag: TagSpec },
+    Recv { src: Peer, #[serde(default)] tag: TagSpec, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// Non-blocking receive; creates the rank's next request.
-    Irecv { src: Peer, #[serde(default)] tag: TagSpec },
+    Irecv { src: Peer, #[serde(default)] tag: TagSpec, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// Wait for request `req` (requests are numbered per rank in posting order).
     Wait { req: usize },
     /// Wait for every request of the rank not waited for yet.
     Waitall,
-    Barrier,
+    Barrier { #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// Broadcast of a `bytes` buffer from `root`.
-    Bcast { root: usize, bytes: f64 },
+    Bcast { root: usize, bytes: f64, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// All-reduce of a `bytes` buffer.
-    Allreduce { bytes: f64 },
+    Allreduce { bytes: f64, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// All-to-all; `bytes` is the block sent to each destination.
-    Alltoall { bytes: f64 },
+    Alltoall { bytes: f64, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// Idle for `seconds` (not slowed by anything).
     Sleep { seconds: f64 },
     /// MPI_Sendrecv: send `bytes` to `dst` and receive from `src`, both posted, then both awaited.
@@ -140,33 +143,46 @@ pub enum OpSpec {
         src: Peer,
         #[serde(default)]
         recvtag: TagSpec,
+        #[serde(default, skip_serializing_if = "is_world")] comm: usize,
     },
     /// Reduction of a `bytes` buffer onto `root` (binomial tree).
-    Reduce { root: usize, bytes: f64 },
+    Reduce { root: usize, bytes: f64, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// Gather onto `root`; `bytes` is each rank's block (binomial tree).
-    Gather { root: usize, bytes: f64 },
+    Gather { root: usize, bytes: f64, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// Gather onto `root` with a block size per rank: rank i sends `bytes[i]` of its own list
     /// (lists may differ off a rank's own entry); linear.
-    Gatherv { root: usize, bytes: Vec<f64> },
+    Gatherv { root: usize, bytes: Vec<f64>, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// Scatter from `root`; `bytes` is each rank's block (binomial tree).
-    Scatter { root: usize, bytes: f64 },
+    Scatter { root: usize, bytes: f64, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// Scatter from `root` with a block size per rank: `bytes[i]` of the root's list to rank i
     /// (the other ranks' lists are not used); linear.
-    Scatterv { root: usize, bytes: Vec<f64> },
+    Scatterv { root: usize, bytes: Vec<f64>, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// All-gather; `bytes` is each rank's block (ring).
-    Allgather { bytes: f64 },
+    Allgather { bytes: f64, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// All-gather with a block size per rank (ring).
-    Allgatherv { bytes: Vec<f64> },
+    Allgatherv { bytes: Vec<f64>, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// All-to-all with a size per destination: `bytes[j]` is what this rank sends to rank j
     /// (pairwise exchange); ranks give their own lists.
-    Alltoallv { bytes: Vec<f64> },
+    Alltoallv { bytes: Vec<f64>, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// Reduce-scatter: `bytes[i]` is the block rank i receives (pairwise exchange).
     #[serde(rename = "reduce_scatter")]
-    ReduceScatter { bytes: Vec<f64> },
+    ReduceScatter { bytes: Vec<f64>, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// Inclusive prefix reduction of a `bytes` buffer (recursive doubling).
-    Scan { bytes: f64 },
+    Scan { bytes: f64, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// Exclusive prefix reduction of a `bytes` buffer (recursive doubling).
-    Exscan { bytes: f64 },
+    Exscan { bytes: f64, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
+    /// MPI_Comm_split of communicator `comm` (collective over it): the ranks with the same
+    /// `color` form a new communicator, ordered by (`key`, rank in `comm`); each gets it as
+    /// its next communicator id. `color` -1 is MPI_UNDEFINED: this rank gets none.
+    #[serde(rename = "comm_split")]
+    CommSplit { #[serde(default)] comm: usize, color: i64, #[serde(default)] key: i64 },
+    /// MPI_Comm_dup of `comm` (collective over it): a new communicator with the same ranks.
+    #[serde(rename = "comm_dup")]
+    CommDup { #[serde(default)] comm: usize },
+}
+
+fn is_world(comm: &usize) -> bool {
+    *comm == 0
 }
 
 impl OpSpec {
@@ -184,7 +200,7 @@ impl OpSpec {
             OpSpec::Irecv { .. } => "irecv",
             OpSpec::Wait { .. } => "wait",
             OpSpec::Waitall => "waitall",
-            OpSpec::Barrier => "barrier",
+            OpSpec::Barrier { .. } => "barrier",
             OpSpec::Bcast { .. } => "bcast",
             OpSpec::Allreduce { .. } => "allreduce",
             OpSpec::Alltoall { .. } => "alltoall",
@@ -201,6 +217,8 @@ impl OpSpec {
             OpSpec::ReduceScatter { .. } => "reduce_scatter",
             OpSpec::Scan { .. } => "scan",
             OpSpec::Exscan { .. } => "exscan",
+            OpSpec::CommSplit { .. } => "comm_split",
+            OpSpec::CommDup { .. } => "comm_dup",
         }
     }
 
@@ -214,36 +232,103 @@ impl OpSpec {
             TagSpec::Value(v) => v.to_string(),
             TagSpec::Any => "any".into(),
         };
-        match self {
+        let text = match self {
             OpSpec::Compute { flops: Some(f), .. } => format!("compute(flops={f})"),
             OpSpec::Compute { seconds, .. } => format!("compute(seconds={})", seconds.unwrap_or(0.0)),
             OpSpec::Send { dst, bytes, tag, .. } | OpSpec::Isend { dst, bytes, tag, .. } => {
                 format!("{}(dst={dst}, bytes={bytes}, tag={tag})", self.name())
             }
-            OpSpec::Recv { src, tag: t } | OpSpec::Irecv { src, tag: t } => {
+            OpSpec::Recv { src, tag: t, .. } | OpSpec::Irecv { src, tag: t, .. } => {
                 format!("{}(src={}, tag={})", self.name(), peer(src), tag(t))
             }
             OpSpec::Wait { req } => format!("wait(req={req})"),
-            OpSpec::Bcast { root, bytes } => format!("bcast(root={root}, bytes={bytes})"),
-            OpSpec::Allreduce { bytes } | OpSpec::Alltoall { bytes } => format!("{}(bytes={bytes})", self.name()),
+            OpSpec::Bcast { root, bytes, .. } => format!("bcast(root={root}, bytes={bytes})"),
+            OpSpec::Allreduce { bytes, .. } | OpSpec::Alltoall { bytes, .. } => format!("{}(bytes={bytes})", self.name()),
             OpSpec::Sleep { seconds } => format!("sleep(seconds={seconds})"),
-            OpSpec::Waitall | OpSpec::Barrier => self.name().to_string(),
-            OpSpec::Sendrecv { dst, bytes, tag: t, src, recvtag } => {
+            OpSpec::Waitall | OpSpec::Barrier { .. } => self.name().to_string(),
+            OpSpec::Sendrecv { dst, bytes, tag: t, src, recvtag, .. } => {
                 format!("sendrecv(dst={dst}, bytes={bytes}, tag={t}, src={}, recvtag={})", peer(src), tag(recvtag))
             }
-            OpSpec::Reduce { root, bytes } | OpSpec::Gather { root, bytes } | OpSpec::Scatter { root, bytes } => {
+            OpSpec::Reduce { root, bytes, .. } | OpSpec::Gather { root, bytes, .. } | OpSpec::Scatter { root, bytes, .. } => {
                 format!("{}(root={root}, bytes={bytes})", self.name())
             }
-            OpSpec::Allgather { bytes } | OpSpec::Scan { bytes } | OpSpec::Exscan { bytes } => {
+            OpSpec::Allgather { bytes, .. } | OpSpec::Scan { bytes, .. } | OpSpec::Exscan { bytes, .. } => {
                 format!("{}(bytes={bytes})", self.name())
             }
-            OpSpec::Gatherv { root, bytes } | OpSpec::Scatterv { root, bytes } => {
+            OpSpec::Gatherv { root, bytes, .. } | OpSpec::Scatterv { root, bytes, .. } => {
                 format!("{}(root={root}, bytes=[{} values, total {}])", self.name(), bytes.len(), bytes.iter().sum::<f64>())
             }
-            OpSpec::Allgatherv { bytes } | OpSpec::Alltoallv { bytes } | OpSpec::ReduceScatter { bytes } => {
+            OpSpec::Allgatherv { bytes, .. } | OpSpec::Alltoallv { bytes, .. } | OpSpec::ReduceScatter { bytes, .. } => {
                 format!("{}(bytes=[{} values, total {}])", self.name(), bytes.len(), bytes.iter().sum::<f64>())
             }
+            OpSpec::CommSplit { color, key, .. } => format!("comm_split(color={color}, key={key})"),
+            OpSpec::CommDup { .. } => "comm_dup".to_string(),
+        };
+        match self.comm() {
+            0 => text,
+            c => format!("{text} on communicator {c}"),
         }
+    }
+
+    /// The communicator (this rank's id for it) the op works on; 0, the world, for ops
+    /// without one.
+    pub fn comm(&self) -> usize {
+        match self {
+            OpSpec::Send { comm, .. }
+            | OpSpec::Isend { comm, .. }
+            | OpSpec::Recv { comm, .. }
+            | OpSpec::Irecv { comm, .. }
+            | OpSpec::Sendrecv { comm, .. }
+            | OpSpec::Barrier { comm }
+            | OpSpec::Bcast { comm, .. }
+            | OpSpec::Allreduce { comm, .. }
+            | OpSpec::Alltoall { comm, .. }
+            | OpSpec::Reduce { comm, .. }
+            | OpSpec::Gather { comm, .. }
+            | OpSpec::Gatherv { comm, .. }
+            | OpSpec::Scatter { comm, .. }
+            | OpSpec::Scatterv { comm, .. }
+            | OpSpec::Allgather { comm, .. }
+            | OpSpec::Allgatherv { comm, .. }
+            | OpSpec::Alltoallv { comm, .. }
+            | OpSpec::ReduceScatter { comm, .. }
+            | OpSpec::Scan { comm, .. }
+            | OpSpec::Exscan { comm, .. }
+            | OpSpec::CommSplit { comm, .. }
+            | OpSpec::CommDup { comm } => *comm,
+            OpSpec::Compute { .. } | OpSpec::Wait { .. } | OpSpec::Waitall | OpSpec::Sleep { .. } => 0,
+        }
+    }
+
+    /// The same op on the world communicator (ranks' ids for one communicator may differ).
+    fn on_world(&self) -> OpSpec {
+        let mut o = self.clone();
+        match &mut o {
+            OpSpec::Send { comm, .. }
+            | OpSpec::Isend { comm, .. }
+            | OpSpec::Recv { comm, .. }
+            | OpSpec::Irecv { comm, .. }
+            | OpSpec::Sendrecv { comm, .. }
+            | OpSpec::Barrier { comm }
+            | OpSpec::Bcast { comm, .. }
+            | OpSpec::Allreduce { comm, .. }
+            | OpSpec::Alltoall { comm, .. }
+            | OpSpec::Reduce { comm, .. }
+            | OpSpec::Gather { comm, .. }
+            | OpSpec::Gatherv { comm, .. }
+            | OpSpec::Scatter { comm, .. }
+            | OpSpec::Scatterv { comm, .. }
+            | OpSpec::Allgather { comm, .. }
+            | OpSpec::Allgatherv { comm, .. }
+            | OpSpec::Alltoallv { comm, .. }
+            | OpSpec::ReduceScatter { comm, .. }
+            | OpSpec::Scan { comm, .. }
+            | OpSpec::Exscan { comm, .. }
+            | OpSpec::CommSplit { comm, .. }
+            | OpSpec::CommDup { comm } => *comm = 0,
+            OpSpec::Compute { .. } | OpSpec::Wait { .. } | OpSpec::Waitall | OpSpec::Sleep { .. } => {}
+        }
+        o
     }
 
     fn is_collective(&self) -> bool {
@@ -270,16 +355,21 @@ impl OpSpec {
         }
     }
 
-    /// Whether `other`, called by another rank, is the same collective call: the same
-    /// arguments, except the size lists of `alltoallv` (each rank's own sends), `gatherv`
-    /// (each rank sends its own entry) and `scatterv` (the root's list counts).
+    /// Whether `other`, called by another rank on the same communicator, is the same
+    /// collective call: the same arguments, except the size lists of `alltoallv` (each
+    /// rank's own sends), `gatherv` (each rank sends its own entry) and `scatterv` (the
+    /// root's list counts), and `comm_split`'s color and key.
     fn same_collective(&self, other: &OpSpec) -> bool {
         match (self, other) {
-            (OpSpec::Alltoallv { bytes: a }, OpSpec::Alltoallv { bytes: b }) => a.len() == b.len(),
+            (OpSpec::Alltoallv { bytes: a, .. }, OpSpec::Alltoallv { bytes: b, .. }) => a.len() == b.len(),
             // Only the sender's own entry (gatherv) or the root's list (scatterv) is used.
-            (OpSpec::Gatherv { root: r1, bytes: a }, OpSpec::Gatherv { root: r2, bytes: b })
-            | (OpSpec::Scatterv { root: r1, bytes: a }, OpSpec::Scatterv { root: r2, bytes: b }) => r1 == r2 && a.len() == b.len(),
-            _ => self == other,
+            (OpSpec::Gatherv { root: r1, bytes: a, .. }, OpSpec::Gatherv { root: r2, bytes: b, .. })
+            | (OpSpec::Scatterv { root: r1, bytes: a, .. }, OpSpec::Scatterv { root: r2, bytes: b, .. }) => {
+                r1 == r2 && a.len() == b.len()
+            }
+            // Each rank gives its own color and key.
+            (OpSpec::CommSplit { .. }, OpSpec::CommSplit { .. }) => true,
+            _ => self.on_world() == other.on_world(),
         }
     }
 }
@@ -302,16 +392,17 @@ pub struct TraceSpec {
     pub placement: Option<Vec<HostRef>>,
 }
 
-/// Communication context: user messages never match collective ones (MPI keeps a
-/// separate context per communicator for collectives).
-pub const CTX_USER: u8 = 0;
-pub const CTX_COLLECTIVE: u8 = 1;
+/// Communication contexts: communicator g has 2g for user messages and 2g + 1 for its
+/// collectives, so neither ever matches the other or another communicator's (MPI keeps
+/// a separate context per communicator for collectives). The world's are these two.
+pub const CTX_USER: u32 = 0;
+pub const CTX_COLLECTIVE: u32 = 1;
 
 /// Names of the trace operations, indexed by [`OpSpec::code`] (compact message records).
-pub const OP_NAMES: [&str; 24] = [
+pub const OP_NAMES: [&str; 26] = [
     "compute", "send", "isend", "recv", "irecv", "wait", "waitall", "barrier", "bcast", "allreduce", "alltoall", "sleep",
     "sendrecv", "reduce", "gather", "gatherv", "scatter", "scatterv", "allgather", "allgatherv", "alltoallv",
-    "reduce_scatter", "scan", "exscan",
+    "reduce_scatter", "scan", "exscan", "comm_split", "comm_dup",
 ];
 
 /// Largest number of ranks a trace may have (each rank costs some state in the replay).
@@ -327,9 +418,9 @@ pub enum Step {
     Compute { amount: f64, seconds: bool },
     Sleep { seconds: f64 },
     /// Post a send into request slot `req`.
-    Send { req: u32, dst: u32, bytes: f64, tag: i64, ctx: u8, sync: bool },
+    Send { req: u32, dst: u32, bytes: f64, tag: i64, ctx: u32, sync: bool },
     /// Post a receive into request slot `req`; `None` means any.
-    Recv { req: u32, src: Option<u32>, tag: Option<i64>, ctx: u8 },
+    Recv { req: u32, src: Option<u32>, tag: Option<i64>, ctx: u32 },
     /// Block until these request slots (the first `n` of `reqs`) completed.
     Wait { reqs: [u32; 2], n: u8 },
     /// Block until every user request posted and not waited for yet completed.
@@ -345,8 +436,6 @@ pub struct Cursor {
     pub op: u32,
     round: u32,
     micro: u8,
-    /// Collectives completed so far (the collective's tag).
-    collectives: u32,
     /// User requests posted so far (the next user request's slot).
     pub user_posted: u32,
 }
@@ -450,16 +539,16 @@ fn collective_round(op: &OpSpec, r: usize, p: usize, k: u32) -> Option<Round> {
     let k = k as usize;
     match op {
         // Dissemination: round k exchanges with rank ± 2^k.
-        OpSpec::Barrier => {
+        OpSpec::Barrier { .. } => {
             let mask = 1usize.checked_shl(k as u32).filter(|&m| m < p)?;
             Some(Round::SendRecv { dst: (r + mask) % p, src: (r + p - mask) % p, bytes: 0.0 })
         }
-        OpSpec::Bcast { root, bytes } => binomial_down(r, p, *root, k, |_| *bytes),
-        OpSpec::Scatter { root, bytes } => binomial_down(r, p, *root, k, |n| n as f64 * bytes),
-        OpSpec::Reduce { root, bytes } => binomial_up(r, p, *root, k, |_| *bytes),
-        OpSpec::Gather { root, bytes } => binomial_up(r, p, *root, k, |n| n as f64 * bytes),
+        OpSpec::Bcast { root, bytes, .. } => binomial_down(r, p, *root, k, |_| *bytes),
+        OpSpec::Scatter { root, bytes, .. } => binomial_down(r, p, *root, k, |n| n as f64 * bytes),
+        OpSpec::Reduce { root, bytes, .. } => binomial_up(r, p, *root, k, |_| *bytes),
+        OpSpec::Gather { root, bytes, .. } => binomial_up(r, p, *root, k, |n| n as f64 * bytes),
         // Recursive doubling; the first 2·rem ranks fold pairwise before and unfold after.
-        OpSpec::Allreduce { bytes } => {
+        OpSpec::Allreduce { bytes, .. } => {
             let bytes = *bytes;
             let pof2 = floor_pow2(p);
             let rem = p - pof2;
@@ -489,17 +578,17 @@ fn collective_round(op: &OpSpec, r: usize, p: usize, k: u32) -> Option<Round> {
             None
         }
         // Recursive doubling over partners r XOR 2^k that exist (MPICH's scan and exscan).
-        OpSpec::Scan { bytes } | OpSpec::Exscan { bytes } => {
+        OpSpec::Scan { bytes, .. } | OpSpec::Exscan { bytes, .. } => {
             let mask = 1usize.checked_shl(k as u32).filter(|&m| m < p)?;
             let dst = r ^ mask;
             Some(if dst < p { Round::SendRecv { dst, src: dst, bytes: *bytes } } else { Round::Skip })
         }
-        OpSpec::Alltoall { bytes } => pairwise(r, p, k, |_| *bytes),
-        OpSpec::Alltoallv { bytes } | OpSpec::ReduceScatter { bytes } => pairwise(r, p, k, |dst| bytes[dst]),
-        OpSpec::Allgather { bytes } => ring(r, p, k, |_| *bytes),
-        OpSpec::Allgatherv { bytes } => ring(r, p, k, |owner| bytes[owner]),
-        OpSpec::Gatherv { root, bytes } => linear(r, p, *root, k, true, bytes),
-        OpSpec::Scatterv { root, bytes } => linear(r, p, *root, k, false, bytes),
+        OpSpec::Alltoall { bytes, .. } => pairwise(r, p, k, |_| *bytes),
+        OpSpec::Alltoallv { bytes, .. } | OpSpec::ReduceScatter { bytes, .. } => pairwise(r, p, k, |dst| bytes[dst]),
+        OpSpec::Allgather { bytes, .. } => ring(r, p, k, |_| *bytes),
+        OpSpec::Allgatherv { bytes, .. } => ring(r, p, k, |owner| bytes[owner]),
+        OpSpec::Gatherv { root, bytes, .. } => linear(r, p, *root, k, true, bytes),
+        OpSpec::Scatterv { root, bytes, .. } => linear(r, p, *root, k, false, bytes),
         _ => None,
     }
 }
@@ -511,6 +600,13 @@ pub struct Trace {
     pub spec: TraceSpec,
     /// User requests (`isend`/`irecv`) of each rank.
     pub n_user_reqs: Vec<u32>,
+    /// Members (world ranks, in communicator rank order) of every communicator; 0 is the world.
+    comms: Vec<Vec<u32>>,
+    /// Per rank, its communicators by its own id: (communicator, its rank in it).
+    local: Vec<Vec<(u32, u32)>>,
+    /// Per rank and op: a collective's position among its communicator's collectives
+    /// (the tag of its messages); empty for a rank without collectives.
+    coll_seq: Vec<Vec<u32>>,
 }
 
 impl Trace {
@@ -572,37 +668,21 @@ impl Trace {
                 return Err(Error::trace("placement", format!("lists {} hosts for {p} ranks", pl.len())));
             }
         }
-        let reference = collectives(&spec.ranks[0]);
+        let comms = resolve_comms(&spec.ranks)?;
         let mut n_user_reqs = Vec::with_capacity(p);
         for (r, ops) in spec.ranks.iter().enumerate() {
-            // All ranks must call the same collectives in the same order.
-            let mine = collectives(ops);
-            for (k, (i, op)) in mine.iter().enumerate() {
-                match reference.get(k) {
-                    Some((_, want)) if want.same_collective(op) => {}
-                    Some((_, want)) => {
-                        return Err(Error::trace(
-                            format!("ranks[{r}][{i}]"),
-                            format!("collective #{k} is `{}` but rank 0's is `{}`", op.describe(), want.describe()),
-                        ))
-                    }
-                    None => {
-                        return Err(Error::trace(
-                            format!("ranks[{r}][{i}]"),
-                            format!("collective #{k} `{}` has no counterpart on rank 0", op.describe()),
-                        ))
-                    }
-                }
-            }
-            if mine.len() < reference.len() {
-                return Err(Error::trace(
-                    format!("ranks[{r}]"),
-                    format!("calls {} collectives but rank 0 calls {}", mine.len(), reference.len()),
-                ));
-            }
-            n_user_reqs.push(validate_rank(r, p, ops)?);
+            let sizes: Vec<usize> = comms.local[r].iter().map(|&(g, _)| comms.members[g as usize].len()).collect();
+            n_user_reqs.push(validate_rank(r, &sizes, ops)?);
         }
-        Ok(Trace { spec, n_user_reqs })
+        let coll_seq = match_collectives(&spec.ranks, &comms)?;
+        Ok(Trace { spec, n_user_reqs, comms: comms.members, local: comms.local, coll_seq })
+    }
+
+    /// Rank `r`'s communicator `comm` (its own id): the communicator's members and `r`'s
+    /// rank in it.
+    fn comm_of(&self, r: usize, comm: usize) -> (u32, &[u32], usize) {
+        let (g, me) = self.local[r][comm];
+        (g, &self.comms[g as usize], me as usize)
     }
 
     /// First scratch request slot of rank `r` (after its user requests).
@@ -635,18 +715,18 @@ impl Trace {
     /// past the end of the program.
     fn settle(&self, r: usize, c: &mut Cursor) {
         let ops = &self.spec.ranks[r];
-        let n = self.n_ranks();
         while (c.op as usize) < ops.len() {
             let op = &ops[c.op as usize];
             if op.is_collective() {
-                match collective_round(op, r, n, c.round) {
+                let (_, members, me) = self.comm_of(r, op.comm());
+                match collective_round(op, me, members.len(), c.round) {
                     Some(round) if c.micro < round.len() => return,
                     Some(_) => {
                         c.round += 1;
                         c.micro = 0;
                         continue;
                     }
-                    None => c.collectives += 1,
+                    None => {}
                 }
             } else if let Some(n) = op.blocking_steps() {
                 // Post, then wait.
@@ -671,40 +751,48 @@ impl Trace {
     pub fn step(&self, r: usize, c: &Cursor) -> Step {
         let op = &self.spec.ranks[r][c.op as usize];
         let (a, b) = (self.scratch_slot(r), self.scratch_slot(r) + 1);
-        let tag = c.collectives as i64;
+        let (g, members, me) = self.comm_of(r, op.comm());
+        // Ranks in the op are ranks in its communicator.
+        let world = |x: usize| members[x];
+        let from = |p: Peer| match p {
+            Peer::Rank(s) => Some(world(s)),
+            Peer::Any => None,
+        };
+        let (user, coll) = (2 * g, 2 * g + 1);
         let round = match *op {
             OpSpec::Compute { flops: Some(f), .. } => return Step::Compute { amount: f, seconds: false },
             OpSpec::Compute { seconds, .. } => return Step::Compute { amount: seconds.unwrap_or(0.0), seconds: true },
             OpSpec::Sleep { seconds } => return Step::Sleep { seconds },
-            OpSpec::Isend { dst, bytes, tag, sync } => {
-                return Step::Send { req: c.user_posted, dst: dst as u32, bytes, tag, ctx: CTX_USER, sync }
+            OpSpec::Isend { dst, bytes, tag, sync, .. } => {
+                return Step::Send { req: c.user_posted, dst: world(dst), bytes, tag, ctx: user, sync }
             }
-            OpSpec::Irecv { src, tag } => return Step::Recv { req: c.user_posted, src: peer(src), tag: tag_of(tag), ctx: CTX_USER },
+            OpSpec::Irecv { src, tag, .. } => return Step::Recv { req: c.user_posted, src: from(src), tag: tag_of(tag), ctx: user },
             OpSpec::Wait { req } => return Step::Wait { reqs: [req as u32, 0], n: 1 },
             OpSpec::Waitall => return Step::WaitAll,
-            OpSpec::Send { dst, bytes, tag, sync } => {
+            OpSpec::Send { dst, bytes, tag, sync, .. } => {
                 return match c.micro {
-                    0 => Step::Send { req: a, dst: dst as u32, bytes, tag, ctx: CTX_USER, sync },
+                    0 => Step::Send { req: a, dst: world(dst), bytes, tag, ctx: user, sync },
                     _ => Step::Wait { reqs: [a, 0], n: 1 },
                 }
             }
-            OpSpec::Recv { src, tag } => {
+            OpSpec::Recv { src, tag, .. } => {
                 return match c.micro {
-                    0 => Step::Recv { req: a, src: peer(src), tag: tag_of(tag), ctx: CTX_USER },
+                    0 => Step::Recv { req: a, src: from(src), tag: tag_of(tag), ctx: user },
                     _ => Step::Wait { reqs: [a, 0], n: 1 },
                 }
             }
-            OpSpec::Sendrecv { dst, bytes, tag, src, recvtag } => {
+            OpSpec::Sendrecv { dst, bytes, tag, src, recvtag, .. } => {
                 return match c.micro {
-                    0 => Step::Send { req: a, dst: dst as u32, bytes, tag, ctx: CTX_USER, sync: false },
-                    1 => Step::Recv { req: b, src: peer(src), tag: tag_of(recvtag), ctx: CTX_USER },
+                    0 => Step::Send { req: a, dst: world(dst), bytes, tag, ctx: user, sync: false },
+                    1 => Step::Recv { req: b, src: from(src), tag: tag_of(recvtag), ctx: user },
                     _ => Step::Wait { reqs: [a, b], n: 2 },
                 }
             }
-            _ => collective_round(op, r, self.n_ranks(), c.round).expect("settled cursor is on a round"),
+            _ => collective_round(op, me, members.len(), c.round).expect("settled cursor is on a round"),
         };
-        let send = |req, dst: usize, bytes: f64| Step::Send { req, dst: dst as u32, bytes, tag, ctx: CTX_COLLECTIVE, sync: false };
-        let recv = |req, src: usize| Step::Recv { req, src: Some(src as u32), tag: Some(tag), ctx: CTX_COLLECTIVE };
+        let tag = self.coll_seq[r][c.op as usize] as i64;
+        let send = |req, dst: usize, bytes: f64| Step::Send { req, dst: world(dst), bytes, tag, ctx: coll, sync: false };
+        let recv = |req, src: usize| Step::Recv { req, src: Some(world(src)), tag: Some(tag), ctx: coll };
         match (round, c.micro) {
             (Round::Send { to, bytes }, 0) => send(a, to, bytes),
             (Round::Recv(s), 0) => recv(a, s),
@@ -718,13 +806,6 @@ impl Trace {
     }
 }
 
-fn peer(p: Peer) -> Option<u32> {
-    match p {
-        Peer::Rank(s) => Some(s as u32),
-        Peer::Any => None,
-    }
-}
-
 fn tag_of(t: TagSpec) -> Option<i64> {
     match t {
         TagSpec::Value(v) => Some(v),
@@ -732,19 +813,215 @@ fn tag_of(t: TagSpec) -> Option<i64> {
     }
 }
 
-fn collectives(ops: &[OpSpec]) -> Vec<(usize, &OpSpec)> {
-    ops.iter().enumerate().filter(|(_, o)| o.is_collective()).collect()
+/// The communicators of a trace: members of each (0 is the world) and, per rank, its
+/// communicators by its own id with its rank in each.
+struct Comms {
+    members: Vec<Vec<u32>>,
+    local: Vec<Vec<(u32, u32)>>,
 }
 
-/// Check rank `r`'s ops (ranks, sizes, tags, requests); returns its user request count.
-fn validate_rank(r: usize, p: usize, ops: &[OpSpec]) -> Result<u32> {
+/// A communicator creation of one rank: its op index, the parent (its own id for it),
+/// and the split's (color, key) (`None` for a dup).
+struct Creation {
+    op: usize,
+    parent: usize,
+    split: Option<(i64, i64)>,
+}
+
+/// Work out every communicator `comm_split`/`comm_dup` create. Each creation is collective
+/// over its parent: the n-th creation on a communicator is the n-th of every member. A
+/// rank's ids follow its own creation order, so creations resolve in each rank's program
+/// order, one communicator at a time, until none is left.
+fn resolve_comms(ranks: &[Vec<OpSpec>]) -> Result<Comms> {
+    let p = ranks.len();
+    let mut members: Vec<Vec<u32>> = vec![(0..p as u32).collect()];
+    let mut local: Vec<Vec<(u32, u32)>> = (0..p).map(|r| vec![(0, r as u32)]).collect();
+    let mut creations: Vec<Vec<Creation>> = Vec::with_capacity(p);
+    for (r, ops) in ranks.iter().enumerate() {
+        // Ids this rank holds at each point: the world, plus one per creation that gave it one.
+        let mut held = 1usize;
+        let mut mine = Vec::new();
+        for (i, op) in ops.iter().enumerate() {
+            let c = op.comm();
+            if c >= held {
+                return Err(Error::trace(
+                    format!("ranks[{r}][{i}].comm"),
+                    format!("communicator {c} does not exist here (this rank holds {held}: 0 is the world, then one per comm_split/comm_dup it got)"),
+                ));
+            }
+            match *op {
+                OpSpec::CommSplit { comm, color, key } => {
+                    if color < -1 {
+                        return Err(Error::trace(format!("ranks[{r}][{i}].color"), format!("must be >= 0, or -1 for MPI_UNDEFINED, got {color}")));
+                    }
+                    mine.push(Creation { op: i, parent: comm, split: Some((color, key)) });
+                    held += (color >= 0) as usize;
+                }
+                OpSpec::CommDup { comm } => {
+                    mine.push(Creation { op: i, parent: comm, split: None });
+                    held += 1;
+                }
+                _ => {}
+            }
+        }
+        creations.push(mine);
+    }
+    if creations.iter().all(|c| c.is_empty()) {
+        return Ok(Comms { members, local });
+    }
+    let mut next = vec![0usize; p];
+    loop {
+        let mut progress = false;
+        let mut g = 0;
+        while g < members.len() {
+            // Every member's next creation must be on communicator g.
+            let ready = members[g].iter().all(|&m| {
+                let m = m as usize;
+                creations[m].get(next[m]).is_some_and(|c| local[m][c.parent].0 as usize == g)
+            });
+            if !ready {
+                g += 1;
+                continue;
+            }
+            let group = members[g].clone();
+            let first = &creations[group[0] as usize][next[group[0] as usize]];
+            let is_split = first.split.is_some();
+            for &m in &group {
+                let c = &creations[m as usize][next[m as usize]];
+                if c.split.is_some() != is_split {
+                    return Err(Error::trace(
+                        format!("ranks[{m}][{}]", c.op),
+                        format!("rank {} calls {} here on the same communicator", group[0], if is_split { "comm_split" } else { "comm_dup" }),
+                    ));
+                }
+            }
+            if is_split {
+                // (color, key, rank in the parent, world rank), grouped by color.
+                let mut by: Vec<(i64, i64, usize, u32)> = group
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(idx, &m)| {
+                        let (color, key) = creations[m as usize][next[m as usize]].split.expect("a split");
+                        (color >= 0).then_some((color, key, idx, m))
+                    })
+                    .collect();
+                by.sort_unstable();
+                for chunk in by.chunk_by(|x, y| x.0 == y.0) {
+                    let id = members.len() as u32;
+                    members.push(chunk.iter().map(|x| x.3).collect());
+                    for (rank_in, x) in chunk.iter().enumerate() {
+                        local[x.3 as usize].push((id, rank_in as u32));
+                    }
+                }
+            } else {
+                let id = members.len() as u32;
+                members.push(group.clone());
+                for (rank_in, &m) in group.iter().enumerate() {
+                    local[m as usize].push((id, rank_in as u32));
+                }
+            }
+            for &m in &group {
+                next[m as usize] += 1;
+            }
+            progress = true;
+            g += 1;
+        }
+        if !progress {
+            break;
+        }
+    }
+    if let Some(r) = (0..p).find(|&r| next[r] < creations[r].len()) {
+        let c = &creations[r][next[r]];
+        return Err(Error::trace(
+            format!("ranks[{r}][{}]", c.op),
+            format!(
+                "this {} on communicator {} is not matched: every member of that communicator must create communicators on it in the same order",
+                if c.split.is_some() { "comm_split" } else { "comm_dup" },
+                c.parent
+            ),
+        ));
+    }
+    Ok(Comms { members, local })
+}
+
+/// Check that the members of every communicator call the same collectives on it in the
+/// same order; returns each collective's position in its communicator's sequence.
+fn match_collectives(ranks: &[Vec<OpSpec>], comms: &Comms) -> Result<Vec<Vec<u32>>> {
+    // Per rank and own communicator id: the op indices of its collectives there.
+    let mut lists: Vec<Vec<Vec<usize>>> = Vec::with_capacity(ranks.len());
+    let mut seq: Vec<Vec<u32>> = Vec::with_capacity(ranks.len());
+    for (r, ops) in ranks.iter().enumerate() {
+        let mut mine: Vec<Vec<usize>> = vec![Vec::new(); comms.local[r].len()];
+        let mut positions = Vec::new();
+        for (i, op) in ops.iter().enumerate() {
+            if op.is_collective() {
+                if positions.is_empty() {
+                    positions = vec![0u32; ops.len()];
+                }
+                let list = &mut mine[op.comm()];
+                positions[i] = list.len() as u32;
+                list.push(i);
+            }
+        }
+        lists.push(mine);
+        seq.push(positions);
+    }
+    // Each member's own id for every communicator.
+    let mut ids: Vec<Vec<usize>> = comms.members.iter().map(|m| vec![0; m.len()]).collect();
+    for row in &comms.local {
+        for (id, &(g, me)) in row.iter().enumerate() {
+            ids[g as usize][me as usize] = id;
+        }
+    }
+    for (g, members) in comms.members.iter().enumerate() {
+        let r0 = members[0] as usize;
+        let reference = &lists[r0][ids[g][0]];
+        for (idx, &m) in members.iter().enumerate().skip(1) {
+            let m = m as usize;
+            let mine = &lists[m][ids[g][idx]];
+            let on = if g == 0 { String::new() } else { format!(" on its communicator {}", ids[g][idx]) };
+            for (k, &i) in mine.iter().enumerate() {
+                let op = &ranks[m][i];
+                match reference.get(k) {
+                    Some(&j) if ranks[r0][j].same_collective(op) => {}
+                    Some(&j) => {
+                        return Err(Error::trace(
+                            format!("ranks[{m}][{i}]"),
+                            format!("collective #{k}{on} is `{}` but rank {r0}'s is `{}`", op.describe(), ranks[r0][j].describe()),
+                        ))
+                    }
+                    None => {
+                        return Err(Error::trace(
+                            format!("ranks[{m}][{i}]"),
+                            format!("collective #{k} `{}`{on} has no counterpart on rank {r0}", op.describe()),
+                        ))
+                    }
+                }
+            }
+            if mine.len() < reference.len() {
+                let on = if g == 0 { String::new() } else { format!(" on a shared communicator") };
+                return Err(Error::trace(
+                    format!("ranks[{m}]"),
+                    format!("calls {} collectives{on} but rank {r0} calls {}", mine.len(), reference.len()),
+                ));
+            }
+        }
+    }
+    Ok(seq)
+}
+
+/// Check rank `r`'s ops (ranks, sizes, tags, requests) given the size of each of its
+/// communicators; returns its user request count.
+fn validate_rank(r: usize, comm_sizes: &[usize], ops: &[OpSpec]) -> Result<u32> {
     // Per user request (posting order): already waited for?
     let mut waited: Vec<bool> = Vec::new();
     for (i, op) in ops.iter().enumerate() {
+        let p = comm_sizes[op.comm()];
         let field = |name: &str| format!("ranks[{r}][{i}].{name}");
         let rank_ok = |name: &str, v: usize| -> Result<()> {
             if v >= p {
-                Err(Error::trace(field(name), format!("rank {v} out of range (the trace has {p} ranks)")))
+                let what = if op.comm() == 0 { "the trace".to_string() } else { format!("communicator {}", op.comm()) };
+                Err(Error::trace(field(name), format!("rank {v} out of range ({what} has {p} ranks)")))
             } else {
                 Ok(())
             }
@@ -756,10 +1033,11 @@ fn validate_rank(r: usize, p: usize, ops: &[OpSpec]) -> Result<u32> {
             }
             Ok(())
         };
-        // A size per rank: exactly p of them.
+        // A size per rank of the communicator: exactly p of them.
         let sizes_ok = |v: &[f64]| -> Result<()> {
             if v.len() != p {
-                return Err(Error::trace(field("bytes"), format!("lists {} sizes; the trace has {p} ranks", v.len())));
+                let what = if op.comm() == 0 { "the trace".to_string() } else { format!("communicator {}", op.comm()) };
+                return Err(Error::trace(field("bytes"), format!("lists {} sizes; {what} has {p} ranks", v.len())));
             }
             for (j, &b) in v.iter().enumerate() {
                 size_ok(&format!("bytes[{j}]"), b)?;
@@ -795,25 +1073,25 @@ fn validate_rank(r: usize, p: usize, ops: &[OpSpec]) -> Result<u32> {
                 *done = true;
             }
             OpSpec::Waitall => waited.iter_mut().for_each(|w| *w = true),
-            OpSpec::Barrier => {}
-            OpSpec::Bcast { root, bytes } => {
+            OpSpec::Barrier { .. } | OpSpec::CommSplit { .. } | OpSpec::CommDup { .. } => {}
+            OpSpec::Bcast { root, bytes, .. } => {
                 rank_ok("root", *root)?;
                 size_ok("bytes", *bytes)?;
             }
-            OpSpec::Allreduce { bytes }
-            | OpSpec::Alltoall { bytes }
-            | OpSpec::Allgather { bytes }
-            | OpSpec::Scan { bytes }
-            | OpSpec::Exscan { bytes } => size_ok("bytes", *bytes)?,
-            OpSpec::Reduce { root, bytes } | OpSpec::Gather { root, bytes } | OpSpec::Scatter { root, bytes } => {
+            OpSpec::Allreduce { bytes, .. }
+            | OpSpec::Alltoall { bytes, .. }
+            | OpSpec::Allgather { bytes, .. }
+            | OpSpec::Scan { bytes, .. }
+            | OpSpec::Exscan { bytes, .. } => size_ok("bytes", *bytes)?,
+            OpSpec::Reduce { root, bytes, .. } | OpSpec::Gather { root, bytes, .. } | OpSpec::Scatter { root, bytes, .. } => {
                 rank_ok("root", *root)?;
                 size_ok("bytes", *bytes)?;
             }
-            OpSpec::Gatherv { root, bytes } | OpSpec::Scatterv { root, bytes } => {
+            OpSpec::Gatherv { root, bytes, .. } | OpSpec::Scatterv { root, bytes, .. } => {
                 rank_ok("root", *root)?;
                 sizes_ok(bytes)?;
             }
-            OpSpec::Allgatherv { bytes } | OpSpec::Alltoallv { bytes } | OpSpec::ReduceScatter { bytes } => sizes_ok(bytes)?,
+            OpSpec::Allgatherv { bytes, .. } | OpSpec::Alltoallv { bytes, .. } | OpSpec::ReduceScatter { bytes, .. } => sizes_ok(bytes)?,
             OpSpec::Sendrecv { dst, bytes, tag, src, .. } => {
                 rank_ok("dst", *dst)?;
                 size_ok("bytes", *bytes)?;
@@ -864,7 +1142,7 @@ mod tests {
     #[test]
     fn every_send_has_its_receive() {
         // For each collective and rank count, the (src, dst) pairs sent equal those received.
-        let ops = [OpSpec::Barrier, OpSpec::Bcast { root: 2, bytes: 8.0 }, OpSpec::Allreduce { bytes: 8.0 }, OpSpec::Alltoall { bytes: 8.0 }];
+        let ops = [OpSpec::Barrier { comm: 0 }, OpSpec::Bcast { root: 2, bytes: 8.0, comm: 0 }, OpSpec::Allreduce { bytes: 8.0, comm: 0 }, OpSpec::Alltoall { bytes: 8.0, comm: 0 }];
         for op in ops {
             for p in [3usize, 4, 5, 6, 7, 8, 13] {
                 let t = uniform(p, op.clone());
@@ -874,7 +1152,7 @@ mod tests {
                 got.sort_unstable();
                 assert_eq!(sent, got, "{} on {p} ranks", op.name());
                 let expected = match op {
-                    OpSpec::Barrier => p * (usize::BITS - (p - 1).leading_zeros()) as usize,
+                    OpSpec::Barrier { .. } => p * (usize::BITS - (p - 1).leading_zeros()) as usize,
                     OpSpec::Bcast { .. } => p - 1,
                     OpSpec::Allreduce { .. } => {
                         let pof2 = floor_pow2(p);
@@ -914,16 +1192,16 @@ mod tests {
             let root = p / 2;
             let cases: Vec<(OpSpec, usize, f64)> = vec![
                 // (op, messages, bytes moved in all)
-                (OpSpec::Reduce { root, bytes: 8.0 }, p - 1, 8.0 * (p - 1) as f64),
+                (OpSpec::Reduce { root, bytes: 8.0, comm: 0 }, p - 1, 8.0 * (p - 1) as f64),
                 // Binomial gather/scatter: every non-root block crosses one edge per tree level it climbs.
-                (OpSpec::Gather { root, bytes: 4.0 }, p - 1, f64::NAN),
-                (OpSpec::Scatter { root, bytes: 4.0 }, p - 1, f64::NAN),
-                (OpSpec::Gatherv { root, bytes: sizes.clone() }, p - 1, total - sizes[root]),
-                (OpSpec::Scatterv { root, bytes: sizes.clone() }, p - 1, total - sizes[root]),
-                (OpSpec::Allgather { bytes: 4.0 }, p * (p - 1), 4.0 * (p * (p - 1)) as f64),
-                (OpSpec::Allgatherv { bytes: sizes.clone() }, p * (p - 1), (p - 1) as f64 * total),
-                (OpSpec::ReduceScatter { bytes: sizes.clone() }, p * (p - 1), (p - 1) as f64 * total),
-                (OpSpec::Scan { bytes: 8.0 }, f64::NAN as usize, f64::NAN),
+                (OpSpec::Gather { root, bytes: 4.0, comm: 0 }, p - 1, f64::NAN),
+                (OpSpec::Scatter { root, bytes: 4.0, comm: 0 }, p - 1, f64::NAN),
+                (OpSpec::Gatherv { root, bytes: sizes.clone(), comm: 0 }, p - 1, total - sizes[root]),
+                (OpSpec::Scatterv { root, bytes: sizes.clone(), comm: 0 }, p - 1, total - sizes[root]),
+                (OpSpec::Allgather { bytes: 4.0, comm: 0 }, p * (p - 1), 4.0 * (p * (p - 1)) as f64),
+                (OpSpec::Allgatherv { bytes: sizes.clone(), comm: 0 }, p * (p - 1), (p - 1) as f64 * total),
+                (OpSpec::ReduceScatter { bytes: sizes.clone(), comm: 0 }, p * (p - 1), (p - 1) as f64 * total),
+                (OpSpec::Scan { bytes: 8.0, comm: 0 }, f64::NAN as usize, f64::NAN),
             ];
             for (op, n, bytes) in cases {
                 let t = uniform(p, op.clone());
@@ -947,7 +1225,7 @@ mod tests {
                 }
             }
             // Scan: partners r XOR 2^k below p, both ways.
-            let t = uniform(p, OpSpec::Scan { bytes: 8.0 });
+            let t = uniform(p, OpSpec::Scan { bytes: 8.0, comm: 0 });
             let expected: usize = (0..p).map(|r| (0..).map(|k| 1usize << k).take_while(|&m| m < p).filter(|&m| r ^ m < p).count()).sum();
             assert_eq!(messages(&t, p).0.len(), expected);
         }
@@ -957,14 +1235,14 @@ mod tests {
     fn alltoallv_sends_each_rank_its_own_sizes() {
         let p = 5;
         let ranks: Vec<Vec<OpSpec>> =
-            (0..p).map(|r| vec![OpSpec::Alltoallv { bytes: (0..p).map(|d| (100 * r + d) as f64).collect() }]).collect();
+            (0..p).map(|r| vec![OpSpec::Alltoallv { bytes: (0..p).map(|d| (100 * r + d) as f64).collect(), comm: 0 }]).collect();
         let t = Trace::from_spec(TraceSpec { ranks, placement: None }).unwrap();
         let (sent, got) = messages(&t, p);
         assert_eq!(sent.len(), p * (p - 1));
         assert_eq!(sent.iter().map(|&(s, d, _)| (s, d)).collect::<Vec<_>>(), got);
         assert!(sent.iter().all(|&(s, d, b)| b == (100 * s + d) as u64));
         // Other v-collectives must agree across ranks.
-        let ranks = vec![vec![OpSpec::Gatherv { root: 0, bytes: vec![1.0, 2.0] }], vec![OpSpec::Gatherv { root: 1, bytes: vec![1.0, 2.0] }]];
+        let ranks = vec![vec![OpSpec::Gatherv { root: 0, bytes: vec![1.0, 2.0], comm: 0 }], vec![OpSpec::Gatherv { root: 1, bytes: vec![1.0, 2.0], comm: 0 }]];
         let e = Trace::from_spec(TraceSpec { ranks, placement: None }).unwrap_err();
         assert!(e.reason.contains("rank 0's is"), "{e}");
         let e = Trace::from_json(r#"{"ranks": [[{"op": "allgatherv", "bytes": [1, 2, 3]}], [{"op": "allgatherv", "bytes": [1, 2, 3]}]]}"#).unwrap_err();
@@ -1012,7 +1290,7 @@ mod tests {
 
     #[test]
     fn binomial_bcast_sends_largest_subtree_first() {
-        let ranks = vec![vec![OpSpec::Bcast { root: 0, bytes: 8.0 }]; 8];
+        let ranks = vec![vec![OpSpec::Bcast { root: 0, bytes: 8.0, comm: 0 }]; 8];
         let t = Trace::from_spec(TraceSpec { ranks, placement: None }).unwrap();
         assert_eq!(sends(&t, 0), vec![4, 2, 1]);
         assert_eq!(sends(&t, 4), vec![6, 5]);
@@ -1035,5 +1313,77 @@ mod tests {
         assert!(e.reason.contains("collectives"), "{e}");
         let e = Trace::from_json(r#"{"ranks": [[{"op": "recv", "src": 0, "bogus": 1}]]}"#).unwrap_err();
         assert!(e.reason.contains("unknown field"), "{e}");
+    }
+
+    fn trace(json: &str) -> Trace {
+        Trace::from_json(json).unwrap()
+    }
+
+    #[test]
+    fn comm_split_groups_by_color_and_orders_by_key() {
+        // 6 ranks split by parity with key = -rank: the even group is (4, 2, 0), the odd
+        // (5, 3, 1). A bcast from comm rank 0 then starts at world rank 4, resp. 5.
+        let ranks: Vec<String> = (0..6)
+            .map(|r| format!(r#"[{{"op": "comm_split", "color": {}, "key": {}}}, {{"op": "bcast", "root": 0, "bytes": 8, "comm": 1}}]"#, r % 2, -(r as i64)))
+            .collect();
+        let t = trace(&format!(r#"{{"ranks": [{}]}}"#, ranks.join(",")));
+        assert_eq!(t.comms, vec![vec![0, 1, 2, 3, 4, 5], vec![4, 2, 0], vec![5, 3, 1]]);
+        assert_eq!(sends(&t, 4), vec![0, 2]); // binomial: comm rank 0 → 2 (world 0), then → 1 (world 2)
+        assert_eq!(sends(&t, 5), vec![1, 3]);
+        assert_eq!(recvs(&t, 0), vec![4]);
+        // Each communicator's collectives have their own context: 2g + 1.
+        assert!(steps(&t, 4).iter().all(|s| !matches!(s, Step::Send { ctx, .. } if *ctx != 3)));
+        assert!(steps(&t, 5).iter().all(|s| !matches!(s, Step::Send { ctx, .. } if *ctx != 5)));
+    }
+
+    #[test]
+    fn the_same_communicator_may_have_different_ids_on_different_ranks() {
+        // Split the world into A = {0, 1} and B = {2, 3}; A dups itself (ids 2 on 0 and 1);
+        // then the whole world splits again into one group C: id 3 on ranks 0, 1 and id 2
+        // on ranks 2, 3. An allreduce on C matches across those ids.
+        let a = r#"{"op": "comm_split", "color": 0}, {"op": "comm_dup", "comm": 1}, {"op": "comm_split", "color": 7}, {"op": "allreduce", "bytes": 8, "comm": 3}"#;
+        let b = r#"{"op": "comm_split", "color": 1}, {"op": "comm_split", "color": 7}, {"op": "allreduce", "bytes": 8, "comm": 2}"#;
+        let t = trace(&format!(r#"{{"ranks": [[{a}], [{a}], [{b}], [{b}]]}}"#));
+        assert_eq!(t.comms.len(), 5); // world, A, B, dup of A, C
+        assert_eq!(t.comms[4], vec![0, 1, 2, 3]);
+        assert_eq!(sends(&t, 0), vec![1, 2]); // recursive doubling over C
+        // Point-to-point on a communicator: dst is a rank in it, its context 2g.
+        let t = trace(
+            r#"{"ranks": [[{"op": "comm_split", "color": 0, "key": 1}, {"op": "recv", "src": "any", "comm": 1}],
+                          [{"op": "comm_split", "color": 0, "key": 0}, {"op": "send", "dst": 1, "bytes": 4, "comm": 1}]]}"#,
+        );
+        assert!(matches!(steps(&t, 1)[0], Step::Send { dst: 0, ctx: 2, .. }));
+        assert!(matches!(steps(&t, 0)[0], Step::Recv { src: None, ctx: 2, .. }));
+    }
+
+    #[test]
+    fn bad_communicators_are_errors() {
+        // MPI_UNDEFINED gives no communicator: id 1 does not exist on rank 1.
+        let e = Trace::from_json(
+            r#"{"ranks": [[{"op": "comm_split", "color": 0}, {"op": "barrier", "comm": 1}],
+                          [{"op": "comm_split", "color": -1}, {"op": "barrier", "comm": 1}]]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.field, "ranks[1][1].comm");
+        assert!(e.reason.contains("does not exist"), "{e}");
+        // Rank 0 creates twice on the world, rank 1 once.
+        let e = Trace::from_json(
+            r#"{"ranks": [[{"op": "comm_dup"}, {"op": "comm_dup"}], [{"op": "comm_dup"}]]}"#,
+        )
+        .unwrap_err();
+        assert!(e.reason.contains("not matched") || e.reason.contains("collectives"), "{e}");
+        // A peer outside the communicator.
+        let e = Trace::from_json(
+            r#"{"ranks": [[{"op": "comm_split", "color": 0}, {"op": "send", "dst": 1, "bytes": 1, "comm": 1}],
+                          [{"op": "comm_split", "color": 1}]]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.field, "ranks[0][1].dst");
+        assert!(e.reason.contains("communicator 1 has 1 ranks"), "{e}");
+        // A split mixed with a dup on the same communicator.
+        let e = Trace::from_json(r#"{"ranks": [[{"op": "comm_split", "color": 0}], [{"op": "comm_dup"}]]}"#).unwrap_err();
+        assert!(e.reason.contains("comm_split"), "{e}");
+        let e = Trace::from_json(r#"{"ranks": [[{"op": "comm_split", "color": -2}]]}"#).unwrap_err();
+        assert_eq!(e.field, "ranks[0][0].color");
     }
 }

@@ -64,6 +64,7 @@ pub fn to_platform_and_trace(instance: &Instance, schedule: &Schedule, model: &s
             latency: 0.0,
             // Sends are non-blocking and buffered in the model of §2: all eager.
             eager_threshold: f64::MAX,
+            envelope_bytes: 0.0,
             backbone: None,
             memory_bandwidth: None,
             memory_latency: 0.0,
@@ -84,8 +85,8 @@ pub fn to_platform_and_trace(instance: &Instance, schedule: &Schedule, model: &s
             let mut ops: Vec<OpSpec> = tasks
                 .iter()
                 .map(|t| match t.kind {
-                    TaskKind::Send => OpSpec::Isend { dst: t.peer, bytes: bytes[&t.source], tag: t.source as i64, sync: false },
-                    TaskKind::Recv => OpSpec::Recv { src: Peer::Rank(t.peer), tag: TagSpec::Value(t.source as i64) },
+                    TaskKind::Send => OpSpec::Isend { dst: t.peer, bytes: bytes[&t.source], tag: t.source as i64, sync: false, comm: 0 },
+                    TaskKind::Recv => OpSpec::Recv { src: Peer::Rank(t.peer), tag: TagSpec::Value(t.source as i64), comm: 0 },
                 })
                 .collect();
             ops.push(OpSpec::Waitall);

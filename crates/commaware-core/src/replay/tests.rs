@@ -346,3 +346,23 @@ fn interference_is_clamped_at_zero_and_composes_with_penalty_models() {
     let r = run_observed(&p, &Trace::from_json(t).unwrap(), &opts, crate::interference::compute_rate(&p));
     assert!((r.ranks[0].end - 3.6).abs() < 1e-9, "{}", r.ranks[0].end);
 }
+
+#[test]
+fn envelope_bytes_travel_with_every_message_but_not_into_the_eager_choice() {
+    // 1 MB/s, no latency, envelope 16 bytes, eager below 100 bytes.
+    let p = Platform::from_json(
+        r#"{"cluster": {"count": 2, "speed": 1e9}, "network": {"bandwidth": 1e6, "eager_threshold": 100, "envelope_bytes": 16}}"#,
+    )
+    .unwrap();
+    // 90 bytes: eager on its payload (90 < 100) although 106 bytes travel.
+    let t = Trace::from_json(r#"{"ranks": [[{"op": "send", "dst": 1, "bytes": 90}, {"op": "barrier"}], [{"op": "sleep", "seconds": 1}, {"op": "recv", "src": 0}, {"op": "barrier"}]]}"#).unwrap();
+    let r = simulate(&p, &t, &SimOptions::default()).unwrap();
+    // Rank 0's send is detached, so its message lands at 106e-6 s while rank 1 sleeps;
+    // then the barrier: one zero-payload message each way carrying 16 bytes (16e-6 s).
+    assert!((r.makespan - (1.0 + 16e-6)).abs() < 1e-12, "{}", r.makespan);
+    assert!((r.ranks[0].end - (1.0 + 16e-6)).abs() < 1e-12);
+    // 100 bytes: rendezvous, so its 116 bytes move once rank 1 receives at t = 1.
+    let t = Trace::from_json(r#"{"ranks": [[{"op": "send", "dst": 1, "bytes": 100}, {"op": "barrier"}], [{"op": "sleep", "seconds": 1}, {"op": "recv", "src": 0}, {"op": "barrier"}]]}"#).unwrap();
+    let r = simulate(&p, &t, &SimOptions::default()).unwrap();
+    assert!((r.makespan - (1.0 + 116e-6 + 16e-6)).abs() < 1e-12, "{}", r.makespan);
+}

@@ -84,9 +84,9 @@ pub fn program(g: &GridTiling, schedule: Schedule, t_comp: f64) -> Result<TraceS
                 .map(|&s| {
                     let (src, tag) = (Peer::Rank(s), TagSpec::Value(k));
                     if blocking {
-                        OpSpec::Recv { src, tag }
+                        OpSpec::Recv { src, tag, comm: 0 }
                     } else {
-                        OpSpec::Irecv { src, tag }
+                        OpSpec::Irecv { src, tag, comm: 0 }
                     }
                 })
                 .collect()
@@ -96,9 +96,9 @@ pub fn program(g: &GridTiling, schedule: Schedule, t_comp: f64) -> Result<TraceS
                 .iter()
                 .map(|&(dst, bytes)| {
                     if blocking {
-                        OpSpec::Send { dst, bytes, tag: k, sync: true }
+                        OpSpec::Send { dst, bytes, tag: k, sync: true, comm: 0 }
                     } else {
-                        OpSpec::Isend { dst, bytes, tag: k, sync: false }
+                        OpSpec::Isend { dst, bytes, tag: k, sync: false, comm: 0 }
                     }
                 })
                 .collect()
