@@ -108,3 +108,32 @@ def test_unknown_communicator_is_exit_2(tmp_path):
     proc = run_cli("simulate", str(EXAMPLES / "cluster16.json"), str(path))
     assert proc.returncode == 2
     assert "ranks[0][0].comm" in proc.stderr and "does not exist" in proc.stderr
+
+
+def test_selected_algorithms_change_the_schedule_as_worked_out():
+    # Allreduce of 4 blocks on 4 ranks (power of two: no fold).
+    ranks = [[{"op": "allreduce", "bytes": 4 * BLOCK}] for _ in range(4)]
+    trace = {"ranks": ranks}
+    # Default recursive doubling: 2 rounds of the whole buffer.
+    assert simulate(PLATFORM, trace).makespan == pytest.approx(2 * msg(4), rel=1e-12)
+    # Ring (lr): 2·(4 − 1) rounds of a quarter.
+    assert simulate(PLATFORM, trace, coll="allreduce=lr").makespan == pytest.approx(6 * msg(1), rel=1e-12)
+    # Rabenseifner: halves (2, 1 blocks) then doubles back (1, 2 blocks).
+    assert simulate(PLATFORM, trace, coll="allreduce=rab_rdb").makespan == pytest.approx(2 * msg(2) + 2 * msg(1), rel=1e-12)
+    # The same choice from the platform file, and --coll over it.
+    plat = {**PLATFORM, "network": {**PLATFORM["network"], "collectives": {"allreduce": "lr"}}}
+    assert simulate(plat, trace).makespan == pytest.approx(6 * msg(1), rel=1e-12)
+    assert simulate(plat, trace, coll="allreduce=rdb").makespan == pytest.approx(2 * msg(4), rel=1e-12)
+
+
+def test_bad_collective_choices_are_exit_2(tmp_path):
+    import json
+
+    from conftest import EXAMPLES, run_cli
+
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"ranks": [[{"op": "allgather", "bytes": 8}] for _ in range(6)]}))
+    for coll, words in [("allgather=frob", "no algorithm"), ("ompi", "unknown preset"), ("allgather=rdb", "power-of-two")]:
+        proc = run_cli("simulate", str(EXAMPLES / "cluster16.json"), str(path), "--coll", coll)
+        assert proc.returncode == 2, (coll, proc.stderr)
+        assert words in proc.stderr and "Traceback" not in proc.stderr

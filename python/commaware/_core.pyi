@@ -10,7 +10,7 @@ __all__ = [
     "simulate", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements",
     "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "kernel_run", "kernel_task", "__version__",
     "TileBlock", "tiling_sequential",
-    "taskfarm", "TASKFARM_ALGORITHMS",
+    "taskfarm", "TASKFARM_ALGORITHMS", "COLLECTIVE_ALGORITHMS",
     "tiling_geometry", "tiling_formulas", "tiling_time_step", "tiling_sci_optimum", "tiling_sweep_heights", "tiling_program",
     "tiling_simulate", "TILING_SCHEDULES",
     "WorkloadError", "Workload", "CoschedResult", "load_workload", "nas_workload", "cosched_run", "workload_schema",
@@ -93,6 +93,7 @@ def simulate(
     on_progress: Callable[[float, int, int, int, int, float], object] | None = None,
     progress_every: float = 0.25,
     params: list[tuple[str, float]] = ...,
+    coll: str | None = None,
 ) -> SimResult: ...
 def scheme_penalties(
     text: str, source: str, format: str = "json", model: str = "gige", params: list[tuple[str, float]] = ...
@@ -175,6 +176,8 @@ def multicast_generate(params: str, seed: int) -> MulticastInstance: ...
 def multicast_algorithms() -> list[str]: ...
 
 TASKFARM_ALGORITHMS: list[str]
+#: (collective, its algorithm names, the default first).
+COLLECTIVE_ALGORITHMS: list[tuple[str, list[str]]]
 
 def taskfarm(
     parent: list[int],

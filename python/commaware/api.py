@@ -396,12 +396,15 @@ def simulate(
     on_progress: ProgressCallback | None = None,
     progress_every: float = 0.25,
     params: Mapping[str, float] | Sequence[tuple[str, float]] | None = None,
+    coll: str | None = None,
 ) -> Result:
     """Replay `trace` on `platform`.
 
     model: sharing model (default: the platform's `network.model`).
     params: parameters of the sharing model, over its defaults and (for the platform's own
         model) the platform's `network.parameters`, e.g. {"beta": 0.8} for gige.
+    coll: collective algorithms over the platform's `network.collectives`: a preset
+        (`mpich`) and/or `collective=algorithm` entries, e.g. "bcast=scatter_lr_allgather,allreduce=rab_rdb".
     placement: explicit (the trace's `placement`, else rank i on host i), rrn, rrp or random.
     seed: seed of the random placement.
     record_messages, record_timeline: keep every message / interval in memory for
@@ -428,7 +431,7 @@ def simulate(
                               record_messages=record_messages, record_timeline=record_timeline,
                               json_path=None if json_path is None else str(json_path), on_messages=batches,
                               batch_size=batch_size, on_progress=on_progress, progress_every=progress_every,
-                              params=param_list(params))
+                              params=param_list(params), coll=coll)
     except _core.InputError as exc:
         raise name_source(exc, p, t) from None
     return Result(core)

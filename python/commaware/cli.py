@@ -189,9 +189,12 @@ def main() -> None:
 @click.option("--measured", type=click.Path(dir_okay=False), default=None,
               help="CSV of measured message times (measured_s, and message or src,dst,seq): add the accuracy of "
               "paper 004 §VI-B (E_rel per message, E_abs of the graph and per task).")
+@click.option("--coll", default=None, metavar="SPEC",
+              help="Collective algorithms over the platform's network.collectives: the preset mpich and/or "
+              "collective=algorithm entries, e.g. 'bcast=scatter_lr_allgather,allreduce=rab_rdb' (docs/formats.md lists them).")
 def simulate_cmd(platform: str, trace: str, trace_format: str, model: str | None, placement: str, seed: int, as_json: bool,
                  messages_file: str | None, gantt: str | None, quiet: bool, params: list[tuple[str, float]],
-                 calibration: str | None, measured: str | None) -> None:
+                 calibration: str | None, measured: str | None, coll: str | None) -> None:
     """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network).
 
     Without --json, --messages or --gantt nothing per message is kept: memory follows the
@@ -205,6 +208,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, model: str | None
       commaware simulate examples/cluster16.json examples/master_worker.json --model gige --param beta=0.8
       commaware simulate examples/cluster16.json examples/master_worker.json --calibration fit.json
       commaware simulate examples/cluster16.json run.ti --format ti
+      commaware simulate examples/cluster16.json examples/alltoall.json --coll mpich
     """
     from .output import MESSAGE_FORMATS, MessageFile, deliver
 
@@ -231,7 +235,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, model: str | None
             result = simulate(load_platform(platform), load_trace(trace, format=trace_format), model=model, placement=placement, seed=seed,
                               record_messages=measured is not None, record_timeline=bool(gantt),
                               json_path=None if measured else json_path, on_messages=table,
-                              on_progress=progress, params=params)
+                              on_progress=progress, params=params, coll=coll)
         finally:
             progress.close()
         if table is not None:

@@ -7,6 +7,7 @@
 //! Nothing here knows about Python.
 
 pub mod cosched;
+pub mod collectives;
 pub mod engine;
 pub mod mintree;
 pub mod error;

@@ -113,6 +113,10 @@ pub struct NetworkSpec {
     /// Messages of fewer bytes than this are eager (detached sends); others rendezvous.
     #[serde(default = "default_eager")]
     pub eager_threshold: f64,
+    /// Collective algorithms: `{"preset": "mpich", "bcast": "binomial_tree", ...}` (see
+    /// docs/formats.md); `--coll` entries override these.
+    #[serde(default)]
+    pub collectives: BTreeMap<String, String>,
     /// Bytes added to every message's transfer (headers; SMPI uses 16), zero-byte messages
     /// included; the eager/rendezvous choice looks at the payload only.
     #[serde(default)]

@@ -20,6 +20,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::collectives::Collectives;
 use crate::engine::{ActKind, Completion, ComputeRate, Engine};
 use crate::error::{Error, ErrorKind, Result};
 use crate::placement::{place, Placement};
@@ -36,11 +37,14 @@ pub struct SimOptions {
     /// Parameters of the sharing model (name, value), over its defaults and the
     /// platform's `network.parameters`.
     pub params: Vec<(String, f64)>,
+    /// Collective algorithms (`collective` or `preset`, name), over the platform's
+    /// `network.collectives`.
+    pub collectives: Vec<(String, String)>,
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { model: None, placement: Placement::Explicit, seed: 0, params: Vec::new() }
+        SimOptions { model: None, placement: Placement::Explicit, seed: 0, params: Vec::new(), collectives: Vec::new() }
     }
 }
 
@@ -289,6 +293,8 @@ struct PendingRecv {
 struct Replay<'a, 'o> {
     platform: &'a Platform,
     trace: &'a Trace,
+    /// The collective algorithms of this run.
+    coll: Collectives,
     engine: Engine,
     ranks: Vec<RankState>,
     msgs: Vec<Msg>,
@@ -328,17 +334,22 @@ pub fn simulate_observed(
     let model_name = options.model.clone().unwrap_or_else(|| platform.network.model.clone());
     let model = make_model(&model_name, platform, &options.params)?;
     let hosts = place(platform, trace.n_ranks(), options.placement, trace.spec.placement.as_deref(), options.seed)?;
+    let mut coll = Collectives::default();
+    coll.apply(platform.network.collectives.iter().map(|(k, v)| (k.clone(), v.clone()))).map_err(|e| Error { field: "network.collectives".into(), ..e })?;
+    coll.apply(options.collectives.iter().cloned())?;
+    trace.check_collectives(&coll)?;
     let n = trace.n_ranks();
     let mut rp = Replay {
         platform,
         trace,
+        coll: coll.clone(),
         engine: Engine::new(platform, model, compute_rate),
         ranks: hosts
             .iter()
             .enumerate()
             .map(|(r, &host)| RankState {
                 host,
-                cursor: trace.start(r),
+                cursor: trace.start(r, &coll),
                 blocked: Blocked::No,
                 since: 0.0,
                 waiting: 0,
@@ -451,7 +462,7 @@ impl<'a, 'o> Replay<'a, 'o> {
         let net = &platform.network;
         while !trace.finished(r, &self.ranks[r].cursor) {
             let host = self.ranks[r].host;
-            match trace.step(r, &self.ranks[r].cursor) {
+            match trace.step(r, &self.ranks[r].cursor, &self.coll) {
                 Step::Compute { amount, seconds } => {
                     let flops = if seconds { amount * platform.hosts[host].speed } else { amount };
                     self.engine.start_compute(host, flops, TAG_RANK | r as u64);
@@ -494,7 +505,7 @@ impl<'a, 'o> Replay<'a, 'o> {
                     }
                 }
             }
-            trace.advance(r, &mut self.ranks[r].cursor);
+            trace.advance(r, &mut self.ranks[r].cursor, &self.coll);
         }
         let now = self.now();
         let st = &mut self.ranks[r];
@@ -566,7 +577,7 @@ impl<'a, 'o> Replay<'a, 'o> {
                 }
                 self.interval(r, kind, since, now);
                 if kind != OVERHEAD {
-                    self.trace.advance(r, &mut self.ranks[r].cursor);
+                    self.trace.advance(r, &mut self.ranks[r].cursor, &self.coll);
                 }
             }
             Blocked::Wait => {
@@ -582,7 +593,7 @@ impl<'a, 'o> Replay<'a, 'o> {
                     self.interval(r, OVERHEAD, arrived, now);
                 }
                 self.end_wait(r);
-                self.trace.advance(r, &mut self.ranks[r].cursor);
+                self.trace.advance(r, &mut self.ranks[r].cursor, &self.coll);
             }
             _ => unreachable!("unblock of a rank that is not blocked"),
         }

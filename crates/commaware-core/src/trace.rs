@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
+use crate::collectives::{round, Collectives, Round};
 use crate::error::{check_amount, parse_json, Error, ErrorKind, Result};
 use crate::platform::MAX_EXACT;
 
@@ -440,159 +441,6 @@ pub struct Cursor {
     pub user_posted: u32,
 }
 
-/// One round of a collective: at most one send (of `bytes`) and one receive.
-#[derive(Debug, Clone, Copy)]
-enum Round {
-    Send { to: usize, bytes: f64 },
-    Recv(usize),
-    SendRecv { dst: usize, src: usize, bytes: f64 },
-    /// A round this rank sits out (its algorithm has nothing for it here).
-    Skip,
-}
-
-impl Round {
-    fn len(self) -> u8 {
-        match self {
-            Round::Send { .. } | Round::Recv(_) => 2,
-            Round::SendRecv { .. } => 3,
-            Round::Skip => 0,
-        }
-    }
-}
-
-/// Highest power of two not above `p` (p ≥ 1).
-fn floor_pow2(p: usize) -> usize {
-    1usize << (usize::BITS - 1 - p.leading_zeros())
-}
-
-/// Lowest set bit of `x` (0 for 0).
-fn low_bit(x: usize) -> usize {
-    x & x.wrapping_neg()
-}
-
-/// Round `k` of a binomial tree rooted at `root` that flows towards the root (reduce,
-/// gather): rank `rel` (relative to the root) receives from `rel + 2^k` while bit k of
-/// `rel` is clear, then sends to `rel − 2^k` at its lowest set bit and is done. The sent
-/// message carries `block(subtree size)` bytes.
-fn binomial_up(r: usize, p: usize, root: usize, k: usize, block: impl Fn(usize) -> f64) -> Option<Round> {
-    let mask = 1usize.checked_shl(k as u32).filter(|&m| m < p)?;
-    let rel = (r + p - root) % p;
-    if rel & (mask - 1) != 0 {
-        return None; // sent at a lower bit already
-    }
-    Some(if rel & mask != 0 {
-        Round::Send { to: (rel - mask + root) % p, bytes: block(mask.min(p - rel)) }
-    } else if rel + mask < p {
-        Round::Recv((rel + mask + root) % p)
-    } else {
-        Round::Skip
-    })
-}
-
-/// Round `k` of a binomial tree flowing away from `root` (bcast, scatter): receive from
-/// the parent (if not the root), then send to the children, the largest subtree first;
-/// the message to child `c` carries `block(c's subtree size)` bytes.
-fn binomial_down(r: usize, p: usize, root: usize, k: usize, block: impl Fn(usize) -> f64) -> Option<Round> {
-    let rel = (r + p - root) % p;
-    let has_parent = rel != 0;
-    if has_parent && k == 0 {
-        return Some(Round::Recv((rel - low_bit(rel) + root) % p));
-    }
-    let first = if has_parent { low_bit(rel) >> 1 } else { p.next_power_of_two() >> 1 };
-    let mask = first.checked_shr((k - has_parent as usize) as u32).unwrap_or(0);
-    if mask == 0 {
-        return None;
-    }
-    let child = rel + mask;
-    Some(if child < p { Round::Send { to: (child + root) % p, bytes: block(mask.min(p - child)) } } else { Round::Skip })
-}
-
-/// Pairwise exchange, round k: partner r XOR (k+1) for a power-of-two count, r ± (k+1)
-/// otherwise; `bytes(dst)` is what goes to the destination.
-fn pairwise(r: usize, p: usize, k: usize, bytes: impl Fn(usize) -> f64) -> Option<Round> {
-    let i = k + 1;
-    if i >= p {
-        return None;
-    }
-    let (dst, src) = if p.is_power_of_two() { (r ^ i, r ^ i) } else { ((r + i) % p, (r + p - i) % p) };
-    Some(Round::SendRecv { dst, src, bytes: bytes(dst) })
-}
-
-/// Ring, round k of p − 1: send to r + 1 the block of rank r − k, receive from r − 1.
-fn ring(r: usize, p: usize, k: usize, block_of: impl Fn(usize) -> f64) -> Option<Round> {
-    (k + 1 < p).then(|| Round::SendRecv { dst: (r + 1) % p, src: (r + p - 1) % p, bytes: block_of((r + p - k) % p) })
-}
-
-/// Linear exchange with the root, round k: the root deals with every other rank in rank
-/// order (sending when `to_root` is false), the others make their one transfer.
-fn linear(r: usize, p: usize, root: usize, k: usize, to_root: bool, bytes: &[f64]) -> Option<Round> {
-    if r != root {
-        return (k == 0).then(|| if to_root { Round::Send { to: root, bytes: bytes[r] } } else { Round::Recv(root) });
-    }
-    let i = k + (k >= root) as usize;
-    (i < p).then(|| if to_root { Round::Recv(i) } else { Round::Send { to: i, bytes: bytes[i] } })
-}
-
-/// Round `k` of rank `r`'s part in a collective over `p` ranks (MPICH's algorithms, see
-/// the module doc), or `None` once the rank's part is over.
-fn collective_round(op: &OpSpec, r: usize, p: usize, k: u32) -> Option<Round> {
-    let k = k as usize;
-    match op {
-        // Dissemination: round k exchanges with rank ± 2^k.
-        OpSpec::Barrier { .. } => {
-            let mask = 1usize.checked_shl(k as u32).filter(|&m| m < p)?;
-            Some(Round::SendRecv { dst: (r + mask) % p, src: (r + p - mask) % p, bytes: 0.0 })
-        }
-        OpSpec::Bcast { root, bytes, .. } => binomial_down(r, p, *root, k, |_| *bytes),
-        OpSpec::Scatter { root, bytes, .. } => binomial_down(r, p, *root, k, |n| n as f64 * bytes),
-        OpSpec::Reduce { root, bytes, .. } => binomial_up(r, p, *root, k, |_| *bytes),
-        OpSpec::Gather { root, bytes, .. } => binomial_up(r, p, *root, k, |n| n as f64 * bytes),
-        // Recursive doubling; the first 2·rem ranks fold pairwise before and unfold after.
-        OpSpec::Allreduce { bytes, .. } => {
-            let bytes = *bytes;
-            let pof2 = floor_pow2(p);
-            let rem = p - pof2;
-            let rounds = pof2.trailing_zeros() as usize;
-            let folded = r < 2 * rem;
-            if k == 0 {
-                return Some(match (folded, r % 2) {
-                    (false, _) => Round::Skip,
-                    (true, 0) => Round::Send { to: r + 1, bytes },
-                    (true, _) => Round::Recv(r - 1),
-                });
-            }
-            if k <= rounds {
-                let newrank = if folded { (r % 2 == 1).then_some(r / 2) } else { Some(r - rem) };
-                let Some(nr) = newrank else { return Some(Round::Skip) };
-                let nd = nr ^ (1 << (k - 1));
-                let dst = if nd < rem { nd * 2 + 1 } else { nd + rem };
-                return Some(Round::SendRecv { dst, src: dst, bytes });
-            }
-            if k == rounds + 1 {
-                return Some(match (folded, r % 2) {
-                    (false, _) => Round::Skip,
-                    (true, 1) => Round::Send { to: r - 1, bytes },
-                    (true, _) => Round::Recv(r + 1),
-                });
-            }
-            None
-        }
-        // Recursive doubling over partners r XOR 2^k that exist (MPICH's scan and exscan).
-        OpSpec::Scan { bytes, .. } | OpSpec::Exscan { bytes, .. } => {
-            let mask = 1usize.checked_shl(k as u32).filter(|&m| m < p)?;
-            let dst = r ^ mask;
-            Some(if dst < p { Round::SendRecv { dst, src: dst, bytes: *bytes } } else { Round::Skip })
-        }
-        OpSpec::Alltoall { bytes, .. } => pairwise(r, p, k, |_| *bytes),
-        OpSpec::Alltoallv { bytes, .. } | OpSpec::ReduceScatter { bytes, .. } => pairwise(r, p, k, |dst| bytes[dst]),
-        OpSpec::Allgather { bytes, .. } => ring(r, p, k, |_| *bytes),
-        OpSpec::Allgatherv { bytes, .. } => ring(r, p, k, |owner| bytes[owner]),
-        OpSpec::Gatherv { root, bytes, .. } => linear(r, p, *root, k, true, bytes),
-        OpSpec::Scatterv { root, bytes, .. } => linear(r, p, *root, k, false, bytes),
-        _ => None,
-    }
-}
-
 /// A validated trace. Ranks' programs are not expanded: [`Trace::step`] gives each
 /// rank's next primitive step from its [`Cursor`].
 #[derive(Debug, Clone)]
@@ -690,15 +538,38 @@ impl Trace {
         self.n_user_reqs[r]
     }
 
+    /// Size of rank `r`'s communicator `comm` (its own id).
+    pub fn comm_size(&self, r: usize, comm: usize) -> usize {
+        self.comm_of(r, comm).1.len()
+    }
+
+    /// Check that `coll`'s algorithms suit every collective's communicator.
+    pub fn check_collectives(&self, coll: &Collectives) -> Result<()> {
+        for (r, ops) in self.spec.ranks.iter().enumerate() {
+            for (i, op) in ops.iter().enumerate() {
+                if op.is_collective() {
+                    coll.check(op, self.comm_size(r, op.comm())).map_err(|e| Error { field: format!("ranks[{r}][{i}]: --coll"), ..e })?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// A cursor at the start of rank `r`'s program.
-    pub fn start(&self, r: usize) -> Cursor {
+    pub fn start(&self, r: usize, coll: &Collectives) -> Cursor {
         let mut c = Cursor::default();
-        self.settle(r, &mut c);
+        self.settle(r, &mut c, coll);
         c
     }
 
+    /// Round `k` of rank `r`'s part in collective `op` under `coll`.
+    fn collective_round(&self, r: usize, op: &OpSpec, coll: &Collectives, k: u32) -> Option<Round> {
+        let (_, members, me) = self.comm_of(r, op.comm());
+        round(op, coll.pick(op, members.len()), me, members.len(), k)
+    }
+
     /// Move `c` past its current step.
-    pub fn advance(&self, r: usize, c: &mut Cursor) {
+    pub fn advance(&self, r: usize, c: &mut Cursor, coll: &Collectives) {
         let op = &self.spec.ranks[r][c.op as usize];
         match op {
             OpSpec::Isend { .. } | OpSpec::Irecv { .. } => {
@@ -708,18 +579,17 @@ impl Trace {
             _ if op.is_collective() || op.blocking_steps().is_some() => c.micro += 1,
             _ => c.op += 1,
         }
-        self.settle(r, c);
+        self.settle(r, c, coll);
     }
 
     /// Make `c` point at a real step (skipping empty rounds and finished collectives) or
     /// past the end of the program.
-    fn settle(&self, r: usize, c: &mut Cursor) {
+    fn settle(&self, r: usize, c: &mut Cursor, coll: &Collectives) {
         let ops = &self.spec.ranks[r];
         while (c.op as usize) < ops.len() {
             let op = &ops[c.op as usize];
             if op.is_collective() {
-                let (_, members, me) = self.comm_of(r, op.comm());
-                match collective_round(op, me, members.len(), c.round) {
+                match self.collective_round(r, op, coll, c.round) {
                     Some(round) if c.micro < round.len() => return,
                     Some(_) => {
                         c.round += 1;
@@ -748,7 +618,7 @@ impl Trace {
     }
 
     /// The step of rank `r` at `c` (which must not be finished).
-    pub fn step(&self, r: usize, c: &Cursor) -> Step {
+    pub fn step(&self, r: usize, c: &Cursor, coll: &Collectives) -> Step {
         let op = &self.spec.ranks[r][c.op as usize];
         let (a, b) = (self.scratch_slot(r), self.scratch_slot(r) + 1);
         let (g, members, me) = self.comm_of(r, op.comm());
@@ -758,7 +628,7 @@ impl Trace {
             Peer::Rank(s) => Some(world(s)),
             Peer::Any => None,
         };
-        let (user, coll) = (2 * g, 2 * g + 1);
+        let (user, coll_ctx) = (2 * g, 2 * g + 1);
         let round = match *op {
             OpSpec::Compute { flops: Some(f), .. } => return Step::Compute { amount: f, seconds: false },
             OpSpec::Compute { seconds, .. } => return Step::Compute { amount: seconds.unwrap_or(0.0), seconds: true },
@@ -788,11 +658,11 @@ impl Trace {
                     _ => Step::Wait { reqs: [a, b], n: 2 },
                 }
             }
-            _ => collective_round(op, me, members.len(), c.round).expect("settled cursor is on a round"),
+            _ => round(op, coll.pick(op, members.len()), me, members.len(), c.round).expect("settled cursor is on a round"),
         };
         let tag = self.coll_seq[r][c.op as usize] as i64;
-        let send = |req, dst: usize, bytes: f64| Step::Send { req, dst: world(dst), bytes, tag, ctx: coll, sync: false };
-        let recv = |req, src: usize| Step::Recv { req, src: Some(world(src)), tag: Some(tag), ctx: coll };
+        let send = |req, dst: usize, bytes: f64| Step::Send { req, dst: world(dst), bytes, tag, ctx: coll_ctx, sync: false };
+        let recv = |req, src: usize| Step::Recv { req, src: Some(world(src)), tag: Some(tag), ctx: coll_ctx };
         match (round, c.micro) {
             (Round::Send { to, bytes }, 0) => send(a, to, bytes),
             (Round::Recv(s), 0) => recv(a, s),
@@ -1118,11 +988,15 @@ mod tests {
     use super::*;
 
     fn steps(t: &Trace, r: usize) -> Vec<Step> {
-        let mut c = t.start(r);
+        steps_with(t, r, &Collectives::default())
+    }
+
+    fn steps_with(t: &Trace, r: usize, coll: &Collectives) -> Vec<Step> {
+        let mut c = t.start(r, coll);
         let mut out = Vec::new();
         while !t.finished(r, &c) {
-            out.push(t.step(r, &c));
-            t.advance(r, &mut c);
+            out.push(t.step(r, &c, coll));
+            t.advance(r, &mut c, coll);
         }
         out
     }
@@ -1155,7 +1029,7 @@ mod tests {
                     OpSpec::Barrier { .. } => p * (usize::BITS - (p - 1).leading_zeros()) as usize,
                     OpSpec::Bcast { .. } => p - 1,
                     OpSpec::Allreduce { .. } => {
-                        let pof2 = floor_pow2(p);
+                        let pof2 = crate::collectives::floor_pow2(p);
                         pof2 * pof2.trailing_zeros() as usize + 2 * (p - pof2)
                     }
                     _ => p * (p - 1),

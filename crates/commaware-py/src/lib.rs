@@ -426,7 +426,7 @@ fn run_forwarded(
 #[pyfunction]
 #[pyo3(signature = (platform, trace, model=None, placement="explicit", seed=0, record_messages=true, record_timeline=true,
                     json_path=None, on_messages=None, batch_size=65536, on_progress=None, progress_every=0.25,
-                    params=Vec::new()))]
+                    params=Vec::new(), coll=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -443,10 +443,12 @@ fn simulate(
     on_progress: Option<PyObject>,
     progress_every: f64,
     params: Vec<(String, f64)>,
+    coll: Option<String>,
 ) -> PyResult<SimResult> {
     let out = Outputs { record_messages, record_timeline, json_path, on_messages, batch_size, on_progress, progress_every };
     let placement = Placement::from_name(placement).map_err(to_py)?;
-    let opts = SimOptions { model: model.clone(), placement, seed, params };
+    let collectives = coll.as_deref().map(commaware_core::collectives::entries).unwrap_or_default();
+    let opts = SimOptions { model: model.clone(), placement, seed, params, collectives };
     let model_name = model.clone().unwrap_or_else(|| platform.0.network.model.clone());
     let hosts: Vec<String> = platform.0.hosts.iter().map(|h| h.name.clone()).collect();
     run_forwarded(
@@ -1292,6 +1294,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workload_schema, m)?)?;
     m.add("COSCHED_POLICIES", cosched::Policy::NAMES.to_vec())?;
     m.add("NAS_MIXES", cosched::nas::Mix::NAMES.to_vec())?;
+    m.add(
+        "COLLECTIVE_ALGORITHMS",
+        commaware_core::collectives::ALGORITHMS.iter().map(|(c, a)| (*c, a.iter().map(|x| x.name()).collect::<Vec<_>>())).collect::<Vec<_>>(),
+    )?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
