@@ -7,8 +7,10 @@
 //! each job's program of phases for them.
 
 pub mod batch;
+pub mod epoch;
 pub mod nas;
 pub mod swf;
+pub mod timeshare;
 pub mod workload;
 
 use crate::error::{Result, ErrorKind, Error};
