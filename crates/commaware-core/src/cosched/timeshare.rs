@@ -57,7 +57,7 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{check_amount, fmt_num, Error, ErrorKind, Result};
 use crate::rng::SplitMix64;
@@ -104,7 +104,7 @@ impl TsPolicy {
 }
 
 /// Processor allocation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Allocation {
     Packing,
@@ -134,7 +134,8 @@ impl Allocation {
 
 /// Every parameter of a time-sharing run, with its default and source (P = paper 002,
 /// L = Linux 2.4 `kernel/sched.c`, A = our assumption; docs/cosched.md has the table).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct TsParams {
     /// Nodes (one CPU each, §5.1: 16).
     pub nodes: u64,
