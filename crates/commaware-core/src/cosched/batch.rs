@@ -575,6 +575,23 @@ impl<'a> Sim<'a> {
 mod tests {
     use super::*;
 
+    // §5.4: E = (B + X·U)·N·T. One job on 2 processors from 0 to 10 s, busy 10
+    // processor-seconds: U = 10 / (2·10) = 0.5; idle 219.10·2·10 = 4,382 J; busy
+    // 18.968·0.5·2·10 = 189.68 J.
+    #[test]
+    fn energy_formula() {
+        let rec = JobRecord { id: 1, submit_s: 0.0, procs: 1, runtime_s: 10.0, requested_s: 10.0, start_s: 0.0, end_s: 10.0, reserved_s: f64::NAN };
+        let s = summarize(&[rec], 2, 10.0);
+        assert!((s.utilization - 0.5).abs() < 1e-12);
+        assert!((s.energy_idle_j - 4382.0).abs() < 1e-9);
+        assert!((s.energy_busy_j - 189.68).abs() < 1e-9);
+        assert!((s.energy_j - 4571.68).abs() < 1e-9);
+        // Table 3's HYBRID (packing) row by the same formula: (219.10 + 18.968·0.91)·16·16,083 s
+        // = 60.79 MJ against the 61.20 MJ printed (4.82 + 56.38): within 1%.
+        let e = (IDLE_POWER_W + BUSY_POWER_W * 0.91) * 16.0 * 16083.0;
+        assert!((e / 61.20e6 - 1.0).abs() < 0.01, "{e}");
+    }
+
     fn job(id: u64, submit: f64, procs: u64, runtime: f64, requested: f64) -> BatchJob {
         BatchJob { id, submit, procs, runtime, requested }
     }
