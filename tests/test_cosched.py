@@ -54,7 +54,7 @@ TWO_CROSSING = {"batch": [(1, 0.0), (2, 100.0), (3, 100.0), (4, 110.0)],
                 "batch-conservative": [(1, 0.0), (2, 100.0), (3, 2.0), (4, 110.0)]}
 
 
-@pytest.mark.parametrize("policy", cosched.POLICIES)
+@pytest.mark.parametrize("policy", cosched.BATCH_POLICIES)
 def test_two_backfilled_jobs_cannot_jointly_delay_the_head_cli(cli, policy):
     proc = cli("cosched", "run", COSCHED / "easy_two_crossing.json", "--nodes", "10", "--policy", policy, "--json")
     assert proc.returncode == 0, proc.stderr
@@ -69,7 +69,7 @@ def test_two_backfilled_jobs_cannot_jointly_delay_the_head_cli(cli, policy):
     assert doc["skipped"] == {"negative_runtime": 0, "no_procs": 0, "no_submit": 0, "too_large": 0}
 
 
-@pytest.mark.parametrize("policy", cosched.POLICIES)
+@pytest.mark.parametrize("policy", cosched.BATCH_POLICIES)
 def test_accasim_guarantee_case_from_swf(cli, policy):
     # 4 processors: job 1 (3 procs) runs [0, 100); job 2 needs all 4 -> reserved at 100;
     # job 3 (1 proc, 1000 s) fits now but would end after 100 with no extra processor: it
@@ -98,7 +98,7 @@ def test_conservative_protects_every_reservation_easy_only_the_head():
 def test_overrun_not_killed_and_early_end_used():
     # A requests 10 s and runs 50: not killed, H (all 4) starts at 50. B requests 100 and runs 40.
     w = workload((0, 3, 50, 10), (1, 4, 10, 10))
-    for policy in cosched.POLICIES:
+    for policy in cosched.BATCH_POLICIES:
         run = cosched.run(w, policy, 4)
         assert starts(run) == [(1, 0.0), (2, 50.0)], policy
         assert run.columns["end"][0] == 50.0
@@ -121,12 +121,12 @@ def test_summary_columns_and_skipped():
     frame = run.jobs
     assert list(frame["id"]) == [1, 3] and list(frame.columns[:3]) == ["id", "procs", "submit"]
     assert run.to_dict()["jobs"][1] == {"id": 3, "submit_s": 5.0, "procs": 1, "start_s": 5.0, "end_s": 5.0,
-                                        "wait_s": 0.0, "response_s": 0.0, "bounded_slowdown": 1.0, "reserved_s": None}
+                                        "wait_s": 0.0, "exec_s": 0.0, "response_s": 0.0, "bounded_slowdown": 1.0, "reserved_s": None}
 
 
 def test_bad_api_input():
     with pytest.raises(commaware.OptionsError, match="unknown policy"):
-        cosched.run(workload((0, 1, 1, 1)), "gang", 4)
+        cosched.run(workload((0, 1, 1, 1)), "gang-ish", 4)
     with pytest.raises(commaware.OptionsError, match="processors"):
         cosched.run(workload((0, 1, 1, 1)), "batch", 0)
     with pytest.raises(commaware.WorkloadError) as exc:
