@@ -3,7 +3,10 @@
 Parallel Workloads Archive (51,987 jobs, 2,004 processors; fetched from the `evalys` 4.0.7
 sdist on PyPI into .cache/, see tests/gaia_data.py), under FCFS, EASY and conservative
 backfilling, and AccaSim 1.1.3 (PyPI) on the same file in the same run through the project's
-harness (benches/peers/accasim_run.py), with the ratio printed.
+harness (benches/peers/accasim_run.py), with the ratio printed; then the 100-job NAS mix
+(`commaware workload nas --jobs 100 --interarrival 100 --seed 1`, classes A and B) under each
+time-sharing policy (nls, gang, dcs, sb, pb, cc, hybrid; packing, MPL 3), timed in process and as
+a whole CLI run (target: each under 2 s).
 
 commaware is timed twice: the whole CLI (`commaware cosched run LOG --policy P --json`, a fresh
 process: start-up, reading, scheduling, writing the JSON of every job), and in process (read
@@ -19,6 +22,7 @@ Usage::
     .venv/bin/python benches/bench_cosched.py
     .venv/bin/python benches/bench_cosched.py --no-accasim          # commaware only
     .venv/bin/python benches/bench_cosched.py --accasim-policies fifo easy --json
+    .venv/bin/python benches/bench_cosched.py --only-nas                 # the time-sharing runs only
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ from gaia_data import PROCESSORS, fetch_gaia  # noqa: E402
 from commaware import cosched  # noqa: E402
 
 CLI_TARGET_S = 2.0
+#: Each 100-job time-sharing run of the NAS mix, s.
+TS_TARGET_S = 2.0
 RATIO_TARGET = 50.0
 ACCASIM_VENV = ROOT / ".cache" / "accasim" / "venv"
 ACCASIM_RUN = ROOT / "benches" / "peers" / "accasim_run.py"
@@ -77,14 +83,22 @@ def main() -> None:
     ap.add_argument("--no-accasim", action="store_true", help="Time commaware only.")
     ap.add_argument("--accasim-policies", nargs="+", choices=["fifo", "easy"], default=["fifo"])
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--only-nas", action="store_true", help="Only the 100-job NAS mix under the time-sharing policies.")
     a = ap.parse_args()
+    nas = nas_time_sharing(a.repeat)
+    if a.only_nas:
+        if a.json:
+            print(json.dumps({"nas_time_sharing": nas}))
+        else:
+            print_nas(nas)
+        return
 
     log = fetch_gaia()
     t0 = time.perf_counter()
     w = cosched.load_workload(log)
     load_s = time.perf_counter() - t0
     rows: list[dict[str, Any]] = []
-    for policy in cosched.POLICIES:
+    for policy in cosched.BATCH_POLICIES:
         best = float("inf")
         for _ in range(a.repeat):
             t0 = time.perf_counter()
@@ -113,7 +127,8 @@ def main() -> None:
                        "ratio_vs_cli": p["wall_s"] / mine["cli_wall_s"],
                        "ratio_vs_in_process": p["wall_s"] / (load_s + mine["schedule_s"])})
     doc = {"log": log.name, "processors": PROCESSORS, "jobs": len(w), "skipped": w.skipped, "load_s": load_s,
-           "commaware": rows, "accasim": peers, "ratios": ratios, "machine": platform.machine(),
+           "commaware": rows, "accasim": peers, "ratios": ratios, "nas_time_sharing": nas,
+           "machine": platform.machine(),
            "python": platform.python_version(), "cpus": os.cpu_count(),
            "loadavg": Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else None}
     if a.json:
@@ -137,7 +152,50 @@ def main() -> None:
               f"{r['ratio_vs_in_process']:.0f}x against reading + scheduling in process")
     if any(p["policy"] == "easy" for p in peers):
         print("  (AccaSim's EASY does not protect the head's reservation: its numbers are not EASY's)")
+    print_nas(nas)
     print(f"  load average: {' '.join(doc['loadavg'] or [])}")
+
+
+def nas_time_sharing(repeat: int) -> list[dict[str, Any]]:
+    """The 100-job NAS mix (heavy load, seed 1) under each time-sharing policy: best in-process
+    run time and best whole-CLI wall time (a fresh process: reading the JSON workload, running,
+    writing the JSON of every job)."""
+    import tempfile
+
+    w = cosched.nas_workload(jobs=100, interarrival=100, seed=1)
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "nas100.json"
+        path.write_text(w.to_json())
+        for policy in cosched.TIME_SHARING_POLICIES:
+            best = float("inf")
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                run = cosched.run(w, policy, processors=16)
+                best = min(best, time.perf_counter() - t0)
+            cli = float("inf")
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                proc = subprocess.run([sys.executable, "-m", "commaware.cli", "cosched", "run", str(path), "--policy",
+                                       policy, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                cli = min(cli, time.perf_counter() - t0)
+                if proc.returncode != 0:
+                    raise SystemExit(proc.stderr.decode())
+            d = run.to_dict()
+            out.append({"policy": policy, "run_s": best, "cli_wall_s": cli, "events": d["events"],
+                        "avg_response_s": d["avg_response_s"], "avg_wait_s": d["avg_wait_s"],
+                        "avg_exec_s": d["avg_exec_s"], "utilization": d["utilization"], "energy_j": d["energy_j"]})
+    return out
+
+
+def print_nas(nas: list[dict[str, Any]]) -> None:
+    print("100-job NAS mix (workload nas --jobs 100 --interarrival 100 --seed 1; packing, MPL 3, 16 nodes):")
+    for r in nas:
+        mark = "ok" if r["cli_wall_s"] < TS_TARGET_S else "MISSED"
+        print(f"  {r['policy']:>7}: run {r['run_s']:.3f} s, CLI {r['cli_wall_s']:.3f} s (target < {TS_TARGET_S:g} s: "
+              f"{mark}), {r['events']:,} events; mean response {r['avg_response_s']:.1f} s, "
+              f"execution {r['avg_exec_s']:.1f} s, utilization {r['utilization']:.3f}, "
+              f"energy {r['energy_j'] / 1e6:.2f} MJ")
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ TWO_CROSSING = {"batch": [(1, 0.0), (2, 100.0), (3, 100.0), (4, 110.0)],
                 "batch-conservative": [(1, 0.0), (2, 100.0), (3, 2.0), (4, 110.0)]}
 
 
-@pytest.mark.parametrize("policy", cosched.POLICIES)
+@pytest.mark.parametrize("policy", cosched.BATCH_POLICIES)
 def test_two_backfilled_jobs_cannot_jointly_delay_the_head_cli(cli, policy):
     proc = cli("cosched", "run", COSCHED / "easy_two_crossing.json", "--nodes", "10", "--policy", policy, "--json")
     assert proc.returncode == 0, proc.stderr
@@ -69,7 +69,7 @@ def test_two_backfilled_jobs_cannot_jointly_delay_the_head_cli(cli, policy):
     assert doc["skipped"] == {"negative_runtime": 0, "no_procs": 0, "no_submit": 0, "too_large": 0}
 
 
-@pytest.mark.parametrize("policy", cosched.POLICIES)
+@pytest.mark.parametrize("policy", cosched.BATCH_POLICIES)
 def test_accasim_guarantee_case_from_swf(cli, policy):
     # 4 processors: job 1 (3 procs) runs [0, 100); job 2 needs all 4 -> reserved at 100;
     # job 3 (1 proc, 1000 s) fits now but would end after 100 with no extra processor: it
@@ -98,7 +98,7 @@ def test_conservative_protects_every_reservation_easy_only_the_head():
 def test_overrun_not_killed_and_early_end_used():
     # A requests 10 s and runs 50: not killed, H (all 4) starts at 50. B requests 100 and runs 40.
     w = workload((0, 3, 50, 10), (1, 4, 10, 10))
-    for policy in cosched.POLICIES:
+    for policy in cosched.BATCH_POLICIES:
         run = cosched.run(w, policy, 4)
         assert starts(run) == [(1, 0.0), (2, 50.0)], policy
         assert run.columns["end"][0] == 50.0
@@ -121,12 +121,12 @@ def test_summary_columns_and_skipped():
     frame = run.jobs
     assert list(frame["id"]) == [1, 3] and list(frame.columns[:3]) == ["id", "procs", "submit"]
     assert run.to_dict()["jobs"][1] == {"id": 3, "submit_s": 5.0, "procs": 1, "start_s": 5.0, "end_s": 5.0,
-                                        "wait_s": 0.0, "response_s": 0.0, "bounded_slowdown": 1.0, "reserved_s": None}
+                                        "wait_s": 0.0, "exec_s": 0.0, "response_s": 0.0, "bounded_slowdown": 1.0, "reserved_s": None}
 
 
 def test_bad_api_input():
     with pytest.raises(commaware.OptionsError, match="unknown policy"):
-        cosched.run(workload((0, 1, 1, 1)), "gang", 4)
+        cosched.run(workload((0, 1, 1, 1)), "gang-ish", 4)
     with pytest.raises(commaware.OptionsError, match="processors"):
         cosched.run(workload((0, 1, 1, 1)), "batch", 0)
     with pytest.raises(commaware.WorkloadError) as exc:
@@ -338,7 +338,14 @@ def test_cosched_run_bad_input_exit_2(cli, tmp_path, write_json):
                          ([tmp_path / "missing.json"], "cannot read"),
                          ([nomax], "MaxProcs"),
                          ([good, "--nodes", "0"], "--nodes"),
-                         ([good, "--policy", "gang"], "gang"),
+                         ([good, "--policy", "gang-ish"], "gang-ish"),
+                         ([good, "--policy", "batch", "--mpl", "3"], "--mpl"),
+                         ([good, "--policy", "nls", "--mpl", "0"], "--mpl"),
+                         ([good, "--policy", "gang", "--allocation", "random"], "--allocation"),
+                         ([good, "--policy", "nls", "--allocation", "scattered"], "--allocation"),
+                         ([good, "--policy", "sb", "--param", "spin_s=-1"], "--param spin_s: must be >= 0"),
+                         ([good, "--policy", "sb", "--param", "spin=1"], "unknown field `spin`"),
+                         ([good, "--policy", "sb", "--param", "spin_s"], "NAME=VALUE"),
                          ([good, "--jobs-out", tmp_path / "x.txt"], ".parquet or .csv")]:
         proc = cli("cosched", "run", *args)
         assert proc.returncode == 2, (args, proc.stderr)
@@ -432,3 +439,110 @@ def test_cli_import_stays_light():
              "print(sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'pandas', 'pyarrow'}))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# --- time-sharing policies (second slice) -------------------------------------------------------
+
+def _toy_jobs(*jobs: tuple[int, list[dict]]) -> dict:
+    """Jobs (procs, phases) submitted at 0, ids 1, 2, ..., one iteration each."""
+    return {"jobs": [{"id": k + 1, "submit_s": 0, "procs": p, "memory_mb": 10, "runtime_s": 1,
+                      "program": {"iterations": 1, "phases": ph}} for k, (p, ph) in enumerate(jobs)]}
+
+
+#: The Rust tests' toy cluster: 2 nodes, MPL 2, 1 ms switches, free interrupts, 1 ms latency.
+TOY = {"context_switch_s": 0.001, "interrupt_s": 0.0, "latency_s": 0.001, "spin_s": 0.0005,
+       "cc_send_spin_s": 2e-5, "gang_slot_s": 0.1, "gang_switch_s": 0.002}
+
+
+# B (1 process, 1 s of compute) holds node 0 when A (2 processes: 20 ms of compute, then a
+# barrier) arrives on nodes 0-1 at the same instant; A1 computes alone and its message reaches
+# A0 at 22 ms, while A0 waits behind B0 (equal goodness 26: the running process keeps the CPU).
+# - NLS: B0 keeps the CPU until its 6 ticks are spent at 60 ms; A0 switches in (1 ms), computes
+#   20 ms, sends (A1 receives at 82 ms) and finds A1's message: A ends at 82 ms. B0 comes back
+#   at 82 ms (a switch) with 1 - 0.059 s left: 1.023 s.
+# - DCS: the message at 22 ms favours A0, which preempts B0: switch to 23 ms, compute to 43 ms,
+#   send (A1 has it at 44 ms): A ends at 44 ms; B0 (21 ms done) back at 44 ms: 1.023 s.
+# - HYBRID: only A1's wait changes (it blocks at once, wakes at 82 ms without a switch): as NLS.
+@pytest.mark.parametrize("policy, ends", [("nls", [1.023, 0.082]), ("dcs", [1.023, 0.044]),
+                                          ("hybrid", [1.023, 0.082]), ("gang", [1.026, 0.123])])
+def test_two_job_toy_through_the_api(policy, ends):
+    w = _toy_jobs((1, [{"phase": "compute", "seconds": 1.0}]),
+                  (2, [{"phase": "compute", "seconds": 0.02}, {"phase": "barrier"}]))
+    run = cosched.run(w, policy, processors=2, mpl=2, params=TOY)
+    assert np.allclose(run.columns["end"], ends, rtol=0, atol=1e-9), run.columns["end"]
+    assert run.summary["jobs"] == 2 and run.policy == policy
+
+
+def test_time_sharing_cli_json_is_deterministic_and_complete(cli, tmp_path):
+    w = tmp_path / "w.json"
+    w.write_text(cli("workload", "nas", "--jobs", "20", "--interarrival", "20", "--seed", "3", "--classes", "A",
+                     check=True).stdout)
+    args = ("cosched", "run", w, "--policy", "sb", "--allocation", "random", "--seed", "7", "--json")
+    first, second = cli(*args, check=True).stdout, cli(*args, check=True).stdout
+    assert first == second  # same seed, same bytes
+    other = cli("cosched", "run", w, "--policy", "sb", "--allocation", "random", "--seed", "8", "--json",
+                check=True).stdout
+    assert other != first
+    d = json.loads(first)
+    for key in ("avg_response_s", "avg_wait_s", "avg_exec_s", "avg_bounded_slowdown", "utilization",
+                "energy_busy_j", "energy_idle_j", "energy_j", "total_time_s", "skipped", "jobs", "mpl", "allocation",
+                "params"):
+        assert key in d, key
+    assert (d["policy"], d["allocation"], d["mpl"], d["nodes"], d["seed"]) == ("sb", "random", 3, 16, 7)
+    assert {"id", "submit_s", "start_s", "end_s", "wait_s", "response_s", "procs"} <= set(d["jobs"][0])
+    # §5.4: idle = B·N·T, busy = X·U·N·T, with B = 219.10 W and X = 18.968 W.
+    n, t, u = d["nodes"], d["total_time_s"], d["utilization"]
+    assert d["energy_idle_j"] == pytest.approx(219.10 * n * t, rel=1e-12)
+    assert d["energy_busy_j"] == pytest.approx(18.968 * u * n * t, rel=1e-12)
+    # Utilisation counts computing, spinning and switching.
+    busy = d["busy_compute_s"] + d["busy_spin_s"] + d["busy_switch_s"]
+    assert u == pytest.approx(busy / (n * t), rel=1e-12) and 0 < u <= 1
+    ends = [j["end_s"] for j in d["jobs"]]
+    assert t == pytest.approx(max(ends) - min(j["submit_s"] for j in d["jobs"]))
+
+
+def test_spin_policies_keep_the_cpu_busy_blocking_ones_do_not():
+    w = cosched.nas_workload(jobs=15, interarrival=30, seed=4, classes=("A",))
+    spin = {p: cosched.run(w, p, processors=16).to_dict() for p in ("nls", "hybrid")}
+    assert spin["nls"]["busy_spin_s"] > 0 and spin["hybrid"]["busy_spin_s"] == 0
+    assert spin["nls"]["utilization"] > spin["hybrid"]["utilization"]
+
+
+def test_jobs_csv_has_batsims_columns(cli, tmp_path):
+    import pandas as pd
+
+    out = tmp_path / "jobs.csv"
+    proc = cli("cosched", "run", COSCHED / "easy_two_crossing.json", "--nodes", "10", "--policy", "batch-easy",
+               "--jobs-csv", out)
+    assert proc.returncode == 0, proc.stderr
+    frame = pd.read_csv(out)
+    assert list(frame.columns) == [
+        "job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources", "requested_time",
+        "success", "final_state", "starting_time", "execution_time", "finish_time", "waiting_time",
+        "turnaround_time", "stretch", "allocated_resources", "consumed_energy", "metadata"]
+    assert list(frame["starting_time"]) == [s for _, s in TWO_CROSSING["batch-easy"]]
+    assert list(frame["waiting_time"]) == [0.0, 99.0, 0.0, 108.0]
+    assert set(frame["final_state"]) == {"COMPLETED_SUCCESSFULLY"}
+    # Interval sets: A holds 0-4; C, backfilled at 2 beside A and B, gets processors 7-8.
+    assert frame["allocated_resources"][0] == "0-4"
+    sizes = [sum(int(b) - int(a) + 1 for a, _, b in (p.partition("-") if "-" in p else (p, "", p)
+                                                    for p in str(s).split()))
+             for s in frame["allocated_resources"]]
+    assert sizes == list(frame["requested_number_of_resources"])
+    # Time-sharing: the nodes of each job, one per process.
+    ts = tmp_path / "ts.csv"
+    w = _toy_jobs((2, [{"phase": "compute", "seconds": 0.5}]), (1, [{"phase": "compute", "seconds": 0.5}]))
+    cosched.run(w, "nls", processors=2, mpl=2).write_jobs_csv(ts, "toy")
+    frame = pd.read_csv(ts)
+    assert list(frame["allocated_resources"]) == ["0-1", "0"] and set(frame["workload_name"]) == {"toy"}
+
+
+def test_time_sharing_api_bad_input():
+    w = _toy_jobs((1, [{"phase": "compute", "seconds": 1.0}]))
+    for kwargs, field in [({"policy": "lottery"}, "policy"), ({"policy": "nls", "allocation": "x"}, "allocation"),
+                          ({"policy": "nls", "mpl": 0}, "mpl"), ({"policy": "nls", "params": {"boost": -1}}, "boost"),
+                          ({"policy": "batch", "mpl": 2}, "mpl")]:
+        with pytest.raises(_core.OptionsError) as exc:
+            cosched.run(w, **kwargs)
+        assert exc.value.field == field or exc.value.source == field, (kwargs, exc.value)
+    assert set(cosched.default_params()) >= {"context_switch_s", "spin_s", "swap_slowdown", "gang_slot_s", "boost"}

@@ -14,7 +14,7 @@ __all__ = [
     "tiling_geometry", "tiling_formulas", "tiling_time_step", "tiling_sci_optimum", "tiling_sweep_heights", "tiling_program",
     "tiling_simulate", "TILING_SCHEDULES",
     "WorkloadError", "Workload", "CoschedResult", "load_workload", "nas_workload", "cosched_run", "workload_schema",
-    "COSCHED_POLICIES", "NAS_MIXES",
+    "COSCHED_POLICIES", "COSCHED_ALLOCATIONS", "NAS_MIXES", "cosched_default_params",
 ]
 
 class CommawareError(Exception): ...
@@ -234,8 +234,10 @@ def tiling_simulate(
     model: str | None = None,
     params: list[tuple[str, float]] = ...,
 ) -> dict[str, Any]: ...
-#: Batch policies of `cosched_run` (paper 002).
+#: Policies of `cosched_run` (paper 002): the batch ones, then the time-sharing ones.
 COSCHED_POLICIES: list[str]
+#: Allocations of `cosched_run`.
+COSCHED_ALLOCATIONS: list[str]
 #: Job mixes of `nas_workload`.
 NAS_MIXES: list[str]
 
@@ -270,8 +272,18 @@ class CoschedResult:
     # start, end, reserved f64 (reserved NaN when the job never held a reservation).
     def job_columns(self) -> dict[str, bytes]: ...
     def to_json(self) -> str: ...
+    def jobs_csv(self, workload_name: str) -> str: ...
 
 def load_workload(text: str, source: str, format: str = "json") -> Workload: ...
 def nas_workload(jobs: int, interarrival_s: float, seed: int, classes: list[str], mix: str = "nas") -> Workload: ...
-def cosched_run(workload: Workload, policy: str, processors: int) -> CoschedResult: ...
+def cosched_run(
+    workload: Workload,
+    policy: str,
+    processors: int,
+    allocation: str = "packing",
+    mpl: int | None = None,
+    seed: int = 0,
+    params_json: str | None = None,
+) -> CoschedResult: ...
+def cosched_default_params() -> str: ...
 def workload_schema() -> str: ...

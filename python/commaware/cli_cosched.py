@@ -15,6 +15,7 @@ import click
 from . import _core
 
 _POLICIES = list(_core.COSCHED_POLICIES)
+_ALLOCATIONS = list(_core.COSCHED_ALLOCATIONS)
 _MIXES = list(_core.NAS_MIXES)
 #: The paper's cluster: 16 single-processor nodes (§5.1).
 DEFAULT_NODES = 16
@@ -79,7 +80,7 @@ def workload_nas_cmd(jobs: int, interarrival: float, seed: int, classes: str, mi
 
 @click.group("cosched")
 def cosched_group() -> None:
-    """Cluster job scheduling (paper 002): run workloads under batch policies."""
+    """Cluster job scheduling (paper 002): run workloads under batch and time-sharing policies."""
 
 
 def _swf_max_procs(header: list[str]) -> Optional[int]:
@@ -94,37 +95,78 @@ def _swf_max_procs(header: list[str]) -> Optional[int]:
 @click.argument("workload", metavar="WORKLOAD(.json|.swf)", type=click.Path(dir_okay=False))
 @click.option("--policy", type=click.Choice(_POLICIES), default="batch", show_default=True,
               help="batch: FCFS at MPL 1 (the paper's PBS); batch-easy: EASY backfilling; "
-                   "batch-conservative: conservative backfilling.")
+                   "batch-conservative: conservative backfilling; time-sharing (Linux 2.4 nodes): nls (local), "
+                   "gang (Ousterhout matrix), dcs, sb, pb, cc, hybrid.")
+@click.option("--allocation", type=click.Choice(_ALLOCATIONS), default="packing", show_default=True,
+              help="packing: contiguous nodes; random: seeded random nodes; memory-aware: packing, and a job waits "
+                   "while its memory does not fit (900 MB per node). Batch: packing only; gang: not random.")
+@click.option("--mpl", type=int, default=None,
+              help="Most processes per node (time-sharing; default 3, §5.1). Batch policies run at MPL 1.")
 @click.option("--nodes", type=int, default=None,
-              help=f"Processors of the cluster (1-CPU nodes). Default: {DEFAULT_NODES} for a JSON workload, "
-                   "the log's MaxProcs for an SWF log.")
+              help=f"Nodes of the cluster (1 CPU each; for batch, processors). Default: {DEFAULT_NODES} for a JSON "
+                   "workload, the log's MaxProcs for an SWF log.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random allocation, 0 to 2^64 - 1.")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="Override a time-sharing parameter (repeatable), e.g. --param context_switch_s=5e-5; "
+                   "the names, defaults and sources are in docs/cosched.md.")
 @click.option("--json", "as_json", is_flag=True,
-              help="Print one JSON object: policy, processors, avg_wait_s, avg_response_s, avg_exec_s, "
-                   "avg_bounded_slowdown, max_wait_s, total_time_s, utilization, skipped, jobs.")
+              help="Print one JSON object: policy, allocation, mpl, processors, avg_wait_s, avg_response_s, avg_exec_s, "
+                   "avg_bounded_slowdown, max_wait_s, total_time_s, utilization, energy_busy_j, energy_idle_j, "
+                   "energy_j, skipped, jobs.")
+@click.option("--jobs-csv", type=click.Path(dir_okay=False), default=None,
+              help="Write Batsim's jobs.csv (the columns evalys reads) to this file.")
 @click.option("--jobs-out", type=click.Path(dir_okay=False), default=None,
               help="Write the per-job table (id, procs, submit, runtime, requested, start, end, reserved, wait, "
                    "response, bounded_slowdown) to a .parquet or .csv file.")
-def cosched_run_cmd(workload: str, policy: str, nodes: Optional[int], as_json: bool, jobs_out: Optional[str]) -> None:
+def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[int], nodes: Optional[int], seed: int,
+                    params: tuple[str, ...], as_json: bool, jobs_csv: Optional[str], jobs_out: Optional[str]) -> None:
     """Schedule WORKLOAD (JSON jobs, or a Standard Workload Format log: .swf) on a cluster.
 
-    At each instant all job ends are applied, then all arrivals (submit time, then id), then
-    one scheduling pass. Reservations use requested times; a job that runs past its request is
-    not killed. Jobs larger than the cluster (and SWF jobs with a negative runtime) are
-    skipped and counted.
+    Batch policies space-share processors: at each instant all job ends are applied, then all
+    arrivals (submit time, then id), then one scheduling pass; reservations use requested
+    times; a job that runs past its request is not killed. Time-sharing policies run every
+    job's phase program (compute, exchanges, collectives) on 1-CPU nodes scheduled by
+    Linux 2.4's epoch scheduler, up to --mpl processes per node; jobs without a program (SWF)
+    get the default profile (docs/cosched.md). Jobs larger than the cluster (and SWF jobs with
+    a negative runtime) are skipped and counted.
 
     \b
     Examples:
       commaware workload nas --jobs 100 --seed 1 > w.json
       commaware cosched run w.json --policy batch-easy
+      commaware cosched run w.json --policy hybrid --allocation packing --mpl 3 --json
       commaware cosched run UniLu-Gaia-2014-2.swf --policy batch-easy --json > gaia.json
     """
+    import json as _json
+
     from .cli import Table, fail, out
-    from .cosched import JOB_FORMATS, CoschedRun, load_workload
+    from .cosched import BATCH_POLICIES, JOB_FORMATS, CoschedRun, load_workload
 
     if jobs_out is not None and not jobs_out.lower().endswith(JOB_FORMATS):
         fail(f"--jobs-out: {jobs_out}: the job table must be .parquet or .csv")
     if nodes is not None and not 1 <= nodes <= 2**24:
         fail(f"--nodes: must be in 1..2^24, got {nodes}")
+    if mpl is not None and not 1 <= mpl <= 64:
+        fail(f"--mpl: must be in 1..64, got {mpl}")
+    if not 0 <= seed < 2**64:
+        fail(f"--seed: must be in 0..2^64 - 1, got {seed}")
+    batch = policy in BATCH_POLICIES
+    if batch and mpl not in (None, 1):
+        fail(f"--mpl: batch policies run at MPL 1 (the paper's PBS), got {mpl}")
+    if batch and allocation != "packing":
+        fail(f"--allocation: batch policies allocate with packing only (§5.1), got {allocation}")
+    if policy == "gang" and allocation == "random":
+        fail("--allocation: gang scheduling allocates with packing only (SCore's allocator, §5.1): "
+             "use packing or memory-aware")
+    overrides: dict[str, float] = {}
+    for item in params:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            fail(f"--param: expected NAME=VALUE, got `{item}`")
+        try:
+            overrides[name.strip()] = float(value) if any(c in value for c in ".eE") else int(value)
+        except ValueError:
+            fail(f"--param {name.strip()}: not a number: `{value}`")
     try:
         w = load_workload(workload)
     except _core.InputError as exc:
@@ -139,7 +181,15 @@ def cosched_run_cmd(workload: str, policy: str, nodes: Optional[int], as_json: b
         else:
             nodes = DEFAULT_NODES
     try:
-        run = CoschedRun(_core.cosched_run(w, policy, nodes))
+        run = CoschedRun(_core.cosched_run(w, policy, nodes, allocation, mpl, seed,
+                                           _json.dumps(overrides) if overrides else None))
+    except _core.OptionsError as exc:
+        known = {"mpl", "allocation", "policy", "nodes", "processors"}
+        field = exc.field.split(".")[0] if exc.field else ""
+        if field in known:
+            fail(f"--{'nodes' if field == 'processors' else field}: {exc.reason}")
+        fail(f"--param {exc.field}: {exc.reason}" if exc.field else str(exc))
+        return
     except _core.InputError as exc:
         fail(str(exc))
         return
@@ -148,13 +198,22 @@ def cosched_run_cmd(workload: str, policy: str, nodes: Optional[int], as_json: b
             run.write_jobs(jobs_out)
         except (_core.OutputError, _core.InputError) as exc:
             fail(str(exc))
+    if jobs_csv is not None:
+        from pathlib import Path
+
+        try:
+            run.write_jobs_csv(jobs_csv, Path(workload).stem)
+        except _core.OutputError as exc:
+            fail(str(exc))
     if as_json:
         click.echo(run.to_json())
         return
     s = run.summary
     skipped = run.skipped
-    out.print(f"[bold]{workload}[/]: {policy} on {nodes} processors, {s['jobs']:,} jobs "
-              f"({skipped['total']:,} skipped)", highlight=False, soft_wrap=True)
+    what = f"{policy} on {nodes} processors" if batch else \
+        f"{policy}, {allocation}, MPL {mpl or 3}, on {nodes} nodes"
+    out.print(f"[bold]{workload}[/]: {what}, {s['jobs']:,} jobs ({skipped['total']:,} skipped)",
+              highlight=False, soft_wrap=True)
     table = Table(header_style="bold")
     for col in ("metric", "value"):
         table.add_column(col, justify="right" if col == "value" else "left")
@@ -162,12 +221,15 @@ def cosched_run_cmd(workload: str, policy: str, nodes: Optional[int], as_json: b
             ("mean execution (s)", f"{s['avg_exec_s']:.6g}"),
             ("mean bounded slowdown (τ = 10 s)", f"{s['avg_bounded_slowdown']:.6g}"),
             ("max wait (s)", f"{s['max_wait_s']:.6g}"), ("total time (s)", f"{s['total_time_s']:.6g}"),
-            ("utilization", f"{s['utilization']:.4f}")]
+            ("utilization", f"{s['utilization']:.4f}"),
+            ("energy busy / idle / total (MJ)",
+             f"{s['energy_busy_j'] / 1e6:.4g} / {s['energy_idle_j'] / 1e6:.4g} / {s['energy_j'] / 1e6:.4g}")]
     for name in ("negative_runtime", "no_procs", "no_submit", "too_large"):
         if skipped[name]:
             rows.append((f"skipped: {name.replace('_', ' ')}", f"{skipped[name]:,}"))
     for name, value in rows:
         table.add_row(name, value)
     out.print(table)
-    if jobs_out:
-        out.print(f"per-job table: {jobs_out}", highlight=False, soft_wrap=True)
+    for path, what in ((jobs_out, "per-job table"), (jobs_csv, "Batsim jobs.csv")):
+        if path:
+            out.print(f"{what}: {path}", highlight=False, soft_wrap=True)

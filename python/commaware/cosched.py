@@ -11,10 +11,17 @@ Quick use::
     gaia = cosched.load_workload("UniLu-Gaia-2014-2.swf")               # Standard Workload Format
     cosched.run(gaia, "batch-easy", processors=2004).write_jobs("jobs.parquet")
 
+    run = cosched.run(w, "hybrid", processors=16, allocation="packing", mpl=3)   # time-sharing
+    run.summary["energy_j"]
+    run.write_jobs_csv("jobs.csv")                                      # Batsim's jobs.csv
+
 Policies: ``batch`` (FCFS at MPL 1, the paper's PBS), ``batch-easy`` (EASY backfilling),
-``batch-conservative`` (conservative backfilling). See docs/cosched.md for the semantics and
-where every number of the generator comes from. The per-job results stay in Rust until asked
-for, and come as numpy columns (no Python object per job).
+``batch-conservative`` (conservative backfilling), and the time-sharing ones ``nls``, ``gang``,
+``dcs``, ``sb``, ``pb``, ``cc``, ``hybrid`` (every process of every job runs its phase program on
+the Linux 2.4 epoch scheduler of its node). See docs/cosched.md for the semantics, every
+parameter's default and source, and where every number of the generator comes from. The
+per-job results stay in Rust until asked for, and come as numpy columns (no Python object per
+job).
 """
 
 from __future__ import annotations
@@ -32,6 +39,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 POLICIES: tuple[str, ...] = tuple(_core.COSCHED_POLICIES)
+BATCH_POLICIES: tuple[str, ...] = ("batch", "batch-easy", "batch-conservative")
+TIME_SHARING_POLICIES: tuple[str, ...] = tuple(p for p in POLICIES if p not in BATCH_POLICIES)
+ALLOCATIONS: tuple[str, ...] = tuple(_core.COSCHED_ALLOCATIONS)
 MIXES: tuple[str, ...] = tuple(_core.NAS_MIXES)
 CLASSES = ("A", "B", "C")
 #: Formats of the per-job table (`CoschedRun.write_jobs`).
@@ -89,15 +99,39 @@ def load_workload(source: WorkloadLike, format: str | None = None) -> _core.Work
     return _core.load_workload(text, str(path), fmt)
 
 
-def run(workload: WorkloadLike, policy: str = "batch", processors: int = 16) -> CoschedRun:
-    """Schedule `workload` on a cluster of `processors` processors under `policy`
-    (batch, batch-easy or batch-conservative). Jobs larger than the cluster are skipped and
-    counted in `.skipped`."""
+def default_params() -> dict[str, Any]:
+    """Every time-sharing parameter with its default (docs/cosched.md gives each one's source)."""
+    out: dict[str, Any] = json.loads(_core.cosched_default_params())
+    return out
+
+
+def run(workload: WorkloadLike, policy: str = "batch", processors: int = 16, allocation: str = "packing",
+        mpl: int | None = None, seed: int = 0, params: dict[str, Any] | None = None) -> CoschedRun:
+    """Schedule `workload` on a cluster of `processors` single-CPU nodes under `policy`.
+
+    Batch policies run at MPL 1 with packing. Time-sharing policies take `allocation`
+    (packing, random, memory-aware), `mpl` (default 3), `seed` (random allocation) and
+    `params`, overrides of any parameter of `default_params()`. Jobs larger than the cluster
+    are skipped and counted in `.skipped`."""
     if policy not in POLICIES:
         raise input_error(_core.OptionsError, "policy", "", f"unknown policy `{policy}` (known: {', '.join(POLICIES)})")
+    if allocation not in ALLOCATIONS:
+        raise input_error(_core.OptionsError, "allocation", "",
+                          f"unknown allocation `{allocation}` (known: {', '.join(ALLOCATIONS)})")
     if not isinstance(processors, int) or isinstance(processors, bool) or not 1 <= processors <= 2**24:
         raise input_error(_core.OptionsError, "processors", "", f"must be an integer in 1..2^24, got {processors!r}")
-    return CoschedRun(_core.cosched_run(load_workload(workload), policy, processors))
+    if mpl is not None and (not isinstance(mpl, int) or isinstance(mpl, bool) or not 1 <= mpl <= 64):
+        raise input_error(_core.OptionsError, "mpl", "", f"must be an integer in 1..64, got {mpl!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
+        raise input_error(_core.OptionsError, "seed", "", f"must be an integer in 0..2^64 - 1, got {seed!r}")
+    params_json = None
+    if params:
+        try:
+            params_json = json.dumps(params, allow_nan=False)
+        except (TypeError, ValueError):
+            raise input_error(_core.OptionsError, "params", "", "must be a JSON object of finite numbers") from None
+    result = _core.cosched_run(load_workload(workload), policy, processors, allocation, mpl, seed, params_json)
+    return CoschedRun(result)
 
 
 class CoschedRun:
@@ -119,7 +153,8 @@ class CoschedRun:
     @property
     def summary(self) -> dict[str, float]:
         """jobs, avg_wait_s, avg_response_s, avg_exec_s, avg_bounded_slowdown (τ = 10 s),
-        max_wait_s, total_time_s (first arrival to last completion), utilization."""
+        max_wait_s, total_time_s (first arrival to last completion), utilization (spinning and
+        switching count as busy), energy_busy_j, energy_idle_j, energy_j (§5.4)."""
         return self._r.summary()
 
     @property
@@ -161,6 +196,27 @@ class CoschedRun:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = json.loads(self.to_json())
         return out
+
+    def jobs_csv(self, workload_name: str = "commaware") -> str:
+        """Batsim's jobs.csv text (job_id, workload_name, profile, submission_time,
+        requested_number_of_resources, requested_time, success, final_state, starting_time,
+        execution_time, finish_time, waiting_time, turnaround_time, stretch,
+        allocated_resources, consumed_energy, metadata), which evalys reads."""
+        return self._r.jobs_csv(workload_name)
+
+    def write_jobs_csv(self, path: str | PathLike, workload_name: str = "commaware") -> None:
+        """Write Batsim's jobs.csv to `path`; the file appears only once complete."""
+        from .output import deliver
+
+        text = self.jobs_csv(workload_name)
+
+        def write(target: Path) -> None:
+            target.write_text(text)
+
+        try:
+            deliver(write, str(path))
+        except OSError as exc:
+            raise _core.OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
     def write_jobs(self, path: str | PathLike) -> None:
         """Write the per-job table to a .parquet or .csv file (columnar, via pyarrow); the file

@@ -1154,30 +1154,30 @@ fn nas_workload(py: Python<'_>, jobs: usize, interarrival_s: f64, seed: u64, cla
     r.map(Workload)
 }
 
-/// The outcome of a batch scheduling run.
+/// The outcome of a scheduling run (batch or time-sharing).
 #[pyclass(frozen, module = "commaware._core")]
-struct CoschedResult(cosched::BatchResult);
+struct CoschedResult(cosched::RunResult);
 
 #[pymethods]
 impl CoschedResult {
     #[getter]
     fn policy(&self) -> &'static str {
-        self.0.policy.name()
+        self.0.policy_name()
     }
     #[getter]
     fn processors(&self) -> u64 {
-        self.0.processors
+        self.0.processors()
     }
-    /// Scheduling passes made.
+    /// Scheduling passes (batch) or events (time-sharing) simulated.
     #[getter]
     fn passes(&self) -> u64 {
-        self.0.passes
+        self.0.steps()
     }
     fn __len__(&self) -> usize {
-        self.0.jobs.len()
+        self.0.jobs().len()
     }
     /// Averages: jobs, avg_wait_s, avg_response_s, avg_exec_s, avg_bounded_slowdown, max_wait_s,
-    /// total_time_s, utilization.
+    /// total_time_s, utilization, energy_busy_j, energy_idle_j, energy_j.
     fn summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.0.summary();
         let d = PyDict::new(py);
@@ -1189,17 +1189,20 @@ impl CoschedResult {
         d.set_item("max_wait_s", s.max_wait_s)?;
         d.set_item("total_time_s", s.total_time_s)?;
         d.set_item("utilization", s.utilization)?;
+        d.set_item("energy_busy_j", s.energy_busy_j)?;
+        d.set_item("energy_idle_j", s.energy_idle_j)?;
+        d.set_item("energy_j", s.energy_j)?;
         Ok(d)
     }
     /// Jobs left out: on reading (SWF) and for being larger than the cluster.
     #[getter]
     fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        skipped_dict(py, &self.0.skipped)
+        skipped_dict(py, self.0.skipped())
     }
     /// Jobs as byte columns in queue order: id (u64), procs (u64), submit, runtime,
     /// requested, start, end, reserved (f64; NaN when never reserved).
     fn job_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let j = &self.0.jobs;
+        let j = self.0.jobs();
         let d = PyDict::new(py);
         d.set_item("id", column(py, j.iter().map(|x| x.id.to_ne_bytes())))?;
         d.set_item("procs", column(py, j.iter().map(|x| x.procs.to_ne_bytes())))?;
@@ -1216,15 +1219,54 @@ impl CoschedResult {
         let text = py.allow_threads(|| self.0.to_json());
         py_str(py, text)
     }
+    /// Batsim's jobs.csv text, `workload_name` in its column.
+    fn jobs_csv<'py>(&self, py: Python<'py>, workload_name: &str) -> PyResult<Bound<'py, PyString>> {
+        let name = workload_name.to_owned();
+        let text = py.allow_threads(|| self.0.jobs_csv(&name));
+        py_str(py, text)
+    }
 }
 
-/// Schedule a workload on `processors` processors under a batch policy
-/// (batch, batch-easy, batch-conservative).
+/// Run a workload under `policy` (batch, batch-easy, batch-conservative, nls, gang, dcs, sb,
+/// pb, cc, hybrid) on `processors` 1-CPU nodes; `params_json` overrides time-sharing
+/// parameters (a JSON object of TsParams fields).
 #[pyfunction]
-fn cosched_run(py: Python<'_>, workload: &Workload, policy: &str, processors: u64) -> PyResult<CoschedResult> {
+#[pyo3(signature = (workload, policy, processors, allocation="packing", mpl=None, seed=0, params_json=None))]
+#[allow(clippy::too_many_arguments)]
+fn cosched_run(
+    py: Python<'_>,
+    workload: &Workload,
+    policy: &str,
+    processors: u64,
+    allocation: &str,
+    mpl: Option<u64>,
+    seed: u64,
+    params_json: Option<&str>,
+) -> PyResult<CoschedResult> {
     let policy = policy.to_owned();
-    let r = py.allow_threads(|| guarded(|| workload.0.run_batch(cosched::Policy::from_name(&policy)?, processors)));
+    let allocation = allocation.to_owned();
+    let params_json = params_json.map(str::to_owned);
+    let r = py.allow_threads(|| {
+        guarded(|| {
+            let mut params: cosched::TsParams = match &params_json {
+                Some(text) => commaware_core::error::parse_json(commaware_core::error::ErrorKind::Options, text)?,
+                None => cosched::TsParams::default(),
+            };
+            params.nodes = processors;
+            params.allocation = cosched::Allocation::from_name(&allocation)?;
+            params.seed = seed;
+            let batch = cosched::Policy::from_name(&policy).is_ok();
+            params.mpl = mpl.unwrap_or(if batch { 1 } else { params.mpl });
+            workload.0.run(&cosched::RunSpec { policy, params })
+        })
+    });
     r.map(CoschedResult)
+}
+
+/// Defaults of every time-sharing parameter, as JSON.
+#[pyfunction]
+fn cosched_default_params() -> String {
+    serde_json::to_string(&cosched::TsParams::default()).unwrap_or_default()
 }
 
 #[pyfunction]
@@ -1292,7 +1334,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nas_workload, m)?)?;
     m.add_function(wrap_pyfunction!(cosched_run, m)?)?;
     m.add_function(wrap_pyfunction!(workload_schema, m)?)?;
-    m.add("COSCHED_POLICIES", cosched::Policy::NAMES.to_vec())?;
+    m.add("COSCHED_POLICIES", cosched::POLICY_NAMES.to_vec())?;
+    m.add("COSCHED_ALLOCATIONS", cosched::Allocation::NAMES.to_vec())?;
+    m.add_function(wrap_pyfunction!(cosched_default_params, m)?)?;
     m.add("NAS_MIXES", cosched::nas::Mix::NAMES.to_vec())?;
     m.add(
         "COLLECTIVE_ALGORITHMS",

@@ -108,7 +108,14 @@ impl JobRecord {
     }
 }
 
-/// Averages over the scheduled jobs.
+/// Idle power of a node, W (paper 002 §5.4).
+pub const IDLE_POWER_W: f64 = 219.10;
+/// Extra power of a busy node, W: §5.4 gives 18.839 W in the text and 18.968 W beside the
+/// formula; the formula's value is used (the notes' choice).
+pub const BUSY_POWER_W: f64 = 18.968;
+
+/// Averages over the scheduled jobs, node utilisation and energy (§5.4: E = (B + X·U)·N·T,
+/// idle part B·N·T, busy part X·U·N·T, T from the first arrival to the last completion).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Summary {
     pub jobs: u64,
@@ -119,8 +126,61 @@ pub struct Summary {
     pub max_wait_s: f64,
     /// From the first arrival to the last completion, s.
     pub total_time_s: f64,
-    /// Busy processor-seconds over processors × total time.
+    /// Busy processor-seconds over processors × total time (time-sharing: spinning and
+    /// switching count as busy).
     pub utilization: f64,
+    /// X·U·N·T, J.
+    pub energy_busy_j: f64,
+    /// B·N·T, J.
+    pub energy_idle_j: f64,
+    /// Their sum, J.
+    pub energy_j: f64,
+}
+
+/// The summary of `jobs` on `processors` single-CPU nodes that were busy `busy_s`
+/// node-seconds in all.
+pub fn summarize(jobs: &[JobRecord], processors: u64, busy_s: f64) -> Summary {
+    let n = jobs.len();
+    let mut s = Summary {
+        jobs: n as u64,
+        avg_wait_s: 0.0,
+        avg_response_s: 0.0,
+        avg_exec_s: 0.0,
+        avg_bounded_slowdown: 0.0,
+        max_wait_s: 0.0,
+        total_time_s: 0.0,
+        utilization: 0.0,
+        energy_busy_j: 0.0,
+        energy_idle_j: 0.0,
+        energy_j: 0.0,
+    };
+    if n == 0 {
+        return s;
+    }
+    let (mut first, mut last) = (f64::INFINITY, f64::NEG_INFINITY);
+    for j in jobs {
+        s.avg_wait_s += j.wait();
+        s.avg_response_s += j.response();
+        s.avg_exec_s += j.end_s - j.start_s;
+        s.avg_bounded_slowdown += j.bounded_slowdown();
+        s.max_wait_s = s.max_wait_s.max(j.wait());
+        first = first.min(j.submit_s);
+        last = last.max(j.end_s);
+    }
+    let k = n as f64;
+    s.avg_wait_s /= k;
+    s.avg_response_s /= k;
+    s.avg_exec_s /= k;
+    s.avg_bounded_slowdown /= k;
+    s.total_time_s = last - first;
+    let nodes = processors as f64;
+    if s.total_time_s > 0.0 {
+        s.utilization = busy_s / (nodes * s.total_time_s);
+    }
+    s.energy_idle_j = IDLE_POWER_W * nodes * s.total_time_s;
+    s.energy_busy_j = BUSY_POWER_W * s.utilization * nodes * s.total_time_s;
+    s.energy_j = s.energy_idle_j + s.energy_busy_j;
+    s
 }
 
 /// The outcome of one batch run.
@@ -137,92 +197,63 @@ pub struct BatchResult {
 
 impl BatchResult {
     pub fn summary(&self) -> Summary {
-        let n = self.jobs.len();
-        let mut s = Summary {
-            jobs: n as u64,
-            avg_wait_s: 0.0,
-            avg_response_s: 0.0,
-            avg_exec_s: 0.0,
-            avg_bounded_slowdown: 0.0,
-            max_wait_s: 0.0,
-            total_time_s: 0.0,
-            utilization: 0.0,
-        };
-        if n == 0 {
-            return s;
-        }
-        let (mut first, mut last, mut area) = (f64::INFINITY, f64::NEG_INFINITY, 0.0);
-        for j in &self.jobs {
-            s.avg_wait_s += j.wait();
-            s.avg_response_s += j.response();
-            s.avg_exec_s += j.end_s - j.start_s;
-            s.avg_bounded_slowdown += j.bounded_slowdown();
-            s.max_wait_s = s.max_wait_s.max(j.wait());
-            first = first.min(j.submit_s);
-            last = last.max(j.end_s);
-            area += (j.end_s - j.start_s) * j.procs as f64;
-        }
-        let k = n as f64;
-        s.avg_wait_s /= k;
-        s.avg_response_s /= k;
-        s.avg_exec_s /= k;
-        s.avg_bounded_slowdown /= k;
-        s.total_time_s = last - first;
-        if s.total_time_s > 0.0 {
-            s.utilization = area / (self.processors as f64 * s.total_time_s);
-        }
-        s
+        let area: f64 = self.jobs.iter().map(|j| (j.end_s - j.start_s) * j.procs as f64).sum();
+        summarize(&self.jobs, self.processors, area)
     }
 
     /// The `--json` document: policy, processors, the summary, `skipped` and every job.
     pub fn to_json(&self) -> String {
-        #[derive(Serialize)]
-        struct JobOut {
-            id: u64,
-            submit_s: f64,
-            procs: u64,
-            start_s: f64,
-            end_s: f64,
-            wait_s: f64,
-            response_s: f64,
-            bounded_slowdown: f64,
-            reserved_s: Option<f64>,
-        }
-        #[derive(Serialize)]
-        struct Doc {
-            policy: &'static str,
-            processors: u64,
-            #[serde(flatten)]
-            summary: Summary,
-            skipped: Skipped,
-            bounded_slowdown_tau_s: f64,
-            jobs: Vec<JobOut>,
-        }
-        let jobs = self
-            .jobs
-            .iter()
-            .map(|j| JobOut {
-                id: j.id,
-                submit_s: j.submit_s,
-                procs: j.procs,
-                start_s: j.start_s,
-                end_s: j.end_s,
-                wait_s: j.wait(),
-                response_s: j.response(),
-                bounded_slowdown: j.bounded_slowdown(),
-                reserved_s: (!j.reserved_s.is_nan()).then_some(j.reserved_s),
-            })
-            .collect();
-        let doc = Doc {
-            policy: self.policy.name(),
-            processors: self.processors,
-            summary: self.summary(),
-            skipped: self.skipped,
-            bounded_slowdown_tau_s: BSLD_TAU_S,
-            jobs,
-        };
-        serde_json::to_string(&doc).expect("finite numbers serialise")
+        let head = serde_json::json!({"policy": self.policy.name(), "allocation": "packing", "mpl": 1});
+        run_json(head, self.processors, &self.summary(), &self.skipped, &self.jobs)
     }
+}
+
+/// The `--json` document of any run: `head` (policy, allocation, mpl, ...), `processors`
+/// and `nodes` (1-CPU nodes: the same number), the summary's fields, `skipped`, τ, and
+/// per job `id`, `submit_s`, `procs`, `start_s`, `end_s`, `wait_s`, `exec_s`, `response_s`,
+/// `bounded_slowdown`, `reserved_s` (null when never reserved). Every name states its unit.
+pub fn run_json(head: serde_json::Value, processors: u64, summary: &Summary, skipped: &Skipped, jobs: &[JobRecord]) -> String {
+    #[derive(Serialize)]
+    struct JobOut {
+        id: u64,
+        submit_s: f64,
+        procs: u64,
+        start_s: f64,
+        end_s: f64,
+        wait_s: f64,
+        exec_s: f64,
+        response_s: f64,
+        bounded_slowdown: f64,
+        reserved_s: Option<f64>,
+    }
+    let mut doc = match head {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    doc.insert("processors".into(), processors.into());
+    doc.insert("nodes".into(), processors.into());
+    if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(summary) {
+        doc.extend(m);
+    }
+    doc.insert("skipped".into(), serde_json::to_value(skipped).expect("counts serialise"));
+    doc.insert("bounded_slowdown_tau_s".into(), BSLD_TAU_S.into());
+    let jobs: Vec<JobOut> = jobs
+        .iter()
+        .map(|j| JobOut {
+            id: j.id,
+            submit_s: j.submit_s,
+            procs: j.procs,
+            start_s: j.start_s,
+            end_s: j.end_s,
+            wait_s: j.wait(),
+            exec_s: j.end_s - j.start_s,
+            response_s: j.response(),
+            bounded_slowdown: j.bounded_slowdown(),
+            reserved_s: (!j.reserved_s.is_nan()).then_some(j.reserved_s),
+        })
+        .collect();
+    doc.insert("jobs".into(), serde_json::to_value(jobs).expect("finite numbers serialise"));
+    serde_json::to_string(&serde_json::Value::Object(doc)).expect("finite numbers serialise")
 }
 
 /// A time with a total order (times are finite: the loaders check).
@@ -543,6 +574,23 @@ impl<'a> Sim<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // §5.4: E = (B + X·U)·N·T. One job on 2 processors from 0 to 10 s, busy 10
+    // processor-seconds: U = 10 / (2·10) = 0.5; idle 219.10·2·10 = 4,382 J; busy
+    // 18.968·0.5·2·10 = 189.68 J.
+    #[test]
+    fn energy_formula() {
+        let rec = JobRecord { id: 1, submit_s: 0.0, procs: 1, runtime_s: 10.0, requested_s: 10.0, start_s: 0.0, end_s: 10.0, reserved_s: f64::NAN };
+        let s = summarize(&[rec], 2, 10.0);
+        assert!((s.utilization - 0.5).abs() < 1e-12);
+        assert!((s.energy_idle_j - 4382.0).abs() < 1e-9);
+        assert!((s.energy_busy_j - 189.68).abs() < 1e-9);
+        assert!((s.energy_j - 4571.68).abs() < 1e-9);
+        // Table 3's HYBRID (packing) row by the same formula: (219.10 + 18.968·0.91)·16·16,083 s
+        // = 60.79 MJ against the 61.20 MJ printed (4.82 + 56.38): within 1%.
+        let e = (IDLE_POWER_W + BUSY_POWER_W * 0.91) * 16.0 * 16083.0;
+        assert!((e / 61.20e6 - 1.0).abs() < 0.01, "{e}");
+    }
 
     fn job(id: u64, submit: f64, procs: u64, runtime: f64, requested: f64) -> BatchJob {
         BatchJob { id, submit, procs, runtime, requested }

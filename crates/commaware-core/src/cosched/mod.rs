@@ -3,17 +3,190 @@
 //! Workload Format logs [`swf`]) and the space-sharing batch policies ([`batch`]).
 //!
 //! The time-sharing policies of the paper (local scheduling, gang, DCS, SB, PB, CC,
-//! HYBRID) will run the jobs' programs on a node model; the workload already carries
-//! each job's program of phases for them.
+//! HYBRID) run the jobs' programs on a node model ([`epoch`]: the Linux 2.4 scheduler;
+//! [`timeshare`]: cluster, allocation, policies).
 
 pub mod batch;
+pub mod epoch;
 pub mod nas;
 pub mod swf;
+pub mod timeshare;
 pub mod workload;
 
 use crate::error::{Result, ErrorKind, Error};
 
+/// Every policy name `cosched run` takes: the batch ones, then the time-sharing ones.
+pub const POLICY_NAMES: [&str; 10] =
+    ["batch", "batch-easy", "batch-conservative", "nls", "gang", "dcs", "sb", "pb", "cc", "hybrid"];
+
+/// How to run a workload: the policy and the cluster (`params.nodes` nodes of one CPU; for
+/// batch policies, processors).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSpec {
+    pub policy: String,
+    pub params: TsParams,
+}
+
+/// The outcome of a run under any policy.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunResult {
+    Batch(BatchResult),
+    Ts(TsResult),
+}
+
+impl RunResult {
+    pub fn policy_name(&self) -> &'static str {
+        match self {
+            RunResult::Batch(r) => r.policy.name(),
+            RunResult::Ts(r) => r.policy.name(),
+        }
+    }
+    pub fn processors(&self) -> u64 {
+        match self {
+            RunResult::Batch(r) => r.processors,
+            RunResult::Ts(r) => r.params.nodes,
+        }
+    }
+    pub fn jobs(&self) -> &[JobRecord] {
+        match self {
+            RunResult::Batch(r) => &r.jobs,
+            RunResult::Ts(r) => &r.jobs,
+        }
+    }
+    pub fn skipped(&self) -> &Skipped {
+        match self {
+            RunResult::Batch(r) => &r.skipped,
+            RunResult::Ts(r) => &r.skipped,
+        }
+    }
+    /// Scheduling passes (batch) or events (time-sharing) simulated.
+    pub fn steps(&self) -> u64 {
+        match self {
+            RunResult::Batch(r) => r.passes,
+            RunResult::Ts(r) => r.events,
+        }
+    }
+    pub fn summary(&self) -> Summary {
+        match self {
+            RunResult::Batch(r) => r.summary(),
+            RunResult::Ts(r) => batch::summarize(&r.jobs, r.params.nodes, r.busy_s()),
+        }
+    }
+
+    /// The `--json` document (see [`batch::run_json`]); time-sharing runs add `mpl`,
+    /// `allocation`, `seed`, every parameter (`params`), the busy time by kind, and counts.
+    pub fn to_json(&self) -> String {
+        match self {
+            RunResult::Batch(r) => r.to_json(),
+            RunResult::Ts(r) => {
+                let head = serde_json::json!({
+                    "policy": r.policy.name(),
+                    "allocation": r.params.allocation.name(),
+                    "mpl": r.params.mpl,
+                    "seed": r.params.seed,
+                    "params": r.params,
+                    "busy_compute_s": r.compute_s,
+                    "busy_spin_s": r.spin_s,
+                    "busy_switch_s": r.switch_s,
+                    "context_switches": r.switches,
+                    "messages": r.messages,
+                    "events": r.events,
+                });
+                batch::run_json(head, r.params.nodes, &self.summary(), &r.skipped, &r.jobs)
+            }
+        }
+    }
+
+    /// The processors (node indices) of each job, in job order. Batch runs allocate by count;
+    /// processors are numbered here by a sweep in time order, each starting job taking the
+    /// lowest free ones (ends before starts at equal times).
+    pub fn allocations(&self) -> Vec<Vec<u32>> {
+        match self {
+            RunResult::Ts(r) => r.alloc.clone(),
+            RunResult::Batch(r) => {
+                let mut ev: Vec<(f64, u8, usize)> = Vec::with_capacity(2 * r.jobs.len());
+                for (k, j) in r.jobs.iter().enumerate() {
+                    if j.end_s > j.start_s {
+                        ev.push((j.end_s, 0, k));
+                    }
+                    ev.push((j.start_s, 1, k));
+                }
+                ev.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+                let mut free: std::collections::BTreeSet<u32> = (0..r.processors.min(u32::MAX as u64) as u32).collect();
+                let mut out = vec![Vec::new(); r.jobs.len()];
+                for (_, kind, k) in ev {
+                    if kind == 0 {
+                        free.extend(out[k].iter().copied());
+                    } else {
+                        let take: Vec<u32> = free.iter().copied().take(r.jobs[k].procs as usize).collect();
+                        if r.jobs[k].end_s > r.jobs[k].start_s {
+                            for x in &take {
+                                free.remove(x);
+                            }
+                        }
+                        out[k] = take;
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// Batsim's `jobs.csv` (the columns Batsim writes and evalys reads): times in s,
+    /// `allocated_resources` as an interval set (`0-3 7`), `consumed_energy` -1 (not
+    /// computed per job), `stretch` = turnaround / execution (`inf` for a zero-length job).
+    pub fn jobs_csv(&self, workload_name: &str) -> String {
+        use std::fmt::Write;
+        let profile = match self {
+            RunResult::Batch(_) => "rigid",
+            RunResult::Ts(_) => "program",
+        };
+        let name: String = workload_name.chars().map(|c| if c == ',' || c == '"' || c == '\n' { '_' } else { c }).collect();
+        let mut out = String::from(
+            "job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,success,final_state,\
+             starting_time,execution_time,finish_time,waiting_time,turnaround_time,stretch,allocated_resources,consumed_energy,metadata\n",
+        );
+        for (j, alloc) in self.jobs().iter().zip(self.allocations()) {
+            let exec = j.end_s - j.start_s;
+            let turnaround = j.end_s - j.submit_s;
+            let stretch = if exec > 0.0 { format!("{}", turnaround / exec) } else { "inf".into() };
+            let _ = writeln!(
+                out,
+                "{},{name},{profile},{},{},{},1,COMPLETED_SUCCESSFULLY,{},{exec},{},{},{turnaround},{stretch},{},-1,",
+                j.id,
+                j.submit_s,
+                j.procs,
+                j.requested_s,
+                j.start_s,
+                j.end_s,
+                j.start_s - j.submit_s,
+                interval_set(&alloc)
+            );
+        }
+        out
+    }
+}
+
+/// `0-3 7 9-10`: Batsim's interval-set text of a set of resource ids.
+pub fn interval_set(ids: &[u32]) -> String {
+    let mut v = ids.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut k = i;
+        while k + 1 < v.len() && v[k + 1] == v[k] + 1 {
+            k += 1;
+        }
+        parts.push(if k == i { v[i].to_string() } else { format!("{}-{}", v[i], v[k]) });
+        i = k + 1;
+    }
+    parts.join(" ")
+}
+
 pub use batch::{BatchJob, BatchResult, JobRecord, Policy, Summary};
+pub use timeshare::{Allocation, TsParams, TsPolicy, TsResult};
 pub use workload::{Job, Phase, Program, Skipped, WorkloadSpec};
 
 /// A workload ready to run: its jobs, what was skipped on reading, and for an SWF log the
@@ -64,6 +237,44 @@ impl Workload {
             Some(log) => log.to_text(),
             None => swf::SwfLog::from_jobs(&self.spec.jobs, "written by commaware from a JSON workload").to_text(),
         }
+    }
+
+    /// Run the workload under any policy (see [`POLICY_NAMES`]): batch policies on
+    /// `params.nodes` processors at MPL 1 with packing (they reject another MPL or
+    /// allocation), time-sharing ones with every parameter of `params`.
+    pub fn run(&self, spec: &RunSpec) -> Result<RunResult> {
+        let p = &spec.params;
+        if let Ok(policy) = Policy::from_name(&spec.policy) {
+            if p.mpl != 1 {
+                return Err(Error::new(ErrorKind::Options, "mpl", format!("batch policies run at MPL 1 (the paper's PBS), got {}", p.mpl)));
+            }
+            if p.allocation != Allocation::Packing {
+                return Err(Error::new(
+                    ErrorKind::Options,
+                    "allocation",
+                    format!("batch policies allocate with packing only (§5.1), got `{}`", p.allocation.name()),
+                ));
+            }
+            return self.run_batch(policy, p.nodes).map(RunResult::Batch);
+        }
+        let Some(policy) = TsPolicy::from_name(&spec.policy) else {
+            return Err(Error::new(
+                ErrorKind::Options,
+                "policy",
+                format!("unknown policy `{}` (known: {})", spec.policy, POLICY_NAMES.join(", ")),
+            ));
+        };
+        if policy == TsPolicy::Gang && p.allocation == Allocation::Random {
+            return Err(Error::new(
+                ErrorKind::Options,
+                "allocation",
+                "gang scheduling allocates with packing only (SCore's allocator, §5.1): use packing or memory-aware".to_string(),
+            ));
+        }
+        let mut r = timeshare::simulate(&self.spec.jobs, policy, p)?;
+        let too_large = r.skipped.too_large;
+        r.skipped = Skipped { too_large, ..self.skipped };
+        Ok(RunResult::Ts(r))
     }
 
     /// Schedule the jobs on `processors` processors under a batch policy; the result's

@@ -382,13 +382,34 @@ fn profile(name: &str) -> Vec<Step> {
 
 /// The program of `b` in class `class` on `p` processes (see the module doc).
 pub fn program(b: &Benchmark, class: usize, p: u64) -> Program {
-    let iterations = b.iterations[class];
-    let t = time_alone_s(b, class, p);
-    let f = b.intensity.comm_fraction();
+    sized_program(&profile(b.name), b.iterations[class], time_alone_s(b, class, p), b.intensity.comm_fraction(), p)
+}
+
+/// Iteration length of the default program, s (see [`default_program`]).
+pub const DEFAULT_ITERATION_S: f64 = 1.0;
+/// Most iterations of the default program.
+pub const DEFAULT_MAX_ITERATIONS: u64 = 10_000;
+
+/// The default phase profile of a job that has no program (an SWF job, or a JSON job
+/// without `program`) under the time-sharing policies: a medium-intensity (0.20) iterative
+/// solver of BlockSolve95's shape (A): per iteration a compute burst, an exchange with 2
+/// neighbours, an 8-byte allreduce; one iteration per second of `runtime_s` (at least 1, at
+/// most 10,000), sized so that alone it takes `runtime_s`. A 1-process job only computes.
+pub fn default_program(runtime_s: f64, procs: u64) -> Program {
+    let iterations = ((runtime_s / DEFAULT_ITERATION_S).round() as u64).clamp(1, DEFAULT_MAX_ITERATIONS);
+    if procs < 2 {
+        return Program { iterations, phases: vec![Phase::Compute { seconds: runtime_s / iterations as f64 }] };
+    }
+    let steps = [Step::Compute(1.0), Step::Exchange(2, 1.0), Step::Allreduce(8.0)];
+    sized_program(&steps, iterations, runtime_s, Intensity::Medium.comm_fraction(), procs)
+}
+
+/// `steps` sized to take `t` s alone over `iterations` iterations, a fraction `f` of it
+/// communicating, on `p` processes.
+fn sized_program(steps: &[Step], iterations: u64, t: f64, f: f64, p: u64) -> Program {
     let compute_per_iter = (1.0 - f) * t / iterations as f64;
     let comm_per_iter = f * t / iterations as f64;
-    let steps = profile(b.name);
-    let neighbors = |k: u32| (k as u64).min(p - 1) as u32;
+    let neighbors = |k: u32| (k as u64).min(p.saturating_sub(1)).max(1) as u32;
     // Fixed-size phases cost what they cost; the rest of the time is the variable phases'.
     let fixed: f64 = steps
         .iter()
