@@ -22,6 +22,8 @@ How the two are made to agree (docs/formats.md, "Replaying in SMPI"):
 * SMPI adds a 16-byte envelope to every message's size (``smpi_request.cpp``: "MPI enveloppe
   size") while deciding eager or rendezvous on the payload alone: commaware must replay with
   the same envelope (:func:`with_envelope` for point-to-point traces);
+* ``surf/precision`` (default 1e-9 s: SimGrid merges events closer than that, which moves
+  ranks' ends by a few 1e-10 s) is 1e-13;
 * collective algorithms are selected with ``smpi/<coll>:<algorithm>``.
 
 SMPI's own "Simulation time" line has 6 decimals, so the replay runs our replay program
@@ -62,6 +64,7 @@ BASE_CFG = (
     "smpi/os:0:0:0:0:0",
     "smpi/or:0:0:0:0:0",
     "smpi/ois:0:0:0:0:0",
+    "surf/precision:1e-13",
 )
 
 
