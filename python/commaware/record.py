@@ -87,14 +87,14 @@ def find_mpicc(launcher: Sequence[str] | None = None, mpicc: str | None = None) 
     wheel = find_mpirun()
     if wheel:
         candidates.append(wheel)
-    for cmd in candidates:
-        program = shutil.which(cmd[0])
+    for candidate in candidates:
+        program = shutil.which(candidate[0])
         if program:
-            for folder in {Path(program).parent, Path(os.path.realpath(program)).parent}:
+            for folder in dict.fromkeys([Path(program).parent, Path(os.path.realpath(program)).parent]):
                 beside = folder / "mpicc"
                 if beside.is_file() and os.access(beside, os.X_OK):
                     return str(beside)
-        if cmd is launcher and shutil.which("mpicc"):
+        if candidate is launcher and shutil.which("mpicc"):
             return shutil.which("mpicc")
     return shutil.which("mpicc")
 
