@@ -6,7 +6,7 @@ __all__ = [
     "CommawareError", "InputError", "PlatformError", "TraceError", "PlacementError", "OptionsError",
     "DeadlockError", "InternalError", "OutputError", "OP_NAMES", "INTERVAL_KINDS", "MulticastError", "MulticastInstance", "MulticastReport",
     "multicast_load", "multicast_schedule", "multicast_check", "multicast_execute", "multicast_generate",
-    "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "load_trace", "load_trace_ti_ranks",
+    "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "load_trace", "load_trace_ti_ranks", "export_ti",
     "simulate", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements",
     "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "kernel_run", "kernel_task", "__version__",
     "TileBlock", "tiling_sequential",
@@ -79,6 +79,7 @@ class SimResult:
 def load_platform(text: str, source: str, format: str = "json") -> Platform: ...
 def load_trace(text: str, source: str, format: str = "json") -> Trace: ...
 def load_trace_ti_ranks(parts: list[tuple[int, str, str]], source: str) -> Trace: ...
+def export_ti(trace: Trace, flops_per_second: float, header: str, source: str) -> list[str]: ...
 def simulate(
     platform: Platform,
     trace: Trace,

@@ -17,6 +17,7 @@ from .cli_measure import measure
 from .cli_sharing import calibrate, param_option, penalties_cmd
 from .cli_taskfarm import taskfarm_cmd
 from .cli_tiling import tiling_cmd
+from .cli_trace import trace_group
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -583,6 +584,7 @@ main.add_command(tiling_cmd)
 # Paper 002: cluster job scheduling.
 main.add_command(workload_group)
 main.add_command(cosched_group)
+main.add_command(trace_group)
 
 
 if __name__ == "__main__":

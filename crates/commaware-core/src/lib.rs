@@ -23,6 +23,7 @@ pub mod sharing;
 pub mod taskfarm;
 pub mod trace;
 pub mod ti;
+pub mod ti_export;
 pub mod tiling;
 
 pub use error::{Error, ErrorKind};

@@ -361,6 +361,17 @@ fn load_trace_ti_ranks(py: Python<'_>, parts: Vec<(usize, String, String)>, sour
     r.map(Trace)
 }
 
+/// The SimGrid TI text of each rank of `trace` (compute seconds become flops at
+/// `flops_per_second`; `header` is written as `#` comment lines first).
+#[pyfunction]
+fn export_ti(py: Python<'_>, trace: &Trace, flops_per_second: f64, header: &str, source: &str) -> PyResult<Vec<String>> {
+    let header = header.to_owned();
+    py.allow_threads(|| {
+        guarded(|| {
+            commaware_core::ti_export::export(&trace.0.spec, flops_per_second, &header).map_err(|e| e.in_source(source))
+        })
+    })
+}
 
 /// What to record and where to stream, shared by `simulate` and `multicast_execute`.
 struct Outputs {
@@ -1307,6 +1318,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_platform, m)?)?;
     m.add_function(wrap_pyfunction!(load_trace, m)?)?;
     m.add_function(wrap_pyfunction!(load_trace_ti_ranks, m)?)?;
+    m.add_function(wrap_pyfunction!(export_ti, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(platform_schema, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_run, m)?)?;

@@ -1,0 +1,246 @@
+"""SimGrid SMPI's offline replay of a time-independent (TI) trace, set up to model what commaware
+models, and the makespan it gives.
+
+    run_smpi_replay(platform_dict, ti_index) -> SmpiRun(makespan, rank_ends, ...)
+
+How the two are made to agree (docs/formats.md, "Replaying in SMPI"):
+
+* the platform XML comes from our platform JSON (:func:`platform_xml`): one host per host, each
+  with an up-link and a down-link of its NIC bandwidths (our star through a non-blocking
+  switch) whose latencies add up to our one-way ``latency``, a backbone link on every
+  inter-host route when the platform has one, and a loopback link per host (the host's
+  ``memory_bandwidth`` and ``memory_latency``, shared by its intra-host messages), so that a
+  message to self stays on its host;
+* ``network/model:CM02`` with ``network/crosstraffic:0`` is plain max-min sharing, with
+  ``network/optim:Full`` (the default ``Lazy`` gives wrong per-flow times with split links and a
+  latency), bandwidth, latency and SMPI factors 1, ``network/weight-S:0``;
+* SMPI's per-message overheads (``smpi/os``, ``smpi/or``, ``smpi/ois``) are 0; its eager
+  threshold ``smpi/send-is-detached-thresh`` is our ``eager_threshold`` (the sender goes on at
+  once), and so is ``smpi/async-small-thresh``: below it a message goes to the receiver's
+  mailbox with a permanent receiver, so its transfer starts when the send is posted, as in
+  commaware (with the default 0 an eager message waits for its receive to be posted);
+* SMPI adds a 16-byte envelope to every message's size (``smpi_request.cpp``: "MPI enveloppe
+  size") while deciding eager or rendezvous on the payload alone: commaware must replay with
+  the same envelope (:func:`with_envelope` for point-to-point traces);
+* ``surf/precision`` (default 1e-9 s: SimGrid merges events closer than that, which moves
+  ranks' ends by a few 1e-10 s) is 1e-13;
+* collective algorithms are selected with ``smpi/<coll>:<algorithm>``.
+
+SMPI's own "Simulation time" line has 6 decimals, so the replay runs our replay program
+(``smpi_replay_main.cpp``, SimGrid's ``smpireplaymain`` plus one line per rank giving the clock
+when the rank ended, with 17 digits) under ``smpirun -replay INDEX``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+from xml.sax.saxutils import quoteattr
+
+HERE = Path(__file__).resolve().parent
+REPLAY_SOURCE = HERE / "smpi_replay_main.cpp"
+CACHE_DIR = Path(os.environ.get("COMMAWARE_SG_CACHE", "/tmp/commaware-sg"))
+#: SMPI's envelope, added to every message's simulated size (SimGrid 3.32, smpi_request.cpp).
+SMPI_ENVELOPE_BYTES = 16
+#: Options that make SMPI model what commaware models (the eager threshold is added per run).
+BASE_CFG = (
+    "network/model:CM02",
+    "network/crosstraffic:0",
+    "network/optim:Full",
+    "network/bandwidth-factor:1",
+    "network/latency-factor:1",
+    "network/weight-S:0",
+    "smpi/bw-factor:0:1",
+    "smpi/lat-factor:0:1",
+    "smpi/os:0:0:0:0:0",
+    "smpi/or:0:0:0:0:0",
+    "smpi/ois:0:0:0:0:0",
+    "surf/precision:1e-13",
+)
+
+
+class SmpiError(RuntimeError):
+    """smpirun is missing, the replay program does not build, or the replay failed."""
+
+
+@dataclass(frozen=True)
+class SmpiRun:
+    makespan: float
+    rank_ends: list[float]
+    command: list[str]
+    output: str
+
+
+def _which(name: str) -> str | None:
+    return shutil.which(name)
+
+
+@functools.lru_cache(maxsize=1)
+def smpi_available() -> tuple[bool, str]:
+    """Whether smpirun and smpicxx are here and the replay program builds, with the reason if not."""
+    for tool in ("smpirun", "smpicxx"):
+        if _which(tool) is None:
+            return False, f"{tool} not found (install the Debian package simgrid)"
+    try:
+        build_replay()
+    except SmpiError as exc:
+        return False, str(exc)
+    return True, ""
+
+
+def build_replay() -> Path:
+    """Compile :data:`REPLAY_SOURCE` with smpicxx into the cache (named by a hash of the source)."""
+    digest = hashlib.sha256(REPLAY_SOURCE.read_bytes()).hexdigest()[:16]
+    out = CACHE_DIR / f"smpi_replay_main-{digest}"
+    if out.is_file():
+        return out
+    compiler = _which("smpicxx")
+    if compiler is None:
+        raise SmpiError("smpicxx not found (install the Debian package simgrid)")
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=out.name + ".", dir=CACHE_DIR)
+    os.close(fd)
+    try:
+        proc = subprocess.run([compiler, "-O1", "-std=c++17", str(REPLAY_SOURCE), "-o", tmp], capture_output=True,
+                              text=True, timeout=300)
+        if proc.returncode != 0:
+            lines = (proc.stderr or proc.stdout).strip().splitlines() or ["no compiler output"]
+            raise SmpiError("cannot build the SMPI replay program: " + next((ln for ln in lines if "error" in ln), lines[-1]))
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, out)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return out
+
+
+def _hosts(platform: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every host of a platform JSON document with its speed and NIC bandwidths."""
+    net = platform["network"]
+    if "cluster" in platform:
+        c = platform["cluster"]
+        hosts = [{"name": f"{c.get('prefix', 'n')}{i}", "speed": c["speed"]} for i in range(c["count"])]
+    else:
+        hosts = [dict(h) for h in platform["hosts"]]
+    by_name = {h["name"]: h for h in hosts}
+    for name, changes in platform.get("overrides", {}).items():
+        by_name[name].update(changes)
+    for h in hosts:
+        h.setdefault("bandwidth_up", net["bandwidth"])
+        h.setdefault("bandwidth_down", net["bandwidth"])
+    return hosts
+
+
+def platform_xml(platform: dict[str, Any]) -> str:
+    """SimGrid platform XML (version 4.1, one Full-routing zone) of a commaware platform JSON
+    document: every route between two hosts crosses the source's up-link, the backbone if any,
+    and the destination's down-link, each with half the one-way latency on the NIC links; a
+    host's route to itself is its loopback link (memory bandwidth and latency, SHARED)."""
+    net = platform["network"]
+    for key in ("send_overhead", "recv_overhead", "send_overhead_per_byte", "recv_overhead_per_byte"):
+        if net.get(key):
+            raise ValueError(f"network.{key} has no SMPI equivalent here: the comparison needs overheads 0")
+    if net.get("model", "maxmin") != "maxmin":
+        raise ValueError("only the maxmin model is SimGrid's CM02")
+    latency = float(net.get("latency", 0.0))
+    mem_bw = float(net.get("memory_bandwidth", net["bandwidth"]))
+    mem_lat = float(net.get("memory_latency", 0.0))
+    hosts = _hosts(platform)
+    lines = ['<?xml version="1.0"?>', '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
+             '<platform version="4.1">', '<zone id="commaware" routing="Full">']
+    for h in hosts:
+        n = h["name"]
+        lines.append(f'  <host id={quoteattr(n)} speed="{float(h["speed"])!r}f"/>')
+        lines.append(f'  <link id={quoteattr(n + "_up")} bandwidth="{float(h["bandwidth_up"])!r}Bps" latency="{latency / 2!r}s"/>')
+        lines.append(f'  <link id={quoteattr(n + "_down")} bandwidth="{float(h["bandwidth_down"])!r}Bps" latency="{latency / 2!r}s"/>')
+        lines.append(f'  <link id={quoteattr(n + "_loopback")} bandwidth="{mem_bw!r}Bps" latency="{mem_lat!r}s"/>')
+    if net.get("backbone"):
+        lines.append(f'  <link id="backbone" bandwidth="{float(net["backbone"])!r}Bps" latency="0s"/>')
+    for a in hosts:
+        for b in hosts:
+            if a is b:
+                links = [a["name"] + "_loopback"]
+            else:
+                links = [a["name"] + "_up", *(["backbone"] if net.get("backbone") else []), b["name"] + "_down"]
+            ctn = "".join(f"<link_ctn id={quoteattr(link)}/>" for link in links)
+            lines.append(f'  <route src={quoteattr(a["name"])} dst={quoteattr(b["name"])} symmetrical="NO">{ctn}</route>')
+    lines += ["</zone>", "</platform>", ""]
+    return "\n".join(lines)
+
+
+def with_envelope(trace: dict[str, Any], platform: dict[str, Any], envelope: int = SMPI_ENVELOPE_BYTES
+                  ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A point-to-point trace and its platform as SMPI sees them: every message `envelope` bytes
+    larger, and the eager threshold as many bytes higher (SMPI decides on the payload alone).
+    Collectives are refused: their internal messages carry the envelope too, which only the
+    core's ``envelope_bytes`` can model."""
+    ranks = []
+    for r, ops in enumerate(trace["ranks"]):
+        out = []
+        for i, op in enumerate(ops):
+            if op["op"] in ("send", "isend", "sendrecv"):
+                op = {**op, "bytes": op["bytes"] + envelope}
+            elif op["op"] not in ("compute", "sleep", "recv", "irecv", "wait", "waitall"):
+                raise ValueError(f"ranks[{r}][{i}]: {op['op']} is not point-to-point")
+            out.append(op)
+        ranks.append(out)
+    net = dict(platform["network"])
+    net["eager_threshold"] = net.get("eager_threshold", 65536) + envelope
+    return {**trace, "ranks": ranks}, {**platform, "network": net}
+
+
+_END = re.compile(r"COMMAWARE_RANK_END (\d+) (\S+)")
+
+
+def run_smpi_replay(platform: dict[str, Any], index: str | Path, *, collectives: dict[str, str] | None = None,
+                    extra_cfg: Sequence[str] = (), timeout: float = 300) -> SmpiRun:
+    """Replay the TI trace of `index` (an index file listing one file per rank, paths relative to
+    its directory) in SMPI on `platform` (a commaware platform JSON document), rank i on host i;
+    `collectives` selects SMPI's algorithms (e.g. ``{"bcast": "binomial_tree"}``)."""
+    if _which("smpirun") is None:
+        raise SmpiError("smpirun not found (install the Debian package simgrid)")
+    program = build_replay()
+    index = Path(index).resolve()
+    n_ranks = sum(1 for line in index.read_text().splitlines() if line.strip())
+    hosts = _hosts(platform)
+    if n_ranks > len(hosts):
+        raise SmpiError(f"{n_ranks} ranks but the platform has {len(hosts)} hosts")
+    eager = int(platform["network"].get("eager_threshold", 65536))
+    with tempfile.TemporaryDirectory(prefix="commaware-smpi-") as tmp:
+        xml = Path(tmp, "platform.xml")
+        xml.write_text(platform_xml(platform))
+        hostfile = Path(tmp, "hostfile")
+        hostfile.write_text("".join(f"{h['name']}\n" for h in hosts[:n_ranks]))
+        cfg = [*BASE_CFG, f"smpi/send-is-detached-thresh:{eager}", f"smpi/async-small-thresh:{eager}",
+               *(f"smpi/{coll}:{algo}" for coll, algo in (collectives or {}).items()), *extra_cfg]
+        cmd = ["smpirun", "-np", str(n_ranks), "-platform", str(xml), "-hostfile", str(hostfile),
+               "-replay", str(index), *(f"--cfg={c}" for c in cfg), "--log=root.thres:warning", str(program)]
+        try:
+            # The rank files are named relative to the index: run from its directory.
+            proc = subprocess.run(cmd, cwd=index.parent, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise SmpiError(f"smpirun did not finish within {timeout} s") from None
+    output = proc.stdout + proc.stderr
+    ends = {int(m.group(1)): float(m.group(2)) for m in _END.finditer(proc.stdout)}
+    if proc.returncode != 0 or len(ends) != n_ranks:
+        tail = "\n".join(output.strip().splitlines()[-15:])
+        raise SmpiError(f"smpirun failed (exit code {proc.returncode}, {len(ends)} of {n_ranks} ranks ended):\n{tail}")
+    rank_ends = [ends[r] for r in range(n_ranks)]
+    return SmpiRun(makespan=max(rank_ends), rank_ends=rank_ends, command=cmd, output=output)
+
+
+if __name__ == "__main__":  # a quick look: python tests/peers/smpi_replay.py PLATFORM.json INDEX [coll=algo...]
+    import sys
+
+    run = run_smpi_replay(json.loads(Path(sys.argv[1]).read_text()), sys.argv[2],
+                          collectives=dict(a.split("=", 1) for a in sys.argv[3:]))
+    print(json.dumps({"makespan": run.makespan, "rank_ends": run.rank_ends}))

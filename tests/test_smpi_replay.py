@@ -1,0 +1,141 @@
+"""Our traces exported to SimGrid's TI format replay in SMPI (``smpirun -replay``, SimGrid 3.32)
+with commaware's makespan to 1e-9 relative (tests/peers/smpi_replay.py sets SMPI up to model
+what commaware models; docs/formats.md, "Replaying in SMPI").
+
+Needs ``smpirun`` and ``smpicxx`` (Debian package ``simgrid``); without them these tests skip,
+unless ``COMMAWARE_REQUIRE_SIMGRID=1`` (set by ``.ci/run``): then they fail with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from commaware import PlatformError, load_platform, load_trace, simulate
+from commaware.trace_export import export_ti
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
+import smpi_replay  # noqa: E402
+
+REQUIRE_SIMGRID = os.environ.get("COMMAWARE_REQUIRE_SIMGRID") == "1"
+SMPI_OK, SMPI_REASON = smpi_replay.smpi_available()
+requires_smpi = pytest.mark.skipif(not SMPI_OK and not REQUIRE_SIMGRID, reason=f"SMPI not available: {SMPI_REASON}")
+
+
+def core_has_envelope() -> bool:
+    """Whether the core models SMPI's per-message envelope (`network.envelope_bytes`, issue 17 item 5)."""
+    try:
+        load_platform({"cluster": {"count": 1, "speed": 1e9}, "network": {"bandwidth": 1e9, "envelope_bytes": 16}})
+        return True
+    except PlatformError:
+        return False
+
+
+def cluster(n: int, **network) -> dict:
+    return {"cluster": {"count": n, "speed": 1e9, "prefix": "n"},
+            "network": {"bandwidth": 1.25e8, "latency": 1e-4, **network}}
+
+
+def ring_p2p(n: int) -> dict:
+    """Every point-to-point form: eager and rendezvous sizes, isend/irecv/wait/waitall, blocking
+    send/recv, sendrecv, messages to self, computes of different lengths (in flops: the hosts'
+    speeds may differ)."""
+    ranks = []
+    for r in range(n):
+        right, left = (r + 1) % n, (r - 1) % n
+        to, frm = (r + n // 2) % n, (r - n // 2) % n
+        ranks.append([
+            {"op": "compute", "flops": 1e6 * (r + 1)},
+            {"op": "isend", "dst": right, "bytes": 1000, "tag": 1}, {"op": "irecv", "src": left, "tag": 1},
+            {"op": "wait", "req": 0}, {"op": "wait", "req": 1},
+            {"op": "compute", "flops": 5e5 * (n - r)},
+            {"op": "isend", "dst": right, "bytes": 200000, "tag": 2}, {"op": "recv", "src": left, "tag": 2},
+            {"op": "wait", "req": 2},
+            {"op": "isend", "dst": to, "bytes": 60000, "tag": 3}, {"op": "recv", "src": frm, "tag": 3},
+            {"op": "wait", "req": 3},
+            {"op": "send", "dst": right, "bytes": 500, "tag": 8}, {"op": "recv", "src": left, "tag": 8},
+            {"op": "sendrecv", "dst": right, "bytes": 300000, "src": left},
+            {"op": "isend", "dst": r, "bytes": 70000 + r, "tag": 5}, {"op": "recv", "src": r, "tag": 5},
+            {"op": "isend", "dst": left, "bytes": 65535, "tag": 6}, {"op": "isend", "dst": left, "bytes": 65536, "tag": 7},
+            {"op": "irecv", "src": right, "tag": 7}, {"op": "irecv", "src": right, "tag": 6},
+            {"op": "waitall"},
+        ])
+    return {"ranks": ranks}
+
+
+def compare(tmp_path, trace: dict, platform: dict, collectives: dict[str, str] | None = None) -> tuple[float, float]:
+    assert SMPI_OK, SMPI_REASON
+    index = export_ti(trace, tmp_path / "ti", platform=platform)
+    smpi = smpi_replay.run_smpi_replay(platform, index, collectives=collectives)
+    if core_has_envelope():
+        ours_trace, ours_platform = trace, {**platform, "network": {**platform["network"],
+                                                                   "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES}}
+    else:
+        ours_trace, ours_platform = smpi_replay.with_envelope(trace, platform)
+    ours = simulate(load_platform(ours_platform), load_trace(ours_trace))
+    return smpi.makespan, ours.makespan
+
+
+P2P_PLATFORMS = {
+    "star4": (4, cluster(4)),
+    "star5_backbone": (5, cluster(5, backbone=2e8)),
+    "star4_eager100k_memory": (4, cluster(4, eager_threshold=100000, memory_bandwidth=5e9, memory_latency=1e-6)),
+    "hetero4": (4, {"hosts": [{"name": f"h{i}", "speed": 1e9 * (i + 1), "bandwidth_up": 1.25e8 / (i + 1),
+                               "bandwidth_down": 1e8} for i in range(4)],
+                    "network": {"bandwidth": 1.25e8, "latency": 3e-5}}),
+}
+
+
+@requires_smpi
+@pytest.mark.parametrize("name", sorted(P2P_PLATFORMS))
+def test_point_to_point_makespan_matches_smpi(tmp_path, name):
+    n, platform = P2P_PLATFORMS[name]
+    smpi, ours = compare(tmp_path, ring_p2p(n), platform)
+    assert smpi > 0.003
+    assert ours == pytest.approx(smpi, rel=1e-9), (name, smpi, ours)
+
+
+@requires_smpi
+def test_the_envelope_is_what_separates_the_raw_replays(tmp_path):
+    """Without the envelope commaware is faster by exactly 16 bytes per message on the critical path."""
+    platform = cluster(2)
+    trace = {"ranks": [[{"op": "send", "dst": 1, "bytes": 1000}], [{"op": "recv", "src": 0}]]}
+    index = export_ti(trace, tmp_path / "ti", platform=platform)
+    smpi = smpi_replay.run_smpi_replay(platform, index).makespan
+    raw = simulate(load_platform(platform), load_trace(trace)).makespan
+    assert raw == pytest.approx(1e-4 + 1000 / 1.25e8, rel=1e-12)
+    assert smpi == pytest.approx(1e-4 + 1016 / 1.25e8, rel=1e-12)
+
+
+#: Collectives whose commaware algorithm is the one SMPI is told to use (docs/formats.md).
+COLLECTIVES = [
+    ("bcast", {"op": "bcast", "root": 1, "bytes": 100000}, "binomial_tree", (4, 5, 8)),
+    ("allreduce", {"op": "allreduce", "bytes": 100000}, "rdb", (4, 5, 8)),
+    ("alltoall", {"op": "alltoall", "bytes": 30000}, "pair", (4, 8)),  # SMPI's pair needs a power of two
+    ("barrier", {"op": "barrier"}, "ompi_bruck", (4, 5, 8)),
+]
+
+
+@requires_smpi
+@pytest.mark.skipif(not core_has_envelope(), reason="collectives need the core's envelope_bytes (issue 17 item 5): "
+                                                    "SMPI adds 16 bytes to every message of a collective too")
+@pytest.mark.parametrize("name, op, algorithm, n", [(c[0], c[1], c[2], n) for c in COLLECTIVES for n in c[3]])
+def test_collective_makespan_matches_smpi(tmp_path, name, op, algorithm, n):
+    trace = {"ranks": [[{"op": "compute", "seconds": 0.0003 * r}, op, {"op": "compute", "seconds": 0.0001}]
+                       for r in range(n)]}
+    smpi, ours = compare(tmp_path, trace, cluster(n), {name: algorithm})
+    assert ours == pytest.approx(smpi, rel=1e-9), (name, n, smpi, ours)
+
+
+def test_platform_xml_routes():
+    xml = smpi_replay.platform_xml(cluster(2, backbone=1e9, memory_bandwidth=2e9))
+    assert '<link id="n0_up" bandwidth="125000000.0Bps" latency="5e-05s"/>' in xml
+    assert ('<route src="n0" dst="n1" symmetrical="NO"><link_ctn id="n0_up"/><link_ctn id="backbone"/>'
+            '<link_ctn id="n1_down"/></route>') in xml
+    assert '<route src="n1" dst="n1" symmetrical="NO"><link_ctn id="n1_loopback"/></route>' in xml
+    assert '<link id="n1_loopback" bandwidth="2000000000.0Bps" latency="0.0s"/>' in xml
+    with pytest.raises(ValueError, match="send_overhead"):
+        smpi_replay.platform_xml(cluster(2, send_overhead=1e-6))
