@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from commaware import PlatformError, load_platform, load_trace, simulate
+from commaware import load_platform, load_trace, simulate
 from commaware.trace_export import export_ti
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
@@ -23,15 +23,6 @@ import smpi_replay  # noqa: E402
 REQUIRE_SIMGRID = os.environ.get("COMMAWARE_REQUIRE_SIMGRID") == "1"
 SMPI_OK, SMPI_REASON = smpi_replay.smpi_available()
 requires_smpi = pytest.mark.skipif(not SMPI_OK and not REQUIRE_SIMGRID, reason=f"SMPI not available: {SMPI_REASON}")
-
-
-def core_has_envelope() -> bool:
-    """Whether the core models SMPI's per-message envelope (`network.envelope_bytes`, issue 17 item 5)."""
-    try:
-        load_platform({"cluster": {"count": 1, "speed": 1e9}, "network": {"bandwidth": 1e9, "envelope_bytes": 16}})
-        return True
-    except PlatformError:
-        return False
 
 
 def cluster(n: int, **network) -> dict:
@@ -70,12 +61,10 @@ def compare(tmp_path, trace: dict, platform: dict, collectives: dict[str, str] |
     assert SMPI_OK, SMPI_REASON
     index = export_ti(trace, tmp_path / "ti", platform=platform)
     smpi = smpi_replay.run_smpi_replay(platform, index, collectives=collectives)
-    if core_has_envelope():
-        ours_trace, ours_platform = trace, {**platform, "network": {**platform["network"],
-                                                                   "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES}}
-    else:
-        ours_trace, ours_platform = smpi_replay.with_envelope(trace, platform)
-    ours = simulate(load_platform(ours_platform), load_trace(ours_trace))
+    # SMPI's 16-byte envelope on every message: the platform's envelope_bytes.
+    ours_platform = {**platform, "network": {**platform["network"], "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES}}
+    coll = ",".join(f"{k}={v}" for k, v in (collectives or {}).items()) or None
+    ours = simulate(load_platform(ours_platform), load_trace(trace), coll=coll)
     return smpi.makespan, ours.makespan
 
 
@@ -116,12 +105,20 @@ COLLECTIVES = [
     ("allreduce", {"op": "allreduce", "bytes": 100000}, "rdb", (4, 5, 8)),
     ("alltoall", {"op": "alltoall", "bytes": 30000}, "pair", (4, 8)),  # SMPI's pair needs a power of two
     ("barrier", {"op": "barrier"}, "ompi_bruck", (4, 5, 8)),
+    # The algorithms `--coll` selects, under the same names in both simulators.
+    ("bcast", {"op": "bcast", "root": 1, "bytes": 100000}, "scatter_LR_allgather", (4, 5, 8)),
+    ("bcast", {"op": "bcast", "root": 0, "bytes": 100000}, "scatter_rdb_allgather", (4, 8)),
+    ("allreduce", {"op": "allreduce", "bytes": 100000}, "lr", (4, 5, 8)),
+    ("allreduce", {"op": "allreduce", "bytes": 100000}, "rab_rdb", (4, 5, 8)),
+    ("alltoall", {"op": "alltoall", "bytes": 3000}, "bruck", (4, 5, 8)),
+    ("alltoall", {"op": "alltoall", "bytes": 30000}, "ring", (4, 5, 8)),
+    ("allgather", {"op": "allgather", "bytes": 30000}, "NTSLR", (4, 5, 8)),  # our ring is SimGrid's NTSLR
+    ("allgather", {"op": "allgather", "bytes": 30000}, "rdb", (4, 8)),
+    ("allgather", {"op": "allgather", "bytes": 30000}, "bruck", (4, 5, 8)),
 ]
 
 
 @requires_smpi
-@pytest.mark.skipif(not core_has_envelope(), reason="collectives need the core's envelope_bytes (issue 17 item 5): "
-                                                    "SMPI adds 16 bytes to every message of a collective too")
 @pytest.mark.parametrize("name, op, algorithm, n", [(c[0], c[1], c[2], n) for c in COLLECTIVES for n in c[3]])
 def test_collective_makespan_matches_smpi(tmp_path, name, op, algorithm, n):
     trace = {"ranks": [[{"op": "compute", "seconds": 0.0003 * r}, op, {"op": "compute", "seconds": 0.0001}]

@@ -20,8 +20,8 @@ How the two are made to agree (docs/formats.md, "Replaying in SMPI"):
   mailbox with a permanent receiver, so its transfer starts when the send is posted, as in
   commaware (with the default 0 an eager message waits for its receive to be posted);
 * SMPI adds a 16-byte envelope to every message's size (``smpi_request.cpp``: "MPI enveloppe
-  size") while deciding eager or rendezvous on the payload alone: commaware must replay with
-  the same envelope (:func:`with_envelope` for point-to-point traces);
+  size") while deciding eager or rendezvous on the payload alone: commaware replays with
+  the platform's ``envelope_bytes`` at 16, which does the same;
 * ``surf/precision`` (default 1e-9 s: SimGrid merges events closer than that, which moves
   ranks' ends by a few 1e-10 s) is 1e-13;
 * collective algorithms are selected with ``smpi/<coll>:<algorithm>``.
@@ -175,27 +175,6 @@ def platform_xml(platform: dict[str, Any]) -> str:
             lines.append(f'  <route src={quoteattr(a["name"])} dst={quoteattr(b["name"])} symmetrical="NO">{ctn}</route>')
     lines += ["</zone>", "</platform>", ""]
     return "\n".join(lines)
-
-
-def with_envelope(trace: dict[str, Any], platform: dict[str, Any], envelope: int = SMPI_ENVELOPE_BYTES
-                  ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A point-to-point trace and its platform as SMPI sees them: every message `envelope` bytes
-    larger, and the eager threshold as many bytes higher (SMPI decides on the payload alone).
-    Collectives are refused: their internal messages carry the envelope too, which only the
-    core's ``envelope_bytes`` can model."""
-    ranks = []
-    for r, ops in enumerate(trace["ranks"]):
-        out = []
-        for i, op in enumerate(ops):
-            if op["op"] in ("send", "isend", "sendrecv"):
-                op = {**op, "bytes": op["bytes"] + envelope}
-            elif op["op"] not in ("compute", "sleep", "recv", "irecv", "wait", "waitall"):
-                raise ValueError(f"ranks[{r}][{i}]: {op['op']} is not point-to-point")
-            out.append(op)
-        ranks.append(out)
-    net = dict(platform["network"])
-    net["eager_threshold"] = net.get("eager_threshold", 65536) + envelope
-    return {**trace, "ranks": ranks}, {**platform, "network": net}
 
 
 _END = re.compile(r"COMMAWARE_RANK_END (\d+) (\S+)")

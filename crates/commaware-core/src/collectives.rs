@@ -121,7 +121,9 @@ fn parse_algo(collective: &str, name: &str) -> Option<Algo> {
         ("bcast", "binomial_tree") | ("reduce" | "gather" | "scatter", "ompi_binomial") => "binomial",
         ("barrier", "dissemination") => "ompi_bruck",
         ("alltoall" | "alltoallv" | "reduce_scatter", "mpich") => "pairwise",
-        ("allgather" | "allgatherv", "lr") => "ring",
+        // SimGrid's "ring" allgather sends straight to rank + i; its neighbour-forwarding ring
+        // (MPICH's, ours) is NTSLR.
+        ("allgather" | "allgatherv", "NTSLR") => "ring",
         (_, "scatter_LR_allgather") => "scatter_lr_allgather",
         (_, n) => n,
     };

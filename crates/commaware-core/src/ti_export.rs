@@ -57,7 +57,7 @@ fn collective_indices(spec: &TraceSpec) -> Vec<Vec<usize>> {
 fn is_collective(op: &OpSpec) -> bool {
     matches!(
         op,
-        OpSpec::Barrier
+        OpSpec::Barrier { .. }
             | OpSpec::Bcast { .. }
             | OpSpec::Allreduce { .. }
             | OpSpec::Alltoall { .. }
@@ -93,7 +93,7 @@ fn receive_sizes(spec: &TraceSpec) -> HashMap<(usize, usize), f64> {
     for (r, ops) in spec.ranks.iter().enumerate() {
         for (i, op) in ops.iter().enumerate() {
             let key = match op {
-                OpSpec::Recv { src: Peer::Rank(s), tag: TagSpec::Value(t) } | OpSpec::Irecv { src: Peer::Rank(s), tag: TagSpec::Value(t) } => (*s, r, *t),
+                OpSpec::Recv { src: Peer::Rank(s), tag: TagSpec::Value(t), .. } | OpSpec::Irecv { src: Peer::Rank(s), tag: TagSpec::Value(t), .. } => (*s, r, *t),
                 OpSpec::Sendrecv { src: Peer::Rank(s), recvtag: TagSpec::Value(t), .. } => (*s, r, *t),
                 _ => continue,
             };
@@ -120,6 +120,17 @@ pub fn export(spec: &TraceSpec, flops_per_second: f64, header: &str) -> Result<V
     if !(flops_per_second.is_finite() && flops_per_second > 0.0) {
         let reason = format!("must be a finite number > 0, got {flops_per_second}");
         return Err(Error::new(crate::error::ErrorKind::Options, "", reason).in_source("--flops-per-second"));
+    }
+    // TI has no communicators: SimGrid's replay runs every collective on the world.
+    for (r, ops) in spec.ranks.iter().enumerate() {
+        for (i, op) in ops.iter().enumerate() {
+            if op.comm() != 0 || matches!(op, OpSpec::CommSplit { .. } | OpSpec::CommDup { .. }) {
+                return Err(Error::trace(
+                    format!("ranks[{r}][{i}]"),
+                    format!("`{}`: TI traces have no communicators (SimGrid's replay runs every collective on the world), so this cannot be exported", op.describe()),
+                ));
+            }
+        }
     }
     let p = spec.ranks.len();
     let colls = collective_indices(spec);
@@ -155,7 +166,7 @@ pub fn export(spec: &TraceSpec, flops_per_second: f64, header: &str) -> Result<V
                 OpSpec::Sleep { seconds } => {
                     let _ = writeln!(t, "{r} sleep {}", num(*seconds));
                 }
-                OpSpec::Send { dst, bytes, tag, sync } | OpSpec::Isend { dst, bytes, tag, sync } => {
+                OpSpec::Send { dst, bytes, tag, sync, .. } | OpSpec::Isend { dst, bytes, tag, sync, .. } => {
                     if *sync {
                         return Err(bad(r, i, op, "TI has no synchronous (rendezvous-forced) send"));
                     }
@@ -167,7 +178,7 @@ pub fn export(spec: &TraceSpec, flops_per_second: f64, header: &str) -> Result<V
                         requests.push((r, *dst, *tag));
                     }
                 }
-                OpSpec::Recv { src, tag } | OpSpec::Irecv { src, tag } => {
+                OpSpec::Recv { src, tag, .. } | OpSpec::Irecv { src, tag, .. } => {
                     let Peer::Rank(s) = src else { return Err(bad(r, i, op, "TI has no receive from any source")) };
                     let TagSpec::Value(tg) = tag else { return Err(bad(r, i, op, "TI has no receive with any tag")) };
                     let (c, dt) = size1(recv_sizes.get(&(r, i)).copied().unwrap_or(0.0))?;
@@ -200,7 +211,7 @@ pub fn export(spec: &TraceSpec, flops_per_second: f64, header: &str) -> Result<V
                     pending.clear();
                     let _ = writeln!(t, "{r} waitall");
                 }
-                OpSpec::Sendrecv { dst, bytes, tag, src, recvtag } => {
+                OpSpec::Sendrecv { dst, bytes, tag, src, recvtag, .. } => {
                     let Peer::Rank(s) = src else { return Err(bad(r, i, op, "TI has no receive from any source")) };
                     if *tag != 0 || *recvtag != TagSpec::Value(0) {
                         return Err(bad(r, i, op, "SimGrid's `sendRecv` sends and receives with tag 0 only"));
@@ -210,38 +221,38 @@ pub fn export(spec: &TraceSpec, flops_per_second: f64, header: &str) -> Result<V
                     let (rc, dt2) = size1(recv)?;
                     let _ = writeln!(t, "{r} sendRecv {c} {dst} {rc} {s} {dt1} {dt2}");
                 }
-                OpSpec::Barrier => {
+                OpSpec::Barrier { .. } => {
                     let _ = writeln!(t, "{r} barrier");
                 }
-                OpSpec::Bcast { root, bytes } => {
+                OpSpec::Bcast { root, bytes, .. } => {
                     let (c, dt) = size1(*bytes)?;
                     let _ = writeln!(t, "{r} bcast {c} {root} {dt}");
                 }
-                OpSpec::Allreduce { bytes } => {
+                OpSpec::Allreduce { bytes, .. } => {
                     let (c, dt) = size1(*bytes)?;
                     let _ = writeln!(t, "{r} allreduce {c} 0 {dt}");
                 }
-                OpSpec::Alltoall { bytes } => {
+                OpSpec::Alltoall { bytes, .. } => {
                     let (c, dt) = size1(*bytes)?;
                     let _ = writeln!(t, "{r} alltoall {c} {c} {dt} {dt}");
                 }
-                OpSpec::Reduce { root, bytes } => {
+                OpSpec::Reduce { root, bytes, .. } => {
                     let (c, dt) = size1(*bytes)?;
                     let _ = writeln!(t, "{r} reduce {c} 0 {root} {dt}");
                 }
-                OpSpec::Scan { bytes } | OpSpec::Exscan { bytes } => {
+                OpSpec::Scan { bytes, .. } | OpSpec::Exscan { bytes, .. } => {
                     let (c, dt) = size1(*bytes)?;
                     let _ = writeln!(t, "{r} {} {c} 0 {dt}", op.name());
                 }
-                OpSpec::Gather { root, bytes } | OpSpec::Scatter { root, bytes } => {
+                OpSpec::Gather { root, bytes, .. } | OpSpec::Scatter { root, bytes, .. } => {
                     let (c, dt) = size1(*bytes)?;
                     let _ = writeln!(t, "{r} {} {c} {c} {root} {dt} {dt}", op.name());
                 }
-                OpSpec::Allgather { bytes } => {
+                OpSpec::Allgather { bytes, .. } => {
                     let (c, dt) = size1(*bytes)?;
                     let _ = writeln!(t, "{r} allgather {c} {c} {dt} {dt}");
                 }
-                OpSpec::Gatherv { root, bytes } => {
+                OpSpec::Gatherv { root, bytes, .. } => {
                     // Rank q sends its own entry; only the root lists the receive counts.
                     let sent: Vec<f64> = (0..p)
                         .map(|q| match peer_op(q) {
@@ -253,7 +264,7 @@ pub fn export(spec: &TraceSpec, flops_per_second: f64, header: &str) -> Result<V
                     let (counts, dt) = list(&[vec![bytes[r]], recv].concat())?;
                     let _ = writeln!(t, "{r} gatherv {} {root} {dt} {dt}", counts.join(" "));
                 }
-                OpSpec::Scatterv { root, bytes: _ } => {
+                OpSpec::Scatterv { root, bytes: _, .. } => {
                     let from_root = match peer_op(*root) {
                         OpSpec::Scatterv { bytes: b, .. } => b.clone(),
                         _ => vec![0.0; p],
@@ -262,11 +273,11 @@ pub fn export(spec: &TraceSpec, flops_per_second: f64, header: &str) -> Result<V
                     let (counts, dt) = list(&[send, vec![from_root[r]]].concat())?;
                     let _ = writeln!(t, "{r} scatterv {} {root} {dt} {dt}", counts.join(" "));
                 }
-                OpSpec::Allgatherv { bytes } => {
+                OpSpec::Allgatherv { bytes, .. } => {
                     let (counts, dt) = list(&[vec![bytes[r]], bytes.clone()].concat())?;
                     let _ = writeln!(t, "{r} allgatherv {} {dt} {dt}", counts.join(" "));
                 }
-                OpSpec::Alltoallv { bytes } => {
+                OpSpec::Alltoallv { bytes, .. } => {
                     let recv: Vec<f64> = (0..p)
                         .map(|q| match peer_op(q) {
                             OpSpec::Alltoallv { bytes: b, .. } => b[r],
@@ -280,7 +291,7 @@ pub fn export(spec: &TraceSpec, flops_per_second: f64, header: &str) -> Result<V
                     let (send_part, recv_part) = counts.split_at(p + 1);
                     let _ = writeln!(t, "{r} alltoallv {} {} {dt} {dt}", send_part.join(" "), recv_part.join(" "));
                 }
-                OpSpec::ReduceScatter { bytes } => {
+                OpSpec::ReduceScatter { bytes, .. } => {
                     let (counts, dt) = list(bytes)?;
                     let _ = writeln!(t, "{r} reducescatter {} 0 {dt}", counts.join(" "));
                 }
