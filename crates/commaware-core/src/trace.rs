@@ -186,6 +186,38 @@ fn is_world(comm: &usize) -> bool {
     *comm == 0
 }
 
+/// `$body` with `$comm` bound to the op's `comm` field (by reference), or `$none` for an
+/// op without one.
+macro_rules! with_comm {
+    ($op:expr, $comm:ident => $body:expr, $none:expr) => {
+        match $op {
+            OpSpec::Send { $comm, .. }
+            | OpSpec::Isend { $comm, .. }
+            | OpSpec::Recv { $comm, .. }
+            | OpSpec::Irecv { $comm, .. }
+            | OpSpec::Sendrecv { $comm, .. }
+            | OpSpec::Barrier { $comm }
+            | OpSpec::Bcast { $comm, .. }
+            | OpSpec::Allreduce { $comm, .. }
+            | OpSpec::Alltoall { $comm, .. }
+            | OpSpec::Reduce { $comm, .. }
+            | OpSpec::Gather { $comm, .. }
+            | OpSpec::Gatherv { $comm, .. }
+            | OpSpec::Scatter { $comm, .. }
+            | OpSpec::Scatterv { $comm, .. }
+            | OpSpec::Allgather { $comm, .. }
+            | OpSpec::Allgatherv { $comm, .. }
+            | OpSpec::Alltoallv { $comm, .. }
+            | OpSpec::ReduceScatter { $comm, .. }
+            | OpSpec::Scan { $comm, .. }
+            | OpSpec::Exscan { $comm, .. }
+            | OpSpec::CommSplit { $comm, .. }
+            | OpSpec::CommDup { $comm } => $body,
+            OpSpec::Compute { .. } | OpSpec::Wait { .. } | OpSpec::Waitall | OpSpec::Sleep { .. } => $none,
+        }
+    };
+}
+
 impl OpSpec {
     /// Index of the op's name in [`OP_NAMES`].
     pub fn code(&self) -> u8 {
@@ -274,61 +306,13 @@ impl OpSpec {
     /// The communicator (this rank's id for it) the op works on; 0, the world, for ops
     /// without one.
     pub fn comm(&self) -> usize {
-        match self {
-            OpSpec::Send { comm, .. }
-            | OpSpec::Isend { comm, .. }
-            | OpSpec::Recv { comm, .. }
-            | OpSpec::Irecv { comm, .. }
-            | OpSpec::Sendrecv { comm, .. }
-            | OpSpec::Barrier { comm }
-            | OpSpec::Bcast { comm, .. }
-            | OpSpec::Allreduce { comm, .. }
-            | OpSpec::Alltoall { comm, .. }
-            | OpSpec::Reduce { comm, .. }
-            | OpSpec::Gather { comm, .. }
-            | OpSpec::Gatherv { comm, .. }
-            | OpSpec::Scatter { comm, .. }
-            | OpSpec::Scatterv { comm, .. }
-            | OpSpec::Allgather { comm, .. }
-            | OpSpec::Allgatherv { comm, .. }
-            | OpSpec::Alltoallv { comm, .. }
-            | OpSpec::ReduceScatter { comm, .. }
-            | OpSpec::Scan { comm, .. }
-            | OpSpec::Exscan { comm, .. }
-            | OpSpec::CommSplit { comm, .. }
-            | OpSpec::CommDup { comm } => *comm,
-            OpSpec::Compute { .. } | OpSpec::Wait { .. } | OpSpec::Waitall | OpSpec::Sleep { .. } => 0,
-        }
+        with_comm!(self, comm => *comm, 0)
     }
 
     /// The same op on the world communicator (ranks' ids for one communicator may differ).
     fn on_world(&self) -> OpSpec {
         let mut o = self.clone();
-        match &mut o {
-            OpSpec::Send { comm, .. }
-            | OpSpec::Isend { comm, .. }
-            | OpSpec::Recv { comm, .. }
-            | OpSpec::Irecv { comm, .. }
-            | OpSpec::Sendrecv { comm, .. }
-            | OpSpec::Barrier { comm }
-            | OpSpec::Bcast { comm, .. }
-            | OpSpec::Allreduce { comm, .. }
-            | OpSpec::Alltoall { comm, .. }
-            | OpSpec::Reduce { comm, .. }
-            | OpSpec::Gather { comm, .. }
-            | OpSpec::Gatherv { comm, .. }
-            | OpSpec::Scatter { comm, .. }
-            | OpSpec::Scatterv { comm, .. }
-            | OpSpec::Allgather { comm, .. }
-            | OpSpec::Allgatherv { comm, .. }
-            | OpSpec::Alltoallv { comm, .. }
-            | OpSpec::ReduceScatter { comm, .. }
-            | OpSpec::Scan { comm, .. }
-            | OpSpec::Exscan { comm, .. }
-            | OpSpec::CommSplit { comm, .. }
-            | OpSpec::CommDup { comm } => *comm = 0,
-            OpSpec::Compute { .. } | OpSpec::Wait { .. } | OpSpec::Waitall | OpSpec::Sleep { .. } => {}
-        }
+        with_comm!(&mut o, comm => *comm = 0, ());
         o
     }
 
