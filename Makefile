@@ -53,6 +53,7 @@ bench: build
 	$(PY) benches/bench_taskfarm.py
 	$(PY) benches/bench_tiling.py
 	$(PY) benches/bench_cosched.py
+	$(PY) benches/bench_ti_replay.py
 
 clean:
 	rm -rf $(VENV) target
