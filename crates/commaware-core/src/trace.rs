@@ -881,6 +881,9 @@ fn validate_rank(r: usize, comm_sizes: &[usize], ops: &[OpSpec]) -> Result<u32> 
             }
         };
         let size_ok = |name: &str, v: f64| -> Result<()> {
+            if (0.0..=MAX_EXACT).contains(&v) {
+                return Ok(()); // the common case: no field name to format
+            }
             check_amount(ErrorKind::Trace, &field(name), v, false)?;
             if v > MAX_EXACT {
                 return Err(Error::trace(field(name), format!("{v:e} is too large (at most 2^53)")));
