@@ -209,11 +209,12 @@ def _fig3_rows(c: cosched.Comparison, load: str) -> list[Check]:
     rows = []
     resp = {(r["policy"], r["allocation"]): r["avg_response_s"]["mean"] for r in c.rows}
     best = min(resp, key=resp.__getitem__)
+    nxt = min((k for k in resp if k != ("hybrid", "packing")), key=resp.__getitem__)
     hyb = resp[("hybrid", "packing")]
     rows.append(claim(
         f"Fig. 3 ({load}): HYBRID has the lowest mean response time", "HYBRID lowest",
-        f"HYBRID {hyb:.1f} s; lowest {best[0]}/{best[1]} {resp[best]:.1f} s ({100 * (hyb / resp[best] - 1):+.2f}%)",
-        best == ("hybrid", "packing"), setup, TIE_CAUSE))
+        f"HYBRID {hyb:.1f} s; lowest other {nxt[0]}/{nxt[1]} {resp[nxt]:.1f} s ({100 * (hyb / resp[nxt] - 1):+.2f}%)",
+        best == ("hybrid", "packing"), setup + "; HYBRID, CC and SB are within 1% of each other here", TIE_CAUSE))
     blocking_ok = {}
     for b in BLOCKING:
         blocking_ok[b] = all(resp[(b, a)] < resp[(s, a)] for a in ("packing", "random") for s in SPINNING)
