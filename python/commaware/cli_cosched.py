@@ -233,3 +233,171 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
     for path, what in ((jobs_out, "per-job table"), (jobs_csv, "Batsim jobs.csv")):
         if path:
             out.print(f"{what}: {path}", highlight=False, soft_wrap=True)
+
+
+@cosched_group.command("compare")
+@click.argument("workload", metavar="[WORKLOAD(.json|.swf)]", required=False, type=click.Path(dir_okay=False))
+@click.option("--nas-jobs", type=int, default=None,
+              help="Instead of WORKLOAD: a fresh NAS-like workload of this many jobs per seed (`workload nas`).")
+@click.option("--interarrival", type=float, default=100.0, show_default=True,
+              help="With --nas-jobs: mean inter-arrival time, s (paper: 100 heavy, 250 light, 500 long-running).")
+@click.option("--classes", default="A,B", show_default=True, help="With --nas-jobs: problem classes among A, B, C.")
+@click.option("--mix", type=click.Choice(_MIXES), default="nas", show_default=True, help="With --nas-jobs: the mix.")
+@click.option("--policies", default="all", show_default=True,
+              help=f"Comma-separated policies, or all ({', '.join(_POLICIES)}).")
+@click.option("--allocation", "allocations", default="packing", show_default=True,
+              help="Comma-separated allocations for the time-sharing policies (packing, random, memory-aware); "
+                   "batch runs with packing only, gang never random (§5.1).")
+@click.option("--seeds", type=int, default=10, show_default=True,
+              help="Number of seeds (workload generator with --nas-jobs, and random allocation).")
+@click.option("--first-seed", type=int, default=0, show_default=True, help="The seeds are FIRST .. FIRST + SEEDS - 1.")
+@click.option("--mpl", type=int, default=None, help="Most processes per node for time-sharing (default 3).")
+@click.option("--nodes", type=int, default=None,
+              help=f"Nodes (processors). Default: {DEFAULT_NODES} for JSON, the log's MaxProcs for SWF.")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="Override a time-sharing parameter (repeatable), as in `cosched run`.")
+@click.option("--workers", type=int, default=None, help="Parallel runs (threads; default: the CPU count).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object: setup, metrics, and rows (policy, allocation, and per metric mean, std, "
+                   "min, max, per_seed).")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
+              help="Write a bar chart of mean response (wait + execution) per policy (.png, .svg, .pdf).")
+@click.option("--quiet", is_flag=True, help="No progress display on stderr.")
+def cosched_compare_cmd(workload: Optional[str], nas_jobs: Optional[int], interarrival: float, classes: str, mix: str,
+                        policies: str, allocations: str, seeds: int, first_seed: int, mpl: Optional[int],
+                        nodes: Optional[int], params: tuple[str, ...], workers: Optional[int], as_json: bool,
+                        plot_path: Optional[str], quiet: bool) -> None:
+    """Compare policies over seeds: mean response, wait and execution per policy (Fig. 3's shape).
+
+    Give WORKLOAD (fixed; the seeds then vary only random allocation) or --nas-jobs N (a new
+    NAS-like workload per seed). Runs go in parallel (threads: the core releases the GIL);
+    the result is deterministic given the seeds. Each cell is the mean over seeds ± the
+    sample standard deviation.
+
+    \b
+    Examples:
+      commaware cosched compare --nas-jobs 100 --interarrival 100 --seeds 10 --allocation packing,random
+      commaware cosched compare w.json --policies batch,gang,hybrid --seeds 1 --plot fig3.png
+    """
+    import json as _json
+    from pathlib import Path
+
+    from .cli import Table, err, fail, out
+    from .cosched import ALLOCATIONS, POLICIES, compare, load_workload
+
+    if (workload is None) == (nas_jobs is None):
+        fail("give either WORKLOAD or --nas-jobs N (not both)")
+    if nas_jobs is not None and nas_jobs < 1:
+        fail(f"--nas-jobs: must be at least 1, got {nas_jobs}")
+    if not 1 <= seeds <= 10_000:
+        fail(f"--seeds: must be in 1..10000, got {seeds}")
+    if not 0 <= first_seed <= 2**64 - seeds:
+        fail(f"--first-seed: must be in 0..2^64 - SEEDS, got {first_seed}")
+    if nodes is not None and not 1 <= nodes <= 2**24:
+        fail(f"--nodes: must be in 1..2^24, got {nodes}")
+    if mpl is not None and not 1 <= mpl <= 64:
+        fail(f"--mpl: must be in 1..64, got {mpl}")
+    if workers is not None and workers < 1:
+        fail(f"--workers: must be at least 1, got {workers}")
+    if not interarrival > 0 or interarrival != interarrival or interarrival == float("inf"):
+        fail(f"--interarrival: must be a positive finite number, got {interarrival}")
+    pols = list(POLICIES) if policies.strip() == "all" else [p.strip() for p in policies.split(",") if p.strip()]
+    for p in pols:
+        if p not in POLICIES:
+            fail(f"--policies: unknown policy `{p}` (known: {', '.join(POLICIES)}, all)")
+    if not pols:
+        fail("--policies: no policy given")
+    allocs = [a.strip() for a in allocations.split(",") if a.strip()]
+    for a in allocs:
+        if a not in ALLOCATIONS:
+            fail(f"--allocation: unknown allocation `{a}` (known: {', '.join(ALLOCATIONS)})")
+    if not allocs:
+        fail("--allocation: no allocation given")
+    if plot_path is not None and Path(plot_path).suffix.lower() not in (".png", ".svg", ".pdf"):
+        fail(f"--plot: {plot_path}: the chart must be .png, .svg or .pdf")
+    overrides: dict[str, float] = {}
+    for item in params:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            fail(f"--param: expected NAME=VALUE, got `{item}`")
+        try:
+            overrides[name.strip()] = float(value) if any(c in value for c in ".eE") else int(value)
+        except ValueError:
+            fail(f"--param {name.strip()}: not a number: `{value}`")
+    class_list = [c.strip().upper() for c in classes.split(",") if c.strip()]
+    source = None
+    if workload is not None:
+        try:
+            source = load_workload(workload)
+        except _core.InputError as exc:
+            fail(str(exc))
+            return
+        if nodes is None:
+            nodes = _swf_max_procs(source.header) if source.is_swf else DEFAULT_NODES
+            if nodes is None:
+                fail(f"{workload}: the log has no `; MaxProcs:` header line: give --nodes (processors)")
+                return
+    progress_bar = None
+    task = None
+    if not quiet and err.is_terminal:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        progress_bar = Progress(TextColumn("comparing"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
+                                TimeElapsedColumn(), console=err.real(),
+                                transient=True)
+
+    def tick(done: int, total: int) -> None:
+        if progress_bar is not None and task is not None:
+            progress_bar.update(task, completed=done, total=total)
+
+    try:
+        if progress_bar is not None:
+            progress_bar.start()
+            task = progress_bar.add_task("compare", total=None)
+        try:
+            comparison = compare(source, nas_jobs=nas_jobs, interarrival=interarrival, classes=class_list, mix=mix,
+                                 policies=pols, allocations=allocs, seeds=seeds, first_seed=first_seed,
+                                 processors=nodes or DEFAULT_NODES, mpl=mpl, params=overrides or None,
+                                 workers=workers, progress=tick)
+        finally:
+            if progress_bar is not None:
+                progress_bar.stop()
+    except _core.OptionsError as exc:
+        field = exc.field.split(".")[0] if exc.field else ""
+        if field in {"mpl", "allocation", "policy", "policies", "nodes", "processors", "seeds", "classes", "mix"}:
+            fail(f"--{'nodes' if field == 'processors' else field}: {exc.reason}")
+        fail(f"--param {exc.field}: {exc.reason}" if exc.field else str(exc))
+        return
+    except _core.InputError as exc:
+        fail(str(exc))
+        return
+    if workload is not None:
+        comparison.setup["workload"] = workload
+    if plot_path is not None:
+        try:
+            from .output import deliver
+
+            deliver(lambda target: comparison.plot(target, format=Path(plot_path).suffix.lstrip(".").lower()), plot_path)
+        except OSError as exc:
+            fail(f"{plot_path}: cannot write: {exc.strerror or exc}")
+    if as_json:
+        click.echo(_json.dumps(comparison.to_dict(), allow_nan=False))
+        return
+    s = comparison.setup
+    what = workload if workload is not None else \
+        f"{nas_jobs} NAS-like jobs (classes {','.join(class_list)}, mix {mix}), mean inter-arrival {interarrival:g} s"
+    out.print(f"[bold]{what}[/] on {s['processors']} nodes, MPL {s['mpl']}, {len(s['seeds'])} seed(s) "
+              f"{s['seeds'][0]}..{s['seeds'][-1]}: mean ± std over seeds", highlight=False, soft_wrap=True)
+    table = Table(header_style="bold")
+    for col in ("policy", "allocation", "response (s)", "wait (s)", "execution (s)", "utilization", "energy (MJ)"):
+        table.add_column(col, justify="left" if col in ("policy", "allocation") else "right")
+
+    def cell(m: dict, scale: float = 1.0, fmt: str = ".1f") -> str:
+        return f"{m['mean'] / scale:{fmt}} ± {m['std'] / scale:{fmt}}"
+
+    for r in comparison.rows:
+        table.add_row(r["policy"], r["allocation"], cell(r["avg_response_s"]), cell(r["avg_wait_s"]),
+                      cell(r["avg_exec_s"]), cell(r["utilization"], fmt=".3f"), cell(r["energy_j"], 1e6, ".2f"))
+    out.print(table)
+    if plot_path is not None:
+        out.print(f"chart: {plot_path}", highlight=False, soft_wrap=True)

@@ -252,3 +252,171 @@ class CoschedRun:
 def workload_schema() -> str:
     """The JSON Schema of workload files."""
     return _core.workload_schema()
+
+
+# --- compare: policies over seeds (Fig. 3-style) ----------------------------------------------
+
+#: The metrics `compare` aggregates over seeds (each a run's summary field).
+COMPARE_METRICS: tuple[str, ...] = ("avg_response_s", "avg_wait_s", "avg_exec_s", "avg_bounded_slowdown",
+                                    "total_time_s", "utilization", "energy_j")
+
+
+def _compare_pairs(policies: Iterable[str], allocations: Iterable[str]) -> list[tuple[str, str]]:
+    """(policy, allocation) rows: batch policies run with packing only and gang never random
+    (§5.1), so those get packing (gang: every requested non-random allocation) once."""
+    allocs = list(dict.fromkeys(allocations))
+    pairs: list[tuple[str, str]] = []
+    for p in policies:
+        if p in BATCH_POLICIES:
+            mine = ["packing"]
+        elif p == "gang":
+            mine = [a for a in allocs if a != "random"] or ["packing"]
+        else:
+            mine = allocs
+        pairs.extend((p, a) for a in mine if (p, a) not in pairs)
+    return pairs
+
+
+def compare(workload: WorkloadLike | None = None, *, nas_jobs: int | None = None, interarrival: float = 100.0,
+            classes: Iterable[str] = ("A", "B"), mix: str = "nas", policies: str | Iterable[str] = "all",
+            allocations: str | Iterable[str] = ("packing",), seeds: int = 10, first_seed: int = 0,
+            processors: int = 16, mpl: int | None = None, params: dict[str, Any] | None = None,
+            workers: int | None = None, progress: Any = None) -> Comparison:
+    """Run every policy (and allocation) over `seeds` seeds and aggregate (the shape of Fig. 3).
+
+    Either `workload` (fixed: the seed then only drives random allocation) or `nas_jobs` (a
+    fresh `nas_workload(nas_jobs, interarrival, seed, classes, mix)` per seed, seeds
+    `first_seed` .. `first_seed + seeds - 1`). Batch policies use packing, gang never random
+    (§5.1). Runs go to a thread pool of `workers` threads (default: the CPU count; the core
+    releases the GIL); results are placed by index, so they do not depend on the order runs
+    finish: the comparison is deterministic given the seeds. `progress(done, total)` is
+    called after each run, from the calling thread."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    if (workload is None) == (nas_jobs is None):
+        raise input_error(_core.OptionsError, "workload", "", "give either a workload or nas_jobs, not both")
+    if nas_jobs is not None and (not isinstance(nas_jobs, int) or isinstance(nas_jobs, bool) or nas_jobs < 1):
+        raise input_error(_core.OptionsError, "nas_jobs", "", f"must be a positive integer, got {nas_jobs!r}")
+    if not isinstance(seeds, int) or isinstance(seeds, bool) or not 1 <= seeds <= 10_000:
+        raise input_error(_core.OptionsError, "seeds", "", f"must be an integer in 1..10000, got {seeds!r}")
+    if not isinstance(first_seed, int) or isinstance(first_seed, bool) or not 0 <= first_seed <= 2**64 - seeds:
+        raise input_error(_core.OptionsError, "first_seed", "", f"must be in 0..2^64 - seeds, got {first_seed!r}")
+    if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
+        raise input_error(_core.OptionsError, "workers", "", f"must be a positive integer, got {workers!r}")
+    pols = list(POLICIES) if policies == "all" else \
+        [p.strip() for p in (policies.split(",") if isinstance(policies, str) else policies) if p.strip()]
+    if not pols:
+        raise input_error(_core.OptionsError, "policies", "", "no policy given")
+    for p in pols:
+        if p not in POLICIES:
+            raise input_error(_core.OptionsError, "policies", "", f"unknown policy `{p}` (known: {', '.join(POLICIES)}, all)")
+    allocs = [a.strip() for a in (allocations.split(",") if isinstance(allocations, str) else allocations) if a.strip()]
+    if not allocs:
+        raise input_error(_core.OptionsError, "allocation", "", "no allocation given")
+    for a in allocs:
+        if a not in ALLOCATIONS:
+            raise input_error(_core.OptionsError, "allocation", "", f"unknown allocation `{a}` (known: {', '.join(ALLOCATIONS)})")
+    pairs = _compare_pairs(pols, allocs)
+    seed_list = list(range(first_seed, first_seed + seeds))
+    if nas_jobs is not None:
+        loads = {s: nas_workload(nas_jobs, interarrival, s, classes, mix) for s in seed_list}
+    else:
+        fixed = load_workload(workload)  # type: ignore[arg-type]
+        loads = {s: fixed for s in seed_list}
+    # A fixed workload under a non-random allocation gives the same run for every seed: run it once.
+    keys: dict[tuple[str, str, int], tuple[str, str, int]] = {}
+    for p, a in pairs:
+        for s in seed_list:
+            varies = nas_jobs is not None or (a == "random" and p not in BATCH_POLICIES)
+            keys[(p, a, s)] = (p, a, s if varies else seed_list[0])
+    unique = list(dict.fromkeys(keys.values()))
+    results: dict[tuple[str, str, int], dict[str, Any]] = {}
+    n_workers = workers or os.cpu_count() or 1
+
+    def one(key: tuple[str, str, int]) -> dict[str, Any]:
+        p, a, s = key
+        r = run(loads[s], p, processors=processors, allocation=a, mpl=None if p in BATCH_POLICIES else mpl,
+                seed=s, params=None if p in BATCH_POLICIES else params)
+        return dict(r.summary)
+
+    with ThreadPoolExecutor(max_workers=n_workers) as pool:
+        futures = {pool.submit(one, k): k for k in unique}
+        done = 0
+        for fut in as_completed(futures):
+            results[futures[fut]] = fut.result()
+            done += 1
+            if progress is not None:
+                progress(done, len(unique))
+    rows = []
+    for p, a in pairs:
+        per_seed = [results[keys[(p, a, s)]] for s in seed_list]
+        row: dict[str, Any] = {"policy": p, "allocation": a, "seeds": len(seed_list)}
+        for m in COMPARE_METRICS:
+            vals = [float(r[m]) for r in per_seed]
+            mean = sum(vals) / len(vals)
+            std = (sum((v - mean) ** 2 for v in vals) / (len(vals) - 1)) ** 0.5 if len(vals) > 1 else 0.0
+            row[m] = {"mean": mean, "std": std, "min": min(vals), "max": max(vals), "per_seed": vals}
+        rows.append(row)
+    setup = {"workload": None if workload is None or not isinstance(workload, (str, PathLike)) else str(workload),
+             "nas_jobs": nas_jobs, "interarrival_s": interarrival if nas_jobs is not None else None,
+             "classes": list(classes) if nas_jobs is not None else None, "mix": mix if nas_jobs is not None else None,
+             "seeds": seed_list, "processors": processors, "mpl": mpl or 3, "params": params or {}}
+    return Comparison(setup, rows)
+
+
+class Comparison:
+    """The result of :func:`compare`: `.rows` (one per policy and allocation, each metric as
+    mean, std (sample, over seeds), min, max, per_seed), `.setup`, `.row(policy, allocation)`,
+    `.to_dict()`, `.plot(path)`."""
+
+    def __init__(self, setup: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+        self.setup = setup
+        self.rows = rows
+
+    def row(self, policy: str, allocation: str = "packing") -> dict[str, Any]:
+        for r in self.rows:
+            if r["policy"] == policy and r["allocation"] == allocation:
+                return r
+        raise KeyError(f"{policy}/{allocation}")
+
+    def mean(self, policy: str, metric: str = "avg_response_s", allocation: str = "packing") -> float:
+        return float(self.row(policy, allocation)[metric]["mean"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"setup": self.setup, "metrics": list(COMPARE_METRICS), "rows": self.rows}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), allow_nan=False)
+
+    def plot(self, path: str | PathLike, title: str | None = None, format: str | None = None) -> None:
+        """Bars of mean response time per policy (wait and execution stacked, as Fig. 3), with
+        the spread over seeds (sample std of the response) as error bars; format from the suffix."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        labels = [r["policy"] if len({x["allocation"] for x in self.rows}) == 1 else f"{r['policy']}\n{r['allocation']}"
+                  for r in self.rows]
+        wait = [r["avg_wait_s"]["mean"] for r in self.rows]
+        exe = [r["avg_exec_s"]["mean"] for r in self.rows]
+        err = [r["avg_response_s"]["std"] for r in self.rows]
+        x = list(range(len(self.rows)))
+        fig, ax = plt.subplots(figsize=(max(6.0, 0.7 * len(x) + 2), 4.2))
+        ax.bar(x, exe, color="C0", label="execution")
+        ax.bar(x, wait, bottom=exe, color="C1", label="wait")
+        ax.errorbar(x, [w + e for w, e in zip(wait, exe)], yerr=err, fmt="none", ecolor="k", capsize=3,
+                    label="response: ± std over seeds")
+        ax.set_xticks(x)
+        ax.set_xticklabels(labels, fontsize=8, rotation=30, ha="right")
+        ax.set_ylabel("mean time per job (s)")
+        seeds = self.setup["seeds"]
+        ax.set_title(title or f"mean response time, {len(seeds)} seed{'s' if len(seeds) > 1 else ''}")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        try:
+            fig.savefig(str(path), format=format or (Path(path).suffix.lstrip(".").lower() or "png"))
+        finally:
+            plt.close(fig)
