@@ -137,3 +137,23 @@ def test_bad_collective_choices_are_exit_2(tmp_path):
         proc = run_cli("simulate", str(EXAMPLES / "cluster16.json"), str(path), "--coll", coll)
         assert proc.returncode == 2, (coll, proc.stderr)
         assert words in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_reductions_cost_flops_per_byte_combined():
+    # 1e9 flop/s hosts, 2 flops a byte: combining one block takes C seconds.
+    fpb, speed = 2.0, 1e9
+    plat = {**PLATFORM, "network": {**PLATFORM["network"], "reduction_flops_per_byte": fpb}}
+    c = BLOCK * fpb / speed
+    # Allreduce on 2 ranks: one exchange, then each combines the block it received.
+    two = {"ranks": [[{"op": "allreduce", "bytes": BLOCK}] for _ in range(2)]}
+    assert simulate(plat, two).makespan == pytest.approx(msg(1) + c, rel=1e-12)
+    assert simulate(PLATFORM, two).makespan == pytest.approx(msg(1), rel=1e-12)
+    # Binomial reduce on 4: rank 2 combines 3's block then sends; rank 0 combines 1's, then 2's.
+    four = {"ranks": [[{"op": "reduce", "root": 0, "bytes": BLOCK}] for _ in range(4)]}
+    assert simulate(plat, four).makespan == pytest.approx(2 * msg(1) + 2 * c, rel=1e-12)
+    # A copy collective costs nothing more.
+    gather = {"ranks": [[{"op": "allgather", "bytes": BLOCK}] for _ in range(2)]}
+    assert simulate(plat, gather).makespan == pytest.approx(msg(1), rel=1e-12)
+    # Ring allreduce (lr) on 4: 3 reduce-scatter steps combine a quarter each, 3 allgather steps copy.
+    ring = {"ranks": [[{"op": "allreduce", "bytes": 4 * BLOCK}] for _ in range(4)]}
+    assert simulate(plat, ring, coll="allreduce=lr").makespan == pytest.approx(6 * msg(1) + 3 * c, rel=1e-12)

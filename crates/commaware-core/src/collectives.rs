@@ -135,6 +135,9 @@ fn parse_algo(collective: &str, name: &str) -> Option<Algo> {
 pub struct Collectives {
     fixed: BTreeMap<&'static str, Algo>,
     mpich: bool,
+    /// Flops a reduction spends per byte it combines (the platform's
+    /// `network.reduction_flops_per_byte`; 0: reductions cost no time).
+    pub flops_per_byte: f64,
 }
 
 impl Collectives {
@@ -466,6 +469,34 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
         (OpSpec::Gatherv { root, bytes, .. }, _) => linear(r, p, *root, k, true, bytes),
         (OpSpec::Scatterv { root, bytes, .. }, _) => linear(r, p, *root, k, false, bytes),
         _ => None,
+    }
+}
+
+/// Bytes rank `r` combines after round `k` (`rd`) of reduction `op`: what it received in a
+/// reduce-scatter or reduce phase; 0 in copy phases (allgathers, bcasts, the unfold).
+pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, rd: Round) -> f64 {
+    let k = k as usize;
+    let steps = floor_pow2(p.max(1)).trailing_zeros() as usize;
+    let received = match rd {
+        Round::Recv(_) => None,
+        Round::SendRecv { bytes, .. } => Some(bytes),
+        Round::Send { .. } | Round::Skip => return 0.0,
+    };
+    match (op, algo) {
+        (OpSpec::Reduce { bytes, .. }, _) => *bytes,
+        (OpSpec::Allreduce { bytes, .. }, Algo::Lr) => if k + 1 < p { bytes / p as f64 } else { 0.0 },
+        (OpSpec::Allreduce { bytes, .. }, Algo::Redbcast) => if k < log2_ceil(p) { *bytes } else { 0.0 },
+        // The fold (round 0) combines the whole buffer, then recursive halving its share;
+        // the doubling back and the unfold only copy.
+        (OpSpec::Allreduce { bytes, .. }, Algo::RabRdb) => match k {
+            0 => *bytes,
+            k if k <= steps => received.unwrap_or(0.0),
+            _ => 0.0,
+        },
+        (OpSpec::Allreduce { bytes, .. }, _) => if k <= steps { *bytes } else { 0.0 },
+        (OpSpec::Scan { .. } | OpSpec::Exscan { .. }, _) => received.unwrap_or(0.0),
+        (OpSpec::ReduceScatter { bytes, .. }, _) => bytes[r],
+        _ => 0.0,
     }
 }
 

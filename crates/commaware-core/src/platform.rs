@@ -117,6 +117,10 @@ pub struct NetworkSpec {
     /// docs/formats.md); `--coll` entries override these.
     #[serde(default)]
     pub collectives: BTreeMap<String, String>,
+    /// Flops a reduction (reduce, allreduce, reduce_scatter, scan, exscan) spends per byte
+    /// it combines, after each receive of its reduce phase; 0: reductions cost no time.
+    #[serde(default)]
+    pub reduction_flops_per_byte: f64,
     /// Bytes added to every message's transfer (headers; SMPI uses 16), zero-byte messages
     /// included; the eager/rendezvous choice looks at the payload only.
     #[serde(default)]
@@ -295,6 +299,7 @@ impl Platform {
         nonneg("network.latency", net.latency)?;
         nonneg("network.eager_threshold", net.eager_threshold)?;
         nonneg("network.envelope_bytes", net.envelope_bytes)?;
+        nonneg("network.reduction_flops_per_byte", net.reduction_flops_per_byte)?;
         nonneg("network.memory_latency", net.memory_latency)?;
         nonneg("network.send_overhead", net.send_overhead)?;
         nonneg("network.send_overhead_per_byte", net.send_overhead_per_byte)?;
@@ -484,7 +489,7 @@ impl Platform {
                         "bandwidth" | "speed" | "bandwidth_up" | "bandwidth_down" | "backbone" | "memory_bandwidth" => {
                             prop["exclusiveMinimum"] = 0.into()
                         }
-                        "latency" | "eager_threshold" | "envelope_bytes" | "memory_latency" | "memory" | "send_overhead"
+                        "latency" | "eager_threshold" | "envelope_bytes" | "reduction_flops_per_byte" | "memory_latency" | "memory" | "send_overhead"
                         | "send_overhead_per_byte" | "recv_overhead" | "recv_overhead_per_byte" => prop["minimum"] = 0.into(),
                         "count" => {
                             prop["minimum"] = 1.into();

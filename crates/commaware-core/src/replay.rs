@@ -337,6 +337,7 @@ pub fn simulate_observed(
     let mut coll = Collectives::default();
     coll.apply(platform.network.collectives.iter().map(|(k, v)| (k.clone(), v.clone()))).map_err(|e| Error { field: "network.collectives".into(), ..e })?;
     coll.apply(options.collectives.iter().cloned())?;
+    coll.flops_per_byte = platform.network.reduction_flops_per_byte;
     trace.check_collectives(&coll)?;
     let n = trace.n_ranks();
     let mut rp = Replay {

@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
-use crate::collectives::{round, Collectives, Round};
+use crate::collectives::{reduced_bytes, round, Collectives, Round};
 use crate::error::{check_amount, parse_json, Error, ErrorKind, Result};
 use crate::platform::MAX_EXACT;
 
@@ -546,10 +546,14 @@ impl Trace {
         c
     }
 
-    /// Round `k` of rank `r`'s part in collective `op` under `coll`.
-    fn collective_round(&self, r: usize, op: &OpSpec, coll: &Collectives, k: u32) -> Option<Round> {
+    /// Round `k` of rank `r`'s part in collective `op` under `coll`, and the flops of the
+    /// reduction it does after the round (0 for none).
+    fn collective_round(&self, r: usize, op: &OpSpec, coll: &Collectives, k: u32) -> Option<(Round, f64)> {
         let (_, members, me) = self.comm_of(r, op.comm());
-        round(op, coll.pick(op, members.len()), me, members.len(), k)
+        let algo = coll.pick(op, members.len());
+        let rd = round(op, algo, me, members.len(), k)?;
+        let flops = if coll.flops_per_byte > 0.0 { reduced_bytes(op, algo, me, members.len(), k, rd) * coll.flops_per_byte } else { 0.0 };
+        Some((rd, flops))
     }
 
     /// Move `c` past its current step.
@@ -574,7 +578,8 @@ impl Trace {
             let op = &ops[c.op as usize];
             if op.is_collective() {
                 match self.collective_round(r, op, coll, c.round) {
-                    Some(round) if c.micro < round.len() => return,
+                    // Post, wait, then combine what arrived (reductions on a costing platform).
+                    Some((round, flops)) if c.micro < round.len() + (flops > 0.0) as u8 => return,
                     Some(_) => {
                         c.round += 1;
                         c.micro = 0;
@@ -605,7 +610,7 @@ impl Trace {
     pub fn step(&self, r: usize, c: &Cursor, coll: &Collectives) -> Step {
         let op = &self.spec.ranks[r][c.op as usize];
         let (a, b) = (self.scratch_slot(r), self.scratch_slot(r) + 1);
-        let (g, members, me) = self.comm_of(r, op.comm());
+        let (g, members, _) = self.comm_of(r, op.comm());
         // Ranks in the op are ranks in its communicator.
         let world = |x: usize| members[x];
         let from = |p: Peer| match p {
@@ -642,7 +647,13 @@ impl Trace {
                     _ => Step::Wait { reqs: [a, b], n: 2 },
                 }
             }
-            _ => round(op, coll.pick(op, members.len()), me, members.len(), c.round).expect("settled cursor is on a round"),
+            _ => {
+                let (rd, flops) = self.collective_round(r, op, coll, c.round).expect("settled cursor is on a round");
+                if c.micro == rd.len() {
+                    return Step::Compute { amount: flops, seconds: false };
+                }
+                rd
+            }
         };
         let tag = self.coll_seq[r][c.op as usize] as i64;
         let send = |req, dst: usize, bytes: f64| Step::Send { req, dst: world(dst), bytes, tag, ctx: coll_ctx, sync: false };
