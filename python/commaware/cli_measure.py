@@ -338,9 +338,9 @@ def _print_cosched(doc: dict[str, Any]) -> None:
 @measure.command("cosched")
 @click.option("--jobs", type=int, default=3, show_default=True, help="MPI jobs run at the same time (at least 2).")
 @click.option("--ranks-per-job", type=int, default=4, show_default=True, help="Ranks of each job.")
-@click.option("--iterations", type=int, default=20, show_default=True,
+@click.option("--iterations", type=int, default=150, show_default=True,
               help="Iterations of each job: a compute phase, then an allreduce and a barrier.")
-@click.option("--compute-ms", type=float, default=20.0, show_default=True,
+@click.option("--compute-ms", type=float, default=5.0, show_default=True,
               help="Job 0's compute phase alone, in ms; job j's is this / 2^(j mod 3) (a mix of grains).")
 @click.option("--mpirun", "mpirun", metavar="CMD", default=None,
               help="The MPI launcher, with options of its own [default: $COMMAWARE_MPIRUN, mpirun on PATH, or the "

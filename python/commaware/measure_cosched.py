@@ -17,9 +17,8 @@ A small mix of MPI jobs runs at the same time, oversubscribed on this machine, t
     non-blocking (``MPI_Iallreduce`` / ``MPI_Ibarrier``) and tested; while it is not done the
     process sleeps (``time.sleep``, first :data:`SLEEP_MIN_S`, doubling up to
     :data:`SLEEP_MAX_S`) and so gives its CPU to the other jobs. We chose this over Open MPI's
-    ``mpi_yield_when_idle``, which still polls (``sched_yield`` gives the CPU away only to a
-    process of the same or higher priority, and a boosted process has the higher one), and
-    because it works with any MPI.
+    ``mpi_yield_when_idle``, which still polls (calling ``sched_yield``, the waiting process
+    stays runnable and keeps using CPU), and because it works with any MPI.
 
 Jobs: job j has ``--ranks-per-job`` ranks. Each iteration is a compute phase (a fixed amount
 of native numpy work on a :data:`ARRAY_LEN`-element float64 array: ``sqrt`` then ``+= 1`` in
@@ -62,7 +61,7 @@ VERSION = 1
 #: How much HYBRID lowers the nice value inside a collective (clamped at −20).
 BOOST = 10
 #: HYBRID's blocking wait: sleep this long after a failed test, doubling up to SLEEP_MAX_S.
-SLEEP_MIN_S, SLEEP_MAX_S = 50e-6, 1e-3
+SLEEP_MIN_S, SLEEP_MAX_S = 20e-6, 250e-6
 #: The compute phase works on this many float64 (256 KiB).
 ARRAY_LEN = 32768
 #: Job j's compute phase is compute_ms · GRAINS[j mod 3].
@@ -307,7 +306,7 @@ def _run(policy: str, jobs: int, ranks: int, base_plan: dict[str, Any], cmd: lis
             "check": "pass" if all(d["check"] == "pass" for d in docs) else "fail"}
 
 
-def measure_cosched(jobs: int = 3, ranks_per_job: int = 4, iterations: int = 20, compute_ms: float = 20.0, *,
+def measure_cosched(jobs: int = 3, ranks_per_job: int = 4, iterations: int = 150, compute_ms: float = 5.0, *,
                     mpirun: str | None = None, timeout: float | None = None, progress: bool = True) -> dict[str, Any]:
     """Run `jobs` MPI jobs of `ranks_per_job` ranks at once, under NLS then under HYBRID (see
     the module doc); the document: per run its ``jobs`` (``response_s`` from launch to end,
