@@ -157,3 +157,48 @@ def test_reductions_cost_flops_per_byte_combined():
     # Ring allreduce (lr) on 4: 3 reduce-scatter steps combine a quarter each, 3 allgather steps copy.
     ring = {"ranks": [[{"op": "allreduce", "bytes": 4 * BLOCK}] for _ in range(4)]}
     assert simulate(plat, ring, coll="allreduce=lr").makespan == pytest.approx(6 * msg(1) + 3 * c, rel=1e-12)
+
+
+EAGER = {"cluster": {"count": 4, "speed": 1e9}, "network": {"bandwidth": B, "latency": L, "eager_threshold": 1e12}}
+
+
+def test_test_consumes_a_completed_request_and_costs_test_seconds():
+    # Rank 0's message lands at msg(1); rank 1 tests at t = 1 s (done: consumed), so its wait is free.
+    ranks = [[{"op": "send", "dst": 1, "bytes": BLOCK}],
+             [{"op": "irecv", "src": 0}, {"op": "sleep", "seconds": 1}, {"op": "test", "req": 0}, {"op": "wait", "req": 0}]]
+    assert simulate(EAGER, {"ranks": ranks}).makespan == pytest.approx(1.0, rel=1e-12)
+    costly = {**EAGER, "network": {**EAGER["network"], "test_seconds": 0.25}}
+    assert simulate(costly, {"ranks": ranks}).makespan == pytest.approx(1.25, rel=1e-12)
+    # Testing before the message is in consumes nothing: the wait then waits for it.
+    early = [[{"op": "sleep", "seconds": 2}, {"op": "send", "dst": 1, "bytes": BLOCK}],
+             [{"op": "irecv", "src": 0}, {"op": "test", "req": 0}, {"op": "wait", "req": 0}]]
+    assert simulate(EAGER, {"ranks": early}).makespan == pytest.approx(2 + msg(1), rel=1e-12)
+
+
+def test_waitany_takes_the_first_to_complete_then_the_next():
+    # Rank 2 receives from 0 (sends at t = 2) and 1 (at t = 1). The first waitany returns when
+    # 1's message is in; rank 2 then computes 0.5 s; the second waitany waits for 0's.
+    ranks = [[{"op": "sleep", "seconds": 2}, {"op": "send", "dst": 2, "bytes": BLOCK}],
+             [{"op": "sleep", "seconds": 1}, {"op": "send", "dst": 2, "bytes": BLOCK}],
+             [{"op": "irecv", "src": 0}, {"op": "irecv", "src": 1}, {"op": "waitany", "reqs": [0, 1]},
+              {"op": "compute", "seconds": 0.5}, {"op": "waitany", "reqs": [0, 1]}, {"op": "waitany", "reqs": [0, 1]},
+              {"op": "waitall"}]]
+    res = simulate(EAGER, {"ranks": ranks})
+    assert res.makespan == pytest.approx(2 + msg(1), rel=1e-12)
+    assert res.ranks["compute_seconds"].iloc[2] == pytest.approx(0.5)
+    # The first waitany ended at 1 + msg(1): rank 2 was blocked until then, then from 1.5 + msg(1) to 2 + msg(1).
+    assert res.ranks["blocked_seconds"].iloc[2] == pytest.approx(2 + msg(1) - 0.5, rel=1e-12)
+
+
+def test_test_and_waitany_need_posted_open_requests(tmp_path):
+    import json
+
+    from conftest import EXAMPLES, run_cli
+
+    for ops, words in [([{"op": "test", "req": 0}], "not posted"),
+                       ([{"op": "irecv", "src": 0}, {"op": "waitany", "reqs": []}], "lists no request"),
+                       ([{"op": "irecv", "src": 0}, {"op": "wait", "req": 0}, {"op": "waitany", "reqs": [0]}], "already waited")]:
+        path = tmp_path / "t.json"
+        path.write_text(json.dumps({"ranks": [[], ops]}))
+        proc = run_cli("simulate", str(EXAMPLES / "cluster16.json"), str(path))
+        assert proc.returncode == 2 and words in proc.stderr, (ops, proc.stderr)

@@ -117,6 +117,9 @@ pub struct NetworkSpec {
     /// docs/formats.md); `--coll` entries override these.
     #[serde(default)]
     pub collectives: BTreeMap<String, String>,
+    /// CPU time of an MPI_Test (s); SMPI injects 1e-4 s by default (`smpi/test`).
+    #[serde(default)]
+    pub test_seconds: f64,
     /// Flops a reduction (reduce, allreduce, reduce_scatter, scan, exscan) spends per byte
     /// it combines, after each receive of its reduce phase; 0: reductions cost no time.
     #[serde(default)]
@@ -299,6 +302,7 @@ impl Platform {
         nonneg("network.latency", net.latency)?;
         nonneg("network.eager_threshold", net.eager_threshold)?;
         nonneg("network.envelope_bytes", net.envelope_bytes)?;
+        nonneg("network.test_seconds", net.test_seconds)?;
         nonneg("network.reduction_flops_per_byte", net.reduction_flops_per_byte)?;
         nonneg("network.memory_latency", net.memory_latency)?;
         nonneg("network.send_overhead", net.send_overhead)?;
@@ -489,7 +493,7 @@ impl Platform {
                         "bandwidth" | "speed" | "bandwidth_up" | "bandwidth_down" | "backbone" | "memory_bandwidth" => {
                             prop["exclusiveMinimum"] = 0.into()
                         }
-                        "latency" | "eager_threshold" | "envelope_bytes" | "reduction_flops_per_byte" | "memory_latency" | "memory" | "send_overhead"
+                        "latency" | "eager_threshold" | "envelope_bytes" | "test_seconds" | "reduction_flops_per_byte" | "memory_latency" | "memory" | "send_overhead"
                         | "send_overhead_per_byte" | "recv_overhead" | "recv_overhead_per_byte" => prop["minimum"] = 0.into(),
                         "count" => {
                             prop["minimum"] = 1.into();

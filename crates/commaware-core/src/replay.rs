@@ -26,7 +26,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::placement::{place, Placement};
 use crate::platform::Platform;
 use crate::sharing::make_model;
-use crate::trace::{Cursor, Step, Trace, CTX_USER, OP_NAMES};
+use crate::trace::{Cursor, OpSpec, Step, Trace, CTX_USER, OP_NAMES};
 
 #[derive(Debug, Clone)]
 pub struct SimOptions {
@@ -256,6 +256,8 @@ struct RankState {
     unwaited: Vec<u32>,
     /// Request slots of the wait the rank is in.
     wait_reqs: Vec<u32>,
+    /// The wait is a waitany: it ends with the first of `wait_reqs` to complete.
+    wait_any: bool,
     end: f64,
     compute: f64,
     blocked_time: f64,
@@ -359,6 +361,7 @@ pub fn simulate_observed(
                 reqs: vec![FRESH_REQ; trace.n_user_reqs[r] as usize + 2],
                 unwaited: Vec::new(),
                 wait_reqs: Vec::new(),
+                wait_any: false,
                 end: 0.0,
                 compute: 0.0,
                 blocked_time: 0.0,
@@ -493,6 +496,37 @@ impl<'a, 'o> Replay<'a, 'o> {
                         return;
                     }
                 }
+                Step::Test { req } => {
+                    // The call sees the request as it is on entry, then costs test_seconds.
+                    let rq = self.ranks[r].reqs[req as usize];
+                    if rq.done && !rq.waited {
+                        self.consume(r, req);
+                    }
+                    if net.test_seconds > 0.0 {
+                        // Like a sleep: the cursor moves past the test when the time is up.
+                        self.engine.start_timer(net.test_seconds, TAG_RANK | r as u64);
+                        return self.block(r, Blocked::Activity(SLEEP));
+                    }
+                }
+                Step::WaitAny => {
+                    let OpSpec::Waitany { reqs } = &trace.spec.ranks[r][self.ranks[r].cursor.op as usize] else {
+                        unreachable!("a WaitAny step comes from a waitany op")
+                    };
+                    let st = &mut self.ranks[r];
+                    let open: Vec<u32> = reqs.iter().map(|&q| q as u32).filter(|&q| !st.reqs[q as usize].waited).collect();
+                    if let Some(&q) = open.iter().find(|&&q| st.reqs[q as usize].done) {
+                        self.consume(r, q);
+                    } else if !open.is_empty() {
+                        for &q in &open {
+                            st.reqs[q as usize].awaited = true;
+                        }
+                        st.wait_reqs.clear();
+                        st.wait_reqs.extend_from_slice(&open);
+                        st.wait_any = true;
+                        st.waiting = 1;
+                        return self.block(r, Blocked::Wait);
+                    }
+                }
                 Step::WaitAll => {
                     let st = &mut self.ranks[r];
                     st.wait_reqs.clear();
@@ -539,8 +573,32 @@ impl<'a, 'o> Replay<'a, 'o> {
         false
     }
 
-    /// The wait is over: its requests are consumed, and their messages lose a holder.
+    /// A completed user request taken by a test or a waitany: waited for, its message loses
+    /// a holder, and a later wait on it returns at once.
+    fn consume(&mut self, r: usize, q: u32) {
+        let m = self.ranks[r].reqs[q as usize].msg;
+        self.ranks[r].reqs[q as usize] = Req { done: true, awaited: false, waited: true, msg: NONE };
+        if m != NONE {
+            self.release(m);
+        }
+    }
+
+    /// The wait is over: its requests are consumed, and their messages lose a holder (for a
+    /// waitany, only the first that completed; the others stay open).
     fn end_wait(&mut self, r: usize) {
+        if std::mem::take(&mut self.ranks[r].wait_any) {
+            let reqs = std::mem::take(&mut self.ranks[r].wait_reqs);
+            let first = reqs.iter().copied().find(|&q| self.ranks[r].reqs[q as usize].done);
+            for &q in &reqs {
+                self.ranks[r].reqs[q as usize].awaited = false;
+            }
+            if let Some(q) = first {
+                self.consume(r, q);
+            }
+            self.ranks[r].wait_reqs = reqs;
+            self.ranks[r].wait_reqs.clear();
+            return;
+        }
         for k in 0..self.ranks[r].wait_reqs.len() {
             let q = self.ranks[r].wait_reqs[k] as usize;
             let m = self.ranks[r].reqs[q].msg;

@@ -124,6 +124,12 @@ pub enum OpSpec {
     Irecv { src: Peer, #[serde(default)] tag: TagSpec, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// Wait for request `req` (requests are numbered per rank in posting order).
     Wait { req: usize },
+    /// MPI_Test of request `req`: if it completed, it is consumed (a later wait on it
+    /// returns at once); the call costs the platform's `network.test_seconds`.
+    Test { req: usize },
+    /// MPI_Waitany over `reqs`: wait until one of those not consumed yet completes and
+    /// consume it (the first in list order when several have); nothing if all are consumed.
+    Waitany { reqs: Vec<usize> },
     /// Wait for every request of the rank not waited for yet.
     Waitall,
     Barrier { #[serde(default, skip_serializing_if = "is_world")] comm: usize },
@@ -213,7 +219,12 @@ macro_rules! with_comm {
             | OpSpec::Exscan { $comm, .. }
             | OpSpec::CommSplit { $comm, .. }
             | OpSpec::CommDup { $comm } => $body,
-            OpSpec::Compute { .. } | OpSpec::Wait { .. } | OpSpec::Waitall | OpSpec::Sleep { .. } => $none,
+            OpSpec::Compute { .. }
+            | OpSpec::Wait { .. }
+            | OpSpec::Test { .. }
+            | OpSpec::Waitany { .. }
+            | OpSpec::Waitall
+            | OpSpec::Sleep { .. } => $none,
         }
     };
 }
@@ -252,6 +263,8 @@ impl OpSpec {
             OpSpec::Exscan { .. } => "exscan",
             OpSpec::CommSplit { .. } => "comm_split",
             OpSpec::CommDup { .. } => "comm_dup",
+            OpSpec::Test { .. } => "test",
+            OpSpec::Waitany { .. } => "waitany",
         }
     }
 
@@ -275,6 +288,8 @@ impl OpSpec {
                 format!("{}(src={}, tag={})", self.name(), peer(src), tag(t))
             }
             OpSpec::Wait { req } => format!("wait(req={req})"),
+            OpSpec::Test { req } => format!("test(req={req})"),
+            OpSpec::Waitany { reqs } => format!("waitany(reqs={reqs:?})"),
             OpSpec::Bcast { root, bytes, .. } => format!("bcast(root={root}, bytes={bytes})"),
             OpSpec::Allreduce { bytes, .. } | OpSpec::Alltoall { bytes, .. } => format!("{}(bytes={bytes})", self.name()),
             OpSpec::Sleep { seconds } => format!("sleep(seconds={seconds})"),
@@ -325,6 +340,8 @@ impl OpSpec {
                 | OpSpec::Recv { .. }
                 | OpSpec::Irecv { .. }
                 | OpSpec::Wait { .. }
+                | OpSpec::Test { .. }
+                | OpSpec::Waitany { .. }
                 | OpSpec::Waitall
                 | OpSpec::Sleep { .. }
                 | OpSpec::Sendrecv { .. }
@@ -384,10 +401,10 @@ pub const CTX_USER: u32 = 0;
 pub const CTX_COLLECTIVE: u32 = 1;
 
 /// Names of the trace operations, indexed by [`OpSpec::code`] (compact message records).
-pub const OP_NAMES: [&str; 26] = [
+pub const OP_NAMES: [&str; 28] = [
     "compute", "send", "isend", "recv", "irecv", "wait", "waitall", "barrier", "bcast", "allreduce", "alltoall", "sleep",
     "sendrecv", "reduce", "gather", "gatherv", "scatter", "scatterv", "allgather", "allgatherv", "alltoallv",
-    "reduce_scatter", "scan", "exscan", "comm_split", "comm_dup",
+    "reduce_scatter", "scan", "exscan", "comm_split", "comm_dup", "test", "waitany",
 ];
 
 /// Largest number of ranks a trace may have (each rank costs some state in the replay).
@@ -410,6 +427,10 @@ pub enum Step {
     Wait { reqs: [u32; 2], n: u8 },
     /// Block until every user request posted and not waited for yet completed.
     WaitAll,
+    /// MPI_Test of user request `req`.
+    Test { req: u32 },
+    /// MPI_Waitany over the current op's `reqs` (the replay reads them from the op).
+    WaitAny,
 }
 
 /// Where a rank is in its program: the trace op, the round within a collective and the
@@ -628,6 +649,8 @@ impl Trace {
             OpSpec::Irecv { src, tag, .. } => return Step::Recv { req: c.user_posted, src: from(src), tag: tag_of(tag), ctx: user },
             OpSpec::Wait { req } => return Step::Wait { reqs: [req as u32, 0], n: 1 },
             OpSpec::Waitall => return Step::WaitAll,
+            OpSpec::Test { req } => return Step::Test { req: req as u32 },
+            OpSpec::Waitany { .. } => return Step::WaitAny,
             OpSpec::Send { dst, bytes, tag, sync, .. } => {
                 return match c.micro {
                     0 => Step::Send { req: a, dst: world(dst), bytes, tag, ctx: user, sync },
@@ -901,6 +924,14 @@ fn validate_rank(r: usize, comm_sizes: &[usize], ops: &[OpSpec]) -> Result<u32> 
             }
             Ok(())
         };
+        // A request posted so far and not waited for yet.
+        let pending_ok = |name: &str, q: usize, waited: &[bool]| -> Result<()> {
+            match waited.get(q) {
+                None => Err(Error::trace(field(name), format!("request {q} is not posted yet (this rank has posted {} so far)", waited.len()))),
+                Some(true) => Err(Error::trace(field(name), format!("request {q} was already waited for"))),
+                Some(false) => Ok(()),
+            }
+        };
         // A size per rank of the communicator: exactly p of them.
         let sizes_ok = |v: &[f64]| -> Result<()> {
             if v.len() != p {
@@ -941,6 +972,17 @@ fn validate_rank(r: usize, comm_sizes: &[usize], ops: &[OpSpec]) -> Result<u32> 
                 *done = true;
             }
             OpSpec::Waitall => waited.iter_mut().for_each(|w| *w = true),
+            // Whether a test or a waitany consumes a request depends on timing: they leave
+            // it open here (a later wait on a consumed request returns at once).
+            OpSpec::Test { req } => pending_ok("req", *req, &waited)?,
+            OpSpec::Waitany { reqs } => {
+                if reqs.is_empty() {
+                    return Err(Error::trace(field("reqs"), "lists no request"));
+                }
+                for (j, &q) in reqs.iter().enumerate() {
+                    pending_ok(&format!("reqs[{j}]"), q, &waited)?;
+                }
+            }
             OpSpec::Barrier { .. } | OpSpec::CommSplit { .. } | OpSpec::CommDup { .. } => {}
             OpSpec::Bcast { root, bytes, .. } => {
                 rank_ok("root", *root)?;
