@@ -29,8 +29,9 @@
 //!   [DT2]` (the root's counts); `alltoallv SENDBUF SEND×P RECVBUF RECV×P [DT1] [DT2]`;
 //!   `reducescatter RECV×P COMP [DT]`;
 //! * `sendRecv SEND DST RECV SRC [DT1] [DT2]` → `sendrecv` with tag 0 (the trace has none);
-//! * `test SRC DST TAG`: nothing (the request stays for a later wait, which returns at once
-//!   when it completed; SimGrid adds `smpi/test`'s injected time, we add none);
+//! * `test SRC DST TAG` → `test {req}` on the oldest pending request with that key (it
+//!   stays pending for a later `wait`, which returns at once if the test consumed it;
+//!   `network.test_seconds` plays SimGrid's `smpi/test` injected time);
 //! * `comm_split`, `comm_dup`, `location`: ignored, as SimGrid's replay does.
 //!
 //! Datatype ids are SimGrid's (`Datatype::decode`), see [`datatype_size`].
@@ -493,12 +494,16 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             b.push(OpSpec::Sendrecv { dst, bytes, tag: 0, src: Peer::Rank(src), recvtag: TagSpec::Value(0), comm: 0 }, line);
         }
         "test" => {
-            // SimGrid tests the request and keeps it for a later wait; a wait on a request
-            // already complete returns at once here too, so a test changes nothing.
+            // SimGrid tests the oldest pending request with that key: consumed if it has
+            // completed (a later wait on it returns at once), kept otherwise; no such
+            // request, nothing (an earlier test took it).
             arity(3, 3, "SRC DST TAG")?;
-            parse_rank(o, line, args[0], "source rank")?;
-            parse_rank(o, line, args[1], "destination rank")?;
-            parse_tag(o, line, args[2])?;
+            let src = parse_rank(o, line, args[0], "source rank")?;
+            let dst = parse_rank(o, line, args[1], "destination rank")?;
+            let tag = parse_tag(o, line, args[2])?;
+            if let Some(&req) = b.pending.get(&(src, dst, tag)).and_then(|q| q.front()) {
+                b.push(OpSpec::Test { req }, line);
+            }
         }
         _ => return Err(Error::trace(o.field(line), format!("unknown action `{name}`"))),
     }
@@ -672,6 +677,15 @@ mod tests {
         assert_eq!(w, ["wait(req=2)", "wait(req=0)", "wait(req=1)"]);
         // Rank 1 never waits: SimGrid waits for what is left at the end.
         assert!(matches!(t.spec.ranks[1].last(), Some(OpSpec::Waitall)));
+    }
+
+    #[test]
+    fn test_looks_at_the_oldest_pending_request_and_leaves_it_pending() {
+        let t = trace_from_shared("0 isend 1 5 8\n0 isend 1 5 8\n0 test 0 1 5\n0 wait 0 1 5\n0 test 0 1 9\n1 recv 0 5 8\n1 recv 0 5 8\n").unwrap();
+        let ops: Vec<String> = t.spec.ranks[0].iter().map(|o| o.describe()).collect();
+        // The test names request 0 and the wait then takes the same one; a test with no
+        // pending request of its key writes nothing; request 1 is waited for at the end.
+        assert_eq!(ops[2..], ["test(req=0)", "wait(req=0)", "waitall"]);
     }
 
     #[test]

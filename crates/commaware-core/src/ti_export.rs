@@ -207,6 +207,24 @@ pub fn export(spec: &TraceSpec, flops_per_second: f64, header: &str) -> Result<V
                     }
                     let _ = writeln!(t, "{r} wait {} {} {}", key.0, key.1, key.2);
                 }
+                OpSpec::Test { req } => {
+                    // SimGrid's test looks at the oldest pending request with the key and
+                    // leaves it pending; only that one can be written.
+                    let key = requests[*req];
+                    match pending.get(&key).and_then(|q| q.front()) {
+                        Some(&oldest) if oldest == *req => {
+                            let _ = writeln!(t, "{r} test {} {} {}", key.0, key.1, key.2);
+                        }
+                        Some(&oldest) => {
+                            return Err(bad(r, i, op, format!(
+                                "SimGrid's `test {} {} {}` looks at the oldest pending request with that source, \
+                                 destination and tag, which is request {oldest}",
+                                key.0, key.1, key.2
+                            )))
+                        }
+                        None => return Err(bad(r, i, op, "the request was already completed")),
+                    }
+                }
                 OpSpec::Waitall => {
                     pending.clear();
                     let _ = writeln!(t, "{r} waitall");
