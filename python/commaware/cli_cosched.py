@@ -8,7 +8,7 @@ nothing heavy (numpy, pandas, pyarrow) is loaded unless a job table is written.
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Optional, Sequence
 
 import click
 
@@ -20,6 +20,22 @@ _MIXES = list(_core.NAS_MIXES)
 #: The paper's cluster: 16 single-processor nodes (§5.1).
 DEFAULT_NODES = 16
 
+
+
+def _parse_overrides(params: Sequence[str]) -> dict[str, float]:
+    """`--param NAME=VALUE` entries as a dict (whole numbers stay ints); a bad one is exit 2."""
+    from .cli import fail
+
+    overrides: dict[str, float] = {}
+    for item in params:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            fail(f"--param: expected NAME=VALUE, got `{item}`")
+        try:
+            overrides[name.strip()] = float(value) if any(c in value for c in ".eE") else int(value)
+        except ValueError:
+            fail(f"--param {name.strip()}: not a number: `{value}`")
+    return overrides
 
 @click.group("workload")
 def workload_group() -> None:
@@ -158,15 +174,7 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
     if policy == "gang" and allocation == "random":
         fail("--allocation: gang scheduling allocates with packing only (SCore's allocator, §5.1): "
              "use packing or memory-aware")
-    overrides: dict[str, float] = {}
-    for item in params:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            fail(f"--param: expected NAME=VALUE, got `{item}`")
-        try:
-            overrides[name.strip()] = float(value) if any(c in value for c in ".eE") else int(value)
-        except ValueError:
-            fail(f"--param {name.strip()}: not a number: `{value}`")
+    overrides = _parse_overrides(params)
     try:
         w = load_workload(workload)
     except _core.InputError as exc:
@@ -315,15 +323,7 @@ def cosched_compare_cmd(workload: Optional[str], nas_jobs: Optional[int], intera
         fail("--allocation: no allocation given")
     if plot_path is not None and Path(plot_path).suffix.lower() not in (".png", ".svg", ".pdf"):
         fail(f"--plot: {plot_path}: the chart must be .png, .svg or .pdf")
-    overrides: dict[str, float] = {}
-    for item in params:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            fail(f"--param: expected NAME=VALUE, got `{item}`")
-        try:
-            overrides[name.strip()] = float(value) if any(c in value for c in ".eE") else int(value)
-        except ValueError:
-            fail(f"--param {name.strip()}: not a number: `{value}`")
+    overrides = _parse_overrides(params)
     class_list = [c.strip().upper() for c in classes.split(",") if c.strip()]
     source = None
     if workload is not None:

@@ -10,7 +10,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Callable, NoReturn
 
 import click
 
@@ -38,6 +38,22 @@ def _write(doc: dict[str, Any], output: str) -> None:
         os.replace(partial, output)
     finally:
         partial.unlink(missing_ok=True)
+
+
+def _emit(doc: dict[str, Any], output: str | None, as_json: bool, print_table: Callable[[dict[str, Any]], None]) -> None:
+    """Write the document to `output` if given (a failure is exit 1), then show it: the
+    JSON with `as_json`, else the table and where the file went."""
+    if output is not None:
+        try:
+            _write(doc, output)
+        except OSError as exc:
+            _fail(f"{output}: cannot write: {exc.strerror or exc}", EXIT_FAILED)
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+        return
+    print_table(doc)
+    if output is not None:
+        click.echo(f"wrote {output}")
 
 
 def _print_table(doc: dict[str, Any]) -> None:
@@ -291,17 +307,7 @@ def tiling_cmd(space: str, procs: str, tile_heights: tuple[int, ...], sweep_z: b
         _fail(str(exc), EXIT_FAILED)
     if mpi_env_rank() != 0:  # under the user's mpirun: rank 0 alone reports
         return
-    if output is not None:
-        try:
-            _write(doc, output)
-        except OSError as exc:
-            _fail(f"{output}: cannot write: {exc.strerror or exc}", EXIT_FAILED)
-    if as_json:
-        click.echo(json.dumps(doc, indent=2))
-    else:
-        _print_tiling(doc)
-        if output is not None:
-            click.echo(f"wrote {output}")
+    _emit(doc, output, as_json, _print_tiling)
     if doc["check"] != "pass":
         failed = ", ".join(str(r["z"]) for r in doc["rows"] if r["check"] != "pass")
         _fail(f"check: the tiled result differs from the sequential run at z = {failed}", EXIT_FAILED)
@@ -370,16 +376,6 @@ def cosched_cmd(jobs: int, ranks_per_job: int, iterations: int, compute_ms: floa
         _fail(str(exc))
     except MeasureError as exc:
         _fail(str(exc), EXIT_FAILED)
-    if output is not None:
-        try:
-            _write(doc, output)
-        except OSError as exc:
-            _fail(f"{output}: cannot write: {exc.strerror or exc}", EXIT_FAILED)
-    if as_json:
-        click.echo(json.dumps(doc, indent=2))
-    else:
-        _print_cosched(doc)
-        if output is not None:
-            click.echo(f"wrote {output}")
+    _emit(doc, output, as_json, _print_cosched)
     if doc["check"] != "pass":
         _fail("check: an allreduce returned a wrong sum, or the compute produced a non-finite value", EXIT_FAILED)
