@@ -304,6 +304,10 @@ impl Platform {
         nonneg("network.envelope_bytes", net.envelope_bytes)?;
         nonneg("network.test_seconds", net.test_seconds)?;
         nonneg("network.reduction_flops_per_byte", net.reduction_flops_per_byte)?;
+        // Checked here, so that a bad entry names this file, not a run option.
+        crate::collectives::Collectives::default()
+            .apply(net.collectives.iter().map(|(k, v)| (k.clone(), v.clone())))
+            .map_err(|e| Error::platform("network.collectives", e.reason))?;
         nonneg("network.memory_latency", net.memory_latency)?;
         nonneg("network.send_overhead", net.send_overhead)?;
         nonneg("network.send_overhead_per_byte", net.send_overhead_per_byte)?;

@@ -337,7 +337,8 @@ pub fn simulate_observed(
     let model = make_model(&model_name, platform, &options.params)?;
     let hosts = place(platform, trace.n_ranks(), options.placement, trace.spec.placement.as_deref(), options.seed)?;
     let mut coll = Collectives::default();
-    coll.apply(platform.network.collectives.iter().map(|(k, v)| (k.clone(), v.clone()))).map_err(|e| Error { field: "network.collectives".into(), ..e })?;
+    // The platform's entries were checked when it was loaded.
+    coll.apply(platform.network.collectives.iter().map(|(k, v)| (k.clone(), v.clone())))?;
     coll.apply(options.collectives.iter().cloned())?;
     coll.flops_per_byte = platform.network.reduction_flops_per_byte;
     trace.check_collectives(&coll)?;
