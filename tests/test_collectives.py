@@ -202,3 +202,16 @@ def test_test_and_waitany_need_posted_open_requests(tmp_path):
         path.write_text(json.dumps({"ranks": [[], ops]}))
         proc = run_cli("simulate", str(EXAMPLES / "cluster16.json"), str(path))
         assert proc.returncode == 2 and words in proc.stderr, (ops, proc.stderr)
+
+
+def test_bad_platform_collectives_name_the_file(tmp_path):
+    # Checked when the platform loads (the JSON Schema does not list algorithm names yet).
+    import json
+
+    from conftest import EXAMPLES, run_cli
+
+    plat = tmp_path / "plat.json"
+    plat.write_text(json.dumps({**PLATFORM, "network": {**PLATFORM["network"], "collectives": {"bcast": "frob"}}}))
+    proc = run_cli("simulate", str(plat), str(EXAMPLES / "ring.json"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"{plat}: network.collectives: bcast has no algorithm" in proc.stderr.replace("\n", "")
