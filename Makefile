@@ -34,8 +34,11 @@ $(STAMP): $(BUILD_INPUTS) | $(PY)
 
 build: $(STAMP)
 
+# The examples on the 16-node cluster, then every paper's reproduction as a report
+# (out/report/report.html, self-contained: open it in a browser).
 demo: build
 	$(VENV)/bin/commaware demo
+	$(VENV)/bin/commaware reproduce all --quick --out out/report --force
 
 rust-test:
 	cargo test --release -p commaware-core

@@ -78,7 +78,7 @@ def _save_atomically(fig: Any, path: Path) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as handle:
-            fig.savefig(handle, format=path.suffix.lower()[1:])
+            fig.savefig(handle, format=path.suffix.lower()[1:], bbox_inches="tight")
         os.replace(tmp, path)
     finally:
         if tmp.exists():
@@ -88,8 +88,9 @@ def _save_atomically(fig: Any, path: Path) -> None:
 def _legend(ax: Any, handles: list, labels: list) -> None:
     unique = dict(zip(labels, handles))
     if unique:
-        ax.legend(unique.values(), unique.keys(), loc="upper center", bbox_to_anchor=(0.5, -0.1),
-                  ncol=min(len(unique), 3), fontsize="small", frameon=False)
+        # Right of the axes: below them it would cover the time axis's label on short charts.
+        ax.legend(unique.values(), unique.keys(), loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  fontsize="small", frameon=False)
 
 
 def _bars_figure(plt: Any, tl: Any, n_ranks: int) -> Any:

@@ -52,6 +52,9 @@ class Check:
     paper_inconsistent: bool = False
     extra: dict = field(default_factory=dict)
     status: str = ""
+    #: The figure, table or section the row belongs to: the label of the check that made it
+    #: (filled in by :func:`run` when left empty).
+    figure: str = ""
 
     def __post_init__(self) -> None:
         self.passed = bool(self.passed)
@@ -65,7 +68,7 @@ class Check:
             raise ValueError(f"{self.name}: a not_reproduced row needs a note (assumed, tried, likely cause)")
 
     def to_dict(self) -> dict:
-        d = {"paper": self.paper, "name": self.name, "paper_value": self.paper_value, "ours": self.ours,
+        d = {"paper": self.paper, "figure": self.figure, "name": self.name, "paper_value": self.paper_value, "ours": self.ours,
              "tolerance": self.tolerance, "pass": self.status == PASS, "status": self.status, "note": self.note}
         if self.paper_inconsistent:
             d["paper_inconsistent"] = True
@@ -146,6 +149,13 @@ class Progress(Protocol):
 
 _PROGRESS: contextvars.ContextVar[Progress | None] = contextvars.ContextVar("commaware_reproduce_progress",
                                                                            default=None)
+_QUICK: contextvars.ContextVar[bool] = contextvars.ContextVar("commaware_reproduce_quick", default=False)
+
+
+def quick() -> bool:
+    """True inside ``run(..., quick=True)``: a check with a sample size of its own choosing (random
+    configurations, seeds) takes the smaller one its paper module documents for ``--quick``."""
+    return _QUICK.get()
 
 
 def report(done: int, total: int, detail: str = "") -> None:
@@ -157,23 +167,27 @@ def report(done: int, total: int, detail: str = "") -> None:
 
 
 @contextlib.contextmanager
-def _reporting(progress: Progress | None) -> Iterator[None]:
-    token = _PROGRESS.set(progress)
+def _reporting(progress: Progress | None, quick_mode: bool) -> Iterator[None]:
+    tokens = _PROGRESS.set(progress), _QUICK.set(quick_mode)
     try:
         yield
     finally:
-        _PROGRESS.reset(token)
+        _PROGRESS.reset(tokens[0])
+        _QUICK.reset(tokens[1])
 
 
-def run(papers: list[str], progress: Progress | None = None) -> list[Check]:
-    """Run the checks of `papers`; `progress` hears when each check starts and how far it is."""
+def run(papers: list[str], progress: Progress | None = None, quick: bool = False) -> list[Check]:
+    """Run the checks of `papers`; `progress` hears when each check starts and how far it is.
+    `quick` lets the checks that sample take their smaller documented sample (see :func:`quick`)."""
     todo = jobs(papers)
     rows: list[Check] = []
-    with _reporting(progress):
+    with _reporting(progress, quick):
         for i, job in enumerate(todo):
             if progress is not None:
                 progress.start(i, len(todo), job)
-            rows.extend(job.fn())
+            for row in job.fn():
+                row.figure = row.figure or job.label
+                rows.append(row)
     return rows
 
 
@@ -182,13 +196,18 @@ def registered(paper: str) -> int:
     return len(_REGISTRY[paper])
 
 
-def plot(papers: list[str], outdir: Path) -> list[Path]:
-    """Write the figures of the papers whose module has `plot(outdir)`; returns the files."""
+def plot(papers: list[str], outdir: Path, progress: Progress | None = None, quick: bool = False) -> list[Path]:
+    """Write the figures of the papers whose module has `plot(outdir)`; returns the files.
+
+    Run after :func:`run` with the same `quick`: the modules cache what their checks simulated,
+    so the figures show the same runs as the rows."""
     _load_modules()
     outdir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for p in papers:
-        module = sys.modules.get(f"commaware.reproductions.paper{p}")
-        if module is not None and hasattr(module, "plot"):
-            written.extend(module.plot(outdir))
+    plotting = [p for p in papers if hasattr(sys.modules.get(f"commaware.reproductions.paper{p}"), "plot")]
+    with _reporting(progress, quick):
+        for i, p in enumerate(plotting):
+            if progress is not None:
+                progress.start(i, len(plotting), Job(p, "figures", lambda: []))
+            written.extend(sys.modules[f"commaware.reproductions.paper{p}"].plot(outdir))
     return written

@@ -6,6 +6,7 @@ lost; where a row needs a scheme, it says how the scheme was reconstructed from 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ..reproduce import Check, check
@@ -170,3 +171,61 @@ def engine_checks() -> list[Check]:
     return [Check(PAPER, "engine: star of 3 under gige, time / t_ref", 2.25, round(ours, 9), 1e-9, abs(ours - 2.25) <= 1e-9,
                   note="replay of 0 → {1,2,3}, 20 MiB each, starting together: the dynamic model keeps the static "
                        "penalty 3β while the three transfers run")]
+
+
+def plot(outdir: str | Path) -> list[Path]:
+    """Penalty bars against the paper's: Fig. 2's stars per model, Fig. 4's times per
+    communication (measured, the paper's prediction, ours) and Fig. 6's Myrinet penalties."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+    width = 0.38
+    ax = axes[0]
+    labels, printed, ours = [], [], []
+    for model, values in FIG2_STARS.items():
+        for k, value in enumerate(values, start=1):
+            labels.append(f"{model}\n{k} peer{'s' if k > 1 else ''}")
+            printed.append(value)
+            ours.append(penalties(star(k), model).penalties[0])
+    x = np.arange(len(labels))
+    ax.bar(x - width / 2, printed, width, label="paper (measured)", color="#9e9e9e")
+    ax.bar(x + width / 2, ours, width, label="ours (model)", color="#1f77b4")
+    ax.set_xticks(x, labels, fontsize=7)
+    ax.set_ylabel("penalty")
+    ax.set_title("Fig. 2: one node sending to k peers", fontsize=9)
+    ax.legend(fontsize=7)
+
+    ax = axes[1]
+    t_ref = fig4_t_ref()
+    by_id = penalties(scheme(FIG4_ARCS), "gige").by_id
+    ids = list(FIG4_ARCS)
+    x = np.arange(len(ids))
+    w = 0.27
+    ax.bar(x - w, [FIG4_MEASURED[i] for i in ids], w, label="paper measured", color="#9e9e9e")
+    ax.bar(x, [FIG4_PREDICTED[i] for i in ids], w, label="paper predicted", color="#ffbb78")
+    ax.bar(x + w, [by_id[i] * t_ref for i in ids], w, label="ours (gige)", color="#1f77b4")
+    ax.set_xticks(x, [f"{i} {s}→{d}" for i, (s, d) in FIG4_ARCS.items()], fontsize=7)
+    ax.set_ylabel("time of a 4 MB transfer (s)")
+    ax.set_title(f"Fig. 4: GigE, t_ref = {t_ref * 1e3:.1f} ms (least squares)", fontsize=9)
+    ax.legend(fontsize=7)
+
+    ax = axes[2]
+    ids = list(FIG6_ARCS)
+    x = np.arange(len(ids))
+    ax.bar(x - width / 2, FIG6_PENALTIES, width, label="paper", color="#9e9e9e")
+    ax.bar(x + width / 2, penalties(scheme(FIG6_ARCS), "myrinet").penalties, width, label="ours (myrinet)",
+           color="#1f77b4")
+    ax.set_xticks(x, [f"{i} {s}→{d}" for i, (s, d) in FIG6_ARCS.items()], fontsize=7)
+    ax.set_ylabel("penalty")
+    ax.set_title("Fig. 6: Myrinet state sets", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.suptitle("paper 004: penalties against the paper's", fontsize=10)
+    fig.tight_layout()
+    path = Path(outdir) / "paper004_penalties.svg"
+    fig.savefig(path, metadata={"Date": None})
+    plt.close(fig)
+    return [path]

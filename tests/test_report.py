@@ -1,0 +1,135 @@
+"""`commaware reproduce all --quick --out DIR`: the rows, the self-contained HTML report, and the
+report opened in a real browser (headless Chromium driven by Playwright)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from commaware import reproduce
+
+from conftest import run_cli
+
+#: Plots the issue names, by the file each paper module draws.
+EXPECTED_PLOTS = {
+    "paper003-fig4-ecf-gantt": "Gantt chart of a schedule",
+    "paper004_penalties": "penalty bars against the paper's",
+    "paper001_32×32×4096": "time against tile height",
+    "paper002_fig3a": "response-time bars per policy",
+    "paper003-fig7-small": "competitive ratios",
+    "paper000_fig5": "task farming against RootComputes",
+}
+
+
+@pytest.fixture(scope="module")
+def report_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report") / "out"
+    proc = run_cli("reproduce", "all", "--quick", "--out", str(out), "--json")
+    return proc, out
+
+
+def test_quick_run_passes_every_check_not_honestly_marked(report_run):
+    proc, out = report_run
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = json.loads(proc.stdout)["checks"]
+    assert {r["paper"] for r in rows} == set(reproduce.PAPERS)
+    statuses = {r["status"] for r in rows}
+    assert statuses <= {"pass", "not_reproduced"}, statuses
+    assert all(r["note"] for r in rows if r["status"] == "not_reproduced")
+    assert all(r["figure"] for r in rows), "every row names its figure or table"
+    assert f"report: {out / 'report.html'}" in proc.stderr
+    # checks.json beside the report holds the same rows as stdout
+    assert json.loads((out / "checks.json").read_text())["checks"] == rows
+
+
+def test_report_is_self_contained_with_every_plot(report_run):
+    _, out = report_run
+    text = (out / "report.html").read_text(encoding="utf-8")
+    sources = re.findall(r"""src=['"]([^'"]*)['"]""", text)
+    assert sources and all(s.startswith("data:image/") for s in sources), "every image is embedded"
+    assert not re.search(r"""(?:href|src)=['"]?(?:https?:)?//""", text), "no network reference"
+    alts = re.findall(r"<img class=plot alt='([^']*)'", text)
+    assert len(alts) >= 5 and len(set(sources)) == len(sources)
+    for name, what in EXPECTED_PLOTS.items():
+        assert name in alts, f"missing {what} ({name})"
+    files = {p.stem for p in (out / "figures").iterdir()}
+    assert set(alts) == files
+    for paper in reproduce.PAPERS:
+        assert f"<h2 id=paper{paper}>" in text
+    # every row appears in its paper's table with its status
+    rows = json.loads((out / "checks.json").read_text())["checks"]
+    assert text.count("<tr class=row-") == len(rows)
+    assert text.count("<tr class=row-nr>") == sum(r["status"] == "not_reproduced" for r in rows)
+    # the embedded images decode to what the figure files hold
+    figure = next(p for p in (out / "figures").iterdir() if p.stem == alts[0])
+    assert base64.b64decode(sources[0].split(",", 1)[1]) == figure.read_bytes()
+
+
+def test_out_dir_not_empty_needs_force(tmp_path):
+    out = tmp_path / "busy"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep me")
+    proc = run_cli("reproduce", "004", "--out", str(out))
+    assert proc.returncode == 2 and "--force" in proc.stderr and "not empty" in proc.stderr
+    assert proc.stdout == "" and sorted(p.name for p in out.iterdir()) == ["mine.txt"]
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    proc = run_cli("reproduce", "004", "--out", str(a_file))
+    assert proc.returncode == 2 and "is a file" in proc.stderr
+    proc = run_cli("reproduce", "004", "--out", str(out), "--force", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["checks.json", "figures", "report.html"]
+    assert not [p for p in tmp_path.iterdir() if ".partial" in p.name], "no staging directory left"
+
+
+def _chromium() -> str | None:
+    for name in (os.environ.get("COMMAWARE_CHROMIUM", ""), "chromium", "chromium-browser", "google-chrome"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def test_report_renders_in_headless_chromium(report_run, tmp_path):
+    """Every plot has a non-zero size once laid out, the console has no error, and a screenshot
+    of the page is not blank."""
+    executable = _chromium()
+    if executable is None:
+        if os.environ.get("COMMAWARE_REQUIRE_BROWSER") == "1":
+            pytest.fail("COMMAWARE_REQUIRE_BROWSER=1 but no Chromium found (Debian: apt-get install chromium)")
+        pytest.skip("no Chromium (Debian: apt-get install chromium); .ci/run installs it")
+    from playwright.sync_api import sync_playwright
+
+    _, out = report_run
+    shot = tmp_path / "report.png"
+    problems: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: problems.append(str(e)))
+            page.goto((out / "report.html").resolve().as_uri(), wait_until="load")
+            images = page.evaluate("""Array.from(document.querySelectorAll('img.plot')).map(i => {
+                const r = i.getBoundingClientRect();
+                return {alt: i.alt, complete: i.complete, natural: i.naturalWidth, w: r.width, h: r.height};
+            })""")
+            page.screenshot(path=str(shot), full_page=False)
+        finally:
+            browser.close()
+    assert problems == [], problems
+    assert len(images) >= 5
+    for img in images:
+        assert img["complete"] and img["natural"] > 0 and img["w"] > 0 and img["h"] > 0, img
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(shot)[..., :3]
+    assert pixels.shape[0] >= 900 and pixels.shape[1] >= 1300
+    colours = np.unique((pixels * 255).astype(np.uint8).reshape(-1, 3), axis=0)
+    assert len(colours) > 50 and pixels.std() > 0.05, "the screenshot is blank"
