@@ -127,6 +127,17 @@ def test_collective_makespan_matches_smpi(tmp_path, name, op, algorithm, n):
     assert ours == pytest.approx(smpi, rel=1e-9), (name, n, smpi, ours)
 
 
+@requires_smpi
+@pytest.mark.parametrize("n", [4, 5, 8])
+def test_reduce_scatter_pairs_r_plus_and_minus_i_as_smpi(tmp_path, n):
+    # Blocks of different sizes, eager and not: on 4 ranks XOR partners gave another makespan.
+    sizes = [20000.0 * (1 + (3 * i) % 5) for i in range(n)]
+    trace = {"ranks": [[{"op": "compute", "seconds": 0.0002 * r}, {"op": "reduce_scatter", "bytes": sizes}]
+                       for r in range(n)]}
+    smpi, ours = compare(tmp_path, trace, cluster(n), {"reduce_scatter": "mpich_pair"})
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, smpi, ours)
+
+
 def test_platform_xml_routes():
     xml = smpi_replay.platform_xml(cluster(2, backbone=1e9, memory_bandwidth=2e9))
     assert '<link id="n0_up" bandwidth="125000000.0Bps" latency="5e-05s"/>' in xml
@@ -136,3 +147,37 @@ def test_platform_xml_routes():
     assert '<link id="n1_loopback" bandwidth="2000000000.0Bps" latency="0.0s"/>' in xml
     with pytest.raises(ValueError, match="send_overhead"):
         smpi_replay.platform_xml(cluster(2, send_overhead=1e-6))
+
+
+#: For each collective of tests/peers/ti_program.c, SMPI's algorithm that is commaware's default
+#: (gatherv and scatterv: SMPI's only one, nothing to select). Pairwise alltoall(v) pairs r XOR i
+#: on a power of two (SimGrid's `pair`) and r ± i otherwise (SimGrid's `ring`).
+def program_algorithms(n: int) -> dict[str, str]:
+    pairwise = "pair" if n & (n - 1) == 0 else "ring"
+    return {"bcast": "binomial_tree", "reduce": "binomial", "allreduce": "rdb", "gather": "ompi_binomial",
+            "scatter": "ompi_binomial", "allgather": "NTSLR", "allgatherv": "mpich_ring", "alltoall": pairwise,
+            "alltoallv": pairwise, "reduce_scatter": "mpich_pair", "barrier": "ompi_bruck"}
+
+
+@requires_smpi
+@pytest.mark.parametrize("n", [4, 5, 8])
+def test_traced_program_replays_like_smpi(tmp_path, n):
+    """A real MPI program of ours (tests/peers/ti_program.c) built with smpicc and traced with
+    `smpirun -trace-ti`; the trace replays in SMPI and through `commaware simulate --format ti`
+    with the same makespan."""
+    import json
+
+    from conftest import run_cli
+
+    assert SMPI_OK, SMPI_REASON
+    platform = cluster(n, test_seconds=1e-4)  # SMPI's default smpi/test
+    index = smpi_replay.trace_program(Path(__file__).parent / "peers" / "ti_program.c", n, platform, tmp_path / "run")
+    smpi = smpi_replay.run_smpi_replay(platform, index, collectives=program_algorithms(n))
+    ours_platform = tmp_path / "platform.json"
+    ours_platform.write_text(json.dumps(
+        {**platform, "network": {**platform["network"], "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES}}))
+    proc = run_cli("simulate", ours_platform, index, "--format", "ti", "--json")
+    assert proc.returncode == 0, proc.stderr
+    ours = json.loads(proc.stdout)["makespan"]
+    assert ours == pytest.approx(smpi.makespan, rel=1e-9), (n, smpi.makespan, ours)
+    assert smpi.makespan > 1e-3  # the compute bursts and messages count, not just latencies

@@ -38,7 +38,7 @@ TI = """\
 1 wait 1 2 3
 3 isend 0 1 200000
 0 irecv 3 1 200000
-0 waitall
+0 waitall 1
 3 waitall
 0 barrier
 1 barrier

@@ -24,6 +24,9 @@ How the two are made to agree (docs/formats.md, "Replaying in SMPI"):
   the platform's ``envelope_bytes`` at 16, which does the same;
 * ``surf/precision`` (default 1e-9 s: SimGrid merges events closer than that, which moves
   ranks' ends by a few 1e-10 s) is 1e-13;
+* ``smpi/test`` (the time MPI_Test sleeps before it looks) is our ``test_seconds`` (0 by
+  default), with ``smpi/grow-injected-times:no`` (by default SMPI multiplies that sleep by the
+  number of failed tests in a row, counted over all ranks);
 * collective algorithms are selected with ``smpi/<coll>:<algorithm>``.
 
 SMPI's own "Simulation time" line has 6 decimals, so the replay runs our replay program
@@ -99,28 +102,61 @@ def smpi_available() -> tuple[bool, str]:
 
 def build_replay() -> Path:
     """Compile :data:`REPLAY_SOURCE` with smpicxx into the cache (named by a hash of the source)."""
-    digest = hashlib.sha256(REPLAY_SOURCE.read_bytes()).hexdigest()[:16]
-    out = CACHE_DIR / f"smpi_replay_main-{digest}"
+    return _build(REPLAY_SOURCE, "smpicxx", ["-std=c++17"])
+
+
+def _build(source: Path, compiler_name: str, flags: list[str]) -> Path:
+    """Compile `source` with SimGrid's `compiler_name` (smpicc, smpicxx) into the cache, named by
+    a hash of the source, unless it is there already."""
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    out = CACHE_DIR / f"{source.stem}-{digest}"
     if out.is_file():
         return out
-    compiler = _which("smpicxx")
+    compiler = _which(compiler_name)
     if compiler is None:
-        raise SmpiError("smpicxx not found (install the Debian package simgrid)")
+        raise SmpiError(f"{compiler_name} not found (install the Debian package simgrid)")
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=out.name + ".", dir=CACHE_DIR)
     os.close(fd)
     try:
-        proc = subprocess.run([compiler, "-O1", "-std=c++17", str(REPLAY_SOURCE), "-o", tmp], capture_output=True,
+        proc = subprocess.run([compiler, "-O1", *flags, str(source), "-o", tmp], capture_output=True,
                               text=True, timeout=300)
         if proc.returncode != 0:
             lines = (proc.stderr or proc.stdout).strip().splitlines() or ["no compiler output"]
-            raise SmpiError("cannot build the SMPI replay program: " + next((ln for ln in lines if "error" in ln), lines[-1]))
+            raise SmpiError(f"cannot build {source.name}: " + next((ln for ln in lines if "error" in ln), lines[-1]))
         os.chmod(tmp, 0o755)
         os.replace(tmp, out)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return out
+
+
+def trace_program(source: str | Path, n_ranks: int, platform: dict[str, Any], out_dir: str | Path,
+                  timeout: float = 300) -> Path:
+    """Build the C MPI program `source` with smpicc, run it on `n_ranks` ranks of `platform` (rank
+    i on host i) under ``smpirun -trace-ti``, and return the trace's index file in `out_dir`.
+
+    ``smpi/host-speed`` is the first host's speed, so that a compute burst's flops in the trace
+    replay on that host in the time the burst took here."""
+    program = _build(Path(source), "smpicc", [])
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    hosts = _hosts(platform)
+    (out_dir / "platform.xml").write_text(platform_xml(platform))
+    (out_dir / "hostfile").write_text("".join(f"{h['name']}\n" for h in hosts[:n_ranks]))
+    cmd = ["smpirun", "-np", str(n_ranks), "-platform", "platform.xml", "-hostfile", "hostfile", "-trace-ti",
+           "--cfg=tracing/filename:ti.txt", f"--cfg=smpi/host-speed:{hosts[0]['speed']!r}",
+           "--log=root.thres:warning", str(program)]
+    try:
+        proc = subprocess.run(cmd, cwd=out_dir, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise SmpiError(f"smpirun -trace-ti did not finish within {timeout} s") from None
+    index = out_dir / "ti.txt"
+    if proc.returncode != 0 or not index.is_file():
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        raise SmpiError(f"smpirun -trace-ti failed (exit code {proc.returncode}):\n{tail}")
+    return index
 
 
 def _hosts(platform: dict[str, Any]) -> list[dict[str, Any]]:
@@ -199,7 +235,11 @@ def run_smpi_replay(platform: dict[str, Any], index: str | Path, *, collectives:
         xml.write_text(platform_xml(platform))
         hostfile = Path(tmp, "hostfile")
         hostfile.write_text("".join(f"{h['name']}\n" for h in hosts[:n_ranks]))
+        # MPI_Test sleeps smpi/test before it looks; with grow-injected-times (the default) the
+        # sleep grows with every failed test of any rank: off, so a test costs test_seconds.
+        test = float(platform["network"].get("test_seconds", 0.0))
         cfg = [*BASE_CFG, f"smpi/send-is-detached-thresh:{eager}", f"smpi/async-small-thresh:{eager}",
+               f"smpi/test:{test!r}", "smpi/grow-injected-times:no",
                *(f"smpi/{coll}:{algo}" for coll, algo in (collectives or {}).items()), *extra_cfg]
         cmd = ["smpirun", "-np", str(n_ranks), "-platform", str(xml), "-hostfile", str(hostfile),
                "-replay", str(index), *(f"--cfg={c}" for c in cfg), "--log=root.thres:warning", str(program)]

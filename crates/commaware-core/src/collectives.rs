@@ -120,7 +120,8 @@ fn parse_algo(collective: &str, name: &str) -> Option<Algo> {
     let name = match (collective, name) {
         ("bcast", "binomial_tree") | ("reduce" | "gather" | "scatter", "ompi_binomial") => "binomial",
         ("barrier", "dissemination") => "ompi_bruck",
-        ("alltoall" | "alltoallv" | "reduce_scatter", "mpich") => "pairwise",
+        ("alltoall" | "alltoallv" | "reduce_scatter", "mpich") | ("reduce_scatter", "mpich_pair") => "pairwise",
+        ("allgatherv", "mpich_ring") => "ring",
         // SimGrid's "ring" allgather sends straight to rank + i; its neighbour-forwarding ring
         // (MPICH's, ours) is NTSLR.
         ("allgather" | "allgatherv", "NTSLR") => "ring",
@@ -458,7 +459,9 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
         }
         (OpSpec::Alltoall { bytes, .. }, a) => pairwise(r, p, k, xor_of(a), |_| *bytes),
         (OpSpec::Alltoallv { bytes, .. }, a) => pairwise(r, p, k, xor_of(a), |dst| bytes[dst]),
-        (OpSpec::ReduceScatter { bytes, .. }, _) => pairwise(r, p, k, None, |dst| bytes[dst]),
+        // MPICH's pairwise reduce-scatter pairs r + i with r − i for every count (no XOR
+        // partners for a power of two, unlike its alltoall).
+        (OpSpec::ReduceScatter { bytes, .. }, _) => pairwise(r, p, k, Some(false), |dst| bytes[dst]),
         (OpSpec::Allgather { bytes, .. }, Algo::Rdb) => recursive_doubling(r, p, k, |k| (1u64 << k) as f64 * bytes),
         (OpSpec::Allgather { bytes, .. }, Algo::Bruck) => {
             // Doubling counts while 2^k ≤ p/2, then the p − 2^k blocks left.

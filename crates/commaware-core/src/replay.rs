@@ -250,6 +250,7 @@ struct RankState {
     blocked: Blocked,
     since: f64,
     waiting: u32,
+    /// The current step's injected time (a send's overhead, a test's time) is paid.
     overhead_paid: bool,
     reqs: Vec<Req>,
     /// User requests posted and not waited for yet, in posting order (for `waitall`).
@@ -498,15 +499,17 @@ impl<'a, 'o> Replay<'a, 'o> {
                     }
                 }
                 Step::Test { req } => {
-                    // The call sees the request as it is on entry, then costs test_seconds.
+                    // As SMPI's MPI_Test: first the injected test_seconds, then the call sees
+                    // the request as it is at that time.
+                    if net.test_seconds > 0.0 && !self.ranks[r].overhead_paid {
+                        self.ranks[r].overhead_paid = true;
+                        self.engine.start_timer(net.test_seconds, TAG_RANK | r as u64);
+                        return self.block(r, Blocked::Activity(OVERHEAD));
+                    }
+                    self.ranks[r].overhead_paid = false;
                     let rq = self.ranks[r].reqs[req as usize];
                     if rq.done && !rq.waited {
                         self.consume(r, req);
-                    }
-                    if net.test_seconds > 0.0 {
-                        // Like a sleep: the cursor moves past the test when the time is up.
-                        self.engine.start_timer(net.test_seconds, TAG_RANK | r as u64);
-                        return self.block(r, Blocked::Activity(SLEEP));
                     }
                 }
                 Step::WaitAny => {

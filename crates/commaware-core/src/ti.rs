@@ -361,7 +361,12 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             b.push(OpSpec::Wait { req }, line);
         }
         "waitall" => {
-            arity(0, 0, "no arguments")?;
+            // `smpirun -trace-ti` writes how many requests were waited for; SimGrid's replay
+            // ignores it and waits for every pending request, as we do.
+            arity(0, 1, "[COUNT]")?;
+            if let Some(count) = args.first() {
+                parse_count(o, line, count)?;
+            }
             b.pending.clear();
             b.n_pending = 0;
             b.push(OpSpec::Waitall, line);
