@@ -158,11 +158,14 @@ pub fn parse_shared(text: &str) -> Result<(TraceSpec, Vec<Vec<usize>>)> {
     }
     let mut ranks: Vec<RankBuild> = Vec::new();
     ranks.resize_with(p, RankBuild::default);
+    let mut toks: Vec<&str> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
-        let Some(tokens) = tokens(raw) else { continue };
-        let r = parse_rank(Origin::Shared, line, tokens[0], "rank")?;
-        action(&mut ranks[r], r, p, Origin::Shared, line, &tokens)?;
+        if !tokens_into(raw, &mut toks) {
+            continue;
+        }
+        let r = parse_rank(Origin::Shared, line, toks[0], "rank")?;
+        action(&mut ranks[r], r, p, Origin::Shared, line, &toks)?;
     }
     finish(ranks)
 }
@@ -170,28 +173,58 @@ pub fn parse_shared(text: &str) -> Result<(TraceSpec, Vec<Vec<usize>>)> {
 /// Parse one TI text per rank (`(rank, text)`; ranks must be 0..P-1, each once).
 pub fn parse_ranks(parts: &[(usize, &str)]) -> Result<(TraceSpec, Vec<Vec<usize>>)> {
     let p = parts.len();
-    let mut ranks: Vec<Option<RankBuild>> = (0..p).map(|_| None).collect();
+    let mut order: Vec<Option<&str>> = vec![None; p];
     for &(r, text) in parts {
         if r >= p {
             return Err(Error::trace(format!("rank {r}"), format!("rank {r} out of range ({p} rank texts given)")));
         }
-        if ranks[r].is_some() {
+        if order[r].is_some() {
             return Err(Error::trace(format!("rank {r}"), "given twice"));
         }
-        let origin = Origin::Rank(r);
-        let mut b = RankBuild::default();
-        for (i, raw) in text.lines().enumerate() {
-            let line = i + 1;
-            let Some(tokens) = tokens(raw) else { continue };
-            let named = parse_rank(origin, line, tokens[0], "rank")?;
-            if named != r {
-                return Err(Error::trace(origin.field(line), format!("the line is for rank {named}, in rank {r}'s file")));
-            }
-            action(&mut b, r, p, origin, line, &tokens)?;
-        }
-        ranks[r] = Some(b);
+        order[r] = Some(text);
     }
-    finish(ranks.into_iter().map(|b| b.unwrap_or_default()).collect())
+    // The ranks' texts are independent: parse them on every core, then report the first
+    // error in rank order (the same error whatever the thread count).
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(p.max(1));
+    let chunk = p.div_ceil(threads.max(1)).max(1);
+    let mut built: Vec<Result<RankBuild>> = Vec::with_capacity(p);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = order
+            .chunks(chunk)
+            .enumerate()
+            .map(|(c, texts)| {
+                scope.spawn(move || {
+                    texts.iter().enumerate().map(|(i, t)| parse_rank_text(c * chunk + i, p, t.unwrap_or(""))).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for h in handles {
+            built.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        }
+    });
+    finish(built.into_iter().collect::<Result<Vec<_>>>()?)
+}
+
+/// Rank `r`'s program from its own text (`p` ranks in all).
+fn parse_rank_text(r: usize, p: usize, text: &str) -> Result<RankBuild> {
+    let origin = Origin::Rank(r);
+    let mut b = RankBuild::default();
+    // About 20 bytes a line: reserve once instead of growing.
+    b.ops.reserve(text.len() / 20);
+    b.lines.reserve(text.len() / 20);
+    let mut toks: Vec<&str> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        if !tokens_into(raw, &mut toks) {
+            continue;
+        }
+        let named = parse_rank(origin, line, toks[0], "rank")?;
+        if named != r {
+            return Err(Error::trace(origin.field(line), format!("the line is for rank {named}, in rank {r}'s file")));
+        }
+        action(&mut b, r, p, origin, line, &toks)?;
+    }
+    Ok(b)
 }
 
 /// A validated trace from a shared TI text.
@@ -214,13 +247,15 @@ pub fn split_rank_field(field: &str) -> Option<(usize, String)> {
     Some((num.parse().ok()?, tail.to_string()))
 }
 
-/// The tokens of a line, or `None` for a blank or comment line.
-fn tokens(raw: &str) -> Option<Vec<&str>> {
+/// The tokens of a line into `out` (cleared first); false for a blank or comment line.
+fn tokens_into<'a>(raw: &'a str, out: &mut Vec<&'a str>) -> bool {
+    out.clear();
     let t = raw.trim();
     if t.is_empty() || t.starts_with('#') {
-        return None;
+        return false;
     }
-    Some(t.split_ascii_whitespace().collect())
+    out.extend(t.split_ascii_whitespace());
+    true
 }
 
 fn parse_rank(o: Origin, line: usize, tok: &str, what: &str) -> Result<usize> {
