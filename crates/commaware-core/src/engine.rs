@@ -127,6 +127,8 @@ pub struct Engine {
     net: FlowNet,
     model: Box<dyn SharingModel>,
     compute_rate: Box<dyn ComputeRate>,
+    /// `compute_rate.is_identity()`, asked once (it looks at every host).
+    full_speed: bool,
     transfers: Vec<Transfer>,
     free_transfers: Vec<u32>,
     flow_owner: Vec<u32>,
@@ -161,8 +163,10 @@ impl Engine {
         let mut model = model;
         // The compute-rate hook reads flow rates from the net, which a tracking model
         // does not keep: track only without it.
-        let tracks = compute_rate.is_identity() && model.track_progress().is_some();
+        let full_speed = compute_rate.is_identity();
+        let tracks = full_speed && model.track_progress().is_some();
         Engine {
+            full_speed,
             now: 0.0,
             seq: 0,
             queue: BinaryHeap::new(),
@@ -246,7 +250,7 @@ impl Engine {
                 (self.computes.len() - 1) as u32
             }
         };
-        if !self.compute_rate.is_identity() {
+        if !self.full_speed {
             self.host_computes[host].push(id);
         }
         self.live_events += 1;
@@ -270,7 +274,7 @@ impl Engine {
     }
 
     fn factor(&self, host: usize) -> f64 {
-        if self.compute_rate.is_identity() {
+        if self.full_speed {
             return 1.0;
         }
         let n = self.n_hosts as u32;
@@ -302,7 +306,7 @@ impl Engine {
         }
         self.model.update(&mut self.net, &self.added, &self.removed, &mut self.changed);
         let mut hosts: Vec<u32> = Vec::new();
-        if !self.compute_rate.is_identity() {
+        if !self.full_speed {
             // Hosts a flow left see their traffic change too.
             let n = self.n_hosts as u32;
             for r in &self.removed {
@@ -320,7 +324,7 @@ impl Engine {
             t.last = now;
             t.rate = rate;
             let when = if rate > 0.0 { now + t.remaining / rate } else { f64::INFINITY };
-            if !self.compute_rate.is_identity() {
+            if !self.full_speed {
                 hosts.push(t.src);
                 hosts.push(t.dst);
             }
