@@ -31,8 +31,9 @@ count) instead of run. The API page (`api.md`) shows module docstrings: their li
 rankfile (each line `rank N=HOST slot=N`).
 
 Blocks running `commaware measure penalties|tiling|cosched`, `mpirun` or `trace record` need
-MPI: without it a page runs up to the first such block and the rest is skipped (later blocks
-may use what it measures); COMMAWARE_REQUIRE_MPI=1 (CI) makes them mandatory.
+MPI, and blocks using the SimGrid peers (`simgrid_peer`, `smpi_replay`) need SimGrid: without
+it a page runs up to the first such block and the rest is skipped (later blocks may use what
+it makes); COMMAWARE_REQUIRE_MPI=1 and COMMAWARE_REQUIRE_SIMGRID=1 (CI) make them mandatory.
 """
 
 from __future__ import annotations
@@ -57,7 +58,6 @@ DOCS = ROOT / "docs"
 RELATIVE_TOLERANCE = 1e-4
 SHELL = {"sh", "bash", "shell"}
 GENERATED = {"cli.md", "api.md"}
-NEEDS_MPI = re.compile(r"commaware measure (penalties|tiling|cosched)|\bmpirun\b|commaware trace record")
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,})(?P<lang>[\w+-]*)\s*(?P<attrs>.*)$")
 DIRECTIVE = re.compile(r"^\s*<!--\s*(output|schema:\s*[\w-]+)\s*-->\s*$")
 
@@ -246,18 +246,30 @@ def run_page(page: str, tmp_path: Path) -> None:
         for schema in schemas:
             check_schema(block, schema)
         if block.runnable:
-            if MPI_REASON and os.environ.get("COMMAWARE_REQUIRE_MPI") != "1" and needs_mpi(block):
-                pytest.skip(f"{block.where} and the blocks after it: MPI not available: {MPI_REASON}")
+            for pattern, what, reason, required in NEEDS:
+                if pattern.search(block.text) and reason and os.environ.get(required) != "1":
+                    pytest.skip(f"{block.where} and the blocks after it: {what} not available: {reason}")
             printed = run_block(block, work, env)
         elif not block.title and not schemas:
             pytest.fail(f"{block.where}: a ```{block.lang} block that no rule checks (see the top of this file)")
 
 
-def needs_mpi(block: Block) -> bool:
-    return block.lang in SHELL and bool(NEEDS_MPI.search(block.text))
+def simgrid_reason() -> str:
+    """Why the SimGrid peers cannot run here ('' when they can)."""
+    import shutil
+
+    missing = [tool for tool in ("g++", "smpirun", "smpicxx") if shutil.which(tool) is None]
+    if not Path("/usr/include/simgrid/s4u.hpp").is_file():
+        missing.append("SimGrid's headers")
+    return f"missing {', '.join(missing)} (Debian: libsimgrid-dev simgrid g++)" if missing else ""
 
 
-MPI_REASON = mpi_reason()
+#: (what a block uses, the tool, why it is missing here or '', the variable making it mandatory)
+NEEDS = [
+    (re.compile(r"commaware measure (penalties|tiling|cosched)|\bmpirun\b|commaware trace record"), "MPI",
+     mpi_reason(), "COMMAWARE_REQUIRE_MPI"),
+    (re.compile(r"\b(simgrid_peer|smpi_replay|smpirun)\b"), "SimGrid", simgrid_reason(), "COMMAWARE_REQUIRE_SIMGRID"),
+]
 
 
 @pytest.mark.parametrize("page", RUN_PAGES)
