@@ -360,6 +360,18 @@ def test_api_docstring_blocks(tmp_path):
             run_block(block, work, env)
 
 
+def test_output_checks_catch_differences():
+    shown = Block("x.md", 1, "text", "│ a │ 1.5 │\n...\nend 2e-05 s\n")
+    check_text_output(shown, "┃ a ┃ 1.50001 ┃\nother line\nend 2.0e-05 s\n")
+    for printed in ("│ a │ 1.6 │\nend 2e-05 s\n", "end 2e-05 s\n│ a │ 1.5 │\n", "│ a │ 1.5 │\nend 2e-05 ms\n"):
+        with pytest.raises(AssertionError):
+            check_text_output(shown, printed)
+    check_json_output({"a": [1, {"b": "x"}]}, {"a": [1.00001, {"b": "x", "c": 2}], "d": 3})
+    for printed in ({"a": [1, {"b": "y"}]}, {"a": [1.1, {"b": "x"}]}, {"a": [1]}, {"b": 1}):
+        with pytest.raises(AssertionError):
+            check_json_output({"a": [1, {"b": "x"}]}, printed)
+
+
 # ---------------------------------------------------------------- the site
 
 def test_nav_lists_every_page():
