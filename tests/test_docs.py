@@ -279,25 +279,17 @@ def test_page_blocks_run(page, tmp_path):
 
 # ---------------------------------------------------------------- generated pages
 
-def help_examples() -> list[tuple[str, list[str]]]:
+def help_examples() -> list[tuple[str, str]]:
     """(command path, example command line) for each `commaware ...` line of a help text."""
     import click
 
+    sys.path.insert(0, str(DOCS / "hooks"))
+    from cli_reference import PROG, walk  # the CLI reference page's own walk over the commands
+
     from commaware.cli import main
 
-    found = []
-
-    def visit(command: click.Command, path: str, ctx: click.Context) -> None:
-        for line in (command.help or "").splitlines():
-            if line.strip().startswith("commaware "):
-                found.append((path, line.strip()))
-        if isinstance(command, click.Group):
-            for name in command.list_commands(ctx):
-                sub = command.get_command(ctx, name)
-                visit(sub, f"{path} {name}", click.Context(sub, info_name=name, parent=ctx))
-
-    visit(main, "commaware", click.Context(main, info_name="commaware"))
-    return found
+    return [(ctx.command_path, line.strip()) for command, ctx in walk(main, click.Context(main, info_name=PROG))
+            for line in (command.help or "").splitlines() if line.strip().startswith(f"{PROG} ")]
 
 
 def test_help_examples_parse():
