@@ -184,9 +184,9 @@ def scratch_dir(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     bin_dir.mkdir()
     for name in ("examples", "tests"):
         (work / name).symlink_to(ROOT / name)
-    (bin_dir / "commaware").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m commaware.cli "$@"\n')
-    (bin_dir / "commaware").chmod(0o755)
-    (bin_dir / "python").symlink_to(sys.executable)
+    for name, command in (("commaware", "-m commaware.cli "), ("python", "")):
+        (bin_dir / name).write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {command}"$@"\n')
+        (bin_dir / name).chmod(0o755)
     python_path = os.pathsep.join(filter(None, [str(ROOT / "python"), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": python_path,
            "COLUMNS": "120", "NO_COLOR": "1"}
