@@ -9,7 +9,8 @@ for the next. What each block must do:
   Python's `python -m commaware.cli`) and `python` being this Python; exit code 0.
 - ```` ```python ````: run by this Python; exit code 0.
 - A block with a title, ```` ```json title="fit.json" ````: a file. Its text is written under that
-  name for the blocks after it; JSON and TOML are parsed, a `.sh` file passes `bash -n`.
+  name for the blocks after it, one of which must use it unless a schema checks it (below);
+  JSON and TOML are parsed, a `.sh` file passes `bash -n`, a `.py` file compiles.
 - `<!-- schema: NAME -->` on the line before a block: the JSON or TOML document is valid
   against `docs/NAME.schema.json`; `<!-- schema: meta -->` says the block is itself a JSON
   Schema (valid against its metaschema).
@@ -211,6 +212,18 @@ def parse_document(block: Block, name: str):
     return None
 
 
+def write_file(block: Block, path: Path) -> None:
+    """Write a file block for the blocks after it, checking what its kind allows."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(block.text)
+    parse_document(block, path.name)
+    if path.suffix == ".sh":
+        proc = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
+        assert proc.returncode == 0, f"{block.where}: {proc.stderr}"
+    if path.suffix == ".py":
+        compile(block.text, block.where, "exec")
+
+
 def check_schema(block: Block, schema_name: str) -> None:
     document = parse_document(block, block.title)
     assert document is not None, f"{block.where}: a schema is named but the block is not JSON or TOML"
@@ -225,7 +238,8 @@ def check_schema(block: Block, schema_name: str) -> None:
 def run_page(page: str, tmp_path: Path) -> None:
     work, env = scratch_dir(tmp_path)
     printed: str | None = None
-    for block in page_blocks(page):
+    blocks = page_blocks(page)
+    for n, block in enumerate(blocks):
         if "output" in block.directives:
             assert printed is not None, f"{block.where}: an output block with no runnable block before it"
             if block.lang == "json":
@@ -236,13 +250,10 @@ def run_page(page: str, tmp_path: Path) -> None:
             continue
         schemas = [d.split(":", 1)[1].strip() for d in block.directives if d.startswith("schema:")]
         if block.title:
-            path = work / block.title
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(block.text)
-            parse_document(block, block.title)
-            if path.suffix == ".sh":
-                proc = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
-                assert proc.returncode == 0, f"{block.where}: {proc.stderr}"
+            write_file(block, work / block.title)
+            used = any(later.runnable and block.title in later.text for later in blocks[n + 1:])
+            assert used or schemas or Path(block.title).suffix in (".sh", ".py"), \
+                f"{block.where}: no schema checks {block.title} and no block after it uses it"
         for schema in schemas:
             check_schema(block, schema)
         if block.runnable:
