@@ -43,15 +43,22 @@ def command_sections(root: click.Command, root_ctx: click.Context) -> Iterator[s
         yield f"{level} `{ctx.command_path}`"
         yield ""
         yield from help_markdown(command.help or command.short_help or "")
+        yield "Usage:"
+        yield ""
         yield "```text"
         yield f"{ctx.command_path} {' '.join(command.collect_usage_pieces(ctx))}"
         yield "```"
         yield ""
         options = [record for param in command.get_params(ctx)
                    if isinstance(param, click.Option) and (record := param.get_help_record(ctx))]
+        yield "Options:" if options else ""
+        yield ""
         for names, text in options:
             yield f"- `{names}`: {prose(text)}" if text else f"- `{names}`"
         if isinstance(command, click.Group):
+            yield ""
+            yield "Commands:"
+            yield ""
             for name in command.list_commands(ctx):
                 sub = command.get_command(ctx, name)
                 if sub is not None and not sub.hidden:
