@@ -18,7 +18,7 @@ ifeq ($(wildcard python/commaware/_core*.so),)
 .PHONY: $(STAMP)
 endif
 
-.PHONY: demo test build rust-test py-test bench clean
+.PHONY: demo test build rust-test py-test bench docs clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -48,6 +48,11 @@ py-test: build
 
 test: build rust-test py-test
 
+# The docs site (MkDocs, Material) into site/; open site/index.html. --strict: a broken link or
+# reference fails the build. tests/test_docs.py runs every code block of it.
+docs: build
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 bench: build
 	$(PY) benches/bench_flows.py
 	$(PY) benches/bench_penalties.py
@@ -59,4 +64,4 @@ bench: build
 	$(PY) benches/bench_ti_replay.py
 
 clean:
-	rm -rf $(VENV) target
+	rm -rf $(VENV) target site

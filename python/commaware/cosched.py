@@ -8,8 +8,8 @@ Quick use::
     run.summary["avg_response_s"]
     run.jobs                                                            # pandas DataFrame, one row per job
 
-    gaia = cosched.load_workload("UniLu-Gaia-2014-2.swf")               # Standard Workload Format
-    cosched.run(gaia, "batch-easy", processors=2004).write_jobs("jobs.parquet")
+    log = cosched.load_workload("examples/cosched/easy_guarantee.swf")  # Standard Workload Format
+    cosched.run(log, "batch-easy", processors=4).write_jobs("jobs.parquet")
 
     run = cosched.run(w, "hybrid", processors=16, allocation="packing", mpl=3)   # time-sharing
     run.summary["energy_j"]

@@ -2,11 +2,8 @@
 
 A tree of nodes farms out independent tasks of Z MB each from its root. Node n computes
 C^n tasks/s when it does not communicate; receiving from its parent at TR(n) MB/s and
-sending to child i at TR(i) MB/s slows it down linearly (§3.1)::
-
-    S(n) <= (1 - IR_r^n·TR(n) - Σ_i IR_s^n(i)·TR(i))·C^n        (tasks/s computed at n)
-
-with TR(n) = Z·T(n), where T(n) = S(n) + Σ_i T(i) is the number of tasks/s that enter the
+sending to child i at TR(i) MB/s slows it down linearly (§3.1): the tasks/s computed at n are
+S(n) <= (1 - IR_r^n·TR(n) - Σ_i IR_s^n(i)·TR(i))·C^n, with TR(n) = Z·T(n), where T(n) = S(n) + Σ_i T(i) is the number of tasks/s that enter the
 subtree of n, S(n) >= 0 and T(n) <= B_r^n (the link from the parent, in tasks/s). The root
 receives nothing (no IR_r term, no link).
 
@@ -25,11 +22,12 @@ receives nothing (no IR_r term, no link).
 
 TREE.json::
 
-    {"task_mb": Z, "nodes": [{"id": "root", "parent": null, "compute_rate": 9.0,
+    {"task_mb": 2, "nodes": [{"id": "root", "parent": null, "compute_rate": 9.0,
                               "send_limit_mb_s": 10.7},
                              {"id": "a", "parent": "root", "compute_rate": 3.5,
-                              "link_mb_s": 8.0, "ir_r": 0.05, "ir_s": 0.02}, ...]}
+                              "link_mb_s": 8.0, "ir_r": 0.05, "ir_s": 0.02}]}
 
+``task_mb`` is Z, the size of a task in MB.
 ``compute_rate`` in tasks/s (C), ``link_mb_s`` the rate from the parent in MB/s (ignored for
 the root), ``ir_r`` the interference on this node of receiving and ``ir_s`` the interference
 on the *parent* of sending to this node, both per MB/s (fractions: 0.05 = 5 % per MB/s),
