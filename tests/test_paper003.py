@@ -252,11 +252,16 @@ def test_cli_reproduce_all_default_runs_statuses():
 
 def test_plot_writes_pngs(tmp_path):
     paths = p.plot(tmp_path, runs=2)
-    assert len(paths) == len(p.SETTINGS)
-    for path in paths:
+    pngs = [q for q in paths if q.suffix == ".png"]
+    assert len(pngs) == len(p.SETTINGS)
+    for path in pngs:
         data = path.read_bytes()
-        assert path.parent == tmp_path and path.suffix == ".png"
+        assert path.parent == tmp_path
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+    # and the Gantt charts of the worked example's ECF and WR schedules
+    gantts = sorted(q.name for q in paths if q.suffix == ".svg")
+    assert gantts == ["paper003-fig4-ecf-gantt.svg", "paper003-fig4-wr-gantt.svg"]
+    assert all(b"<svg" in (tmp_path / g).read_bytes() for g in gantts)
 
 
 # --- every algorithm on random small instances -------------------------------------------------
