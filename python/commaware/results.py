@@ -317,7 +317,7 @@ def plot(path: str | Path, x: str, y: str, hue: str | None = None, output: str |
     if not line:
         ax.set_xticks(range(len(categories)), categories, rotation=30 if len(categories) > 6 else 0)
     ax.set_xlabel(x)
-    ax.set_ylabel(f"{y} (mean ± sd over {int(stats['count'].max())} run(s) at most)" if stats["count"].max() > 1 else y)
+    ax.set_ylabel(f"{y} (mean ± sd of up to {int(stats['count'].max())} runs)" if stats["count"].max() > 1 else y)
     if hue is not None:
         ax.legend(fontsize="small")
     ax.set_title(title or f"{y} against {x}", fontsize="medium")
