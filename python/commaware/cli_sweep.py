@@ -61,7 +61,9 @@ def _show(frame: Any, title: str, columns: list[str] | None = None) -> None:
 
 
 def _echo_json(frame: Any) -> None:
-    click.echo(frame.to_json(orient="records", indent=1, double_precision=15))
+    """`frame` as a JSON array of rows (numbers exactly as stored, missing values null)."""
+    rows = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+    click.echo(json.dumps(rows, indent=1, default=str, allow_nan=False))
 
 
 @click.command("sweep")

@@ -409,6 +409,11 @@ def spec_schema() -> dict[str, Any]:
     for name, command in commands().items():
         params = {p.name: _param_schema(p) for p in command.params}
         table = {"type": "object", "properties": params, "additionalProperties": False}
+        # A required parameter is in fixed, in the grid, or in every run.
+        required = [{"anyOf": [{"required": ["fixed"], "properties": {"fixed": {"required": [p.name]}}},
+                               {"required": ["grid"], "properties": {"grid": {"required": [p.name]}}},
+                               {"required": ["runs"], "properties": {"runs": {"items": {"required": [p.name]}}}}]}
+                    for p in command.params if p.default is REQUIRED]
         variants.append({
             "if": {"properties": {"command": {"const": name}}},
             "then": {"properties": {
@@ -416,7 +421,7 @@ def spec_schema() -> dict[str, Any]:
                 "grid": {"type": "object", "additionalProperties": False, "properties": {
                     k: {"type": "array", "minItems": 1, "items": v} for k, v in params.items()}},
                 "runs": {"type": "array", "minItems": 1, "items": table},
-            }},
+            }, **({"allOf": required} if required else {})},
         })
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
