@@ -47,11 +47,9 @@ META_COLUMNS = {"run_id": "str", "command": "str", "params_json": "str", "inputs
                 "seed": "int"}
 #: Columns that differ between two executions of the same run (after the outputs).
 EXECUTION_COLUMNS = {"wall_s": "float", "host": "str", "finished_at": "str"}
-#: Rows per Parquet row group when compacting.
-COMPACT_BATCH = 4096
 
 
-def _error(source: Path | str, field: str, reason: str) -> _core.InputError:
+def _error(source: str | os.PathLike[str], field: str, reason: str) -> _core.InputError:
     return input_error(_core.InputError, str(source), field, reason)
 
 
@@ -109,7 +107,9 @@ class Store:
         final = self.rows / f"{row['run_id']}.parquet"
         partial = self._partial(final)
         try:
-            pq.write_table(pa.Table.from_pylist([row], schema=schema), partial)
+            # One row: no compression, statistics or dictionaries (each costs more than it saves here).
+            pq.write_table(pa.Table.from_pylist([row], schema=schema), partial, compression="none",
+                           write_statistics=False, use_dictionary=False)
             os.replace(partial, final)
         finally:
             partial.unlink(missing_ok=True)
@@ -148,44 +148,33 @@ class Store:
     # -- compaction --------------------------------------------------------------------------
 
     def compact(self) -> int:
-        """Merge the per-run files into one `part-<hash>.parquet` (written atomically), then
-        delete them; returns the rows merged. A row already in a merged file is not copied again."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        """Merge the per-run files into one `part-<hash>.parquet` (DuckDB, written atomically),
+        then delete them; returns the rows merged. A row already in a merged file is not copied again."""
+        import duckdb
 
         files = self.files()
-        merged = self._part_ids(f for f in files if f.name.startswith(PART_PREFIX))
+        parts = [f for f in files if f.name.startswith(PART_PREFIX)]
+        merged = self._part_ids(parts)
         take = [f for f in files if not f.name.startswith(PART_PREFIX) and f.stem not in merged]
         leftovers = [f for f in files if not f.name.startswith(PART_PREFIX) and f.stem in merged]
         if take:
-            schema = pa.unify_schemas([pq.read_schema(f) for f in take], promote_options="permissive")
             name = hashlib.sha256("\n".join(f.stem for f in take).encode()).hexdigest()[:16]
             final = self.rows / f"{PART_PREFIX}{name}.parquet"
             partial = self._partial(final)
+            con = duckdb.connect(":memory:")
             try:
-                with pq.ParquetWriter(partial, schema) as writer:
-                    for start in range(0, len(take), COMPACT_BATCH):
-                        tables = [pq.read_table(f) for f in take[start:start + COMPACT_BATCH]]
-                        batch = pa.concat_tables(tables, promote_options="permissive")
-                        writer.write_table(_conform(batch, schema))
+                con.execute(f"COPY (SELECT * FROM read_parquet({_sql_list(take)}, union_by_name = true) ORDER BY run_id) "
+                            f"TO {_sql_string(str(partial))} (FORMAT parquet, COMPRESSION zstd)")
                 os.replace(partial, final)
             finally:
+                con.close()
                 partial.unlink(missing_ok=True)
         for f in take + leftovers:
             f.unlink(missing_ok=True)
         return len(take)
 
 
-def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
-    """`table` with the columns of `schema`, in its order (missing ones null)."""
-    import pyarrow as pa
-
-    columns = [table.column(f.name).cast(f.type) if f.name in table.column_names else pa.nulls(len(table), f.type)
-               for f in schema]
-    return pa.Table.from_arrays(columns, schema=schema)
-
-
-def open_store(path: str | Path, create: bool = False) -> Store:
+def open_store(path: str | os.PathLike[str], create: bool = False) -> Store:
     """The results directory at `path`, checked: ours (the marker file) and of a format we read.
     With `create`, a missing or empty directory becomes a new store. Raises InputError."""
     path = Path(path)
@@ -203,7 +192,10 @@ def open_store(path: str | Path, create: bool = False) -> Store:
 
         (path / ROWS).mkdir(parents=True, exist_ok=True)
         doc = json.dumps({"format": FORMAT, "version": FORMAT_VERSION}) + "\n"
-        deliver(lambda partial: partial.write_text(doc), marker)
+        def write(partial: Path) -> None:
+            partial.write_text(doc)
+
+        deliver(write, marker)
         return Store(path)
     try:
         doc = json.loads(marker.read_text())
@@ -224,7 +216,11 @@ def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def connect(path: str | Path) -> Any:
+def _sql_list(files: list[Path]) -> str:
+    return "[" + ", ".join(_sql_string(str(f)) for f in files) + "]"
+
+
+def connect(path: str | os.PathLike[str]) -> Any:
     """An in-memory DuckDB connection with the view `runs`: every stored row, each run_id once."""
     import duckdb
 
@@ -232,8 +228,7 @@ def connect(path: str | Path) -> Any:
     con = duckdb.connect(":memory:")
     files = store.files()
     if files:
-        listing = "[" + ", ".join(_sql_string(str(f)) for f in files) + "]"
-        con.execute(f"CREATE VIEW runs AS SELECT * EXCLUDE (filename) FROM read_parquet({listing}, union_by_name = true, "
+        con.execute(f"CREATE VIEW runs AS SELECT * EXCLUDE (filename) FROM read_parquet({_sql_list(files)}, union_by_name = true, "
                     "filename = true) QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY filename) = 1")
     else:
         types = {"str": "VARCHAR", "int": "BIGINT", "float": "DOUBLE"}
@@ -242,7 +237,7 @@ def connect(path: str | Path) -> Any:
     return con
 
 
-def query(path: str | Path, sql: str) -> pd.DataFrame:
+def query(path: str | os.PathLike[str], sql: str) -> pd.DataFrame:
     """Run `sql` over the view `runs` of the results directory; raises InputError on an SQL error."""
     import duckdb
 
@@ -255,12 +250,12 @@ def query(path: str | Path, sql: str) -> pd.DataFrame:
         con.close()
 
 
-def load(path: str | Path) -> pd.DataFrame:
+def load(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Every stored row (each run_id once), ordered by command and run_id."""
     return query(path, "SELECT * FROM runs ORDER BY command, run_id")
 
 
-def plot(path: str | Path, x: str, y: str, hue: str | None = None, output: str | Path = "plot.svg",
+def plot(path: str | os.PathLike[str], x: str, y: str, hue: str | None = None, output: str | Path = "plot.svg",
          where: str | None = None, title: str | None = None) -> Path:
     """Draw `y` against `x` (one line or bar group per value of `hue`) to an .svg or .png file:
     the mean over the rows that share x and hue, with ± one standard deviation. A numeric `x`
