@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -345,12 +346,22 @@ def test_a_directory_that_is_not_ours_is_refused(tmp_path):
 
 @pytest.mark.parametrize("args,expected", [
     (["--serial", "--scheduler", "tcp://127.0.0.1:1"], "--serial and --scheduler: give one place to run"),
+    (["--jobqueue", "slurm", "--jobqueue-option", "cores"], "--jobqueue-option: expected KEY=VALUE"),
     (["--jobs", "2"], "--jobs: goes with --jobqueue"),
     (["--scheduler", "tcp://127.0.0.1:1", "--workers", "2"], "--workers: sizes the local cluster only"),
 ])
 def test_bad_option_combinations_are_exit_2(tmp_path, args, expected):
     proc = run_cli("sweep", SWEEPS / "cosched.toml", "--out", tmp_path / "out", *args)
     assert proc.returncode == 2 and expected in " ".join(proc.stderr.split())
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(shutil.which("sbatch") is not None, reason="Slurm is installed here")
+def test_a_job_queue_without_its_submit_command_is_refused_at_once(tmp_path):
+    proc = run_cli("sweep", SWEEPS / "cosched.toml", "--out", tmp_path / "out", "--jobqueue", "slurm",
+                   "--jobqueue-option", "cores=1", "--jobqueue-option", "memory=1GB")
+    assert proc.returncode == 2 and "--jobqueue: slurm: `sbatch` is not on PATH" in " ".join(proc.stderr.split())
+    assert not (tmp_path / "out").exists()
 
 
 # --- schema, examples, start-up ------------------------------------------------------------------

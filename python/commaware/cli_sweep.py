@@ -112,8 +112,6 @@ def sweep_cmd(spec: str, out_dir: Optional[str], scheduler: Optional[str], jobqu
 
     try:
         options = dict(sweep.parse_option(item) for item in jobqueue_options)
-        spec_doc = sweep.load_spec(spec)  # checked before anything is created
-        del spec_doc
         show = not quiet and err.is_terminal
         kwargs: dict[str, Any] = dict(scheduler=scheduler, jobqueue=jobqueue, jobqueue_options=options, jobs=jobs,
                                       workers=workers, serial=serial, compact=not no_compact)

@@ -22,6 +22,7 @@ Quick use::
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -44,6 +45,8 @@ SPEC_KEYS = ("command", "description", "fixed", "grid", "runs")
 JOBQUEUES = ("slurm", "pbs")
 #: Largest number of runs one Dask task executes (small runs go in chunks: less scheduling per run).
 MAX_CHUNK = 64
+#: How long to try reaching a Dask scheduler.
+CONNECT_TIMEOUT = "20s"
 
 
 @dataclass(frozen=True)
@@ -263,6 +266,23 @@ def parse_option(item: str) -> tuple[str, Any]:
         return key.strip(), value
 
 
+def jobqueue_class(jobqueue: str) -> Any:
+    """dask_jobqueue's cluster class for `jobqueue`, once its submit command (sbatch, qsub) is
+    found on PATH: without it the cluster would wait for workers that never start."""
+    import shutil
+
+    if jobqueue not in JOBQUEUES:
+        raise input_error(_core.InputError, "--jobqueue", "", f"unknown job queue {jobqueue!r} (known: {', '.join(JOBQUEUES)})")
+    import dask_jobqueue
+
+    cls = {"slurm": dask_jobqueue.SLURMCluster, "pbs": dask_jobqueue.PBSCluster}[jobqueue]
+    submit = cls.job_cls.submit_command
+    if shutil.which(submit) is None:
+        raise input_error(_core.InputError, "--jobqueue", "",
+                          f"{jobqueue}: `{submit}` is not on PATH (run the sweep where batch jobs can be submitted)")
+    return cls
+
+
 def make_cluster(jobqueue: str | None, options: Mapping[str, Any] | None = None, jobs: int | None = None,
                  workers: int | None = None) -> Any:
     """A Dask cluster: dask_jobqueue's SLURMCluster or PBSCluster with `options`, scaled to
@@ -270,11 +290,7 @@ def make_cluster(jobqueue: str | None, options: Mapping[str, Any] | None = None,
     import logging
 
     if jobqueue is not None:
-        if jobqueue not in JOBQUEUES:
-            raise input_error(_core.InputError, "--jobqueue", "", f"unknown job queue {jobqueue!r} (known: {', '.join(JOBQUEUES)})")
-        import dask_jobqueue
-
-        cls = {"slurm": dask_jobqueue.SLURMCluster, "pbs": dask_jobqueue.PBSCluster}[jobqueue]
+        cls = jobqueue_class(jobqueue)
         try:
             cluster = cls(**dict(options or {}))
         except (TypeError, ValueError) as exc:
@@ -322,18 +338,18 @@ def run(spec: str | os.PathLike[str] | Mapping[str, Any], out: str | os.PathLike
     from .results import code_version, open_store
 
     parsed = load_spec(spec)
+    if jobqueue is not None:
+        jobqueue_class(jobqueue)  # before the results directory is made
     if out is None:
         if isinstance(spec, Mapping):
             raise input_error(_core.InputError, "out", "", "a dict spec needs an output directory")
         out = Path(Path(spec).stem + "-results")
-    store = open_store(out, create=True)
-    store.remove_stale_partials()
-    stored = store.run_ids()
+    # A directory that is there is checked first; it is made only once the runs can start.
+    existing = Path(out).exists() and any(Path(out).iterdir())
+    stored = open_store(out).run_ids() if existing else set()
     todo = [r for r in parsed.runs if r.run_id not in stored]
     total = len(parsed.runs)
     done = total - len(todo)
-    if progress is not None:
-        progress(done, total)
 
     def advance(count: int) -> None:
         nonlocal done
@@ -341,24 +357,25 @@ def run(spec: str | os.PathLike[str] | Mapping[str, Any], out: str | os.PathLike
         if progress is not None:
             progress(done, total)
 
+    advance(0)
     version = code_version()
-    if todo and serial:
-        for chunk in _chunks(todo, 1):
+    with contextlib.ExitStack() as stack:
+        client = None
+        if todo and not serial:
+            from distributed import Client
+
+            cluster = None if scheduler else stack.enter_context(make_cluster(jobqueue, jobqueue_options, jobs, workers))
+            client = stack.enter_context(Client(scheduler if scheduler else cluster, timeout=CONNECT_TIMEOUT))
+        store = open_store(out, create=True)
+        store.remove_stale_partials()
+        if client is not None:
+            n_workers = len(client.scheduler_info().get("workers", {})) or workers or jobs or 1
+            _run_dask(client, todo, str(store.path.resolve()), version, n_workers, advance)
+        for chunk in _chunks(todo, 1) if client is None else ():
             count, error = execute_chunk(chunk, str(store.path), version)
             advance(count)
             if error is not None:
                 raise input_error(_core.InputError, "", "", error)
-    elif todo:
-        from distributed import Client
-
-        cluster = None if scheduler else make_cluster(jobqueue, jobqueue_options, jobs, workers)
-        try:
-            with Client(scheduler if scheduler else cluster) as client:
-                n_workers = len(client.scheduler_info().get("workers", {})) or workers or jobs or 1
-                _run_dask(client, todo, str(store.path.resolve()), version, n_workers, advance)
-        finally:
-            if cluster is not None:
-                cluster.close()
     if compact:
         store.compact()
     return rows_of(store.path, parsed, ran=len(todo), stored=total - len(todo))
