@@ -6,6 +6,7 @@ Layout::
     DIR/commaware-results.json     {"format": "commaware-results", "version": 1}
     DIR/rows/<run_id>.parquet      one finished run (written atomically by the task that ran it)
     DIR/rows/part-<hash>.parquet   many runs, merged by `compact`
+    DIR/.compact.lock              held while compacting
 
 Every file appears complete or not at all (a partial file beside it, then `os.replace`).
 A run_id stored twice (a crash between a compaction's rename and its deletions) is read
@@ -42,6 +43,8 @@ FORMAT = "commaware-results"
 FORMAT_VERSION = 1
 ROWS = "rows"
 PART_PREFIX = "part-"
+#: Taken (flock) while compacting.
+LOCK = ".compact.lock"
 #: Columns of every row before the parameters (name -> kind); `seed` is the run's seed parameter, if any.
 META_COLUMNS = {"run_id": "str", "command": "str", "params_json": "str", "inputs_hash": "str", "code_version": "str",
                 "seed": "int"}
@@ -150,6 +153,13 @@ class Store:
     def compact(self) -> int:
         """Merge the per-run files into one `part-<hash>.parquet` (DuckDB, written atomically),
         then delete them; returns the rows merged. A row already in a merged file is not copied again."""
+        import fcntl
+
+        with open(self.path / LOCK, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one compaction at a time (two would merge the same files twice)
+            return self._compact_locked()
+
+    def _compact_locked(self) -> int:
         import duckdb
 
         files = self.files()
