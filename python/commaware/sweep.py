@@ -276,7 +276,7 @@ def jobqueue_class(jobqueue: str) -> Any:
     import dask_jobqueue
 
     cls = {"slurm": dask_jobqueue.SLURMCluster, "pbs": dask_jobqueue.PBSCluster}[jobqueue]
-    submit = cls.job_cls.submit_command
+    submit: str = getattr(cls, "job_cls").submit_command  # noqa: B009 (a class attribute stubs call instance-only)
     if shutil.which(submit) is None:
         raise input_error(_core.InputError, "--jobqueue", "",
                           f"{jobqueue}: `{submit}` is not on PATH (run the sweep where batch jobs can be submitted)")
