@@ -53,8 +53,10 @@ def _show(frame: Any, title: str, columns: list[str] | None = None) -> None:
     for col in columns:
         table.add_column(str(col), justify="right" if frame[col].dtype.kind in "iuf" else "left", no_wrap=True,
                          overflow="ellipsis")
-    for _, row in frame.head(SHOWN_ROWS)[columns].iterrows():
-        table.add_row(*(("-" if v is None or v != v else f"{v:.5g}" if isinstance(v, float) else str(v)) for v in row))
+    shown = frame.head(SHOWN_ROWS)[columns]
+    missing = shown.isna().to_numpy()
+    for values, gaps in zip(shown.itertuples(index=False), missing):
+        table.add_row(*("-" if gap else f"{v:.5g}" if isinstance(v, float) else str(v) for v, gap in zip(values, gaps)))
     out.print(table)
     if len(frame) > SHOWN_ROWS:
         out.print(f"(first {SHOWN_ROWS} of {len(frame)} rows; --json prints all)")
@@ -63,7 +65,8 @@ def _show(frame: Any, title: str, columns: list[str] | None = None) -> None:
 def _echo_json(frame: Any) -> None:
     """`frame` as a JSON array of rows (numbers exactly as stored, missing values null)."""
     rows = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
-    click.echo(json.dumps(rows, indent=1, default=str, allow_nan=False))
+    click.echo(json.dumps(rows, indent=1, allow_nan=False,
+                          default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v)))  # numpy arrays, timestamps
 
 
 @click.command("sweep")

@@ -423,9 +423,11 @@ def _param_schema(param: Param) -> dict[str, Any]:
 def spec_schema() -> dict[str, Any]:
     """The JSON Schema of a sweep spec (docs/sweep.schema.json), from the command registry."""
     variants = []
+    defs: dict[str, Any] = {}
     for name, command in commands().items():
         params = {p.name: _param_schema(p) for p in command.params}
-        table = {"type": "object", "properties": params, "additionalProperties": False}
+        defs[name] = {"type": "object", "properties": params, "additionalProperties": False}
+        table = {"$ref": f"#/$defs/{name}"}
         # A required parameter is in fixed, in the grid, or in every run.
         required = [{"anyOf": [{"required": ["fixed"], "properties": {"fixed": {"required": [p.name]}}},
                                {"required": ["grid"], "properties": {"grid": {"required": [p.name]}}},
@@ -436,7 +438,8 @@ def spec_schema() -> dict[str, Any]:
             "then": {"properties": {
                 "fixed": table,
                 "grid": {"type": "object", "additionalProperties": False, "properties": {
-                    k: {"type": "array", "minItems": 1, "items": v} for k, v in params.items()}},
+                    k: {"type": "array", "minItems": 1, "items": {"$ref": f"#/$defs/{name}/properties/{k}"}}
+                    for k in params}},
                 "runs": {"type": "array", "minItems": 1, "items": table},
             }, **({"allOf": required} if required else {})},
         })
@@ -458,4 +461,5 @@ def spec_schema() -> dict[str, Any]:
         },
         "not": {"required": ["grid", "runs"]},
         "allOf": variants,
+        "$defs": defs,
     }
