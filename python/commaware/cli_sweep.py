@@ -127,7 +127,9 @@ def sweep_cmd(spec: str, out_dir: Optional[str], scheduler: Optional[str], jobqu
         fail(str(exc))
         return
     except (OSError, TimeoutError) as exc:
-        where = f"--scheduler {scheduler}" if scheduler else f"--jobqueue {jobqueue}" if jobqueue else "dask"
+        if getattr(exc, "filename", None):  # a file of the results directory
+            fail(f"{exc.filename}: cannot write: {exc.strerror or exc}")
+        where = f"--scheduler {scheduler}" if scheduler else f"--jobqueue {jobqueue}" if jobqueue else "local Dask cluster"
         fail(f"{where}: {exc}")
         return
     if as_json:

@@ -210,7 +210,10 @@ def load_spec(spec: str | os.PathLike[str] | Mapping[str, Any]) -> Spec:
             if param.kind == "file" and params[param.name] is not None:
                 path = (base / params[param.name]).resolve()
                 if path not in digests:
-                    digests[path] = _file_digest(path)
+                    try:
+                        digests[path] = _file_digest(path)
+                    except OSError as exc:
+                        raise bad(f"{prefix or 'fixed.'}{param.name}", f"cannot read {path}: {exc.strerror or exc}") from None
                 inputs[param.name] = digests[path]
         inputs_hash = hashlib.sha256(canonical_json(inputs).encode()).hexdigest()
         run_id = hashlib.sha256(f"{name}\n{canonical_json(params)}\n{inputs_hash}".encode()).hexdigest()[:32]
