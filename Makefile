@@ -62,6 +62,7 @@ bench: build
 	$(PY) benches/bench_tiling.py
 	$(PY) benches/bench_cosched.py
 	$(PY) benches/bench_ti_replay.py
+	$(PY) benches/bench_sweep.py
 
 clean:
 	rm -rf $(VENV) target site

@@ -16,6 +16,7 @@ from .cli_cosched import cosched_group, workload_group
 from .cli_interference import interference
 from .cli_measure import measure
 from .cli_sharing import calibrate, param_option, penalties_cmd
+from .cli_sweep import results_group, sweep_cmd
 from .cli_taskfarm import taskfarm_cmd
 from .cli_tiling import tiling_cmd
 from .cli_trace import trace_group
@@ -588,9 +589,15 @@ def multicast_generate_cmd(nodes: int, pattern: str, sizes: str, network: str, s
 
 
 @main.command("schema")
-@click.argument("what", type=click.Choice(["platform", "trace", "multicast", "scheme", "workload"]))
+@click.argument("what", type=click.Choice(["platform", "trace", "multicast", "scheme", "workload", "sweep"]))
 def schema_cmd(what: str) -> None:
-    """Print the JSON Schema of the platform, trace, multicast instance, communication scheme or job workload format."""
+    """Print the JSON Schema of the platform, trace, multicast instance, communication scheme, job workload or
+    sweep spec format."""
+    if what == "sweep":
+        from .sweep import spec_schema
+
+        click.echo(json.dumps(spec_schema(), indent=2, ensure_ascii=False))
+        return
     schemas = {"platform": _core.platform_schema, "trace": _core.trace_schema, "multicast": _core.multicast_schema,
                "scheme": _core.scheme_schema, "workload": _core.workload_schema}
     click.echo(schemas[what]())
@@ -608,6 +615,9 @@ main.add_command(tiling_cmd)
 main.add_command(workload_group)
 main.add_command(cosched_group)
 main.add_command(trace_group)
+# Experiments at scale: parameter sweeps and their results store.
+main.add_command(sweep_cmd)
+main.add_command(results_group)
 
 
 if __name__ == "__main__":
