@@ -20,7 +20,7 @@ import importlib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Protocol
+from typing import Any, Callable, Iterable, Iterator, Protocol
 
 PAPERS = {
     "000": "Interference-aware scheduling (Kreaseck et al.)",
@@ -68,7 +68,7 @@ class Check:
             raise ValueError(f"{self.name}: a not_reproduced row needs a note (assumed, tried, likely cause)")
 
     def to_dict(self) -> dict:
-        d = {"paper": self.paper, "figure": self.figure, "name": self.name, "paper_value": self.paper_value, "ours": self.ours,
+        d: dict[str, Any] = {"paper": self.paper, "figure": self.figure, "name": self.name, "paper_value": self.paper_value, "ours": self.ours,
              "tolerance": self.tolerance, "pass": self.status == PASS, "status": self.status, "note": self.note}
         if self.paper_inconsistent:
             d["paper_inconsistent"] = True
@@ -211,3 +211,14 @@ def plot(papers: list[str], outdir: Path, progress: Progress | None = None, quic
                 progress.start(i, len(plotting), Job(p, "figures", lambda: []))
             written.extend(sys.modules[f"commaware.reproductions.paper{p}"].plot(outdir))
     return written
+
+
+def save_figure(fig: Any, path: Path) -> Path:
+    """Save a paper module's matplotlib figure (laid out, no date in an SVG, so the same run
+    gives the same bytes) and close it; returns `path`."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, metadata={"Date": None} if path.suffix == ".svg" else None)
+    plt.close(fig)
+    return path

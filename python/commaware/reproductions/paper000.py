@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..interference import FitReport, fit, interference_rate, normalised_rate, priority, three_point
-from ..reproduce import Check, check
+from ..reproduce import Check, check, save_figure
 
 PAPER = "000"
 
@@ -338,8 +338,4 @@ def plot(outdir: str | Path) -> list[Path]:
     ax.set_xticks(range(len(rows)), [_cell(r).replace(" diag", "d") for r in rows], rotation=60, fontsize=7)
     fig.colorbar(image, ax=ax, label="makespan / RootComputes'")
     ax.set_title("paper 000 Fig. 5: task farming on the §4 testbed (1,000 tasks; lower is better)", fontsize=9)
-    fig.tight_layout()
-    path = Path(outdir) / "paper000_fig5.svg"
-    fig.savefig(path, metadata={"Date": None})
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, Path(outdir) / "paper000_fig5.svg")]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..reproduce import Check, check
+from ..reproduce import Check, check, save_figure
 from ..sharing import calibrate_penalty, e_abs, e_rel, penalties
 
 PAPER = "004"
@@ -224,8 +224,4 @@ def plot(outdir: str | Path) -> list[Path]:
     ax.set_title("Fig. 6: Myrinet state sets", fontsize=9)
     ax.legend(fontsize=7)
     fig.suptitle("paper 004: penalties against the paper's", fontsize=10)
-    fig.tight_layout()
-    path = Path(outdir) / "paper004_penalties.svg"
-    fig.savefig(path, metadata={"Date": None})
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, Path(outdir) / "paper004_penalties.svg")]
