@@ -115,14 +115,39 @@ COLLECTIVES = [
     ("allgather", {"op": "allgather", "bytes": 30000}, "NTSLR", (4, 5, 8)),  # our ring is SimGrid's NTSLR
     ("allgather", {"op": "allgather", "bytes": 30000}, "rdb", (4, 8)),
     ("allgather", {"op": "allgather", "bytes": 30000}, "bruck", (4, 5, 8)),
+    # Open MPI's algorithms (the `ompi` preset's), at rendezvous sizes where the order of the
+    # transfers shows.
+    ("alltoall", {"op": "alltoall", "bytes": 30000}, "basic_linear", (4, 5, 8)),
+    ("alltoallv", "uneven", "ompi_basic_linear", (4, 5, 8)),
+    ("alltoallv", "uneven", "pair", (4, 8)),
+    ("gather", {"op": "gather", "root": 1, "bytes": 100000}, "ompi_basic_linear", (4, 5, 8)),
+    ("gather", {"op": "gather", "root": 1, "bytes": 100000}, "ompi_binomial", (4, 5, 8)),
+    ("scatter", {"op": "scatter", "root": 1, "bytes": 100000}, "ompi_basic_linear", (4, 5, 8)),
+    ("scatter", {"op": "scatter", "root": 1, "bytes": 100000}, "ompi_binomial", (4, 5, 8)),
+    ("scatter", {"op": "scatter", "root": 1, "bytes": 100000}, "ompi_linear_nb", (4, 5, 8)),
+    ("reduce", {"op": "reduce", "root": 1, "bytes": 100000}, "ompi_basic_linear", (4, 5, 8)),
+    ("barrier", {"op": "barrier"}, "ompi_basic_linear", (4, 5, 8)),
+    ("barrier", {"op": "barrier"}, "ompi_recursivedoubling", (4, 5, 6, 8)),
+    ("barrier", {"op": "barrier"}, "ompi_tree", (4, 5, 8)),
+    ("allgather", {"op": "allgather", "bytes": 30000}, "pair", (4, 8)),  # SMPI's pair needs a power of two
+    ("allgatherv", "uneven", "mpich_ring", (4, 5, 8)),
 ]
+
+
+def collective_op(name: str, op: dict | str, r: int, n: int) -> dict:
+    """`op`, or for "uneven" the v-collective `name` with sizes that differ by rank and peer
+    (10, 20 or 30 kB: some eager, some rendezvous)."""
+    if op != "uneven":
+        return dict(op)
+    sizes = [10000 * (1 + (r + j) % 3) for j in range(n)]
+    return {"op": name, "bytes": sizes if name == "alltoallv" else [10000 * (1 + j % 3) for j in range(n)]}
 
 
 @requires_smpi
 @pytest.mark.parametrize("name, op, algorithm, n", [(c[0], c[1], c[2], n) for c in COLLECTIVES for n in c[3]])
 def test_collective_makespan_matches_smpi(tmp_path, name, op, algorithm, n):
-    trace = {"ranks": [[{"op": "compute", "seconds": 0.0003 * r}, op, {"op": "compute", "seconds": 0.0001}]
-                       for r in range(n)]}
+    trace = {"ranks": [[{"op": "compute", "seconds": 0.0003 * r}, collective_op(name, op, r, n),
+                        {"op": "compute", "seconds": 0.0001}] for r in range(n)]}
     smpi, ours = compare(tmp_path, trace, cluster(n), {name: algorithm})
     assert ours == pytest.approx(smpi, rel=1e-9), (name, n, smpi, ours)
 

@@ -1,34 +1,99 @@
 //! Collective algorithms, and which one each collective uses.
 //!
 //! Every algorithm is a sequence of rounds; in a round a rank sends at most one message
-//! and receives at most one (both posted, then both awaited, as MPI_Sendrecv). Ranks and
-//! roots here are ranks of the collective's communicator. The defaults are MPICH's
-//! algorithms for these operations (the notes' "Collective sizes"); the others carry
-//! SimGrid's names where the algorithm is the same, and the `mpich` preset picks among
-//! them by message size and communicator size as MPICH's selector does (docs/formats.md).
+//! and receives at most one (both posted, then both awaited, as MPI_Sendrecv), or, in a
+//! fan, posts receives from and/or sends to all the others and awaits them all (the linear
+//! algorithms' MPI_Waitall). Ranks and roots here are ranks of the collective's
+//! communicator. The defaults are MPICH's algorithms for these operations (the notes'
+//! "Collective sizes"); the others carry SimGrid's names where the algorithm is the same,
+//! and the `mpich` and `ompi` presets pick among them by message size and communicator
+//! size as MPICH's and Open MPI's selectors do (docs/formats.md).
 
 use std::collections::BTreeMap;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::trace::OpSpec;
 
-/// One round of a collective: at most one send (of `bytes`) and one receive.
+/// One round of a collective: at most one send (of `bytes`) and one receive, or a fan.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Round {
     Send { to: usize, bytes: f64 },
     Recv(usize),
     SendRecv { dst: usize, src: usize, bytes: f64 },
+    Fan(Fan),
     /// A round this rank sits out (its algorithm has nothing for it here).
     Skip,
 }
 
 impl Round {
-    pub(crate) fn len(self) -> u8 {
+    /// Steps of the round: its posts, then one wait.
+    pub(crate) fn len(self) -> u32 {
         match self {
             Round::Send { .. } | Round::Recv(_) => 2,
             Round::SendRecv { .. } => 3,
+            Round::Fan(fan) => fan.posts() + 1,
             Round::Skip => 0,
         }
+    }
+}
+
+/// The order in which a fan goes through the p − 1 other ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Order {
+    /// 0, 1, …, p − 1 without the rank itself.
+    Ascending,
+    /// r + 1, r + 2, … (mod p).
+    Upward,
+    /// r − 1, r − 2, … (mod p).
+    Downward,
+}
+
+/// Receives from every other rank (if `recv_from`), then sends to every other rank (if
+/// `send_to`), each in its order, all posted together and then all awaited (MPI_Waitall);
+/// rank `r` of `p`. What a send carries is the op's block for its destination.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fan {
+    r: usize,
+    p: usize,
+    recv_from: Option<Order>,
+    send_to: Option<Order>,
+}
+
+impl Fan {
+    /// Requests the fan posts.
+    pub(crate) fn posts(self) -> u32 {
+        let others = self.p as u32 - 1;
+        others * (self.recv_from.is_some() as u32 + self.send_to.is_some() as u32)
+    }
+
+    /// The `i`-th other rank in `order`.
+    fn peer(self, order: Order, i: usize) -> usize {
+        let (r, p) = (self.r, self.p);
+        match order {
+            Order::Ascending => i + (i >= r) as usize,
+            Order::Upward => (r + 1 + i) % p,
+            Order::Downward => (r + p - 1 - i) % p,
+        }
+    }
+
+    /// The fan's `i`-th post of collective `op`: a `Round::Recv` or a `Round::Send`.
+    pub(crate) fn post(self, op: &OpSpec, i: u32) -> Round {
+        let (i, others) = (i as usize, self.p - 1);
+        match (self.recv_from, self.send_to) {
+            (Some(order), _) if i < others => Round::Recv(self.peer(order, i)),
+            (Some(_), Some(order)) => self.send(op, self.peer(order, i - others)),
+            (None, Some(order)) => self.send(op, self.peer(order, i)),
+            _ => unreachable!("post {i} of a fan of {} posts", self.posts()),
+        }
+    }
+
+    fn send(self, op: &OpSpec, to: usize) -> Round {
+        let bytes = match op {
+            OpSpec::Alltoall { bytes, .. } | OpSpec::Scatter { bytes, .. } => *bytes,
+            OpSpec::Alltoallv { bytes, .. } => bytes[to],
+            _ => 0.0,
+        };
+        Round::Send { to, bytes }
     }
 }
 
@@ -62,6 +127,20 @@ pub enum Algo {
     Bruck,
     /// Gatherv, scatterv: the root deals with each rank in turn.
     Linear,
+    /// Open MPI's basic linear algorithms (SimGrid's `basic_linear`, `ompi_basic_linear`):
+    /// gather, scatter and reduce deal with the root rank by rank (gather and scatter in rank
+    /// order, reduce from rank p − 1 down); alltoall(v) posts every receive and every send
+    /// then waits for them all; barrier's rank 0 receives from all, then sends to all.
+    BasicLinear,
+    /// Scatter: Open MPI's binomial tree, the smallest subtree first (`ompi_binomial`).
+    OmpiBinomial,
+    /// Scatter: the root posts every send, then waits for them all (`ompi_linear_nb`).
+    LinearNb,
+    /// Barrier: recursive doubling on the largest power of two, the ranks above it folded
+    /// onto it before and released after (`ompi_recursivedoubling`).
+    RecursiveDoubling,
+    /// Barrier: a binomial tree up to rank 0 and back down (`ompi_tree`).
+    Tree,
 }
 
 impl Algo {
@@ -80,28 +159,33 @@ impl Algo {
             Algo::Ring => "ring",
             Algo::Bruck => "bruck",
             Algo::Linear => "linear",
+            Algo::BasicLinear => "basic_linear",
+            Algo::OmpiBinomial => "ompi_binomial",
+            Algo::LinearNb => "ompi_linear_nb",
+            Algo::RecursiveDoubling => "ompi_recursivedoubling",
+            Algo::Tree => "ompi_tree",
         }
     }
 
     /// Whether the algorithm needs a power-of-two communicator.
     fn needs_pof2(self) -> bool {
-        matches!(self, Algo::ScatterRdbAllgather | Algo::Pair) || self == Algo::Rdb
+        matches!(self, Algo::ScatterRdbAllgather | Algo::Pair | Algo::Rdb)
     }
 }
 
 /// The algorithms each collective offers, its default first.
 pub const ALGORITHMS: &[(&str, &[Algo])] = &[
-    ("barrier", &[Algo::Dissemination]),
+    ("barrier", &[Algo::Dissemination, Algo::BasicLinear, Algo::RecursiveDoubling, Algo::Tree]),
     ("bcast", &[Algo::Binomial, Algo::ScatterRdbAllgather, Algo::ScatterLrAllgather]),
-    ("reduce", &[Algo::Binomial]),
+    ("reduce", &[Algo::Binomial, Algo::BasicLinear]),
     ("allreduce", &[Algo::Rdb, Algo::Lr, Algo::RabRdb, Algo::Redbcast]),
-    ("alltoall", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::Bruck]),
-    ("alltoallv", &[Algo::Pairwise, Algo::Ring]),
-    ("gather", &[Algo::Binomial]),
+    ("alltoall", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::Bruck, Algo::BasicLinear]),
+    ("alltoallv", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::BasicLinear]),
+    ("gather", &[Algo::Binomial, Algo::BasicLinear]),
     ("gatherv", &[Algo::Linear]),
-    ("scatter", &[Algo::Binomial]),
+    ("scatter", &[Algo::Binomial, Algo::OmpiBinomial, Algo::BasicLinear, Algo::LinearNb]),
     ("scatterv", &[Algo::Linear]),
-    ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck]),
+    ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair]),
     ("allgatherv", &[Algo::Ring]),
     ("reduce_scatter", &[Algo::Pairwise]),
     ("scan", &[Algo::Rdb]),
@@ -109,7 +193,7 @@ pub const ALGORITHMS: &[(&str, &[Algo])] = &[
 ];
 
 /// Presets that pick an algorithm by message size and communicator size.
-pub const PRESETS: &[&str] = &["mpich"];
+pub const PRESETS: &[&str] = &["mpich", "ompi"];
 
 fn offered(collective: &str) -> Option<&'static [Algo]> {
     ALGORITHMS.iter().find(|(c, _)| *c == collective).map(|(_, a)| *a)
@@ -118,23 +202,33 @@ fn offered(collective: &str) -> Option<&'static [Algo]> {
 /// Accepted spellings of an algorithm (SimGrid's where it has one).
 fn parse_algo(collective: &str, name: &str) -> Option<Algo> {
     let name = match (collective, name) {
-        ("bcast", "binomial_tree") | ("reduce" | "gather" | "scatter", "ompi_binomial") => "binomial",
+        // Open MPI's binomial gather and reduce build the same tree as ours (for reduce with
+        // its messages eager: see docs/formats.md); its scatter sends the smallest subtree first.
+        ("bcast", "binomial_tree") | ("reduce" | "gather", "ompi_binomial") => "binomial",
+        (_, "ompi_basic_linear") => "basic_linear",
         ("barrier", "dissemination") => "ompi_bruck",
         ("alltoall" | "alltoallv" | "reduce_scatter", "mpich") => "pairwise",
         // SimGrid's "ring" allgather sends straight to rank + i; its neighbour-forwarding ring
         // (MPICH's, ours) is NTSLR.
-        ("allgather" | "allgatherv", "NTSLR") => "ring",
+        ("allgather" | "allgatherv", "NTSLR") | ("allgatherv", "mpich_ring") => "ring",
         (_, "scatter_LR_allgather") => "scatter_lr_allgather",
         (_, n) => n,
     };
     offered(collective)?.iter().copied().find(|a| a.name() == name)
 }
 
+/// A library's selector: picks by message size and communicator size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Preset {
+    Mpich,
+    Ompi,
+}
+
 /// Which algorithm each collective uses: fixed choices, else the preset's, else the default.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Collectives {
     fixed: BTreeMap<&'static str, Algo>,
-    mpich: bool,
+    preset: Option<Preset>,
     /// Flops a reduction spends per byte it combines (the platform's
     /// `network.reduction_flops_per_byte`; 0: reductions cost no time).
     pub flops_per_byte: f64,
@@ -154,10 +248,11 @@ impl Collectives {
         let err = |field: &str, reason: String| Error::new(ErrorKind::Options, field, reason);
         for (key, value) in entries {
             if key == "preset" {
-                if !PRESETS.contains(&value.as_str()) {
-                    return Err(err("coll", format!("unknown preset {value:?}; presets: {}", PRESETS.join(", "))));
-                }
-                self.mpich = true;
+                self.preset = Some(match value.as_str() {
+                    "mpich" => Preset::Mpich,
+                    "ompi" => Preset::Ompi,
+                    _ => return Err(err("coll", format!("unknown preset {value:?}; presets: {}", PRESETS.join(", ")))),
+                });
                 continue;
             }
             let Some((collective, algos)) = ALGORITHMS.iter().find(|(c, _)| *c == key) else {
@@ -179,10 +274,13 @@ impl Collectives {
         if let Some(&a) = self.fixed.get(name) {
             return a;
         }
-        if self.mpich {
-            if let Some(a) = mpich(op, p) {
-                return a;
-            }
+        let preset_choice = match self.preset {
+            Some(Preset::Mpich) => mpich(op, p),
+            Some(Preset::Ompi) => ompi(op, p),
+            None => None,
+        };
+        if let Some(a) = preset_choice {
+            return a;
         }
         offered(name).map_or(Algo::Binomial, |a| a[0])
     }
@@ -250,6 +348,217 @@ fn mpich(op: &OpSpec, p: usize) -> Option<Algo> {
     }
 }
 
+/// Open MPI's fixed decision for one collective: rows of (communicator size below, cells of
+/// (total bytes below, Open MPI's algorithm number)), the last row and cell taking the rest
+/// (a row "size == 2" of the source is "below 3"). The numbers are those of
+/// `ompi/mca/coll/tuned/coll_tuned_decision_fixed.c` (Open MPI 4.1/5.0) as SimGrid 3.32 carries
+/// them in `src/smpi/colls/smpi_openmpi_selector.cpp` (updated 02/2022), commutative operations
+/// (SimGrid's replay reduces with MPI_OP_NULL, which counts as commutative).
+type Decision = &'static [(usize, &'static [(f64, u8)])];
+
+const INF: f64 = f64::INFINITY;
+
+const OMPI_ALLREDUCE: Decision = &[
+    (4, &[(8.0, 4), (4096.0, 3), (8192.0, 4), (16384.0, 3), (65536.0, 4), (262144.0, 5), (INF, 6)]),
+    (8, &[(16.0, 4), (8192.0, 3), (INF, 6)]),
+    (16, &[(8192.0, 3), (INF, 6)]),
+    (32, &[(64.0, 5), (4096.0, 3), (INF, 6)]),
+    (64, &[(128.0, 5), (INF, 6)]),
+    (128, &[(262144.0, 3), (INF, 6)]),
+    (256, &[(131072.0, 2), (262144.0, 3), (INF, 6)]),
+    (512, &[(4096.0, 2), (INF, 6)]),
+    (2048, &[(2048.0, 2), (16384.0, 3), (INF, 6)]),
+    (4096, &[(2048.0, 2), (4096.0, 5), (16384.0, 3), (INF, 6)]),
+    (usize::MAX, &[(2048.0, 2), (16384.0, 5), (32768.0, 3), (INF, 6)]),
+];
+const OMPI_ALLTOALL: Decision = &[
+    (3, &[(2.0, 2), (4.0, 5), (16.0, 2), (64.0, 5), (256.0, 2), (4096.0, 5), (32768.0, 2), (262144.0, 4), (1048576.0, 5), (INF, 2)]),
+    (8, &[(8192.0, 4), (16384.0, 1), (65536.0, 4), (524288.0, 1), (1048576.0, 2), (INF, 1)]),
+    (16, &[(262144.0, 4), (INF, 1)]),
+    (32, &[(4.0, 4), (512.0, 3), (8192.0, 4), (32768.0, 1), (262144.0, 4), (524288.0, 1), (INF, 4)]),
+    (64, &[(512.0, 3), (524288.0, 1), (INF, 4)]),
+    (128, &[(1024.0, 3), (2048.0, 1), (4096.0, 4), (262144.0, 1), (INF, 2)]),
+    (256, &[(1024.0, 3), (2048.0, 4), (262144.0, 1), (INF, 2)]),
+    (512, &[(1024.0, 3), (8192.0, 4), (32768.0, 1), (INF, 2)]),
+    (1024, &[(512.0, 3), (8192.0, 4), (16384.0, 1), (131072.0, 4), (262144.0, 1), (INF, 2)]),
+    (2048, &[(512.0, 3), (1024.0, 4), (2048.0, 1), (16384.0, 4), (262144.0, 1), (INF, 4)]),
+    (4096, &[(1024.0, 3), (4096.0, 4), (8192.0, 1), (131072.0, 4), (INF, 1)]),
+    (usize::MAX, &[(2048.0, 3), (8192.0, 4), (16384.0, 1), (32768.0, 4), (65536.0, 1), (INF, 4)]),
+];
+const OMPI_ALLTOALLV: Decision = &[
+    (4, &[(INF, 2)]),
+    (64, &[(INF, 1)]),
+    (128, &[(INF, 2)]),
+    (256, &[(INF, 1)]),
+    (1024, &[(INF, 2)]),
+    (usize::MAX, &[(INF, 1)]),
+];
+const OMPI_BARRIER: Decision = &[
+    (4, &[(INF, 3)]),
+    (8, &[(INF, 1)]),
+    (64, &[(INF, 3)]),
+    (256, &[(INF, 4)]),
+    (512, &[(INF, 6)]),
+    (1024, &[(INF, 4)]),
+    (4096, &[(INF, 6)]),
+    (usize::MAX, &[(INF, 4)]),
+];
+const OMPI_BCAST: Decision = &[
+    (4, &[(32.0, 3), (256.0, 5), (512.0, 3), (1024.0, 7), (32768.0, 1), (131072.0, 5), (262144.0, 2), (524288.0, 1), (1048576.0, 6), (INF, 5)]),
+    (8, &[(64.0, 5), (128.0, 6), (2048.0, 5), (8192.0, 6), (1048576.0, 1), (INF, 2)]),
+    (16, &[(8.0, 7), (64.0, 5), (4096.0, 7), (16384.0, 5), (32768.0, 6), (INF, 1)]),
+    (32, &[(4096.0, 7), (1048576.0, 6), (INF, 8)]),
+    (64, &[(2048.0, 6), (INF, 7)]),
+    (128, &[(INF, 7)]),
+    (256, &[(2.0, 6), (16384.0, 5), (32768.0, 1), (65536.0, 5), (INF, 7)]),
+    (1024, &[(16384.0, 7), (32768.0, 4), (INF, 7)]),
+    (2048, &[(524288.0, 7), (INF, 8)]),
+    (4096, &[(262144.0, 7), (INF, 8)]),
+    (usize::MAX, &[(8192.0, 7), (16384.0, 5), (262144.0, 7), (INF, 8)]),
+];
+const OMPI_REDUCE: Decision = &[
+    (4, &[(8.0, 7), (16.0, 4), (32.0, 3), (262144.0, 1), (524288.0, 3), (1048576.0, 2), (INF, 3)]),
+    (8, &[(4096.0, 4), (65536.0, 2), (262144.0, 5), (524288.0, 1), (1048576.0, 5), (INF, 1)]),
+    (16, &[(8192.0, 4), (INF, 5)]),
+    (32, &[(4096.0, 4), (INF, 5)]),
+    (256, &[(INF, 5)]),
+    (512, &[(8192.0, 5), (16384.0, 6), (INF, 5)]),
+    (2048, &[(INF, 5)]),
+    (4096, &[(512.0, 5), (1024.0, 6), (8192.0, 5), (16384.0, 6), (INF, 5)]),
+    (usize::MAX, &[(16.0, 5), (32.0, 6), (1024.0, 5), (2048.0, 6), (8192.0, 5), (16384.0, 6), (INF, 5)]),
+];
+const OMPI_REDUCE_SCATTER: Decision = &[
+    (4, &[(65536.0, 3), (131072.0, 4), (INF, 3)]),
+    (8, &[(8.0, 1), (262144.0, 2), (INF, 3)]),
+    (32, &[(262144.0, 2), (INF, 3)]),
+    (64, &[(64.0, 1), (2048.0, 2), (524288.0, 4), (INF, 3)]),
+    (128, &[(256.0, 1), (512.0, 2), (2048.0, 4), (4096.0, 2), (INF, 4)]),
+    (256, &[(256.0, 1), (512.0, 2), (INF, 4)]),
+    (512, &[(256.0, 1), (1024.0, 2), (INF, 4)]),
+    (1024, &[(512.0, 1), (2048.0, 2), (8192.0, 4), (16384.0, 2), (INF, 4)]),
+    (2048, &[(512.0, 1), (4096.0, 2), (16384.0, 4), (32768.0, 2), (INF, 4)]),
+    (4096, &[(512.0, 1), (4096.0, 2), (INF, 4)]),
+    (usize::MAX, &[(1024.0, 1), (8192.0, 2), (INF, 4)]),
+];
+const OMPI_ALLGATHER: Decision = &[
+    (3, &[(INF, 6)]),
+    (32, &[(INF, 3)]),
+    (64, &[(1024.0, 3), (65536.0, 5), (INF, 4)]),
+    (128, &[(512.0, 3), (65536.0, 5), (INF, 4)]),
+    (256, &[(512.0, 3), (131072.0, 5), (524288.0, 4), (1048576.0, 5), (INF, 4)]),
+    (512, &[(32.0, 3), (128.0, 2), (1024.0, 3), (131072.0, 5), (524288.0, 4), (1048576.0, 5), (INF, 4)]),
+    (1024, &[(64.0, 3), (256.0, 2), (2048.0, 3), (INF, 5)]),
+    (2048, &[(4.0, 3), (8.0, 2), (16.0, 3), (32.0, 2), (256.0, 3), (512.0, 2), (4096.0, 3), (INF, 5)]),
+    (4096, &[(32.0, 2), (128.0, 3), (512.0, 2), (4096.0, 3), (INF, 5)]),
+    (usize::MAX, &[(2.0, 3), (8.0, 2), (16.0, 3), (512.0, 2), (4096.0, 3), (INF, 5)]),
+];
+const OMPI_ALLGATHERV: Decision = &[
+    (3, &[(2048.0, 3), (4096.0, 5), (8192.0, 3), (INF, 5)]),
+    (8, &[(256.0, 1), (4096.0, 4), (8192.0, 3), (16384.0, 4), (262144.0, 2), (INF, 4)]),
+    (16, &[(1024.0, 1), (INF, 2)]),
+    (32, &[(128.0, 1), (262144.0, 2), (INF, 3)]),
+    (64, &[(256.0, 1), (8192.0, 2), (INF, 3)]),
+    (128, &[(256.0, 1), (4096.0, 2), (INF, 3)]),
+    (256, &[(1024.0, 2), (65536.0, 4), (INF, 3)]),
+    (512, &[(1024.0, 2), (INF, 3)]),
+    (1024, &[(512.0, 2), (1024.0, 1), (4096.0, 2), (1048576.0, 4), (INF, 3)]),
+    (usize::MAX, &[(4096.0, 2), (INF, 4)]),
+];
+const OMPI_GATHER: Decision = &[
+    (4, &[(2.0, 3), (4.0, 1), (32768.0, 2), (65536.0, 1), (131072.0, 2), (INF, 3)]),
+    (8, &[(1024.0, 2), (8192.0, 1), (32768.0, 2), (262144.0, 1), (INF, 3)]),
+    (256, &[(INF, 2)]),
+    (512, &[(2048.0, 2), (8192.0, 1), (INF, 2)]),
+    (usize::MAX, &[(INF, 2)]),
+];
+const OMPI_SCATTER: Decision = &[
+    (4, &[(2.0, 3), (131072.0, 1), (262144.0, 3), (INF, 1)]),
+    (8, &[(2048.0, 2), (4096.0, 1), (8192.0, 2), (32768.0, 1), (1048576.0, 3), (INF, 1)]),
+    (16, &[(16384.0, 2), (1048576.0, 3), (INF, 1)]),
+    (32, &[(16384.0, 2), (32768.0, 1), (INF, 3)]),
+    (64, &[(512.0, 2), (8192.0, 3), (16384.0, 2), (INF, 3)]),
+    (usize::MAX, &[(512.0, 2), (INF, 3)]),
+];
+
+/// Open MPI's algorithm number for `p` ranks and `bytes` in `table`.
+fn decide(table: Decision, p: usize, bytes: f64) -> u8 {
+    let (_, cells) = table.iter().find(|(below, _)| p < *below).expect("the last row takes every size");
+    cells.iter().find(|(below, _)| bytes < *below).expect("the last cell takes every size").1
+}
+
+/// Open MPI's selector as SimGrid 3.32's `smpi/coll-selector:ompi` runs it, or `None` to keep
+/// the default where it picks an algorithm not modelled here (docs/formats.md lists each
+/// case). Sizes are bytes (counts of MPI_BYTE, as the TI export writes them): per rank for
+/// alltoall, gather, scatter and allgather, the whole buffer for bcast, reduce and allreduce,
+/// the sum of the counts for reduce_scatter, that sum over p (rounded down) for allgatherv.
+fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
+    let if_pof2 = |a: Algo| p.is_power_of_two().then_some(a);
+    match op {
+        OpSpec::Allreduce { bytes, .. } => match decide(OMPI_ALLREDUCE, p, *bytes) {
+            // 1 basic_linear and 2 nonoverlapping: SimGrid runs redbcast for both.
+            1 | 2 => Some(Algo::Redbcast),
+            3 => Some(Algo::Rdb),
+            // SimGrid's lr runs redbcast when the count is below p.
+            4 => Some(if *bytes < p as f64 { Algo::Redbcast } else { Algo::Lr }),
+            6 => Some(Algo::RabRdb),
+            _ => None, // 5 segmented_ring
+        },
+        OpSpec::Alltoall { bytes, .. } => match decide(OMPI_ALLTOALL, p, *bytes) {
+            // 1 linear, 4 linear_sync, 5 two_proc: SimGrid runs basic_linear for all three.
+            1 | 4 | 5 => Some(Algo::BasicLinear),
+            // 2 pairwise: SimGrid runs pair, which refuses a p that is not a power of two.
+            2 => if_pof2(Algo::Pair),
+            3 => Some(Algo::Bruck), // modified_bruck
+            _ => None,
+        },
+        OpSpec::Alltoallv { .. } => match decide(OMPI_ALLTOALLV, p, 0.0) {
+            1 => Some(Algo::BasicLinear),
+            _ => if_pof2(Algo::Pair), // 2 pairwise: SimGrid's pair (a power of two only)
+        },
+        OpSpec::Barrier { .. } => match decide(OMPI_BARRIER, p, 0.0) {
+            1 | 2 => Some(Algo::BasicLinear), // linear; double_ring runs basic_linear in SimGrid
+            3 => Some(Algo::RecursiveDoubling),
+            4 => Some(Algo::Dissemination), // bruck
+            6 => Some(Algo::Tree),
+            _ => None, // 5 two_proc (never picked)
+        },
+        OpSpec::Bcast { bytes, .. } => match decide(OMPI_BCAST, p, *bytes) {
+            6 => Some(Algo::Binomial),
+            8 => if_pof2(Algo::ScatterRdbAllgather), // scatter_allgather
+            _ => None, // linear, chain, pipeline, split_binary_tree, binary_tree, knomial
+        },
+        OpSpec::Reduce { bytes, .. } => match decide(OMPI_REDUCE, p, *bytes) {
+            // 1 linear; 7 rabenseifner, which SimGrid replaces by basic_linear.
+            1 | 7 => Some(Algo::BasicLinear),
+            _ => None, // chain, pipeline, binary, binomial (segmented), in-order_binary
+        },
+        OpSpec::Allgather { bytes, .. } => match decide(OMPI_ALLGATHER, p, *bytes) {
+            2 => Some(Algo::Bruck),
+            3 => if_pof2(Algo::Rdb), // recursive_doubling
+            6 => if_pof2(Algo::Pair), // two_proc
+            _ => None,               // linear, ring (SimGrid's direct one), neighbor
+        },
+        OpSpec::Allgatherv { bytes, .. } => match decide(OMPI_ALLGATHERV, p, (bytes.iter().sum::<f64>() / p as f64).floor()) {
+            3 => Some(Algo::Ring), // ring: SimGrid's mpich_ring
+            _ => None,             // default (GB), bruck, neighbor, two_proc
+        },
+        OpSpec::Gather { bytes, .. } => match decide(OMPI_GATHER, p, *bytes) {
+            1 => Some(Algo::BasicLinear),
+            2 => Some(Algo::Binomial),
+            _ => None, // 3 linear_sync
+        },
+        OpSpec::Scatter { bytes, .. } => match decide(OMPI_SCATTER, p, *bytes) {
+            1 => Some(Algo::BasicLinear),
+            2 => Some(Algo::OmpiBinomial),
+            _ => Some(Algo::LinearNb),
+        },
+        OpSpec::ReduceScatter { bytes, .. } => match decide(OMPI_REDUCE_SCATTER, p, bytes.iter().sum()) {
+            _ => None, // non-overlapping, recursive_halving, ring, butterfly
+        },
+        _ => None,
+    }
+}
+
 /// Highest power of two not above `p` (p ≥ 1).
 pub(crate) fn floor_pow2(p: usize) -> usize {
     1usize << (usize::BITS - 1 - p.leading_zeros())
@@ -285,17 +594,23 @@ fn binomial_up(r: usize, p: usize, root: usize, k: usize, block: impl Fn(usize) 
 }
 
 /// Round `k` of a binomial tree flowing away from `root` (bcast, scatter): receive from
-/// the parent (if not the root), then send to the children, the largest subtree first;
-/// the message to the child at relative rank `c` with a subtree of `n` ranks carries
-/// `block(c, n)` bytes.
-fn binomial_down(r: usize, p: usize, root: usize, k: usize, block: impl Fn(usize, usize) -> f64) -> Option<Round> {
+/// the parent (if not the root), then send to the children, the largest subtree first
+/// (MPICH's) or the smallest first (Open MPI's, `largest_first` false); the message to
+/// the child at relative rank `c` with a subtree of `n` ranks carries `block(c, n)` bytes.
+fn binomial_down(r: usize, p: usize, root: usize, k: usize, largest_first: bool, block: impl Fn(usize, usize) -> f64) -> Option<Round> {
     let rel = (r + p - root) % p;
     let has_parent = rel != 0;
     if has_parent && k == 0 {
         return Some(Round::Recv((rel - low_bit(rel) + root) % p));
     }
-    let first = if has_parent { low_bit(rel) >> 1 } else { p.next_power_of_two() >> 1 };
-    let mask = first.checked_shr((k - has_parent as usize) as u32).unwrap_or(0);
+    // Children sit at rel + 2^j for every 2^j below this.
+    let above_children = if has_parent { low_bit(rel) } else { p.next_power_of_two() };
+    let j = (k - has_parent as usize) as u32;
+    let mask = if largest_first {
+        (above_children >> 1).checked_shr(j).unwrap_or(0)
+    } else {
+        1usize.checked_shl(j).filter(|&m| m < above_children).unwrap_or(0)
+    };
     if mask == 0 {
         return None;
     }
@@ -321,13 +636,74 @@ fn ring(r: usize, p: usize, k: usize, block_of: impl Fn(usize) -> f64) -> Option
 }
 
 /// Linear exchange with the root, round k: the root deals with every other rank in rank
-/// order (sending when `to_root` is false), the others make their one transfer.
-fn linear(r: usize, p: usize, root: usize, k: usize, to_root: bool, bytes: &[f64]) -> Option<Round> {
+/// order, from rank p − 1 down when `descending` (sending when `to_root` is false), the
+/// others make their one transfer; rank i's block is `bytes(i)`.
+fn linear(r: usize, p: usize, root: usize, k: usize, to_root: bool, descending: bool, bytes: impl Fn(usize) -> f64) -> Option<Round> {
     if r != root {
-        return (k == 0).then(|| if to_root { Round::Send { to: root, bytes: bytes[r] } } else { Round::Recv(root) });
+        return (k == 0).then(|| if to_root { Round::Send { to: root, bytes: bytes(r) } } else { Round::Recv(root) });
     }
-    let i = k + (k >= root) as usize;
-    (i < p).then(|| if to_root { Round::Recv(i) } else { Round::Send { to: i, bytes: bytes[i] } })
+    if k + 1 >= p {
+        return None;
+    }
+    let i = if descending { p - 1 - k - (p - 1 - k <= root) as usize } else { k + (k >= root) as usize };
+    Some(if to_root { Round::Recv(i) } else { Round::Send { to: i, bytes: bytes(i) } })
+}
+
+/// Round 0 of rank `r` of `p` is a fan (none when it has no other rank).
+fn fan_round(r: usize, p: usize, k: usize, recv_from: Option<Order>, send_to: Option<Order>) -> Option<Round> {
+    (k == 0 && p > 1).then_some(Round::Fan(Fan { r, p, recv_from, send_to }))
+}
+
+/// Round `k` of a barrier with algorithm `algo`; every message is empty.
+fn barrier(algo: Algo, r: usize, p: usize, k: usize) -> Option<Round> {
+    match algo {
+        // Rank 0 receives from every other rank, then sends to each; they send, then receive.
+        Algo::BasicLinear => match (r, k) {
+            (0, 0) => fan_round(0, p, 0, Some(Order::Ascending), None),
+            (0, 1) => fan_round(0, p, 0, None, Some(Order::Ascending)),
+            (_, 0) => Some(Round::Send { to: 0, bytes: 0.0 }),
+            (1.., 1) => Some(Round::Recv(0)),
+            _ => None,
+        },
+        Algo::RecursiveDoubling => {
+            // Ranks from pof2 up exchange with rank − pof2, which hears from them first,
+            // runs the recursive doubling, and answers them last.
+            let pof2 = floor_pow2(p);
+            let steps = pof2.trailing_zeros() as usize;
+            let exchange = |peer: usize| Round::SendRecv { dst: peer, src: peer, bytes: 0.0 };
+            let folded = r < p - pof2;
+            match k {
+                _ if r >= pof2 => (k == 0).then(|| exchange(r - pof2)),
+                0 => Some(if folded { Round::Recv(r + pof2) } else { Round::Skip }),
+                k if k <= steps => Some(exchange(r ^ (1 << (k - 1)))),
+                k if k == steps + 1 && folded => Some(Round::Send { to: r + pof2, bytes: 0.0 }),
+                _ => None,
+            }
+        }
+        Algo::Tree => {
+            // Up: at jump 2^k a rank whose k low bits are clear hears from r + 2^k if it has
+            // that bit clear, else reports to r − 2^k; down: the same pairs the other way.
+            let levels = log2_ceil(p);
+            let (jump, up) = match k {
+                k if k < levels => (1usize << k, true),
+                k if k < 2 * levels => (1usize << (2 * levels - 1 - k), false),
+                _ => return None,
+            };
+            let partner = r ^ jump;
+            Some(if r & (jump - 1) != 0 || partner >= p {
+                Round::Skip
+            } else if (partner > r) == up {
+                Round::Recv(partner)
+            } else {
+                Round::Send { to: partner, bytes: 0.0 }
+            })
+        }
+        _ => {
+            // Dissemination: round k with rank ± 2^k.
+            let mask = 1usize.checked_shl(k as u32).filter(|&m| m < p)?;
+            Some(Round::SendRecv { dst: (r + mask) % p, src: (r + p - mask) % p, bytes: 0.0 })
+        }
+    }
 }
 
 /// Recursive doubling over partners r XOR 2^k that exist, `bytes(k)` per exchange.
@@ -393,10 +769,7 @@ fn then(k: usize, first_len: usize, first: impl Fn(usize) -> Option<Round>, seco
 pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Option<Round> {
     let k = k as usize;
     match (op, algo) {
-        (OpSpec::Barrier { .. }, _) => {
-            let mask = 1usize.checked_shl(k as u32).filter(|&m| m < p)?;
-            Some(Round::SendRecv { dst: (r + mask) % p, src: (r + p - mask) % p, bytes: 0.0 })
-        }
+        (OpSpec::Barrier { .. }, _) => barrier(algo, r, p, k),
         (OpSpec::Bcast { root, bytes, .. }, Algo::ScatterRdbAllgather | Algo::ScatterLrAllgather) => {
             // MPICH: chunks of ceil(n/p) bytes, chunk j at relative rank j; the binomial
             // scatter gives each rank its chunk, the allgather the others.
@@ -406,7 +779,7 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
             let chunks = |from: usize, count: usize| (n - from as f64 * ss).clamp(0.0, count as f64 * ss);
             let rel = (r + p - root) % p;
             let world = |x: usize| (x + root) % p;
-            then(k, log2_ceil(p) + 1, |k| binomial_down(r, p, root, k, chunks), |j| {
+            then(k, log2_ceil(p) + 1, |k| binomial_down(r, p, root, k, true, chunks), |j| {
                 if algo == Algo::ScatterRdbAllgather {
                     let mask = 1usize.checked_shl(j as u32).filter(|&m| m < p)?;
                     let partner = rel ^ mask;
@@ -417,9 +790,14 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
                 }
             })
         }
-        (OpSpec::Bcast { root, bytes, .. }, _) => binomial_down(r, p, *root, k, |_, _| *bytes),
-        (OpSpec::Scatter { root, bytes, .. }, _) => binomial_down(r, p, *root, k, |_, n| n as f64 * bytes),
+        (OpSpec::Bcast { root, bytes, .. }, _) => binomial_down(r, p, *root, k, true, |_, _| *bytes),
+        (OpSpec::Scatter { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, false, false, |_| *bytes),
+        (OpSpec::Scatter { root, .. }, Algo::LinearNb) if r == *root => fan_round(r, p, k, None, Some(Order::Ascending)),
+        (OpSpec::Scatter { root, .. }, Algo::LinearNb) => (k == 0).then_some(Round::Recv(*root)),
+        (OpSpec::Scatter { root, bytes, .. }, a) => binomial_down(r, p, *root, k, a != Algo::OmpiBinomial, |_, n| n as f64 * bytes),
+        (OpSpec::Reduce { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, true, true, |_| *bytes),
         (OpSpec::Reduce { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |_| *bytes),
+        (OpSpec::Gather { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, true, false, |_| *bytes),
         (OpSpec::Gather { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |n| n as f64 * bytes),
         (OpSpec::Allreduce { bytes, .. }, Algo::Lr) => {
             // Ring reduce-scatter then ring allgather, n/p per step.
@@ -428,7 +806,7 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
         }
         (OpSpec::Allreduce { bytes, .. }, Algo::Redbcast) => {
             let n = *bytes;
-            then(k, log2_ceil(p), |k| binomial_up(r, p, 0, k, |_| n), |j| binomial_down(r, p, 0, j, |_, _| n))
+            then(k, log2_ceil(p), |k| binomial_up(r, p, 0, k, |_| n), |j| binomial_down(r, p, 0, j, true, |_, _| n))
         }
         (OpSpec::Allreduce { bytes, .. }, Algo::RabRdb) => {
             // Recursive halving (distance 1 first, n/2, n/4, …) then recursive doubling
@@ -456,9 +834,14 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
             let count = |k: usize| (0..p).filter(|j| j >> k & 1 == 1).count() as f64;
             bruck(r, p, k, true, |k| count(k) * bytes)
         }
+        // Open MPI's: receives from r + 1 upwards, sends to r − 1 downwards (alltoall), both
+        // in rank order (alltoallv).
+        (OpSpec::Alltoall { .. }, Algo::BasicLinear) => fan_round(r, p, k, Some(Order::Upward), Some(Order::Downward)),
+        (OpSpec::Alltoallv { .. }, Algo::BasicLinear) => fan_round(r, p, k, Some(Order::Ascending), Some(Order::Ascending)),
         (OpSpec::Alltoall { bytes, .. }, a) => pairwise(r, p, k, xor_of(a), |_| *bytes),
         (OpSpec::Alltoallv { bytes, .. }, a) => pairwise(r, p, k, xor_of(a), |dst| bytes[dst]),
         (OpSpec::ReduceScatter { bytes, .. }, _) => pairwise(r, p, k, None, |dst| bytes[dst]),
+        (OpSpec::Allgather { bytes, .. }, Algo::Pair) => pairwise(r, p, k, Some(true), |_| *bytes),
         (OpSpec::Allgather { bytes, .. }, Algo::Rdb) => recursive_doubling(r, p, k, |k| (1u64 << k) as f64 * bytes),
         (OpSpec::Allgather { bytes, .. }, Algo::Bruck) => {
             // Doubling counts while 2^k ≤ p/2, then the p − 2^k blocks left.
@@ -466,8 +849,8 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
         }
         (OpSpec::Allgather { bytes, .. }, _) => ring(r, p, k, |_| *bytes),
         (OpSpec::Allgatherv { bytes, .. }, _) => ring(r, p, k, |owner| bytes[owner]),
-        (OpSpec::Gatherv { root, bytes, .. }, _) => linear(r, p, *root, k, true, bytes),
-        (OpSpec::Scatterv { root, bytes, .. }, _) => linear(r, p, *root, k, false, bytes),
+        (OpSpec::Gatherv { root, bytes, .. }, _) => linear(r, p, *root, k, true, false, |i| bytes[i]),
+        (OpSpec::Scatterv { root, bytes, .. }, _) => linear(r, p, *root, k, false, false, |i| bytes[i]),
         _ => None,
     }
 }
@@ -480,7 +863,7 @@ pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32,
     let received = match rd {
         Round::Recv(_) => None,
         Round::SendRecv { bytes, .. } => Some(bytes),
-        Round::Send { .. } | Round::Skip => return 0.0,
+        Round::Send { .. } | Round::Fan(_) | Round::Skip => return 0.0,
     };
     match (op, algo) {
         (OpSpec::Reduce { bytes, .. }, _) => *bytes,
@@ -593,7 +976,7 @@ mod tests {
     fn bad_selections_are_errors() {
         assert!(Collectives::parse("bcast=frobnicate").unwrap_err().reason.contains("no algorithm"));
         assert!(Collectives::parse("frob=rdb").unwrap_err().reason.contains("unknown collective"));
-        assert!(Collectives::parse("ompi").unwrap_err().reason.contains("unknown preset"));
+        assert!(Collectives::parse("intel").unwrap_err().reason.contains("unknown preset"));
         let c = Collectives::parse("allgather=rdb").unwrap();
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 6).unwrap_err().reason.contains("power-of-two"));
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 8).is_ok());

@@ -412,8 +412,8 @@ pub const MAX_RANKS: usize = 1 << 22;
 
 /// One primitive step of a rank, produced on demand by [`Trace::step`]. Request slots are
 /// per rank: user requests (`isend`/`irecv`) take slots `0..n_user_reqs` in posting order;
-/// blocking point-to-point ops and collective rounds use the two scratch slots after them,
-/// which are free again once the step's `Wait` completed.
+/// blocking point-to-point ops and collective rounds use the scratch slots after them (two,
+/// or as many as a fan posts), which are free again once the step's wait completed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Step {
     /// Compute `amount` flops, or `amount` seconds at full speed when `seconds`.
@@ -425,6 +425,8 @@ pub enum Step {
     Recv { req: u32, src: Option<u32>, tag: Option<i64>, ctx: u32 },
     /// Block until these request slots (the first `n` of `reqs`) completed.
     Wait { reqs: [u32; 2], n: u8 },
+    /// Block until request slots `first..first + n` completed (a fan's MPI_Waitall).
+    WaitSlots { first: u32, n: u32 },
     /// Block until every user request posted and not waited for yet completed.
     WaitAll,
     /// MPI_Test of user request `req`.
@@ -441,7 +443,7 @@ pub struct Cursor {
     /// Index of the trace op (its position in the rank's list).
     pub op: u32,
     round: u32,
-    micro: u8,
+    micro: u32,
     /// User requests posted so far (the next user request's slot).
     pub user_posted: u32,
 }
@@ -600,7 +602,7 @@ impl Trace {
             if op.is_collective() {
                 match self.collective_round(r, op, coll, c.round) {
                     // Post, wait, then combine what arrived (reductions on a costing platform).
-                    Some((round, flops)) if c.micro < round.len() + (flops > 0.0) as u8 => return,
+                    Some((round, flops)) if c.micro < round.len() + (flops > 0.0) as u32 => return,
                     Some(_) => {
                         c.round += 1;
                         c.micro = 0;
@@ -610,7 +612,7 @@ impl Trace {
                 }
             } else if let Some(n) = op.blocking_steps() {
                 // Post, then wait.
-                if c.micro < n {
+                if c.micro < n as u32 {
                     return;
                 }
             } else {
@@ -689,6 +691,13 @@ impl Trace {
             (Round::SendRecv { dst, bytes, .. }, 0) => send(a, dst, bytes),
             (Round::SendRecv { src, .. }, 1) => recv(b, src),
             (Round::SendRecv { .. }, _) => Step::Wait { reqs: [a, b], n: 2 },
+            // A fan's posts take consecutive slots, then one wait for them all.
+            (Round::Fan(fan), i) if i < fan.posts() => match fan.post(op, i) {
+                Round::Send { to, bytes } => send(a + i, to, bytes),
+                Round::Recv(s) => recv(a + i, s),
+                _ => unreachable!("a fan posts sends and receives"),
+            },
+            (Round::Fan(fan), _) => Step::WaitSlots { first: a, n: fan.posts() },
             (Round::Skip, _) => unreachable!("settled cursor skips empty rounds"),
         }
     }
