@@ -57,13 +57,18 @@ def ring_p2p(n: int) -> dict:
     return {"ranks": ranks}
 
 
-def compare(tmp_path, trace: dict, platform: dict, collectives: dict[str, str] | None = None) -> tuple[float, float]:
+def compare(tmp_path, trace: dict, platform: dict, collectives: dict[str, str] | None = None,
+            preset: str | None = None) -> tuple[float, float]:
+    """SMPI's and commaware's makespans of `trace`, with the algorithms `collectives` and/or
+    the selector `preset` (SMPI's ``smpi/coll-selector``, our ``--coll`` preset)."""
     assert SMPI_OK, SMPI_REASON
     index = export_ti(trace, tmp_path / "ti", platform=platform)
-    smpi = smpi_replay.run_smpi_replay(platform, index, collectives=collectives)
+    selector = [f"smpi/coll-selector:{preset}"] if preset else []
+    smpi = smpi_replay.run_smpi_replay(platform, index, collectives=collectives, extra_cfg=selector)
     # SMPI's 16-byte envelope on every message: the platform's envelope_bytes.
     ours_platform = {**platform, "network": {**platform["network"], "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES}}
-    coll = ",".join(f"{k}={v}" for k, v in (collectives or {}).items()) or None
+    entries = ([preset] if preset else []) + [f"{k}={v}" for k, v in (collectives or {}).items()]
+    coll = ",".join(entries) or None
     ours = simulate(load_platform(ours_platform), load_trace(trace), coll=coll)
     return smpi.makespan, ours.makespan
 
@@ -149,6 +154,56 @@ def test_collective_makespan_matches_smpi(tmp_path, name, op, algorithm, n):
     trace = {"ranks": [[{"op": "compute", "seconds": 0.0003 * r}, collective_op(name, op, r, n),
                         {"op": "compute", "seconds": 0.0001}] for r in range(n)]}
     smpi, ours = compare(tmp_path, trace, cluster(n), {name: algorithm})
+    assert ours == pytest.approx(smpi, rel=1e-9), (name, n, smpi, ours)
+
+
+#: The `ompi` preset against SMPI's ``smpi/coll-selector:ompi``: per collective and rank count,
+#: sizes on both sides of Open MPI's thresholds, in the branches commaware models (docs/formats.md,
+#: "The ompi preset"); in brackets the algorithm Open MPI's decision picks there.
+OMPI_PRESET_SIZES = {
+    # p 4-7: lr below 16 bytes (from p bytes up), rdb below 8192, rab_rdb; p 8-15: rdb below
+    # 8192, rab_rdb.
+    "allreduce": {4: [12, 4000, 40000], 5: [10, 4000, 40000], 8: [8, 4000, 40000]},
+    # p 4-7: linear (linear_sync below 8192 and from 16384 to 65535), pairwise from 524288
+    # to 1 MiB (SimGrid's pair: a power of two only); p 8-15: linear.
+    "alltoall": {4: [1000, 10000, 30000, 600000], 5: [1000, 10000, 30000], 8: [1000, 30000]},
+    "alltoallv": {4: [1], 5: [1], 8: [1]},  # p 4-63: basic_linear (sizes scale the uneven pattern)
+    "barrier": {4: [0], 5: [0], 8: [0]},  # p 4-7: linear; 8-63: recursive doubling
+    # p 4-7: binomial from 64 to 127 and 2048 to 8191; p 8-15: binomial from 16384 to 32767.
+    "bcast": {4: [100, 4000], 5: [100, 4000], 8: [20000]},
+    "reduce": {4: [300000, 2000000], 5: [300000, 2000000]},  # p 4-7: linear from 262144 to 524287, from 1 MiB
+    # p 4-7: binomial below 1024, linear below 8192, binomial below 32768, linear below 262144;
+    # p 8-255: binomial.
+    "gather": {4: [500, 4000, 20000, 100000], 5: [500, 4000, 20000, 100000], 8: [500, 100000]},
+    # p 4-7: binomial below 2048, linear below 4096, binomial below 8192, linear below 32768,
+    # linear_nb below 1 MiB; p 8-15: binomial below 16384, linear_nb below 1 MiB.
+    "scatter": {4: [1000, 3000, 6000, 20000, 100000], 5: [1000, 3000, 6000, 20000, 100000], 8: [1000, 100000]},
+    "allgather": {4: [1000, 30000], 8: [1000, 30000]},  # p 3-31: recursive doubling (a power of two)
+    "allgatherv": {4: [6000], 5: [6000]},  # p 4-7: ring from 4096 to 8191 bytes a rank on average
+}
+
+
+def preset_op(name: str, size: int, r: int, n: int) -> dict:
+    """Collective `name` of `size` bytes (for v-collectives: about `size` bytes a rank, uneven)."""
+    if name == "barrier":
+        return {"op": "barrier"}
+    if name == "alltoallv":
+        return {"op": name, "bytes": [10000 * size * (1 + (r + j) % 3) for j in range(n)]}
+    if name == "allgatherv":
+        return {"op": name, "bytes": [size - 1000 + 1000 * (j % 3) for j in range(n)]}
+    return {"op": name, "bytes": size, **({"root": 1} if name in ("bcast", "reduce", "gather", "scatter") else {})}
+
+
+@requires_smpi
+@pytest.mark.parametrize("name, n", [(name, n) for name, by_n in OMPI_PRESET_SIZES.items() for n in by_n])
+def test_ompi_preset_matches_smpi_ompi_selector(tmp_path, name, n):
+    ranks = []
+    for r in range(n):
+        ops = [{"op": "compute", "seconds": 0.0003 * r}]
+        for size in OMPI_PRESET_SIZES[name][n]:
+            ops += [preset_op(name, size, r, n), {"op": "compute", "seconds": 0.0001 * (n - r)}]
+        ranks.append(ops)
+    smpi, ours = compare(tmp_path, {"ranks": ranks}, cluster(n), preset="ompi")
     assert ours == pytest.approx(smpi, rel=1e-9), (name, n, smpi, ours)
 
 

@@ -495,13 +495,14 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
     let if_pof2 = |a: Algo| p.is_power_of_two().then_some(a);
     match op {
         OpSpec::Allreduce { bytes, .. } => match decide(OMPI_ALLREDUCE, p, *bytes) {
-            // 1 basic_linear and 2 nonoverlapping: SimGrid runs redbcast for both.
-            1 | 2 => Some(Algo::Redbcast),
             3 => Some(Algo::Rdb),
             // SimGrid's lr runs redbcast when the count is below p.
-            4 => Some(if *bytes < p as f64 { Algo::Redbcast } else { Algo::Lr }),
+            4 if *bytes >= p as f64 => Some(Algo::Lr),
             6 => Some(Algo::RabRdb),
-            _ => None, // 5 segmented_ring
+            // 1 basic_linear, 2 nonoverlapping (and lr below p): SimGrid runs redbcast, which
+            // calls the selector's reduce and bcast (not binomial trees at these sizes);
+            // 5 segmented_ring.
+            _ => None,
         },
         OpSpec::Alltoall { bytes, .. } => match decide(OMPI_ALLTOALL, p, *bytes) {
             // 1 linear, 4 linear_sync, 5 two_proc: SimGrid runs basic_linear for all three.
@@ -970,6 +971,65 @@ mod tests {
         // Defaults are today's expansions.
         let d = Collectives::default();
         assert_eq!((d.pick(&b(1e6), 16), d.pick(&a(1e6), 16)), (Algo::Binomial, Algo::Rdb));
+    }
+
+    #[test]
+    fn the_ompi_preset_picks_by_size_and_ranks() {
+        // Expected choices read off SimGrid 3.32's smpi_openmpi_selector.cpp at each threshold.
+        let c = Collectives::parse("ompi").unwrap();
+        let pick = |op: OpSpec, p: usize| c.pick(&op, p);
+        let allreduce = |n: f64| OpSpec::Allreduce { bytes: n, comm: 0 };
+        // p < 8: ring below 16 bytes, recursive doubling below 8192, Rabenseifner from 8192.
+        assert_eq!(pick(allreduce(15.0), 5), Algo::Lr);
+        assert_eq!(pick(allreduce(16.0), 5), Algo::Rdb);
+        assert_eq!(pick(allreduce(8191.0), 5), Algo::Rdb);
+        assert_eq!(pick(allreduce(8192.0), 5), Algo::RabRdb);
+        // SimGrid's lr turns to redbcast below p elements, and redbcast to the selector's reduce
+        // and bcast: not modelled, the default (rdb). Likewise the segmented ring (p 16-31, < 64).
+        assert_eq!(pick(allreduce(4.0), 5), Algo::Rdb);
+        assert_eq!(pick(allreduce(63.0), 16), Algo::Rdb);
+        let alltoall = |n: f64| OpSpec::Alltoall { bytes: n, comm: 0 };
+        assert_eq!(pick(alltoall(100.0), 4), Algo::BasicLinear);
+        assert_eq!(pick(alltoall(524288.0), 4), Algo::Pair);
+        assert_eq!(pick(alltoall(524288.0), 6), Algo::Pairwise); // pair needs a power of two
+        assert_eq!(pick(alltoall(1048576.0), 4), Algo::BasicLinear);
+        assert_eq!(pick(alltoall(511.0), 16), Algo::Bruck);
+        assert_eq!(pick(alltoall(512.0), 16), Algo::BasicLinear);
+        assert_eq!(pick(OpSpec::Alltoallv { bytes: vec![1.0; 3], comm: 0 }, 3), Algo::Pairwise);
+        assert_eq!(pick(OpSpec::Alltoallv { bytes: vec![1.0; 4], comm: 0 }, 4), Algo::BasicLinear);
+        assert_eq!(pick(OpSpec::Alltoallv { bytes: vec![1.0; 64], comm: 0 }, 64), Algo::Pair);
+        let barrier = OpSpec::Barrier { comm: 0 };
+        let barriers: Vec<Algo> = [3, 4, 7, 8, 63, 64, 256, 512].iter().map(|&p| pick(barrier.clone(), p)).collect();
+        use Algo::{BasicLinear as L, Dissemination as B, RecursiveDoubling as R, Tree as T};
+        assert_eq!(barriers, [R, L, L, R, R, B, T, B]);
+        let bcast = |n: f64| OpSpec::Bcast { root: 0, bytes: n, comm: 0 };
+        assert_eq!(pick(bcast(64.0), 5), Algo::Binomial);
+        assert_eq!(pick(bcast(2048.0), 5), Algo::Binomial);
+        assert_eq!(pick(bcast(1048576.0), 16), Algo::ScatterRdbAllgather);
+        assert_eq!(pick(bcast(1048576.0), 20), Algo::Binomial); // scatter_allgather on 20: not modelled
+        let reduce = |n: f64| OpSpec::Reduce { root: 0, bytes: n, comm: 0 };
+        assert_eq!(pick(reduce(262143.0), 5), Algo::Binomial);
+        assert_eq!(pick(reduce(262144.0), 5), Algo::BasicLinear);
+        assert_eq!(pick(reduce(524288.0), 5), Algo::Binomial);
+        assert_eq!(pick(reduce(4.0), 2), Algo::BasicLinear); // rabenseifner: basic_linear in SimGrid
+        let gather = |n: f64| OpSpec::Gather { root: 0, bytes: n, comm: 0 };
+        let gathers: Vec<Algo> = [1023.0, 1024.0, 8192.0, 32768.0].iter().map(|&n| pick(gather(n), 5)).collect();
+        assert_eq!(gathers, [Algo::Binomial, L, Algo::Binomial, L]);
+        let scatter = |n: f64| OpSpec::Scatter { root: 0, bytes: n, comm: 0 };
+        let scatters: Vec<Algo> = [2047.0, 2048.0, 4096.0, 8192.0, 32768.0, 1048576.0].iter().map(|&n| pick(scatter(n), 5)).collect();
+        assert_eq!(scatters, [Algo::OmpiBinomial, L, Algo::OmpiBinomial, L, Algo::LinearNb, L]);
+        let allgather = |n: f64| OpSpec::Allgather { bytes: n, comm: 0 };
+        assert_eq!(pick(allgather(100.0), 2), Algo::Pair);
+        assert_eq!(pick(allgather(100.0), 8), Algo::Rdb);
+        assert_eq!(pick(allgather(100.0), 6), Algo::Ring); // rdb on 6: not modelled
+        assert_eq!(pick(allgather(100.0), 600), Algo::Bruck);
+        let allgatherv = |each: f64, p: usize| OpSpec::Allgatherv { bytes: vec![each; p], comm: 0 };
+        assert_eq!(pick(allgatherv(4096.0, 5), 5), Algo::Ring);
+        assert_eq!(pick(allgatherv(8191.0, 5), 5), Algo::Ring);
+        // A fixed choice wins over the preset; a later preset replaces an earlier one.
+        let c = Collectives::parse("ompi,barrier=ompi_bruck").unwrap();
+        assert_eq!(c.pick(&barrier, 5), Algo::Dissemination);
+        assert_eq!(Collectives::parse("ompi,mpich").unwrap().pick(&alltoall(100.0), 8), Algo::Bruck);
     }
 
     #[test]
