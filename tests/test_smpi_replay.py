@@ -136,6 +136,8 @@ COLLECTIVES = [
     ("barrier", {"op": "barrier"}, "ompi_tree", (4, 5, 8)),
     ("allgather", {"op": "allgather", "bytes": 30000}, "pair", (4, 8)),  # SMPI's pair needs a power of two
     ("allgatherv", "uneven", "mpich_ring", (4, 5, 8)),
+    ("reduce_scatter", "uneven", "ompi_basic_recursivehalving", (4, 5, 6, 8)),
+    ("reduce_scatter", "uneven", "ompi_ring", (4, 5, 8)),
 ]
 
 
@@ -180,6 +182,9 @@ OMPI_PRESET_SIZES = {
     "scatter": {4: [1000, 3000, 6000, 20000, 100000], 5: [1000, 3000, 6000, 20000, 100000], 8: [1000, 100000]},
     "allgather": {4: [1000, 30000], 8: [1000, 30000]},  # p 3-31: recursive doubling (a power of two)
     "allgatherv": {4: [6000], 5: [6000]},  # p 4-7: ring from 4096 to 8191 bytes a rank on average
+    # p 4-31: recursive halving from 8 bytes in all (4-7) to 262143, ring from 262144 (the
+    # sizes are those of the blocks 1, 2, 3, 1, 2, 3, ... times the number given).
+    "reduce_scatter": {4: [1000, 40000], 5: [1000, 40000], 8: [1000, 40000]},
 }
 
 
@@ -189,6 +194,8 @@ def preset_op(name: str, size: int, r: int, n: int) -> dict:
         return {"op": "barrier"}
     if name == "alltoallv":
         return {"op": name, "bytes": [10000 * size * (1 + (r + j) % 3) for j in range(n)]}
+    if name == "reduce_scatter":
+        return {"op": name, "bytes": [size * (1 + j % 3) for j in range(n)]}
     if name == "allgatherv":
         return {"op": name, "bytes": [size - 1000 + 1000 * (j % 3) for j in range(n)]}
     return {"op": name, "bytes": size, **({"root": 1} if name in ("bcast", "reduce", "gather", "scatter") else {})}

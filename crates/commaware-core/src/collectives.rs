@@ -121,7 +121,9 @@ pub enum Algo {
     Pairwise,
     /// Alltoall: XOR partners, power of two only (SimGrid's `pair`).
     Pair,
-    /// Alltoall: round i sends to rank + i, receives from rank − i; allgather(v): the ring.
+    /// Alltoall: round i sends to rank + i, receives from rank − i; allgather(v): the ring;
+    /// reduce-scatter: Open MPI's ring (`ompi_ring`), each rank passing on the partial sums
+    /// of blocks r − 1, r − 2, … to rank + 1.
     Ring,
     /// Bruck: log p rounds of store-and-forward (alltoall, allgather).
     Bruck,
@@ -141,6 +143,10 @@ pub enum Algo {
     RecursiveDoubling,
     /// Barrier: a binomial tree up to rank 0 and back down (`ompi_tree`).
     Tree,
+    /// Reduce-scatter: Open MPI's recursive halving on the largest power of two, the first
+    /// 2·(p − pof2) ranks folded pairwise before and served after
+    /// (`ompi_basic_recursivehalving`).
+    RecursiveHalving,
 }
 
 impl Algo {
@@ -164,6 +170,7 @@ impl Algo {
             Algo::LinearNb => "ompi_linear_nb",
             Algo::RecursiveDoubling => "ompi_recursivedoubling",
             Algo::Tree => "ompi_tree",
+            Algo::RecursiveHalving => "ompi_basic_recursivehalving",
         }
     }
 
@@ -187,7 +194,7 @@ pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("scatterv", &[Algo::Linear]),
     ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair]),
     ("allgatherv", &[Algo::Ring]),
-    ("reduce_scatter", &[Algo::Pairwise]),
+    ("reduce_scatter", &[Algo::Pairwise, Algo::RecursiveHalving, Algo::Ring]),
     ("scan", &[Algo::Rdb]),
     ("exscan", &[Algo::Rdb]),
 ];
@@ -210,7 +217,7 @@ fn parse_algo(collective: &str, name: &str) -> Option<Algo> {
         ("alltoall" | "alltoallv" | "reduce_scatter", "mpich") => "pairwise",
         // SimGrid's "ring" allgather sends straight to rank + i; its neighbour-forwarding ring
         // (MPICH's, ours) is NTSLR.
-        ("allgather" | "allgatherv", "NTSLR") | ("allgatherv", "mpich_ring") => "ring",
+        ("allgather" | "allgatherv", "NTSLR") | ("allgatherv", "mpich_ring") | ("reduce_scatter", "ompi_ring") => "ring",
         (_, "scatter_LR_allgather") => "scatter_lr_allgather",
         (_, n) => n,
     };
@@ -554,7 +561,9 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
             _ => Some(Algo::LinearNb),
         },
         OpSpec::ReduceScatter { bytes, .. } => match decide(OMPI_REDUCE_SCATTER, p, bytes.iter().sum()) {
-            _ => None, // non-overlapping, recursive_halving, ring, butterfly
+            2 => Some(Algo::RecursiveHalving),
+            3 => Some(Algo::Ring),
+            _ => None, // 1 non-overlapping (reduce then scatterv), 4 butterfly
         },
         _ => None,
     }
@@ -756,6 +765,49 @@ fn folded(r: usize, p: usize, k: usize, inner: usize, bytes: f64, core: impl Fn(
     None
 }
 
+/// Step `j` of Open MPI's recursive halving (reduce-scatter) for rank `r` of `p` with block
+/// sizes `sizes`, if the rank takes part: (partner, bytes sent, bytes received). On the
+/// power-of-two core (rank i < rem standing for ranks 2i and 2i + 1, the others for i + rem),
+/// step j pairs ranks pof2 / 2^(j+1) apart; each keeps the half of their common window of
+/// blocks its own rank is in and sends the other half.
+fn halving_step(r: usize, p: usize, j: usize, sizes: &[f64]) -> Option<(usize, f64, f64)> {
+    let pof2 = floor_pow2(p);
+    let rem = p - pof2;
+    let core_rank = if r < 2 * rem { (r % 2 == 1).then_some(r / 2)? } else { r - rem };
+    let first_rank = |i: usize| if i < rem { 2 * i } else { i + rem };
+    let half_sum = |i: usize, mask: usize| sizes[first_rank(i)..first_rank(i + mask)].iter().sum::<f64>();
+    let mask = pof2 >> (j + 1);
+    let peer = core_rank ^ mask;
+    let (mine, theirs) = (core_rank & !(mask - 1), peer & !(mask - 1));
+    let partner = if peer < rem { 2 * peer + 1 } else { peer + rem };
+    Some((partner, half_sum(theirs, mask), half_sum(mine, mask)))
+}
+
+/// Round `k` of Open MPI's recursive halving (reduce-scatter, [`halving_step`]): the fold
+/// (the even of the first 2·rem ranks sends its whole buffer to the odd), the core steps (a
+/// step moving nothing either way is skipped), then each odd rank sends its even
+/// neighbour's block.
+fn recursive_halving(r: usize, p: usize, k: usize, sizes: &[f64]) -> Option<Round> {
+    let total: f64 = sizes.iter().sum();
+    let steps = floor_pow2(p).trailing_zeros() as usize;
+    if total == 0.0 || k > steps + 1 {
+        return None;
+    }
+    let folded = r < 2 * (p - floor_pow2(p));
+    Some(match k {
+        0 if folded && r % 2 == 0 => Round::Send { to: r + 1, bytes: total },
+        0 if folded => Round::Recv(r - 1),
+        0 => Round::Skip,
+        k if k <= steps => match halving_step(r, p, k - 1, sizes) {
+            Some((partner, sent, kept)) if sent > 0.0 && kept > 0.0 => Round::SendRecv { dst: partner, src: partner, bytes: sent },
+            _ => Round::Skip,
+        },
+        _ if folded && r % 2 == 0 && sizes[r] > 0.0 => Round::Recv(r + 1),
+        _ if folded && r % 2 == 1 && sizes[r - 1] > 0.0 => Round::Send { to: r - 1, bytes: sizes[r - 1] },
+        _ => Round::Skip,
+    })
+}
+
 /// Two algorithms one after the other: the first's rounds padded to `first_len`.
 fn then(k: usize, first_len: usize, first: impl Fn(usize) -> Option<Round>, second: impl Fn(usize) -> Option<Round>) -> Option<Round> {
     if k < first_len {
@@ -841,6 +893,9 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
         (OpSpec::Alltoallv { .. }, Algo::BasicLinear) => fan_round(r, p, k, Some(Order::Ascending), Some(Order::Ascending)),
         (OpSpec::Alltoall { bytes, .. }, a) => pairwise(r, p, k, xor_of(a), |_| *bytes),
         (OpSpec::Alltoallv { bytes, .. }, a) => pairwise(r, p, k, xor_of(a), |dst| bytes[dst]),
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::RecursiveHalving) => recursive_halving(r, p, k, bytes),
+        // Round k passes on block r − 1 − k.
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::Ring) => ring(r, p, k, |b| bytes[(b + p - 1) % p]),
         (OpSpec::ReduceScatter { bytes, .. }, _) => pairwise(r, p, k, None, |dst| bytes[dst]),
         (OpSpec::Allgather { bytes, .. }, Algo::Pair) => pairwise(r, p, k, Some(true), |_| *bytes),
         (OpSpec::Allgather { bytes, .. }, Algo::Rdb) => recursive_doubling(r, p, k, |k| (1u64 << k) as f64 * bytes),
@@ -879,6 +934,13 @@ pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32,
         },
         (OpSpec::Allreduce { bytes, .. }, _) => if k <= steps { *bytes } else { 0.0 },
         (OpSpec::Scan { .. } | OpSpec::Exscan { .. }, _) => received.unwrap_or(0.0),
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::RecursiveHalving) => match k {
+            0 => bytes.iter().sum(),
+            k if k <= steps => halving_step(r, p, k - 1, bytes).map_or(0.0, |(_, _, kept)| kept),
+            _ => 0.0,
+        },
+        // Round k brings block r − 2 − k from rank − 1.
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::Ring) => bytes[(r + 2 * p - 2 - k) % p],
         (OpSpec::ReduceScatter { bytes, .. }, _) => bytes[r],
         _ => 0.0,
     }
@@ -945,6 +1007,15 @@ mod tests {
         // Bruck alltoall on 5: blocks with bit 0 set {1, 3}, bit 1 {2, 3}, bit 2 {4}: 5 blocks a rank.
         assert_eq!(total(OpSpec::Alltoall { bytes: 10.0, comm: 0 }, 5, "alltoall=bruck"), 5.0 * 50.0);
         assert_eq!(total(OpSpec::Alltoall { bytes: 10.0, comm: 0 }, 5, "alltoall=ring"), 5.0 * 4.0 * 10.0);
+        // Reduce-scatter of blocks 1, 2, 3, 4: the ring passes every block but its own (3 × 10);
+        // recursive halving sends the far half (7, 7, 3, 3), then the partner's block (2, 1, 4, 3).
+        let reduce_scatter = OpSpec::ReduceScatter { bytes: vec![1.0, 2.0, 3.0, 4.0], comm: 0 };
+        assert_eq!(total(reduce_scatter.clone(), 4, "reduce_scatter=ompi_ring"), 30.0);
+        assert_eq!(total(reduce_scatter, 4, "reduce_scatter=ompi_basic_recursivehalving"), 20.0 + 10.0);
+        // On 5 (blocks 1..=5): the fold (rank 0's 15 to rank 1), the core as on 4 with blocks
+        // 3 (ranks 0-1), 3, 4, 5: 9 + 9 + 6 + 6 = 30, then 3 + 3 + 5 + 4 = 15, then rank 1 returns 1.
+        let reduce_scatter = OpSpec::ReduceScatter { bytes: vec![1.0, 2.0, 3.0, 4.0, 5.0], comm: 0 };
+        assert_eq!(total(reduce_scatter, 5, "reduce_scatter=ompi_basic_recursivehalving"), 15.0 + 30.0 + 15.0 + 1.0);
         // Allgather: every rank receives p − 1 blocks, whatever the algorithm.
         for (p, spec) in [(6, "allgather=bruck"), (8, "allgather=rdb"), (7, "allgather=ring")] {
             assert_eq!(total(OpSpec::Allgather { bytes: 10.0, comm: 0 }, p, spec), (p * (p - 1)) as f64 * 10.0, "{spec}");
@@ -1026,6 +1097,11 @@ mod tests {
         let allgatherv = |each: f64, p: usize| OpSpec::Allgatherv { bytes: vec![each; p], comm: 0 };
         assert_eq!(pick(allgatherv(4096.0, 5), 5), Algo::Ring);
         assert_eq!(pick(allgatherv(8191.0, 5), 5), Algo::Ring);
+        let reduce_scatter = |total: f64| OpSpec::ReduceScatter { bytes: vec![total / 5.0; 5], comm: 0 };
+        assert_eq!(pick(reduce_scatter(5.0), 5), Algo::Pairwise); // non-overlapping: not modelled
+        assert_eq!(pick(reduce_scatter(10.0), 5), Algo::RecursiveHalving);
+        assert_eq!(pick(reduce_scatter(262140.0), 5), Algo::RecursiveHalving);
+        assert_eq!(pick(reduce_scatter(262145.0), 5), Algo::Ring);
         // A fixed choice wins over the preset; a later preset replaces an earlier one.
         let c = Collectives::parse("ompi,barrier=ompi_bruck").unwrap();
         assert_eq!(c.pick(&barrier, 5), Algo::Dissemination);
