@@ -365,6 +365,7 @@ type Decision = &'static [(usize, &'static [(f64, u8)])];
 
 const INF: f64 = f64::INFINITY;
 
+/// `allreduce__ompi`: 1 basic_linear, 2 nonoverlapping, 3 recursive_doubling, 4 ring, 5 segmented_ring, 6 rabenseifner.
 const OMPI_ALLREDUCE: Decision = &[
     (4, &[(8.0, 4), (4096.0, 3), (8192.0, 4), (16384.0, 3), (65536.0, 4), (262144.0, 5), (INF, 6)]),
     (8, &[(16.0, 4), (8192.0, 3), (INF, 6)]),
@@ -378,6 +379,7 @@ const OMPI_ALLREDUCE: Decision = &[
     (4096, &[(2048.0, 2), (4096.0, 5), (16384.0, 3), (INF, 6)]),
     (usize::MAX, &[(2048.0, 2), (16384.0, 5), (32768.0, 3), (INF, 6)]),
 ];
+/// `alltoall__ompi`: 1 linear, 2 pairwise, 3 modified_bruck, 4 linear_sync, 5 two_proc.
 const OMPI_ALLTOALL: Decision = &[
     (3, &[(2.0, 2), (4.0, 5), (16.0, 2), (64.0, 5), (256.0, 2), (4096.0, 5), (32768.0, 2), (262144.0, 4), (1048576.0, 5), (INF, 2)]),
     (8, &[(8192.0, 4), (16384.0, 1), (65536.0, 4), (524288.0, 1), (1048576.0, 2), (INF, 1)]),
@@ -392,6 +394,7 @@ const OMPI_ALLTOALL: Decision = &[
     (4096, &[(1024.0, 3), (4096.0, 4), (8192.0, 1), (131072.0, 4), (INF, 1)]),
     (usize::MAX, &[(2048.0, 3), (8192.0, 4), (16384.0, 1), (32768.0, 4), (65536.0, 1), (INF, 4)]),
 ];
+/// `alltoallv__ompi`: 1 basic_linear, 2 pairwise (by communicator size only).
 const OMPI_ALLTOALLV: Decision = &[
     (4, &[(INF, 2)]),
     (64, &[(INF, 1)]),
@@ -400,6 +403,7 @@ const OMPI_ALLTOALLV: Decision = &[
     (1024, &[(INF, 2)]),
     (usize::MAX, &[(INF, 1)]),
 ];
+/// `barrier__ompi`: 1 linear, 2 double_ring, 3 recursive_doubling, 4 bruck, 5 two_proc, 6 tree (by size only).
 const OMPI_BARRIER: Decision = &[
     (4, &[(INF, 3)]),
     (8, &[(INF, 1)]),
@@ -410,6 +414,7 @@ const OMPI_BARRIER: Decision = &[
     (4096, &[(INF, 6)]),
     (usize::MAX, &[(INF, 4)]),
 ];
+/// `bcast__ompi`: 1 basic_linear, 2 chain, 3 pipeline, 4 split_binary_tree, 5 binary_tree, 6 binomial, 7 knomial, 8 scatter_allgather, 9 scatter_allgather_ring.
 const OMPI_BCAST: Decision = &[
     (4, &[(32.0, 3), (256.0, 5), (512.0, 3), (1024.0, 7), (32768.0, 1), (131072.0, 5), (262144.0, 2), (524288.0, 1), (1048576.0, 6), (INF, 5)]),
     (8, &[(64.0, 5), (128.0, 6), (2048.0, 5), (8192.0, 6), (1048576.0, 1), (INF, 2)]),
@@ -423,6 +428,7 @@ const OMPI_BCAST: Decision = &[
     (4096, &[(262144.0, 7), (INF, 8)]),
     (usize::MAX, &[(8192.0, 7), (16384.0, 5), (262144.0, 7), (INF, 8)]),
 ];
+/// `reduce__ompi`: 1 linear, 2 chain, 3 pipeline, 4 binary, 5 binomial, 6 in-order_binary, 7 rabenseifner.
 const OMPI_REDUCE: Decision = &[
     (4, &[(8.0, 7), (16.0, 4), (32.0, 3), (262144.0, 1), (524288.0, 3), (1048576.0, 2), (INF, 3)]),
     (8, &[(4096.0, 4), (65536.0, 2), (262144.0, 5), (524288.0, 1), (1048576.0, 5), (INF, 1)]),
@@ -434,6 +440,7 @@ const OMPI_REDUCE: Decision = &[
     (4096, &[(512.0, 5), (1024.0, 6), (8192.0, 5), (16384.0, 6), (INF, 5)]),
     (usize::MAX, &[(16.0, 5), (32.0, 6), (1024.0, 5), (2048.0, 6), (8192.0, 5), (16384.0, 6), (INF, 5)]),
 ];
+/// `reduce_scatter__ompi`: 1 non-overlapping, 2 recursive_halving, 3 ring, 4 butterfly.
 const OMPI_REDUCE_SCATTER: Decision = &[
     (4, &[(65536.0, 3), (131072.0, 4), (INF, 3)]),
     (8, &[(8.0, 1), (262144.0, 2), (INF, 3)]),
@@ -447,6 +454,7 @@ const OMPI_REDUCE_SCATTER: Decision = &[
     (4096, &[(512.0, 1), (4096.0, 2), (INF, 4)]),
     (usize::MAX, &[(1024.0, 1), (8192.0, 2), (INF, 4)]),
 ];
+/// `allgather__ompi`: 1 linear, 2 bruck, 3 recursive_doubling, 4 ring, 5 neighbor, 6 two_proc.
 const OMPI_ALLGATHER: Decision = &[
     (3, &[(INF, 6)]),
     (32, &[(INF, 3)]),
@@ -459,6 +467,7 @@ const OMPI_ALLGATHER: Decision = &[
     (4096, &[(32.0, 2), (128.0, 3), (512.0, 2), (4096.0, 3), (INF, 5)]),
     (usize::MAX, &[(2.0, 3), (8.0, 2), (16.0, 3), (512.0, 2), (4096.0, 3), (INF, 5)]),
 ];
+/// `allgatherv__ompi`: 1 default, 2 bruck, 3 ring, 4 neighbor, 5 two_proc.
 const OMPI_ALLGATHERV: Decision = &[
     (3, &[(2048.0, 3), (4096.0, 5), (8192.0, 3), (INF, 5)]),
     (8, &[(256.0, 1), (4096.0, 4), (8192.0, 3), (16384.0, 4), (262144.0, 2), (INF, 4)]),
@@ -471,6 +480,7 @@ const OMPI_ALLGATHERV: Decision = &[
     (1024, &[(512.0, 2), (1024.0, 1), (4096.0, 2), (1048576.0, 4), (INF, 3)]),
     (usize::MAX, &[(4096.0, 2), (INF, 4)]),
 ];
+/// `gather__ompi`: 1 basic_linear, 2 binomial, 3 linear_sync.
 const OMPI_GATHER: Decision = &[
     (4, &[(2.0, 3), (4.0, 1), (32768.0, 2), (65536.0, 1), (131072.0, 2), (INF, 3)]),
     (8, &[(1024.0, 2), (8192.0, 1), (32768.0, 2), (262144.0, 1), (INF, 3)]),
@@ -478,6 +488,7 @@ const OMPI_GATHER: Decision = &[
     (512, &[(2048.0, 2), (8192.0, 1), (INF, 2)]),
     (usize::MAX, &[(INF, 2)]),
 ];
+/// `scatter__ompi`: 1 basic_linear, 2 binomial, 3 linear_nb.
 const OMPI_SCATTER: Decision = &[
     (4, &[(2.0, 3), (131072.0, 1), (262144.0, 3), (INF, 1)]),
     (8, &[(2048.0, 2), (4096.0, 1), (8192.0, 2), (32768.0, 1), (1048576.0, 3), (INF, 1)]),
