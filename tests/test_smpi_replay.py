@@ -138,6 +138,8 @@ COLLECTIVES = [
     ("allgatherv", "uneven", "mpich_ring", (4, 5, 8)),
     ("reduce_scatter", "uneven", "ompi_basic_recursivehalving", (4, 5, 6, 8)),
     ("reduce_scatter", "uneven", "ompi_ring", (4, 5, 8)),
+    ("allgather", {"op": "allgather", "bytes": 30000}, "ompi_neighborexchange", (4, 6, 8)),  # an even count
+    ("allgatherv", "uneven", "ompi_neighborexchange", (4, 6, 8)),
 ]
 
 
@@ -181,7 +183,9 @@ OMPI_PRESET_SIZES = {
     # linear_nb below 1 MiB; p 8-15: binomial below 16384, linear_nb below 1 MiB.
     "scatter": {4: [1000, 3000, 6000, 20000, 100000], 5: [1000, 3000, 6000, 20000, 100000], 8: [1000, 100000]},
     "allgather": {4: [1000, 30000], 8: [1000, 30000]},  # p 3-31: recursive doubling (a power of two)
-    "allgatherv": {4: [6000], 5: [6000]},  # p 4-7: ring from 4096 to 8191 bytes a rank on average
+    # p 3-7: neighbour exchange (an even count) from 256 to 4095 and 8192 to 16383 bytes a rank
+    # on average, ring from 4096 to 8191.
+    "allgatherv": {4: [1000, 6000, 10000], 5: [6000], 6: [1000, 6000]},
     # p 4-31: recursive halving from 8 bytes in all (4-7) to 262143, ring from 262144 (the
     # sizes are those of the blocks 1, 2, 3, 1, 2, 3, ... times the number given).
     "reduce_scatter": {4: [1000, 40000], 5: [1000, 40000], 8: [1000, 40000]},

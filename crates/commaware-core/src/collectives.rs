@@ -147,6 +147,10 @@ pub enum Algo {
     /// 2·(p − pof2) ranks folded pairwise before and served after
     /// (`ompi_basic_recursivehalving`).
     RecursiveHalving,
+    /// Allgather(v): Open MPI's neighbour exchange (`ompi_neighborexchange`; an even count):
+    /// even ranks trade with rank + 1 and rank − 1 in turn, odd ones with rank − 1 and
+    /// rank + 1, one block first, then the two blocks received last.
+    NeighborExchange,
 }
 
 impl Algo {
@@ -171,6 +175,7 @@ impl Algo {
             Algo::RecursiveDoubling => "ompi_recursivedoubling",
             Algo::Tree => "ompi_tree",
             Algo::RecursiveHalving => "ompi_basic_recursivehalving",
+            Algo::NeighborExchange => "ompi_neighborexchange",
         }
     }
 
@@ -192,8 +197,8 @@ pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("gatherv", &[Algo::Linear]),
     ("scatter", &[Algo::Binomial, Algo::OmpiBinomial, Algo::BasicLinear, Algo::LinearNb]),
     ("scatterv", &[Algo::Linear]),
-    ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair]),
-    ("allgatherv", &[Algo::Ring]),
+    ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair, Algo::NeighborExchange]),
+    ("allgatherv", &[Algo::Ring, Algo::NeighborExchange]),
     ("reduce_scatter", &[Algo::Pairwise, Algo::RecursiveHalving, Algo::Ring]),
     ("scan", &[Algo::Rdb]),
     ("exscan", &[Algo::Rdb]),
@@ -292,9 +297,17 @@ impl Collectives {
         offered(name).map_or(Algo::Binomial, |a| a[0])
     }
 
-    /// Check the fixed choices against communicator size `p` (power-of-two algorithms).
+    /// Check the fixed choices against communicator size `p` (power-of-two algorithms, the
+    /// neighbour exchange's even count).
     pub(crate) fn check(&self, op: &OpSpec, p: usize) -> Result<()> {
         let a = self.pick(op, p);
+        if a == Algo::NeighborExchange && p % 2 == 1 {
+            return Err(Error::new(
+                ErrorKind::Options,
+                "coll",
+                format!("{} algorithm {} needs an even number of ranks, the communicator has {p}", op.name(), a.name()),
+            ));
+        }
         if a.needs_pof2() && !p.is_power_of_two() && !(a == Algo::Rdb && matches!(op.name(), "allreduce" | "scan" | "exscan")) {
             return Err(Error::new(
                 ErrorKind::Options,
@@ -511,6 +524,8 @@ fn decide(table: Decision, p: usize, bytes: f64) -> u8 {
 /// the sum of the counts for reduce_scatter, that sum over p (rounded down) for allgatherv.
 fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
     let if_pof2 = |a: Algo| p.is_power_of_two().then_some(a);
+    // SimGrid's neighbour exchange turns to its direct ring (not modelled) on an odd count.
+    let if_even = |a: Algo| (p % 2 == 0).then_some(a);
     match op {
         OpSpec::Allreduce { bytes, .. } => match decide(OMPI_ALLREDUCE, p, *bytes) {
             3 => Some(Algo::Rdb),
@@ -554,12 +569,14 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
         OpSpec::Allgather { bytes, .. } => match decide(OMPI_ALLGATHER, p, *bytes) {
             2 => Some(Algo::Bruck),
             3 => if_pof2(Algo::Rdb), // recursive_doubling
+            5 => if_even(Algo::NeighborExchange),
             6 => if_pof2(Algo::Pair), // two_proc
-            _ => None,               // linear, ring (SimGrid's direct one), neighbor
+            _ => None,               // linear, ring (SimGrid's direct one)
         },
         OpSpec::Allgatherv { bytes, .. } => match decide(OMPI_ALLGATHERV, p, (bytes.iter().sum::<f64>() / p as f64).floor()) {
             3 => Some(Algo::Ring), // ring: SimGrid's mpich_ring
-            _ => None,             // default (GB), bruck, neighbor, two_proc
+            4 => if_even(Algo::NeighborExchange),
+            _ => None, // default (GB), bruck, two_proc
         },
         OpSpec::Gather { bytes, .. } => match decide(OMPI_GATHER, p, *bytes) {
             1 => Some(Algo::BasicLinear),
@@ -819,6 +836,29 @@ fn recursive_halving(r: usize, p: usize, k: usize, sizes: &[f64]) -> Option<Roun
     })
 }
 
+/// Round `k` of Open MPI's neighbour exchange (allgather(v), p even): round 0 trades rank r's
+/// block with its first neighbour (r + 1 for an even r, r − 1 for an odd one); round k ≥ 1
+/// trades, with the first neighbour on even k and the other on odd k, the pair of blocks
+/// received in round k − 1: its own pair (r − r mod 2 and the next) at k = 1, then pairs
+/// 2·⌊k/2⌋ ranks away, above on odd k for an even r (on even k for an odd r), else below.
+/// `block(b)` is the size of rank b's block.
+fn neighbor_exchange(r: usize, p: usize, k: usize, block: impl Fn(usize) -> f64) -> Option<Round> {
+    if k >= p / 2 {
+        return None;
+    }
+    let even = r % 2 == 0;
+    let first = if even { (r + 1) % p } else { (r + p - 1) % p };
+    let other = if even { (r + p - 1) % p } else { (r + 1) % p };
+    let partner = if k % 2 == 0 { first } else { other };
+    if k == 0 {
+        return Some(Round::SendRecv { dst: partner, src: partner, bytes: block(r) });
+    }
+    let pair = r - r % 2;
+    let away = 2 * (k / 2) % p;
+    let from = if even == (k % 2 == 1) { (pair + away) % p } else { (pair + p - away) % p };
+    Some(Round::SendRecv { dst: partner, src: partner, bytes: block(from) + block(from + 1) })
+}
+
 /// Two algorithms one after the other: the first's rounds padded to `first_len`.
 fn then(k: usize, first_len: usize, first: impl Fn(usize) -> Option<Round>, second: impl Fn(usize) -> Option<Round>) -> Option<Round> {
     if k < first_len {
@@ -909,6 +949,8 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
         (OpSpec::ReduceScatter { bytes, .. }, Algo::Ring) => ring(r, p, k, |b| bytes[(b + p - 1) % p]),
         (OpSpec::ReduceScatter { bytes, .. }, _) => pairwise(r, p, k, None, |dst| bytes[dst]),
         (OpSpec::Allgather { bytes, .. }, Algo::Pair) => pairwise(r, p, k, Some(true), |_| *bytes),
+        (OpSpec::Allgather { bytes, .. }, Algo::NeighborExchange) => neighbor_exchange(r, p, k, |_| *bytes),
+        (OpSpec::Allgatherv { bytes, .. }, Algo::NeighborExchange) => neighbor_exchange(r, p, k, |b| bytes[b]),
         (OpSpec::Allgather { bytes, .. }, Algo::Rdb) => recursive_doubling(r, p, k, |k| (1u64 << k) as f64 * bytes),
         (OpSpec::Allgather { bytes, .. }, Algo::Bruck) => {
             // Doubling counts while 2^k ≤ p/2, then the p − 2^k blocks left.
@@ -1108,6 +1150,11 @@ mod tests {
         let allgatherv = |each: f64, p: usize| OpSpec::Allgatherv { bytes: vec![each; p], comm: 0 };
         assert_eq!(pick(allgatherv(4096.0, 5), 5), Algo::Ring);
         assert_eq!(pick(allgatherv(8191.0, 5), 5), Algo::Ring);
+        assert_eq!(pick(allgatherv(256.0, 4), 4), Algo::NeighborExchange);
+        assert_eq!(pick(allgatherv(256.0, 5), 5), Algo::Ring); // neighbor on an odd count: not modelled
+        assert_eq!(pick(allgather(1023.0), 32), Algo::Rdb);
+        assert_eq!(pick(allgather(1024.0), 32), Algo::NeighborExchange);
+        assert_eq!(pick(allgather(65536.0), 32), Algo::Ring); // SimGrid's direct ring: not modelled
         let reduce_scatter = |total: f64| OpSpec::ReduceScatter { bytes: vec![total / 5.0; 5], comm: 0 };
         assert_eq!(pick(reduce_scatter(5.0), 5), Algo::Pairwise); // non-overlapping: not modelled
         assert_eq!(pick(reduce_scatter(10.0), 5), Algo::RecursiveHalving);
@@ -1127,5 +1174,8 @@ mod tests {
         let c = Collectives::parse("allgather=rdb").unwrap();
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 6).unwrap_err().reason.contains("power-of-two"));
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 8).is_ok());
+        let c = Collectives::parse("allgather=ompi_neighborexchange").unwrap();
+        assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 5).unwrap_err().reason.contains("even number"));
+        assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 6).is_ok());
     }
 }
