@@ -131,6 +131,7 @@ COLLECTIVES = [
     ("scatter", {"op": "scatter", "root": 1, "bytes": 100000}, "ompi_binomial", (4, 5, 8)),
     ("scatter", {"op": "scatter", "root": 1, "bytes": 100000}, "ompi_linear_nb", (4, 5, 8)),
     ("reduce", {"op": "reduce", "root": 1, "bytes": 100000}, "ompi_basic_linear", (4, 5, 8)),
+    ("reduce", {"op": "reduce", "root": 1, "bytes": 100000}, "ompi_binomial", (4, 5, 8)),
     ("barrier", {"op": "barrier"}, "ompi_basic_linear", (4, 5, 8)),
     ("barrier", {"op": "barrier"}, "ompi_recursivedoubling", (4, 5, 6, 8)),
     ("barrier", {"op": "barrier"}, "ompi_tree", (4, 5, 8)),
@@ -175,7 +176,9 @@ OMPI_PRESET_SIZES = {
     "barrier": {4: [0], 5: [0], 8: [0]},  # p 4-7: linear; 8-63: recursive doubling
     # p 4-7: binomial from 64 to 127 and 2048 to 8191; p 8-15: binomial from 16384 to 32767.
     "bcast": {4: [100, 4000], 5: [100, 4000], 8: [20000]},
-    "reduce": {4: [300000, 2000000], 5: [300000, 2000000]},  # p 4-7: linear from 262144 to 524287, from 1 MiB
+    # p 4-7: binomial from 65536 to 262143, linear to 524287, binomial to 1 MiB, linear;
+    # p 8-15: binomial from 8192 (whole, not in 1 KiB segments, from 11329 bytes on 8 ranks).
+    "reduce": {4: [100000, 300000, 600000, 2000000], 5: [100000, 300000, 600000, 2000000], 8: [20000, 100000]},
     # p 4-7: binomial below 1024, linear below 8192, binomial below 32768, linear below 262144;
     # p 8-255: binomial.
     "gather": {4: [500, 4000, 20000, 100000], 5: [500, 4000, 20000, 100000], 8: [500, 100000]},

@@ -21,6 +21,9 @@ pub(crate) enum Round {
     Recv(usize),
     SendRecv { dst: usize, src: usize, bytes: f64 },
     Fan(Fan),
+    /// Post a receive from `from` (if any) into scratch slot `slot`, then wait for the one
+    /// in slot `wait_slot` (if any), posted a round before: a receive kept one round ahead.
+    RecvAhead { from: Option<usize>, slot: u32, wait_slot: Option<u32> },
     /// A round this rank sits out (its algorithm has nothing for it here).
     Skip,
 }
@@ -32,6 +35,7 @@ impl Round {
             Round::Send { .. } | Round::Recv(_) => 2,
             Round::SendRecv { .. } => 3,
             Round::Fan(fan) => fan.posts() + 1,
+            Round::RecvAhead { from, wait_slot, .. } => from.is_some() as u32 + wait_slot.is_some() as u32,
             Round::Skip => 0,
         }
     }
@@ -134,7 +138,9 @@ pub enum Algo {
     /// order, reduce from rank p − 1 down); alltoall(v) posts every receive and every send
     /// then waits for them all; barrier's rank 0 receives from all, then sends to all.
     BasicLinear,
-    /// Scatter: Open MPI's binomial tree, the smallest subtree first (`ompi_binomial`).
+    /// Scatter: Open MPI's binomial tree, the smallest subtree first; reduce: the same tree as
+    /// `binomial`, a rank posting the receive from its next child before waiting for the
+    /// previous one, unsegmented (`ompi_binomial`).
     OmpiBinomial,
     /// Scatter: the root posts every send, then waits for them all (`ompi_linear_nb`).
     LinearNb,
@@ -189,7 +195,7 @@ impl Algo {
 pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("barrier", &[Algo::Dissemination, Algo::BasicLinear, Algo::RecursiveDoubling, Algo::Tree]),
     ("bcast", &[Algo::Binomial, Algo::ScatterRdbAllgather, Algo::ScatterLrAllgather]),
-    ("reduce", &[Algo::Binomial, Algo::BasicLinear]),
+    ("reduce", &[Algo::Binomial, Algo::BasicLinear, Algo::OmpiBinomial]),
     ("allreduce", &[Algo::Rdb, Algo::Lr, Algo::RabRdb, Algo::Redbcast]),
     ("alltoall", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::Bruck, Algo::BasicLinear]),
     ("alltoallv", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::BasicLinear]),
@@ -214,9 +220,8 @@ fn offered(collective: &str) -> Option<&'static [Algo]> {
 /// Accepted spellings of an algorithm (SimGrid's where it has one).
 fn parse_algo(collective: &str, name: &str) -> Option<Algo> {
     let name = match (collective, name) {
-        // Open MPI's binomial gather and reduce build the same tree as ours (for reduce with
-        // its messages eager: see docs/formats.md); its scatter sends the smallest subtree first.
-        ("bcast", "binomial_tree") | ("reduce" | "gather", "ompi_binomial") => "binomial",
+        // Open MPI's binomial gather is ours; its reduce and scatter differ (Algo::OmpiBinomial).
+        ("bcast", "binomial_tree") | ("gather", "ompi_binomial") => "binomial",
         (_, "ompi_basic_linear") => "basic_linear",
         ("barrier", "dissemination") => "ompi_bruck",
         ("alltoall" | "alltoallv" | "reduce_scatter", "mpich") => "pairwise",
@@ -564,7 +569,14 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
         OpSpec::Reduce { bytes, .. } => match decide(OMPI_REDUCE, p, *bytes) {
             // 1 linear; 7 rabenseifner, which SimGrid replaces by basic_linear.
             1 | 7 => Some(Algo::BasicLinear),
-            _ => None, // chain, pipeline, binary, binomial (segmented), in-order_binary
+            // reduce__ompi_binomial cuts 1 KiB segments (not modelled) when
+            // p > 0.6016 / 1024 · bytes + 1.3496, unless p < 8 and bytes < 20480, bytes < 2048
+            // or the count is 1.
+            5 => {
+                let whole = (p < 8 && *bytes < 20480.0) || *bytes < 2048.0 || *bytes <= 1.0;
+                (whole || p as f64 <= 0.6016 / 1024.0 * bytes + 1.3496).then_some(Algo::OmpiBinomial)
+            }
+            _ => None, // chain, pipeline, binary, in-order_binary
         },
         OpSpec::Allgather { bytes, .. } => match decide(OMPI_ALLGATHER, p, *bytes) {
             2 => Some(Algo::Bruck),
@@ -629,6 +641,26 @@ fn binomial_up(r: usize, p: usize, root: usize, k: usize, block: impl Fn(usize) 
     } else {
         Round::Skip
     })
+}
+
+/// Round `k` of Open MPI's binomial reduce towards `root` (one segment), on the tree of
+/// [`binomial_up`] (children rel + 1, rel + 2, rel + 4, … while below the rank's lowest set
+/// bit): round j < m posts the receive from child j and waits for child j − 1's, round m
+/// waits for the last, then the rank sends `bytes` to its parent.
+fn binomial_up_ahead(r: usize, p: usize, root: usize, k: usize, bytes: f64) -> Option<Round> {
+    let rel = (r + p - root) % p;
+    let above_children = if rel == 0 { p.next_power_of_two() } else { low_bit(rel) };
+    let children = (0..usize::BITS).take_while(|&j| (1usize << j) < above_children && rel + (1usize << j) < p).count();
+    let slot = |j: usize| (j % 2) as u32;
+    let previous = k.checked_sub(1).map(slot);
+    if k < children {
+        return Some(Round::RecvAhead { from: Some((rel + (1 << k) + root) % p), slot: slot(k), wait_slot: previous });
+    }
+    match k - children {
+        0 if children > 0 => Some(Round::RecvAhead { from: None, slot: 0, wait_slot: previous }),
+        j if j == (children > 0) as usize && rel != 0 => Some(Round::Send { to: (rel - low_bit(rel) + root) % p, bytes }),
+        _ => None,
+    }
 }
 
 /// Round `k` of a binomial tree flowing away from `root` (bcast, scatter): receive from
@@ -900,6 +932,7 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
         (OpSpec::Scatter { root, .. }, Algo::LinearNb) => (k == 0).then_some(Round::Recv(*root)),
         (OpSpec::Scatter { root, bytes, .. }, a) => binomial_down(r, p, *root, k, a != Algo::OmpiBinomial, |_, n| n as f64 * bytes),
         (OpSpec::Reduce { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, true, true, |_| *bytes),
+        (OpSpec::Reduce { root, bytes, .. }, Algo::OmpiBinomial) => binomial_up_ahead(r, p, *root, k, *bytes),
         (OpSpec::Reduce { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |_| *bytes),
         (OpSpec::Gather { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, true, false, |_| *bytes),
         (OpSpec::Gather { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |n| n as f64 * bytes),
@@ -972,7 +1005,8 @@ pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32,
     let received = match rd {
         Round::Recv(_) => None,
         Round::SendRecv { bytes, .. } => Some(bytes),
-        Round::Send { .. } | Round::Fan(_) | Round::Skip => return 0.0,
+        Round::Send { .. } | Round::Fan(_) | Round::Skip | Round::RecvAhead { wait_slot: None, .. } => return 0.0,
+        Round::RecvAhead { .. } => None,
     };
     match (op, algo) {
         (OpSpec::Reduce { bytes, .. }, _) => *bytes,
@@ -1132,9 +1166,14 @@ mod tests {
         assert_eq!(pick(bcast(1048576.0), 16), Algo::ScatterRdbAllgather);
         assert_eq!(pick(bcast(1048576.0), 20), Algo::Binomial); // scatter_allgather on 20: not modelled
         let reduce = |n: f64| OpSpec::Reduce { root: 0, bytes: n, comm: 0 };
-        assert_eq!(pick(reduce(262143.0), 5), Algo::Binomial);
+        assert_eq!(pick(reduce(65535.0), 5), Algo::Binomial); // chain: not modelled
+        assert_eq!(pick(reduce(262143.0), 5), Algo::OmpiBinomial);
         assert_eq!(pick(reduce(262144.0), 5), Algo::BasicLinear);
-        assert_eq!(pick(reduce(524288.0), 5), Algo::Binomial);
+        assert_eq!(pick(reduce(524288.0), 5), Algo::OmpiBinomial);
+        // Open MPI's binomial cuts 1 KiB segments when p > 0.6016/1024 · bytes + 1.3496 (16 >
+        // 6.16 at 8192 bytes, not 16 > 60.1 at 100000): segmented, not modelled.
+        assert_eq!(pick(reduce(8192.0), 16), Algo::Binomial);
+        assert_eq!(pick(reduce(100000.0), 16), Algo::OmpiBinomial);
         assert_eq!(pick(reduce(4.0), 2), Algo::BasicLinear); // rabenseifner: basic_linear in SimGrid
         let gather = |n: f64| OpSpec::Gather { root: 0, bytes: n, comm: 0 };
         let gathers: Vec<Algo> = [1023.0, 1024.0, 8192.0, 32768.0].iter().map(|&n| pick(gather(n), 5)).collect();

@@ -698,6 +698,9 @@ impl Trace {
                 _ => unreachable!("a fan posts sends and receives"),
             },
             (Round::Fan(fan), _) => Step::WaitSlots { first: a, n: fan.posts() },
+            (Round::RecvAhead { from: Some(s), slot, .. }, 0) => recv(a + slot, s),
+            (Round::RecvAhead { wait_slot: Some(w), .. }, _) => Step::Wait { reqs: [a + w, 0], n: 1 },
+            (Round::RecvAhead { .. }, _) => unreachable!("a round ahead posts or waits"),
             (Round::Skip, _) => unreachable!("settled cursor skips empty rounds"),
         }
     }
