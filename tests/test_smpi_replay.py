@@ -141,14 +141,17 @@ COLLECTIVES = [
     ("reduce_scatter", "uneven", "ompi_ring", (4, 5, 8)),
     ("allgather", {"op": "allgather", "bytes": 30000}, "ompi_neighborexchange", (4, 6, 8)),  # an even count
     ("allgatherv", "uneven", "ompi_neighborexchange", (4, 6, 8)),
+    # One segment (SimGrid's NTSB pipelines larger buffers); root -1: the last rank, the
+    # latest to arrive, so that the tree's time shows.
+    ("bcast", {"op": "bcast", "root": -1, "bytes": 8192}, "NTSB", (4, 5, 8)),
 ]
 
 
 def collective_op(name: str, op: dict | str, r: int, n: int) -> dict:
-    """`op`, or for "uneven" the v-collective `name` with sizes that differ by rank and peer
-    (10, 20 or 30 kB: some eager, some rendezvous)."""
+    """`op` (a root -1 is the last rank), or for "uneven" the v-collective `name` with sizes that
+    differ by rank and peer (10, 20 or 30 kB: some eager, some rendezvous)."""
     if op != "uneven":
-        return dict(op)
+        return {**op, "root": n - 1} if op.get("root") == -1 else dict(op)
     sizes = [10000 * (1 + (r + j) % 3) for j in range(n)]
     return {"op": name, "bytes": sizes if name == "alltoallv" else [10000 * (1 + j % 3) for j in range(n)]}
 
@@ -174,8 +177,10 @@ OMPI_PRESET_SIZES = {
     "alltoall": {4: [1000, 10000, 30000, 600000], 5: [1000, 10000, 30000], 8: [1000, 30000]},
     "alltoallv": {4: [1], 5: [1], 8: [1]},  # p 4-63: basic_linear (sizes scale the uneven pattern)
     "barrier": {4: [0], 5: [0], 8: [0]},  # p 4-7: linear; 8-63: recursive doubling
-    # p 4-7: binomial from 64 to 127 and 2048 to 8191; p 8-15: binomial from 16384 to 32767.
-    "bcast": {4: [100, 4000], 5: [100, 4000], 8: [20000]},
+    # p 4-7: binary tree (NTSB) below 64 and from 128 to 2047, binomial from 64 to 127 and 2048
+    # to 8191; p 8-15: binary tree from 8 to 63 and 4096 to 8192 (one segment), binomial from
+    # 16384 to 32767.
+    "bcast": {4: [50, 100, 1000, 4000], 5: [50, 100, 1000, 4000], 8: [30, 6000, 20000]},
     # p 4-7: binomial from 65536 to 262143, linear to 524287, binomial to 1 MiB, linear;
     # p 8-15: binomial from 8192 (whole, not in 1 KiB segments, from 11329 bytes on 8 ranks).
     "reduce": {4: [100000, 300000, 600000, 2000000], 5: [100000, 300000, 600000, 2000000], 8: [20000, 100000]},
@@ -205,7 +210,8 @@ def preset_op(name: str, size: int, r: int, n: int) -> dict:
         return {"op": name, "bytes": [size * (1 + j % 3) for j in range(n)]}
     if name == "allgatherv":
         return {"op": name, "bytes": [size - 1000 + 1000 * (j % 3) for j in range(n)]}
-    return {"op": name, "bytes": size, **({"root": 1} if name in ("bcast", "reduce", "gather", "scatter") else {})}
+    # The root is the last rank, the latest to arrive.
+    return {"op": name, "bytes": size, **({"root": n - 1} if name in ("bcast", "reduce", "gather", "scatter") else {})}
 
 
 @requires_smpi

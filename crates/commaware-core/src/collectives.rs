@@ -157,6 +157,10 @@ pub enum Algo {
     /// even ranks trade with rank + 1 and rank − 1 in turn, odd ones with rank − 1 and
     /// rank + 1, one block first, then the two blocks received last.
     NeighborExchange,
+    /// Bcast: SimGrid's binary tree (`NTSB`) for one segment (at most 8192 bytes): a root
+    /// other than 0 first sends the buffer to rank 0; rank r receives from (r − 1) / 2, then
+    /// sends to 2r + 1 and 2r + 2.
+    BinaryTree,
 }
 
 impl Algo {
@@ -182,6 +186,7 @@ impl Algo {
             Algo::Tree => "ompi_tree",
             Algo::RecursiveHalving => "ompi_basic_recursivehalving",
             Algo::NeighborExchange => "ompi_neighborexchange",
+            Algo::BinaryTree => "NTSB",
         }
     }
 
@@ -194,7 +199,7 @@ impl Algo {
 /// The algorithms each collective offers, its default first.
 pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("barrier", &[Algo::Dissemination, Algo::BasicLinear, Algo::RecursiveDoubling, Algo::Tree]),
-    ("bcast", &[Algo::Binomial, Algo::ScatterRdbAllgather, Algo::ScatterLrAllgather]),
+    ("bcast", &[Algo::Binomial, Algo::ScatterRdbAllgather, Algo::ScatterLrAllgather, Algo::BinaryTree]),
     ("reduce", &[Algo::Binomial, Algo::BasicLinear, Algo::OmpiBinomial]),
     ("allreduce", &[Algo::Rdb, Algo::Lr, Algo::RabRdb, Algo::Redbcast]),
     ("alltoall", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::Bruck, Algo::BasicLinear]),
@@ -216,6 +221,10 @@ pub const PRESETS: &[&str] = &["mpich", "ompi"];
 fn offered(collective: &str) -> Option<&'static [Algo]> {
     ALGORITHMS.iter().find(|(c, _)| *c == collective).map(|(_, a)| *a)
 }
+
+/// SimGrid's NTSB bcast pipelines segments of this many bytes (`bcast-NTSB.cpp`); one
+/// segment, the whole buffer up to this size, is what commaware models.
+const NTSB_SEGMENT: f64 = 8192.0;
 
 /// Accepted spellings of an algorithm (SimGrid's where it has one).
 fn parse_algo(collective: &str, name: &str) -> Option<Algo> {
@@ -306,12 +315,14 @@ impl Collectives {
     /// neighbour exchange's even count).
     pub(crate) fn check(&self, op: &OpSpec, p: usize) -> Result<()> {
         let a = self.pick(op, p);
+        let refuse = |reason: String| Err(Error::new(ErrorKind::Options, "coll", format!("{} algorithm {} {reason}", op.name(), a.name())));
         if a == Algo::NeighborExchange && p % 2 == 1 {
-            return Err(Error::new(
-                ErrorKind::Options,
-                "coll",
-                format!("{} algorithm {} needs an even number of ranks, the communicator has {p}", op.name(), a.name()),
-            ));
+            return refuse(format!("needs an even number of ranks, the communicator has {p}"));
+        }
+        if let OpSpec::Bcast { bytes, .. } = op {
+            if a == Algo::BinaryTree && *bytes > NTSB_SEGMENT {
+                return refuse(format!("is modelled for one segment of at most {NTSB_SEGMENT} bytes (SimGrid pipelines larger buffers), got {bytes}"));
+            }
         }
         if a.needs_pof2() && !p.is_power_of_two() && !(a == Algo::Rdb && matches!(op.name(), "allreduce" | "scan" | "exscan")) {
             return Err(Error::new(
@@ -562,9 +573,11 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
             _ => None, // 5 two_proc (never picked)
         },
         OpSpec::Bcast { bytes, .. } => match decide(OMPI_BCAST, p, *bytes) {
+            // 5 binary_tree: SimGrid's NTSB, modelled for one segment.
+            5 if *bytes <= NTSB_SEGMENT => Some(Algo::BinaryTree),
             6 => Some(Algo::Binomial),
             8 => if_pof2(Algo::ScatterRdbAllgather), // scatter_allgather
-            _ => None, // linear, chain, pipeline, split_binary_tree, binary_tree, knomial
+            _ => None, // linear, chain, pipeline, split_binary_tree, knomial
         },
         OpSpec::Reduce { bytes, .. } => match decide(OMPI_REDUCE, p, *bytes) {
             // 1 linear; 7 rabenseifner, which SimGrid replaces by basic_linear.
@@ -660,6 +673,21 @@ fn binomial_up_ahead(r: usize, p: usize, root: usize, k: usize, bytes: f64) -> O
         0 if children > 0 => Some(Round::RecvAhead { from: None, slot: 0, wait_slot: previous }),
         j if j == (children > 0) as usize && rel != 0 => Some(Round::Send { to: (rel - low_bit(rel) + root) % p, bytes }),
         _ => None,
+    }
+}
+
+/// Round `k` of SimGrid's one-segment NTSB bcast ([`Algo::BinaryTree`]).
+fn binary_tree_bcast(r: usize, p: usize, root: usize, k: usize, bytes: f64) -> Option<Round> {
+    let to_zero = root != 0;
+    let send = |to: usize| Some(if to < p { Round::Send { to, bytes } } else { Round::Skip });
+    match k.checked_sub(to_zero as usize) {
+        None if r == root => Some(Round::Send { to: 0, bytes }),
+        None if r == 0 => Some(Round::Recv(root)),
+        None => Some(Round::Skip),
+        Some(0) => Some(if r == 0 { Round::Skip } else { Round::Recv((r - 1) / 2) }),
+        Some(1) => send(2 * r + 1),
+        Some(2) => send(2 * r + 2),
+        Some(_) => None,
     }
 }
 
@@ -926,6 +954,7 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
                 }
             })
         }
+        (OpSpec::Bcast { root, bytes, .. }, Algo::BinaryTree) => binary_tree_bcast(r, p, *root, k, *bytes),
         (OpSpec::Bcast { root, bytes, .. }, _) => binomial_down(r, p, *root, k, true, |_, _| *bytes),
         (OpSpec::Scatter { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, false, false, |_| *bytes),
         (OpSpec::Scatter { root, .. }, Algo::LinearNb) if r == *root => fan_round(r, p, k, None, Some(Order::Ascending)),
@@ -1161,7 +1190,10 @@ mod tests {
         use Algo::{BasicLinear as L, Dissemination as B, RecursiveDoubling as R, Tree as T};
         assert_eq!(barriers, [R, L, L, R, R, B, T, B]);
         let bcast = |n: f64| OpSpec::Bcast { root: 0, bytes: n, comm: 0 };
+        assert_eq!(pick(bcast(63.0), 5), Algo::BinaryTree);
         assert_eq!(pick(bcast(64.0), 5), Algo::Binomial);
+        assert_eq!(pick(bcast(8192.0), 8), Algo::BinaryTree);
+        assert_eq!(pick(bcast(8193.0), 8), Algo::Binomial); // NTSB pipelines: not modelled
         assert_eq!(pick(bcast(2048.0), 5), Algo::Binomial);
         assert_eq!(pick(bcast(1048576.0), 16), Algo::ScatterRdbAllgather);
         assert_eq!(pick(bcast(1048576.0), 20), Algo::Binomial); // scatter_allgather on 20: not modelled
@@ -1213,6 +1245,9 @@ mod tests {
         let c = Collectives::parse("allgather=rdb").unwrap();
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 6).unwrap_err().reason.contains("power-of-two"));
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 8).is_ok());
+        let c = Collectives::parse("bcast=NTSB").unwrap();
+        assert!(c.check(&OpSpec::Bcast { root: 0, bytes: 8193.0, comm: 0 }, 4).unwrap_err().reason.contains("one segment"));
+        assert!(c.check(&OpSpec::Bcast { root: 0, bytes: 8192.0, comm: 0 }, 4).is_ok());
         let c = Collectives::parse("allgather=ompi_neighborexchange").unwrap();
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 5).unwrap_err().reason.contains("even number"));
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 6).is_ok());
