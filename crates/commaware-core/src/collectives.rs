@@ -95,7 +95,7 @@ impl Fan {
         let bytes = match op {
             OpSpec::Alltoall { bytes, .. } | OpSpec::Scatter { bytes, .. } => *bytes,
             OpSpec::Alltoallv { bytes, .. } => bytes[to],
-            _ => 0.0,
+            _ => 0.0, // barrier: empty messages
         };
         Round::Send { to, bytes }
     }
