@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
-use crate::collectives::{reduced_bytes, round, Collectives, Round};
+use crate::collectives::{reduced_bytes, round, Algo, Collectives, Round};
 use crate::error::{check_amount, parse_json, Error, ErrorKind, Result};
 use crate::platform::MAX_EXACT;
 
@@ -446,6 +446,9 @@ pub struct Cursor {
     micro: u32,
     /// User requests posted so far (the next user request's slot).
     pub user_posted: u32,
+    /// The current collective's algorithm, picked once when the cursor reaches it (a
+    /// preset's choice may sum every rank's size).
+    algo: Option<Algo>,
 }
 
 /// A validated trace. Ranks' programs are not expanded: [`Trace::step`] gives each
@@ -569,11 +572,10 @@ impl Trace {
         c
     }
 
-    /// Round `k` of rank `r`'s part in collective `op` under `coll`, and the flops of the
-    /// reduction it does after the round (0 for none).
-    fn collective_round(&self, r: usize, op: &OpSpec, coll: &Collectives, k: u32) -> Option<(Round, f64)> {
+    /// Round `k` of rank `r`'s part in collective `op` with algorithm `algo`, and the flops
+    /// of the reduction it does after the round (0 for none) under `coll`.
+    fn collective_round(&self, r: usize, op: &OpSpec, coll: &Collectives, algo: Algo, k: u32) -> Option<(Round, f64)> {
         let (_, members, me) = self.comm_of(r, op.comm());
-        let algo = coll.pick(op, members.len());
         let rd = round(op, algo, me, members.len(), k)?;
         let flops = if coll.flops_per_byte > 0.0 { reduced_bytes(op, algo, me, members.len(), k, rd) * coll.flops_per_byte } else { 0.0 };
         Some((rd, flops))
@@ -600,7 +602,8 @@ impl Trace {
         while (c.op as usize) < ops.len() {
             let op = &ops[c.op as usize];
             if op.is_collective() {
-                match self.collective_round(r, op, coll, c.round) {
+                let algo = *c.algo.get_or_insert_with(|| coll.pick(op, self.comm_size(r, op.comm())));
+                match self.collective_round(r, op, coll, algo, c.round) {
                     // Post, wait, then combine what arrived (reductions on a costing platform).
                     Some((round, flops)) if c.micro < round.len() + (flops > 0.0) as u32 => return,
                     Some(_) => {
@@ -621,6 +624,7 @@ impl Trace {
             c.op += 1;
             c.round = 0;
             c.micro = 0;
+            c.algo = None;
         }
     }
 
@@ -673,7 +677,8 @@ impl Trace {
                 }
             }
             _ => {
-                let (rd, flops) = self.collective_round(r, op, coll, c.round).expect("settled cursor is on a round");
+                let algo = c.algo.expect("a settled cursor on a collective has its algorithm");
+                let (rd, flops) = self.collective_round(r, op, coll, algo, c.round).expect("settled cursor is on a round");
                 if c.micro == rd.len() {
                     return Step::Compute { amount: flops, seconds: false };
                 }
