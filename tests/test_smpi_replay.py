@@ -57,13 +57,18 @@ def ring_p2p(n: int) -> dict:
     return {"ranks": ranks}
 
 
-def compare(tmp_path, trace: dict, platform: dict, collectives: dict[str, str] | None = None) -> tuple[float, float]:
+def compare(tmp_path, trace: dict, platform: dict, collectives: dict[str, str] | None = None,
+            preset: str | None = None) -> tuple[float, float]:
+    """SMPI's and commaware's makespans of `trace`, with the algorithms `collectives` and/or
+    the selector `preset` (SMPI's ``smpi/coll-selector``, our ``--coll`` preset)."""
     assert SMPI_OK, SMPI_REASON
     index = export_ti(trace, tmp_path / "ti", platform=platform)
-    smpi = smpi_replay.run_smpi_replay(platform, index, collectives=collectives)
+    selector = [f"smpi/coll-selector:{preset}"] if preset else []
+    smpi = smpi_replay.run_smpi_replay(platform, index, collectives=collectives, extra_cfg=selector)
     # SMPI's 16-byte envelope on every message: the platform's envelope_bytes.
     ours_platform = {**platform, "network": {**platform["network"], "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES}}
-    coll = ",".join(f"{k}={v}" for k, v in (collectives or {}).items()) or None
+    entries = ([preset] if preset else []) + [f"{k}={v}" for k, v in (collectives or {}).items()]
+    coll = ",".join(entries) or None
     ours = simulate(load_platform(ours_platform), load_trace(trace), coll=coll)
     return smpi.makespan, ours.makespan
 
@@ -115,14 +120,47 @@ COLLECTIVES = [
     ("allgather", {"op": "allgather", "bytes": 30000}, "NTSLR", (4, 5, 8)),  # our ring is SimGrid's NTSLR
     ("allgather", {"op": "allgather", "bytes": 30000}, "rdb", (4, 8)),
     ("allgather", {"op": "allgather", "bytes": 30000}, "bruck", (4, 5, 8)),
+    # Open MPI's algorithms (the `ompi` preset's), at rendezvous sizes where the order of the
+    # transfers shows.
+    ("alltoall", {"op": "alltoall", "bytes": 30000}, "basic_linear", (4, 5, 8)),
+    ("alltoallv", "uneven", "ompi_basic_linear", (4, 5, 8)),
+    ("alltoallv", "uneven", "pair", (4, 8)),
+    ("gather", {"op": "gather", "root": 1, "bytes": 100000}, "ompi_basic_linear", (4, 5, 8)),
+    ("gather", {"op": "gather", "root": 1, "bytes": 100000}, "ompi_binomial", (4, 5, 8)),
+    ("scatter", {"op": "scatter", "root": 1, "bytes": 100000}, "ompi_basic_linear", (4, 5, 8)),
+    ("scatter", {"op": "scatter", "root": 1, "bytes": 100000}, "ompi_binomial", (4, 5, 8)),
+    ("scatter", {"op": "scatter", "root": 1, "bytes": 100000}, "ompi_linear_nb", (4, 5, 8)),
+    ("reduce", {"op": "reduce", "root": 1, "bytes": 100000}, "ompi_basic_linear", (4, 5, 8)),
+    ("reduce", {"op": "reduce", "root": 1, "bytes": 100000}, "ompi_binomial", (4, 5, 8)),
+    ("barrier", {"op": "barrier"}, "ompi_basic_linear", (4, 5, 8)),
+    ("barrier", {"op": "barrier"}, "ompi_recursivedoubling", (4, 5, 6, 8)),
+    ("barrier", {"op": "barrier"}, "ompi_tree", (4, 5, 8)),
+    ("allgather", {"op": "allgather", "bytes": 30000}, "pair", (4, 8)),  # SMPI's pair needs a power of two
+    ("allgatherv", "uneven", "mpich_ring", (4, 5, 8)),
+    ("reduce_scatter", "uneven", "ompi_basic_recursivehalving", (4, 5, 6, 8)),
+    ("reduce_scatter", "uneven", "ompi_ring", (4, 5, 8)),
+    ("allgather", {"op": "allgather", "bytes": 30000}, "ompi_neighborexchange", (4, 6, 8)),  # an even count
+    ("allgatherv", "uneven", "ompi_neighborexchange", (4, 6, 8)),
+    # One segment (SimGrid's NTSB pipelines larger buffers); root -1: the last rank, the
+    # latest to arrive, so that the tree's time shows.
+    ("bcast", {"op": "bcast", "root": -1, "bytes": 8192}, "NTSB", (4, 5, 8)),
 ]
+
+
+def collective_op(name: str, op: dict | str, r: int, n: int) -> dict:
+    """`op` (a root -1 is the last rank), or for "uneven" the v-collective `name` with sizes that
+    differ by rank and peer (10, 20 or 30 kB: some eager, some rendezvous)."""
+    if op != "uneven":
+        return {**op, "root": n - 1} if op.get("root") == -1 else dict(op)
+    sizes = [10000 * (1 + (r + j) % 3) for j in range(n)]
+    return {"op": name, "bytes": sizes if name == "alltoallv" else [10000 * (1 + j % 3) for j in range(n)]}
 
 
 @requires_smpi
 @pytest.mark.parametrize("name, op, algorithm, n", [(c[0], c[1], c[2], n) for c in COLLECTIVES for n in c[3]])
 def test_collective_makespan_matches_smpi(tmp_path, name, op, algorithm, n):
-    trace = {"ranks": [[{"op": "compute", "seconds": 0.0003 * r}, op, {"op": "compute", "seconds": 0.0001}]
-                       for r in range(n)]}
+    trace = {"ranks": [[{"op": "compute", "seconds": 0.0003 * r}, collective_op(name, op, r, n),
+                        {"op": "compute", "seconds": 0.0001}] for r in range(n)]}
     smpi, ours = compare(tmp_path, trace, cluster(n), {name: algorithm})
     assert ours == pytest.approx(smpi, rel=1e-9), (name, n, smpi, ours)
 
@@ -136,6 +174,68 @@ def test_reduce_scatter_pairs_r_plus_and_minus_i_as_smpi(tmp_path, n):
                        for r in range(n)]}
     smpi, ours = compare(tmp_path, trace, cluster(n), {"reduce_scatter": "mpich_pair"})
     assert ours == pytest.approx(smpi, rel=1e-9), (n, smpi, ours)
+
+
+#: The `ompi` preset against SMPI's ``smpi/coll-selector:ompi``: per collective and rank count,
+#: sizes on both sides of Open MPI's thresholds, in the branches commaware models (docs/formats.md,
+#: "The ompi preset"); in brackets the algorithm Open MPI's decision picks there.
+OMPI_PRESET_SIZES = {
+    # p 4-7: lr below 16 bytes (from p bytes up), rdb below 8192, rab_rdb; p 8-15: rdb below
+    # 8192, rab_rdb.
+    "allreduce": {4: [12, 4000, 40000], 5: [10, 4000, 40000], 8: [8, 4000, 40000]},
+    # p 4-7: linear (linear_sync below 8192 and from 16384 to 65535), pairwise from 524288
+    # to 1 MiB (SimGrid's pair: a power of two only); p 8-15: linear.
+    "alltoall": {4: [1000, 10000, 30000, 600000], 5: [1000, 10000, 30000], 8: [1000, 30000]},
+    "alltoallv": {4: [1], 5: [1], 8: [1]},  # p 4-63: basic_linear (sizes scale the uneven pattern)
+    "barrier": {4: [0], 5: [0], 8: [0]},  # p 4-7: linear; 8-63: recursive doubling
+    # p 4-7: binary tree (NTSB) below 64 and from 128 to 2047, binomial from 64 to 127 and 2048
+    # to 8191; p 8-15: binary tree from 8 to 63 and 4096 to 8192 (one segment), binomial from
+    # 16384 to 32767.
+    "bcast": {4: [50, 100, 1000, 4000], 5: [50, 100, 1000, 4000], 8: [30, 6000, 20000]},
+    # p 4-7: binomial from 65536 to 262143, linear to 524287, binomial to 1 MiB, linear;
+    # p 8-15: binomial from 8192 (whole, not in 1 KiB segments, from 11329 bytes on 8 ranks).
+    "reduce": {4: [100000, 300000, 600000, 2000000], 5: [100000, 300000, 600000, 2000000], 8: [20000, 100000]},
+    # p 4-7: binomial below 1024, linear below 8192, binomial below 32768, linear below 262144;
+    # p 8-255: binomial.
+    "gather": {4: [500, 4000, 20000, 100000], 5: [500, 4000, 20000, 100000], 8: [500, 100000]},
+    # p 4-7: binomial below 2048, linear below 4096, binomial below 8192, linear below 32768,
+    # linear_nb below 1 MiB; p 8-15: binomial below 16384, linear_nb below 1 MiB.
+    "scatter": {4: [1000, 3000, 6000, 20000, 100000], 5: [1000, 3000, 6000, 20000, 100000], 8: [1000, 100000]},
+    "allgather": {4: [1000, 30000], 8: [1000, 30000]},  # p 3-31: recursive doubling (a power of two)
+    # p 3-7: neighbour exchange (an even count) from 256 to 4095 and 8192 to 16383 bytes a rank
+    # on average, ring from 4096 to 8191.
+    "allgatherv": {4: [1000, 6000, 10000], 5: [6000], 6: [1000, 6000]},
+    # p 4-31: recursive halving from 8 bytes in all (4-7) to 262143, ring from 262144 (the
+    # sizes are those of the blocks 1, 2, 3, 1, 2, 3, ... times the number given).
+    "reduce_scatter": {4: [1000, 40000], 5: [1000, 40000], 8: [1000, 40000]},
+}
+
+
+def preset_op(name: str, size: int, r: int, n: int) -> dict:
+    """Collective `name` of `size` bytes (for v-collectives: about `size` bytes a rank, uneven)."""
+    if name == "barrier":
+        return {"op": "barrier"}
+    if name == "alltoallv":
+        return {"op": name, "bytes": [10000 * size * (1 + (r + j) % 3) for j in range(n)]}
+    if name == "reduce_scatter":
+        return {"op": name, "bytes": [size * (1 + j % 3) for j in range(n)]}
+    if name == "allgatherv":
+        return {"op": name, "bytes": [size - 1000 + 1000 * (j % 3) for j in range(n)]}
+    # The root is the last rank, the latest to arrive.
+    return {"op": name, "bytes": size, **({"root": n - 1} if name in ("bcast", "reduce", "gather", "scatter") else {})}
+
+
+@requires_smpi
+@pytest.mark.parametrize("name, n", [(name, n) for name, by_n in OMPI_PRESET_SIZES.items() for n in by_n])
+def test_ompi_preset_matches_smpi_ompi_selector(tmp_path, name, n):
+    ranks = []
+    for r in range(n):
+        ops = [{"op": "compute", "seconds": 0.0003 * r}]
+        for size in OMPI_PRESET_SIZES[name][n]:
+            ops += [preset_op(name, size, r, n), {"op": "compute", "seconds": 0.0001 * (n - r)}]
+        ranks.append(ops)
+    smpi, ours = compare(tmp_path, {"ranks": ranks}, cluster(n), preset="ompi")
+    assert ours == pytest.approx(smpi, rel=1e-9), (name, n, smpi, ours)
 
 
 def test_platform_xml_routes():

@@ -404,7 +404,7 @@ def simulate(
     params: parameters of the sharing model, over its defaults and (for the platform's own
         model) the platform's `network.parameters`, e.g. {"beta": 0.8} for gige.
     coll: collective algorithms over the platform's `network.collectives`: a preset
-        (`mpich`) and/or `collective=algorithm` entries, e.g. "bcast=scatter_lr_allgather,allreduce=rab_rdb".
+        (`mpich`, `ompi`) and/or `collective=algorithm` entries, e.g. "bcast=scatter_lr_allgather,allreduce=rab_rdb".
     placement: explicit (the trace's `placement`, else rank i on host i), rrn, rrp or random.
     seed: seed of the random placement.
     record_messages, record_timeline: keep every message / interval in memory for

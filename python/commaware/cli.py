@@ -193,7 +193,7 @@ def main() -> None:
               help="CSV of measured message times (measured_s, and message or src,dst,seq): add the accuracy of "
               "paper 004 §VI-B (E_rel per message, E_abs of the graph and per task).")
 @click.option("--coll", default=None, metavar="SPEC",
-              help="Collective algorithms over the platform's network.collectives: the preset mpich and/or "
+              help="Collective algorithms over the platform's network.collectives: a preset (mpich, ompi) and/or "
               "collective=algorithm entries, e.g. 'bcast=scatter_lr_allgather,allreduce=rab_rdb' (docs/formats.md lists them).")
 def simulate_cmd(platform: str, trace: str, trace_format: str, model: str | None, placement: str, seed: int, as_json: bool,
                  messages_file: str | None, gantt: str | None, quiet: bool, params: list[tuple[str, float]],

@@ -1,34 +1,103 @@
 //! Collective algorithms, and which one each collective uses.
 //!
 //! Every algorithm is a sequence of rounds; in a round a rank sends at most one message
-//! and receives at most one (both posted, then both awaited, as MPI_Sendrecv). Ranks and
-//! roots here are ranks of the collective's communicator. The defaults are MPICH's
-//! algorithms for these operations (the notes' "Collective sizes"); the others carry
-//! SimGrid's names where the algorithm is the same, and the `mpich` preset picks among
-//! them by message size and communicator size as MPICH's selector does (docs/formats.md).
+//! and receives at most one (both posted, then both awaited, as MPI_Sendrecv), or, in a
+//! fan, posts receives from and/or sends to all the others and awaits them all (the linear
+//! algorithms' MPI_Waitall). Ranks and roots here are ranks of the collective's
+//! communicator. The defaults are MPICH's algorithms for these operations (the notes'
+//! "Collective sizes"); the others carry SimGrid's names where the algorithm is the same,
+//! and the `mpich` and `ompi` presets pick among them by message size and communicator
+//! size as MPICH's and Open MPI's selectors do (docs/formats.md).
 
 use std::collections::BTreeMap;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::trace::OpSpec;
 
-/// One round of a collective: at most one send (of `bytes`) and one receive.
+/// One round of a collective: at most one send (of `bytes`) and one receive, or a fan.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Round {
     Send { to: usize, bytes: f64 },
     Recv(usize),
     SendRecv { dst: usize, src: usize, bytes: f64 },
+    Fan(Fan),
+    /// Post a receive from `from` (if any) into scratch slot `slot`, then wait for the one
+    /// in slot `wait_slot` (if any), posted a round before: a receive kept one round ahead.
+    RecvAhead { from: Option<usize>, slot: u32, wait_slot: Option<u32> },
     /// A round this rank sits out (its algorithm has nothing for it here).
     Skip,
 }
 
 impl Round {
-    pub(crate) fn len(self) -> u8 {
+    /// Steps of the round: its posts, then one wait.
+    pub(crate) fn len(self) -> u32 {
         match self {
             Round::Send { .. } | Round::Recv(_) => 2,
             Round::SendRecv { .. } => 3,
+            Round::Fan(fan) => fan.posts() + 1,
+            Round::RecvAhead { from, wait_slot, .. } => from.is_some() as u32 + wait_slot.is_some() as u32,
             Round::Skip => 0,
         }
+    }
+}
+
+/// The order in which a fan goes through the p − 1 other ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Order {
+    /// 0, 1, …, p − 1 without the rank itself.
+    Ascending,
+    /// r + 1, r + 2, … (mod p).
+    Upward,
+    /// r − 1, r − 2, … (mod p).
+    Downward,
+}
+
+/// Receives from every other rank (if `recv_from`), then sends to every other rank (if
+/// `send_to`), each in its order, all posted together and then all awaited (MPI_Waitall);
+/// rank `r` of `p`. What a send carries is the op's block for its destination.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fan {
+    r: usize,
+    p: usize,
+    recv_from: Option<Order>,
+    send_to: Option<Order>,
+}
+
+impl Fan {
+    /// Requests the fan posts.
+    pub(crate) fn posts(self) -> u32 {
+        let others = self.p as u32 - 1;
+        others * (self.recv_from.is_some() as u32 + self.send_to.is_some() as u32)
+    }
+
+    /// The `i`-th other rank in `order`.
+    fn peer(self, order: Order, i: usize) -> usize {
+        let (r, p) = (self.r, self.p);
+        match order {
+            Order::Ascending => i + (i >= r) as usize,
+            Order::Upward => (r + 1 + i) % p,
+            Order::Downward => (r + p - 1 - i) % p,
+        }
+    }
+
+    /// The fan's `i`-th post of collective `op`: a `Round::Recv` or a `Round::Send`.
+    pub(crate) fn post(self, op: &OpSpec, i: u32) -> Round {
+        let (i, others) = (i as usize, self.p - 1);
+        match (self.recv_from, self.send_to) {
+            (Some(order), _) if i < others => Round::Recv(self.peer(order, i)),
+            (Some(_), Some(order)) => self.send(op, self.peer(order, i - others)),
+            (None, Some(order)) => self.send(op, self.peer(order, i)),
+            _ => unreachable!("post {i} of a fan of {} posts", self.posts()),
+        }
+    }
+
+    fn send(self, op: &OpSpec, to: usize) -> Round {
+        let bytes = match op {
+            OpSpec::Alltoall { bytes, .. } | OpSpec::Scatter { bytes, .. } => *bytes,
+            OpSpec::Alltoallv { bytes, .. } => bytes[to],
+            _ => 0.0, // barrier: empty messages
+        };
+        Round::Send { to, bytes }
     }
 }
 
@@ -56,12 +125,42 @@ pub enum Algo {
     Pairwise,
     /// Alltoall: XOR partners, power of two only (SimGrid's `pair`).
     Pair,
-    /// Alltoall: round i sends to rank + i, receives from rank − i; allgather(v): the ring.
+    /// Alltoall: round i sends to rank + i, receives from rank − i; allgather(v): the ring;
+    /// reduce-scatter: Open MPI's ring (`ompi_ring`), each rank passing on the partial sums
+    /// of blocks r − 1, r − 2, … to rank + 1.
     Ring,
     /// Bruck: log p rounds of store-and-forward (alltoall, allgather).
     Bruck,
     /// Gatherv, scatterv: the root deals with each rank in turn.
     Linear,
+    /// Open MPI's basic linear algorithms (SimGrid's `basic_linear`, `ompi_basic_linear`):
+    /// gather, scatter and reduce deal with the root rank by rank (gather and scatter in rank
+    /// order, reduce from rank p − 1 down); alltoall(v) posts every receive and every send
+    /// then waits for them all; barrier's rank 0 receives from all, then sends to all.
+    BasicLinear,
+    /// Scatter: Open MPI's binomial tree, the smallest subtree first; reduce: the same tree as
+    /// `binomial`, a rank posting the receive from its next child before waiting for the
+    /// previous one, unsegmented (`ompi_binomial`).
+    OmpiBinomial,
+    /// Scatter: the root posts every send, then waits for them all (`ompi_linear_nb`).
+    LinearNb,
+    /// Barrier: recursive doubling on the largest power of two, the ranks above it folded
+    /// onto it before and released after (`ompi_recursivedoubling`).
+    RecursiveDoubling,
+    /// Barrier: a binomial tree up to rank 0 and back down (`ompi_tree`).
+    Tree,
+    /// Reduce-scatter: Open MPI's recursive halving on the largest power of two, the first
+    /// 2·(p − pof2) ranks folded pairwise before and served after
+    /// (`ompi_basic_recursivehalving`).
+    RecursiveHalving,
+    /// Allgather(v): Open MPI's neighbour exchange (`ompi_neighborexchange`; an even count):
+    /// even ranks trade with rank + 1 and rank − 1 in turn, odd ones with rank − 1 and
+    /// rank + 1, one block first, then the two blocks received last.
+    NeighborExchange,
+    /// Bcast: SimGrid's binary tree (`NTSB`) for one segment (at most 8192 bytes): a root
+    /// other than 0 first sends the buffer to rank 0; rank r receives from (r − 1) / 2, then
+    /// sends to 2r + 1 and 2r + 2.
+    BinaryTree,
 }
 
 impl Algo {
@@ -80,62 +179,82 @@ impl Algo {
             Algo::Ring => "ring",
             Algo::Bruck => "bruck",
             Algo::Linear => "linear",
+            Algo::BasicLinear => "basic_linear",
+            Algo::OmpiBinomial => "ompi_binomial",
+            Algo::LinearNb => "ompi_linear_nb",
+            Algo::RecursiveDoubling => "ompi_recursivedoubling",
+            Algo::Tree => "ompi_tree",
+            Algo::RecursiveHalving => "ompi_basic_recursivehalving",
+            Algo::NeighborExchange => "ompi_neighborexchange",
+            Algo::BinaryTree => "NTSB",
         }
     }
 
     /// Whether the algorithm needs a power-of-two communicator.
     fn needs_pof2(self) -> bool {
-        matches!(self, Algo::ScatterRdbAllgather | Algo::Pair) || self == Algo::Rdb
+        matches!(self, Algo::ScatterRdbAllgather | Algo::Pair | Algo::Rdb)
     }
 }
 
 /// The algorithms each collective offers, its default first.
 pub const ALGORITHMS: &[(&str, &[Algo])] = &[
-    ("barrier", &[Algo::Dissemination]),
-    ("bcast", &[Algo::Binomial, Algo::ScatterRdbAllgather, Algo::ScatterLrAllgather]),
-    ("reduce", &[Algo::Binomial]),
+    ("barrier", &[Algo::Dissemination, Algo::BasicLinear, Algo::RecursiveDoubling, Algo::Tree]),
+    ("bcast", &[Algo::Binomial, Algo::ScatterRdbAllgather, Algo::ScatterLrAllgather, Algo::BinaryTree]),
+    ("reduce", &[Algo::Binomial, Algo::BasicLinear, Algo::OmpiBinomial]),
     ("allreduce", &[Algo::Rdb, Algo::Lr, Algo::RabRdb, Algo::Redbcast]),
-    ("alltoall", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::Bruck]),
-    ("alltoallv", &[Algo::Pairwise, Algo::Ring]),
-    ("gather", &[Algo::Binomial]),
+    ("alltoall", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::Bruck, Algo::BasicLinear]),
+    ("alltoallv", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::BasicLinear]),
+    ("gather", &[Algo::Binomial, Algo::BasicLinear]),
     ("gatherv", &[Algo::Linear]),
-    ("scatter", &[Algo::Binomial]),
+    ("scatter", &[Algo::Binomial, Algo::OmpiBinomial, Algo::BasicLinear, Algo::LinearNb]),
     ("scatterv", &[Algo::Linear]),
-    ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck]),
-    ("allgatherv", &[Algo::Ring]),
-    ("reduce_scatter", &[Algo::Pairwise]),
+    ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair, Algo::NeighborExchange]),
+    ("allgatherv", &[Algo::Ring, Algo::NeighborExchange]),
+    ("reduce_scatter", &[Algo::Pairwise, Algo::RecursiveHalving, Algo::Ring]),
     ("scan", &[Algo::Rdb]),
     ("exscan", &[Algo::Rdb]),
 ];
 
 /// Presets that pick an algorithm by message size and communicator size.
-pub const PRESETS: &[&str] = &["mpich"];
+pub const PRESETS: &[&str] = &["mpich", "ompi"];
 
 fn offered(collective: &str) -> Option<&'static [Algo]> {
     ALGORITHMS.iter().find(|(c, _)| *c == collective).map(|(_, a)| *a)
 }
 
+/// SimGrid's NTSB bcast pipelines segments of this many bytes (`bcast-NTSB.cpp`); one
+/// segment, the whole buffer up to this size, is what commaware models.
+const NTSB_SEGMENT: f64 = 8192.0;
+
 /// Accepted spellings of an algorithm (SimGrid's where it has one).
 fn parse_algo(collective: &str, name: &str) -> Option<Algo> {
     let name = match (collective, name) {
-        ("bcast", "binomial_tree") | ("reduce" | "gather" | "scatter", "ompi_binomial") => "binomial",
+        // Open MPI's binomial gather is ours; its reduce and scatter differ (Algo::OmpiBinomial).
+        ("bcast", "binomial_tree") | ("gather", "ompi_binomial") => "binomial",
+        (_, "ompi_basic_linear") => "basic_linear",
         ("barrier", "dissemination") => "ompi_bruck",
         ("alltoall" | "alltoallv" | "reduce_scatter", "mpich") | ("reduce_scatter", "mpich_pair") => "pairwise",
-        ("allgatherv", "mpich_ring") => "ring",
         // SimGrid's "ring" allgather sends straight to rank + i; its neighbour-forwarding ring
         // (MPICH's, ours) is NTSLR.
-        ("allgather" | "allgatherv", "NTSLR") => "ring",
+        ("allgather" | "allgatherv", "NTSLR") | ("allgatherv", "mpich_ring") | ("reduce_scatter", "ompi_ring") => "ring",
         (_, "scatter_LR_allgather") => "scatter_lr_allgather",
         (_, n) => n,
     };
     offered(collective)?.iter().copied().find(|a| a.name() == name)
 }
 
+/// A library's selector: picks by message size and communicator size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Preset {
+    Mpich,
+    Ompi,
+}
+
 /// Which algorithm each collective uses: fixed choices, else the preset's, else the default.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Collectives {
     fixed: BTreeMap<&'static str, Algo>,
-    mpich: bool,
+    preset: Option<Preset>,
     /// Flops a reduction spends per byte it combines (the platform's
     /// `network.reduction_flops_per_byte`; 0: reductions cost no time).
     pub flops_per_byte: f64,
@@ -155,10 +274,11 @@ impl Collectives {
         let err = |field: &str, reason: String| Error::new(ErrorKind::Options, field, reason);
         for (key, value) in entries {
             if key == "preset" {
-                if !PRESETS.contains(&value.as_str()) {
-                    return Err(err("coll", format!("unknown preset {value:?}; presets: {}", PRESETS.join(", "))));
-                }
-                self.mpich = true;
+                self.preset = Some(match value.as_str() {
+                    "mpich" => Preset::Mpich,
+                    "ompi" => Preset::Ompi,
+                    _ => return Err(err("coll", format!("unknown preset {value:?}; presets: {}", PRESETS.join(", ")))),
+                });
                 continue;
             }
             let Some((collective, algos)) = ALGORITHMS.iter().find(|(c, _)| *c == key) else {
@@ -180,17 +300,30 @@ impl Collectives {
         if let Some(&a) = self.fixed.get(name) {
             return a;
         }
-        if self.mpich {
-            if let Some(a) = mpich(op, p) {
-                return a;
-            }
+        let preset_choice = match self.preset {
+            Some(Preset::Mpich) => mpich(op, p),
+            Some(Preset::Ompi) => ompi(op, p),
+            None => None,
+        };
+        if let Some(a) = preset_choice {
+            return a;
         }
         offered(name).map_or(Algo::Binomial, |a| a[0])
     }
 
-    /// Check the fixed choices against communicator size `p` (power-of-two algorithms).
+    /// Check the fixed choices against communicator size `p` (power-of-two algorithms, the
+    /// neighbour exchange's even count).
     pub(crate) fn check(&self, op: &OpSpec, p: usize) -> Result<()> {
         let a = self.pick(op, p);
+        let refuse = |reason: String| Err(Error::new(ErrorKind::Options, "coll", format!("{} algorithm {} {reason}", op.name(), a.name())));
+        if a == Algo::NeighborExchange && p % 2 == 1 {
+            return refuse(format!("needs an even number of ranks, the communicator has {p}"));
+        }
+        if let OpSpec::Bcast { bytes, .. } = op {
+            if a == Algo::BinaryTree && *bytes > NTSB_SEGMENT {
+                return refuse(format!("is modelled for one segment of at most {NTSB_SEGMENT} bytes (SimGrid pipelines larger buffers), got {bytes}"));
+            }
+        }
         if a.needs_pof2() && !p.is_power_of_two() && !(a == Algo::Rdb && matches!(op.name(), "allreduce" | "scan" | "exscan")) {
             return Err(Error::new(
                 ErrorKind::Options,
@@ -251,6 +384,244 @@ fn mpich(op: &OpSpec, p: usize) -> Option<Algo> {
     }
 }
 
+/// Open MPI's fixed decision for one collective: rows of (communicator size below, cells of
+/// (total bytes below, Open MPI's algorithm number)), the last row and cell taking the rest
+/// (a row "size == 2" of the source is "below 3"). The numbers are those of
+/// `ompi/mca/coll/tuned/coll_tuned_decision_fixed.c` (Open MPI 4.1/5.0) as SimGrid 3.32 carries
+/// them in `src/smpi/colls/smpi_openmpi_selector.cpp` (updated 02/2022), commutative operations
+/// (SimGrid's replay reduces with MPI_OP_NULL, which counts as commutative).
+type Decision = &'static [(usize, &'static [(f64, u8)])];
+
+const INF: f64 = f64::INFINITY;
+
+/// `allreduce__ompi`: 1 basic_linear, 2 nonoverlapping, 3 recursive_doubling, 4 ring, 5 segmented_ring, 6 rabenseifner.
+const OMPI_ALLREDUCE: Decision = &[
+    (4, &[(8.0, 4), (4096.0, 3), (8192.0, 4), (16384.0, 3), (65536.0, 4), (262144.0, 5), (INF, 6)]),
+    (8, &[(16.0, 4), (8192.0, 3), (INF, 6)]),
+    (16, &[(8192.0, 3), (INF, 6)]),
+    (32, &[(64.0, 5), (4096.0, 3), (INF, 6)]),
+    (64, &[(128.0, 5), (INF, 6)]),
+    (128, &[(262144.0, 3), (INF, 6)]),
+    (256, &[(131072.0, 2), (262144.0, 3), (INF, 6)]),
+    (512, &[(4096.0, 2), (INF, 6)]),
+    (2048, &[(2048.0, 2), (16384.0, 3), (INF, 6)]),
+    (4096, &[(2048.0, 2), (4096.0, 5), (16384.0, 3), (INF, 6)]),
+    (usize::MAX, &[(2048.0, 2), (16384.0, 5), (32768.0, 3), (INF, 6)]),
+];
+/// `alltoall__ompi`: 1 linear, 2 pairwise, 3 modified_bruck, 4 linear_sync, 5 two_proc.
+const OMPI_ALLTOALL: Decision = &[
+    (3, &[(2.0, 2), (4.0, 5), (16.0, 2), (64.0, 5), (256.0, 2), (4096.0, 5), (32768.0, 2), (262144.0, 4), (1048576.0, 5), (INF, 2)]),
+    (8, &[(8192.0, 4), (16384.0, 1), (65536.0, 4), (524288.0, 1), (1048576.0, 2), (INF, 1)]),
+    (16, &[(262144.0, 4), (INF, 1)]),
+    (32, &[(4.0, 4), (512.0, 3), (8192.0, 4), (32768.0, 1), (262144.0, 4), (524288.0, 1), (INF, 4)]),
+    (64, &[(512.0, 3), (524288.0, 1), (INF, 4)]),
+    (128, &[(1024.0, 3), (2048.0, 1), (4096.0, 4), (262144.0, 1), (INF, 2)]),
+    (256, &[(1024.0, 3), (2048.0, 4), (262144.0, 1), (INF, 2)]),
+    (512, &[(1024.0, 3), (8192.0, 4), (32768.0, 1), (INF, 2)]),
+    (1024, &[(512.0, 3), (8192.0, 4), (16384.0, 1), (131072.0, 4), (262144.0, 1), (INF, 2)]),
+    (2048, &[(512.0, 3), (1024.0, 4), (2048.0, 1), (16384.0, 4), (262144.0, 1), (INF, 4)]),
+    (4096, &[(1024.0, 3), (4096.0, 4), (8192.0, 1), (131072.0, 4), (INF, 1)]),
+    (usize::MAX, &[(2048.0, 3), (8192.0, 4), (16384.0, 1), (32768.0, 4), (65536.0, 1), (INF, 4)]),
+];
+/// `alltoallv__ompi`: 1 basic_linear, 2 pairwise (by communicator size only).
+const OMPI_ALLTOALLV: Decision = &[
+    (4, &[(INF, 2)]),
+    (64, &[(INF, 1)]),
+    (128, &[(INF, 2)]),
+    (256, &[(INF, 1)]),
+    (1024, &[(INF, 2)]),
+    (usize::MAX, &[(INF, 1)]),
+];
+/// `barrier__ompi`: 1 linear, 2 double_ring, 3 recursive_doubling, 4 bruck, 5 two_proc, 6 tree (by size only).
+const OMPI_BARRIER: Decision = &[
+    (4, &[(INF, 3)]),
+    (8, &[(INF, 1)]),
+    (64, &[(INF, 3)]),
+    (256, &[(INF, 4)]),
+    (512, &[(INF, 6)]),
+    (1024, &[(INF, 4)]),
+    (4096, &[(INF, 6)]),
+    (usize::MAX, &[(INF, 4)]),
+];
+/// `bcast__ompi`: 1 basic_linear, 2 chain, 3 pipeline, 4 split_binary_tree, 5 binary_tree, 6 binomial, 7 knomial, 8 scatter_allgather, 9 scatter_allgather_ring.
+const OMPI_BCAST: Decision = &[
+    (4, &[(32.0, 3), (256.0, 5), (512.0, 3), (1024.0, 7), (32768.0, 1), (131072.0, 5), (262144.0, 2), (524288.0, 1), (1048576.0, 6), (INF, 5)]),
+    (8, &[(64.0, 5), (128.0, 6), (2048.0, 5), (8192.0, 6), (1048576.0, 1), (INF, 2)]),
+    (16, &[(8.0, 7), (64.0, 5), (4096.0, 7), (16384.0, 5), (32768.0, 6), (INF, 1)]),
+    (32, &[(4096.0, 7), (1048576.0, 6), (INF, 8)]),
+    (64, &[(2048.0, 6), (INF, 7)]),
+    (128, &[(INF, 7)]),
+    (256, &[(2.0, 6), (16384.0, 5), (32768.0, 1), (65536.0, 5), (INF, 7)]),
+    (1024, &[(16384.0, 7), (32768.0, 4), (INF, 7)]),
+    (2048, &[(524288.0, 7), (INF, 8)]),
+    (4096, &[(262144.0, 7), (INF, 8)]),
+    (usize::MAX, &[(8192.0, 7), (16384.0, 5), (262144.0, 7), (INF, 8)]),
+];
+/// `reduce__ompi`: 1 linear, 2 chain, 3 pipeline, 4 binary, 5 binomial, 6 in-order_binary, 7 rabenseifner.
+const OMPI_REDUCE: Decision = &[
+    (4, &[(8.0, 7), (16.0, 4), (32.0, 3), (262144.0, 1), (524288.0, 3), (1048576.0, 2), (INF, 3)]),
+    (8, &[(4096.0, 4), (65536.0, 2), (262144.0, 5), (524288.0, 1), (1048576.0, 5), (INF, 1)]),
+    (16, &[(8192.0, 4), (INF, 5)]),
+    (32, &[(4096.0, 4), (INF, 5)]),
+    (256, &[(INF, 5)]),
+    (512, &[(8192.0, 5), (16384.0, 6), (INF, 5)]),
+    (2048, &[(INF, 5)]),
+    (4096, &[(512.0, 5), (1024.0, 6), (8192.0, 5), (16384.0, 6), (INF, 5)]),
+    (usize::MAX, &[(16.0, 5), (32.0, 6), (1024.0, 5), (2048.0, 6), (8192.0, 5), (16384.0, 6), (INF, 5)]),
+];
+/// `reduce_scatter__ompi`: 1 non-overlapping, 2 recursive_halving, 3 ring, 4 butterfly.
+const OMPI_REDUCE_SCATTER: Decision = &[
+    (4, &[(65536.0, 3), (131072.0, 4), (INF, 3)]),
+    (8, &[(8.0, 1), (262144.0, 2), (INF, 3)]),
+    (32, &[(262144.0, 2), (INF, 3)]),
+    (64, &[(64.0, 1), (2048.0, 2), (524288.0, 4), (INF, 3)]),
+    (128, &[(256.0, 1), (512.0, 2), (2048.0, 4), (4096.0, 2), (INF, 4)]),
+    (256, &[(256.0, 1), (512.0, 2), (INF, 4)]),
+    (512, &[(256.0, 1), (1024.0, 2), (INF, 4)]),
+    (1024, &[(512.0, 1), (2048.0, 2), (8192.0, 4), (16384.0, 2), (INF, 4)]),
+    (2048, &[(512.0, 1), (4096.0, 2), (16384.0, 4), (32768.0, 2), (INF, 4)]),
+    (4096, &[(512.0, 1), (4096.0, 2), (INF, 4)]),
+    (usize::MAX, &[(1024.0, 1), (8192.0, 2), (INF, 4)]),
+];
+/// `allgather__ompi`: 1 linear, 2 bruck, 3 recursive_doubling, 4 ring, 5 neighbor, 6 two_proc.
+const OMPI_ALLGATHER: Decision = &[
+    (3, &[(INF, 6)]),
+    (32, &[(INF, 3)]),
+    (64, &[(1024.0, 3), (65536.0, 5), (INF, 4)]),
+    (128, &[(512.0, 3), (65536.0, 5), (INF, 4)]),
+    (256, &[(512.0, 3), (131072.0, 5), (524288.0, 4), (1048576.0, 5), (INF, 4)]),
+    (512, &[(32.0, 3), (128.0, 2), (1024.0, 3), (131072.0, 5), (524288.0, 4), (1048576.0, 5), (INF, 4)]),
+    (1024, &[(64.0, 3), (256.0, 2), (2048.0, 3), (INF, 5)]),
+    (2048, &[(4.0, 3), (8.0, 2), (16.0, 3), (32.0, 2), (256.0, 3), (512.0, 2), (4096.0, 3), (INF, 5)]),
+    (4096, &[(32.0, 2), (128.0, 3), (512.0, 2), (4096.0, 3), (INF, 5)]),
+    (usize::MAX, &[(2.0, 3), (8.0, 2), (16.0, 3), (512.0, 2), (4096.0, 3), (INF, 5)]),
+];
+/// `allgatherv__ompi`: 1 default, 2 bruck, 3 ring, 4 neighbor, 5 two_proc.
+const OMPI_ALLGATHERV: Decision = &[
+    (3, &[(2048.0, 3), (4096.0, 5), (8192.0, 3), (INF, 5)]),
+    (8, &[(256.0, 1), (4096.0, 4), (8192.0, 3), (16384.0, 4), (262144.0, 2), (INF, 4)]),
+    (16, &[(1024.0, 1), (INF, 2)]),
+    (32, &[(128.0, 1), (262144.0, 2), (INF, 3)]),
+    (64, &[(256.0, 1), (8192.0, 2), (INF, 3)]),
+    (128, &[(256.0, 1), (4096.0, 2), (INF, 3)]),
+    (256, &[(1024.0, 2), (65536.0, 4), (INF, 3)]),
+    (512, &[(1024.0, 2), (INF, 3)]),
+    (1024, &[(512.0, 2), (1024.0, 1), (4096.0, 2), (1048576.0, 4), (INF, 3)]),
+    (usize::MAX, &[(4096.0, 2), (INF, 4)]),
+];
+/// `gather__ompi`: 1 basic_linear, 2 binomial, 3 linear_sync.
+const OMPI_GATHER: Decision = &[
+    (4, &[(2.0, 3), (4.0, 1), (32768.0, 2), (65536.0, 1), (131072.0, 2), (INF, 3)]),
+    (8, &[(1024.0, 2), (8192.0, 1), (32768.0, 2), (262144.0, 1), (INF, 3)]),
+    (256, &[(INF, 2)]),
+    (512, &[(2048.0, 2), (8192.0, 1), (INF, 2)]),
+    (usize::MAX, &[(INF, 2)]),
+];
+/// `scatter__ompi`: 1 basic_linear, 2 binomial, 3 linear_nb.
+const OMPI_SCATTER: Decision = &[
+    (4, &[(2.0, 3), (131072.0, 1), (262144.0, 3), (INF, 1)]),
+    (8, &[(2048.0, 2), (4096.0, 1), (8192.0, 2), (32768.0, 1), (1048576.0, 3), (INF, 1)]),
+    (16, &[(16384.0, 2), (1048576.0, 3), (INF, 1)]),
+    (32, &[(16384.0, 2), (32768.0, 1), (INF, 3)]),
+    (64, &[(512.0, 2), (8192.0, 3), (16384.0, 2), (INF, 3)]),
+    (usize::MAX, &[(512.0, 2), (INF, 3)]),
+];
+
+/// Open MPI's algorithm number for `p` ranks and `bytes` in `table`.
+fn decide(table: Decision, p: usize, bytes: f64) -> u8 {
+    let (_, cells) = table.iter().find(|(below, _)| p < *below).expect("the last row takes every size");
+    cells.iter().find(|(below, _)| bytes < *below).expect("the last cell takes every size").1
+}
+
+/// Open MPI's selector as SimGrid 3.32's `smpi/coll-selector:ompi` runs it, or `None` to keep
+/// the default where it picks an algorithm not modelled here (docs/formats.md lists each
+/// case). Sizes are bytes (counts of MPI_BYTE, as the TI export writes them): per rank for
+/// alltoall, gather, scatter and allgather, the whole buffer for bcast, reduce and allreduce,
+/// the sum of the counts for reduce_scatter, that sum over p (rounded down) for allgatherv.
+fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
+    let if_pof2 = |a: Algo| p.is_power_of_two().then_some(a);
+    // SimGrid's neighbour exchange turns to its direct ring (not modelled) on an odd count.
+    let if_even = |a: Algo| (p % 2 == 0).then_some(a);
+    match op {
+        OpSpec::Allreduce { bytes, .. } => match decide(OMPI_ALLREDUCE, p, *bytes) {
+            3 => Some(Algo::Rdb),
+            // SimGrid's lr runs redbcast when the count is below p.
+            4 if *bytes >= p as f64 => Some(Algo::Lr),
+            6 => Some(Algo::RabRdb),
+            // 1 basic_linear, 2 nonoverlapping (and lr below p): SimGrid runs redbcast, which
+            // calls the selector's reduce and bcast (not binomial trees at these sizes);
+            // 5 segmented_ring.
+            _ => None,
+        },
+        OpSpec::Alltoall { bytes, .. } => match decide(OMPI_ALLTOALL, p, *bytes) {
+            // 1 linear, 4 linear_sync, 5 two_proc: SimGrid runs basic_linear for all three.
+            1 | 4 | 5 => Some(Algo::BasicLinear),
+            // 2 pairwise: SimGrid runs pair, which refuses a p that is not a power of two.
+            2 => if_pof2(Algo::Pair),
+            3 => Some(Algo::Bruck), // modified_bruck
+            _ => None,
+        },
+        OpSpec::Alltoallv { .. } => match decide(OMPI_ALLTOALLV, p, 0.0) {
+            1 => Some(Algo::BasicLinear),
+            _ => if_pof2(Algo::Pair), // 2 pairwise: SimGrid's pair (a power of two only)
+        },
+        OpSpec::Barrier { .. } => match decide(OMPI_BARRIER, p, 0.0) {
+            1 | 2 => Some(Algo::BasicLinear), // linear; double_ring runs basic_linear in SimGrid
+            3 => Some(Algo::RecursiveDoubling),
+            4 => Some(Algo::Dissemination), // bruck
+            6 => Some(Algo::Tree),
+            _ => None, // 5 two_proc (never picked)
+        },
+        OpSpec::Bcast { bytes, .. } => match decide(OMPI_BCAST, p, *bytes) {
+            // 5 binary_tree: SimGrid's NTSB, modelled for one segment.
+            5 if *bytes <= NTSB_SEGMENT => Some(Algo::BinaryTree),
+            6 => Some(Algo::Binomial),
+            8 => if_pof2(Algo::ScatterRdbAllgather), // scatter_allgather
+            _ => None, // linear, chain, pipeline, split_binary_tree, knomial
+        },
+        OpSpec::Reduce { bytes, .. } => match decide(OMPI_REDUCE, p, *bytes) {
+            // 1 linear; 7 rabenseifner, which SimGrid replaces by basic_linear.
+            1 | 7 => Some(Algo::BasicLinear),
+            // reduce__ompi_binomial cuts 1 KiB segments (not modelled) when
+            // p > 0.6016 / 1024 · bytes + 1.3496, unless p < 8 and bytes < 20480, bytes < 2048
+            // or the count is 1.
+            5 => {
+                let whole = (p < 8 && *bytes < 20480.0) || *bytes < 2048.0 || *bytes <= 1.0;
+                (whole || p as f64 <= 0.6016 / 1024.0 * bytes + 1.3496).then_some(Algo::OmpiBinomial)
+            }
+            _ => None, // chain, pipeline, binary, in-order_binary
+        },
+        OpSpec::Allgather { bytes, .. } => match decide(OMPI_ALLGATHER, p, *bytes) {
+            2 => Some(Algo::Bruck),
+            3 => if_pof2(Algo::Rdb), // recursive_doubling
+            5 => if_even(Algo::NeighborExchange),
+            6 => if_pof2(Algo::Pair), // two_proc
+            _ => None,               // linear, ring (SimGrid's direct one)
+        },
+        OpSpec::Allgatherv { bytes, .. } => match decide(OMPI_ALLGATHERV, p, (bytes.iter().sum::<f64>() / p as f64).floor()) {
+            3 => Some(Algo::Ring), // ring: SimGrid's mpich_ring
+            4 => if_even(Algo::NeighborExchange),
+            _ => None, // default (GB), bruck, two_proc
+        },
+        OpSpec::Gather { bytes, .. } => match decide(OMPI_GATHER, p, *bytes) {
+            1 => Some(Algo::BasicLinear),
+            2 => Some(Algo::Binomial),
+            _ => None, // 3 linear_sync
+        },
+        OpSpec::Scatter { bytes, .. } => match decide(OMPI_SCATTER, p, *bytes) {
+            1 => Some(Algo::BasicLinear),
+            2 => Some(Algo::OmpiBinomial),
+            _ => Some(Algo::LinearNb),
+        },
+        OpSpec::ReduceScatter { bytes, .. } => match decide(OMPI_REDUCE_SCATTER, p, bytes.iter().sum()) {
+            2 => Some(Algo::RecursiveHalving),
+            3 => Some(Algo::Ring),
+            _ => None, // 1 non-overlapping (reduce then scatterv), 4 butterfly
+        },
+        _ => None,
+    }
+}
+
 /// Highest power of two not above `p` (p ≥ 1).
 pub(crate) fn floor_pow2(p: usize) -> usize {
     1usize << (usize::BITS - 1 - p.leading_zeros())
@@ -285,18 +656,59 @@ fn binomial_up(r: usize, p: usize, root: usize, k: usize, block: impl Fn(usize) 
     })
 }
 
+/// Round `k` of Open MPI's binomial reduce towards `root` (one segment), on the tree of
+/// [`binomial_up`] (children rel + 1, rel + 2, rel + 4, … while below the rank's lowest set
+/// bit): round j < m posts the receive from child j and waits for child j − 1's, round m
+/// waits for the last, then the rank sends `bytes` to its parent.
+fn binomial_up_ahead(r: usize, p: usize, root: usize, k: usize, bytes: f64) -> Option<Round> {
+    let rel = (r + p - root) % p;
+    let above_children = if rel == 0 { p.next_power_of_two() } else { low_bit(rel) };
+    let children = (0..usize::BITS).take_while(|&j| (1usize << j) < above_children && rel + (1usize << j) < p).count();
+    let slot = |j: usize| (j % 2) as u32;
+    let previous = k.checked_sub(1).map(slot);
+    if k < children {
+        return Some(Round::RecvAhead { from: Some((rel + (1 << k) + root) % p), slot: slot(k), wait_slot: previous });
+    }
+    match k - children {
+        0 if children > 0 => Some(Round::RecvAhead { from: None, slot: 0, wait_slot: previous }),
+        j if j == (children > 0) as usize && rel != 0 => Some(Round::Send { to: (rel - low_bit(rel) + root) % p, bytes }),
+        _ => None,
+    }
+}
+
+/// Round `k` of SimGrid's one-segment NTSB bcast ([`Algo::BinaryTree`]).
+fn binary_tree_bcast(r: usize, p: usize, root: usize, k: usize, bytes: f64) -> Option<Round> {
+    let to_zero = root != 0;
+    let send = |to: usize| Some(if to < p { Round::Send { to, bytes } } else { Round::Skip });
+    match k.checked_sub(to_zero as usize) {
+        None if r == root => Some(Round::Send { to: 0, bytes }),
+        None if r == 0 => Some(Round::Recv(root)),
+        None => Some(Round::Skip),
+        Some(0) => Some(if r == 0 { Round::Skip } else { Round::Recv((r - 1) / 2) }),
+        Some(1) => send(2 * r + 1),
+        Some(2) => send(2 * r + 2),
+        Some(_) => None,
+    }
+}
+
 /// Round `k` of a binomial tree flowing away from `root` (bcast, scatter): receive from
-/// the parent (if not the root), then send to the children, the largest subtree first;
-/// the message to the child at relative rank `c` with a subtree of `n` ranks carries
-/// `block(c, n)` bytes.
-fn binomial_down(r: usize, p: usize, root: usize, k: usize, block: impl Fn(usize, usize) -> f64) -> Option<Round> {
+/// the parent (if not the root), then send to the children, the largest subtree first
+/// (MPICH's) or the smallest first (Open MPI's, `largest_first` false); the message to
+/// the child at relative rank `c` with a subtree of `n` ranks carries `block(c, n)` bytes.
+fn binomial_down(r: usize, p: usize, root: usize, k: usize, largest_first: bool, block: impl Fn(usize, usize) -> f64) -> Option<Round> {
     let rel = (r + p - root) % p;
     let has_parent = rel != 0;
     if has_parent && k == 0 {
         return Some(Round::Recv((rel - low_bit(rel) + root) % p));
     }
-    let first = if has_parent { low_bit(rel) >> 1 } else { p.next_power_of_two() >> 1 };
-    let mask = first.checked_shr((k - has_parent as usize) as u32).unwrap_or(0);
+    // Children sit at rel + 2^j for every 2^j below this.
+    let above_children = if has_parent { low_bit(rel) } else { p.next_power_of_two() };
+    let j = (k - has_parent as usize) as u32;
+    let mask = if largest_first {
+        (above_children >> 1).checked_shr(j).unwrap_or(0)
+    } else {
+        1usize.checked_shl(j).filter(|&m| m < above_children).unwrap_or(0)
+    };
     if mask == 0 {
         return None;
     }
@@ -322,13 +734,74 @@ fn ring(r: usize, p: usize, k: usize, block_of: impl Fn(usize) -> f64) -> Option
 }
 
 /// Linear exchange with the root, round k: the root deals with every other rank in rank
-/// order (sending when `to_root` is false), the others make their one transfer.
-fn linear(r: usize, p: usize, root: usize, k: usize, to_root: bool, bytes: &[f64]) -> Option<Round> {
+/// order, from rank p − 1 down when `descending` (sending when `to_root` is false), the
+/// others make their one transfer; rank i's block is `bytes(i)`.
+fn linear(r: usize, p: usize, root: usize, k: usize, to_root: bool, descending: bool, bytes: impl Fn(usize) -> f64) -> Option<Round> {
     if r != root {
-        return (k == 0).then(|| if to_root { Round::Send { to: root, bytes: bytes[r] } } else { Round::Recv(root) });
+        return (k == 0).then(|| if to_root { Round::Send { to: root, bytes: bytes(r) } } else { Round::Recv(root) });
     }
-    let i = k + (k >= root) as usize;
-    (i < p).then(|| if to_root { Round::Recv(i) } else { Round::Send { to: i, bytes: bytes[i] } })
+    if k + 1 >= p {
+        return None;
+    }
+    let i = if descending { p - 1 - k - (p - 1 - k <= root) as usize } else { k + (k >= root) as usize };
+    Some(if to_root { Round::Recv(i) } else { Round::Send { to: i, bytes: bytes(i) } })
+}
+
+/// Round 0 of rank `r` of `p` is a fan (none when it has no other rank).
+fn fan_round(r: usize, p: usize, k: usize, recv_from: Option<Order>, send_to: Option<Order>) -> Option<Round> {
+    (k == 0 && p > 1).then_some(Round::Fan(Fan { r, p, recv_from, send_to }))
+}
+
+/// Round `k` of a barrier with algorithm `algo`; every message is empty.
+fn barrier(algo: Algo, r: usize, p: usize, k: usize) -> Option<Round> {
+    match algo {
+        // Rank 0 receives from every other rank, then sends to each; they send, then receive.
+        Algo::BasicLinear => match (r, k) {
+            (0, 0) => fan_round(0, p, 0, Some(Order::Ascending), None),
+            (0, 1) => fan_round(0, p, 0, None, Some(Order::Ascending)),
+            (_, 0) => Some(Round::Send { to: 0, bytes: 0.0 }),
+            (1.., 1) => Some(Round::Recv(0)),
+            _ => None,
+        },
+        Algo::RecursiveDoubling => {
+            // Ranks from pof2 up exchange with rank − pof2, which hears from them first,
+            // runs the recursive doubling, and answers them last.
+            let pof2 = floor_pow2(p);
+            let steps = pof2.trailing_zeros() as usize;
+            let exchange = |peer: usize| Round::SendRecv { dst: peer, src: peer, bytes: 0.0 };
+            let folded = r < p - pof2;
+            match k {
+                _ if r >= pof2 => (k == 0).then(|| exchange(r - pof2)),
+                0 => Some(if folded { Round::Recv(r + pof2) } else { Round::Skip }),
+                k if k <= steps => Some(exchange(r ^ (1 << (k - 1)))),
+                k if k == steps + 1 && folded => Some(Round::Send { to: r + pof2, bytes: 0.0 }),
+                _ => None,
+            }
+        }
+        Algo::Tree => {
+            // Up: at jump 2^k a rank whose k low bits are clear hears from r + 2^k if it has
+            // that bit clear, else reports to r − 2^k; down: the same pairs the other way.
+            let levels = log2_ceil(p);
+            let (jump, up) = match k {
+                k if k < levels => (1usize << k, true),
+                k if k < 2 * levels => (1usize << (2 * levels - 1 - k), false),
+                _ => return None,
+            };
+            let partner = r ^ jump;
+            Some(if r & (jump - 1) != 0 || partner >= p {
+                Round::Skip
+            } else if (partner > r) == up {
+                Round::Recv(partner)
+            } else {
+                Round::Send { to: partner, bytes: 0.0 }
+            })
+        }
+        _ => {
+            // Dissemination: round k with rank ± 2^k.
+            let mask = 1usize.checked_shl(k as u32).filter(|&m| m < p)?;
+            Some(Round::SendRecv { dst: (r + mask) % p, src: (r + p - mask) % p, bytes: 0.0 })
+        }
+    }
 }
 
 /// Recursive doubling over partners r XOR 2^k that exist, `bytes(k)` per exchange.
@@ -380,6 +853,72 @@ fn folded(r: usize, p: usize, k: usize, inner: usize, bytes: f64, core: impl Fn(
     None
 }
 
+/// Step `j` of Open MPI's recursive halving (reduce-scatter) for rank `r` of `p` with block
+/// sizes `sizes`, if the rank takes part: (partner, bytes sent, bytes received). On the
+/// power-of-two core (rank i < rem standing for ranks 2i and 2i + 1, the others for i + rem),
+/// step j pairs ranks pof2 / 2^(j+1) apart; each keeps the half of their common window of
+/// blocks its own rank is in and sends the other half.
+fn halving_step(r: usize, p: usize, j: usize, sizes: &[f64]) -> Option<(usize, f64, f64)> {
+    let pof2 = floor_pow2(p);
+    let rem = p - pof2;
+    let core_rank = if r < 2 * rem { (r % 2 == 1).then_some(r / 2)? } else { r - rem };
+    let first_rank = |i: usize| if i < rem { 2 * i } else { i + rem };
+    let half_sum = |i: usize, mask: usize| sizes[first_rank(i)..first_rank(i + mask)].iter().sum::<f64>();
+    let mask = pof2 >> (j + 1);
+    let peer = core_rank ^ mask;
+    let (mine, theirs) = (core_rank & !(mask - 1), peer & !(mask - 1));
+    let partner = if peer < rem { 2 * peer + 1 } else { peer + rem };
+    Some((partner, half_sum(theirs, mask), half_sum(mine, mask)))
+}
+
+/// Round `k` of Open MPI's recursive halving (reduce-scatter, [`halving_step`]): the fold
+/// (the even of the first 2·rem ranks sends its whole buffer to the odd), the core steps (a
+/// step moving nothing either way is skipped), then each odd rank sends its even
+/// neighbour's block.
+fn recursive_halving(r: usize, p: usize, k: usize, sizes: &[f64]) -> Option<Round> {
+    let total: f64 = sizes.iter().sum();
+    let steps = floor_pow2(p).trailing_zeros() as usize;
+    if total == 0.0 || k > steps + 1 {
+        return None;
+    }
+    let folded = r < 2 * (p - floor_pow2(p));
+    Some(match k {
+        0 if folded && r % 2 == 0 => Round::Send { to: r + 1, bytes: total },
+        0 if folded => Round::Recv(r - 1),
+        0 => Round::Skip,
+        k if k <= steps => match halving_step(r, p, k - 1, sizes) {
+            Some((partner, sent, kept)) if sent > 0.0 && kept > 0.0 => Round::SendRecv { dst: partner, src: partner, bytes: sent },
+            _ => Round::Skip,
+        },
+        _ if folded && r % 2 == 0 && sizes[r] > 0.0 => Round::Recv(r + 1),
+        _ if folded && r % 2 == 1 && sizes[r - 1] > 0.0 => Round::Send { to: r - 1, bytes: sizes[r - 1] },
+        _ => Round::Skip,
+    })
+}
+
+/// Round `k` of Open MPI's neighbour exchange (allgather(v), p even): round 0 trades rank r's
+/// block with its first neighbour (r + 1 for an even r, r − 1 for an odd one); round k ≥ 1
+/// trades, with the first neighbour on even k and the other on odd k, the pair of blocks
+/// received in round k − 1: its own pair (r − r mod 2 and the next) at k = 1, then pairs
+/// 2·⌊k/2⌋ ranks away, above on odd k for an even r (on even k for an odd r), else below.
+/// `block(b)` is the size of rank b's block.
+fn neighbor_exchange(r: usize, p: usize, k: usize, block: impl Fn(usize) -> f64) -> Option<Round> {
+    if k >= p / 2 {
+        return None;
+    }
+    let even = r % 2 == 0;
+    let first = if even { (r + 1) % p } else { (r + p - 1) % p };
+    let other = if even { (r + p - 1) % p } else { (r + 1) % p };
+    let partner = if k % 2 == 0 { first } else { other };
+    if k == 0 {
+        return Some(Round::SendRecv { dst: partner, src: partner, bytes: block(r) });
+    }
+    let pair = r - r % 2;
+    let away = 2 * (k / 2) % p;
+    let from = if even == (k % 2 == 1) { (pair + away) % p } else { (pair + p - away) % p };
+    Some(Round::SendRecv { dst: partner, src: partner, bytes: block(from) + block(from + 1) })
+}
+
 /// Two algorithms one after the other: the first's rounds padded to `first_len`.
 fn then(k: usize, first_len: usize, first: impl Fn(usize) -> Option<Round>, second: impl Fn(usize) -> Option<Round>) -> Option<Round> {
     if k < first_len {
@@ -394,10 +933,7 @@ fn then(k: usize, first_len: usize, first: impl Fn(usize) -> Option<Round>, seco
 pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Option<Round> {
     let k = k as usize;
     match (op, algo) {
-        (OpSpec::Barrier { .. }, _) => {
-            let mask = 1usize.checked_shl(k as u32).filter(|&m| m < p)?;
-            Some(Round::SendRecv { dst: (r + mask) % p, src: (r + p - mask) % p, bytes: 0.0 })
-        }
+        (OpSpec::Barrier { .. }, _) => barrier(algo, r, p, k),
         (OpSpec::Bcast { root, bytes, .. }, Algo::ScatterRdbAllgather | Algo::ScatterLrAllgather) => {
             // MPICH: chunks of ceil(n/p) bytes, chunk j at relative rank j; the binomial
             // scatter gives each rank its chunk, the allgather the others.
@@ -407,7 +943,7 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
             let chunks = |from: usize, count: usize| (n - from as f64 * ss).clamp(0.0, count as f64 * ss);
             let rel = (r + p - root) % p;
             let world = |x: usize| (x + root) % p;
-            then(k, log2_ceil(p) + 1, |k| binomial_down(r, p, root, k, chunks), |j| {
+            then(k, log2_ceil(p) + 1, |k| binomial_down(r, p, root, k, true, chunks), |j| {
                 if algo == Algo::ScatterRdbAllgather {
                     let mask = 1usize.checked_shl(j as u32).filter(|&m| m < p)?;
                     let partner = rel ^ mask;
@@ -418,9 +954,16 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
                 }
             })
         }
-        (OpSpec::Bcast { root, bytes, .. }, _) => binomial_down(r, p, *root, k, |_, _| *bytes),
-        (OpSpec::Scatter { root, bytes, .. }, _) => binomial_down(r, p, *root, k, |_, n| n as f64 * bytes),
+        (OpSpec::Bcast { root, bytes, .. }, Algo::BinaryTree) => binary_tree_bcast(r, p, *root, k, *bytes),
+        (OpSpec::Bcast { root, bytes, .. }, _) => binomial_down(r, p, *root, k, true, |_, _| *bytes),
+        (OpSpec::Scatter { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, false, false, |_| *bytes),
+        (OpSpec::Scatter { root, .. }, Algo::LinearNb) if r == *root => fan_round(r, p, k, None, Some(Order::Ascending)),
+        (OpSpec::Scatter { root, .. }, Algo::LinearNb) => (k == 0).then_some(Round::Recv(*root)),
+        (OpSpec::Scatter { root, bytes, .. }, a) => binomial_down(r, p, *root, k, a != Algo::OmpiBinomial, |_, n| n as f64 * bytes),
+        (OpSpec::Reduce { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, true, true, |_| *bytes),
+        (OpSpec::Reduce { root, bytes, .. }, Algo::OmpiBinomial) => binomial_up_ahead(r, p, *root, k, *bytes),
         (OpSpec::Reduce { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |_| *bytes),
+        (OpSpec::Gather { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, true, false, |_| *bytes),
         (OpSpec::Gather { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |n| n as f64 * bytes),
         (OpSpec::Allreduce { bytes, .. }, Algo::Lr) => {
             // Ring reduce-scatter then ring allgather, n/p per step.
@@ -429,7 +972,7 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
         }
         (OpSpec::Allreduce { bytes, .. }, Algo::Redbcast) => {
             let n = *bytes;
-            then(k, log2_ceil(p), |k| binomial_up(r, p, 0, k, |_| n), |j| binomial_down(r, p, 0, j, |_, _| n))
+            then(k, log2_ceil(p), |k| binomial_up(r, p, 0, k, |_| n), |j| binomial_down(r, p, 0, j, true, |_, _| n))
         }
         (OpSpec::Allreduce { bytes, .. }, Algo::RabRdb) => {
             // Recursive halving (distance 1 first, n/2, n/4, …) then recursive doubling
@@ -457,11 +1000,21 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
             let count = |k: usize| (0..p).filter(|j| j >> k & 1 == 1).count() as f64;
             bruck(r, p, k, true, |k| count(k) * bytes)
         }
+        // Open MPI's: receives from r + 1 upwards, sends to r − 1 downwards (alltoall), both
+        // in rank order (alltoallv).
+        (OpSpec::Alltoall { .. }, Algo::BasicLinear) => fan_round(r, p, k, Some(Order::Upward), Some(Order::Downward)),
+        (OpSpec::Alltoallv { .. }, Algo::BasicLinear) => fan_round(r, p, k, Some(Order::Ascending), Some(Order::Ascending)),
         (OpSpec::Alltoall { bytes, .. }, a) => pairwise(r, p, k, xor_of(a), |_| *bytes),
         (OpSpec::Alltoallv { bytes, .. }, a) => pairwise(r, p, k, xor_of(a), |dst| bytes[dst]),
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::RecursiveHalving) => recursive_halving(r, p, k, bytes),
+        // Round k passes on block r − 1 − k.
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::Ring) => ring(r, p, k, |b| bytes[(b + p - 1) % p]),
         // MPICH's pairwise reduce-scatter pairs r + i with r − i for every count (no XOR
         // partners for a power of two, unlike its alltoall).
         (OpSpec::ReduceScatter { bytes, .. }, _) => pairwise(r, p, k, Some(false), |dst| bytes[dst]),
+        (OpSpec::Allgather { bytes, .. }, Algo::Pair) => pairwise(r, p, k, Some(true), |_| *bytes),
+        (OpSpec::Allgather { bytes, .. }, Algo::NeighborExchange) => neighbor_exchange(r, p, k, |_| *bytes),
+        (OpSpec::Allgatherv { bytes, .. }, Algo::NeighborExchange) => neighbor_exchange(r, p, k, |b| bytes[b]),
         (OpSpec::Allgather { bytes, .. }, Algo::Rdb) => recursive_doubling(r, p, k, |k| (1u64 << k) as f64 * bytes),
         (OpSpec::Allgather { bytes, .. }, Algo::Bruck) => {
             // Doubling counts while 2^k ≤ p/2, then the p − 2^k blocks left.
@@ -469,8 +1022,8 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
         }
         (OpSpec::Allgather { bytes, .. }, _) => ring(r, p, k, |_| *bytes),
         (OpSpec::Allgatherv { bytes, .. }, _) => ring(r, p, k, |owner| bytes[owner]),
-        (OpSpec::Gatherv { root, bytes, .. }, _) => linear(r, p, *root, k, true, bytes),
-        (OpSpec::Scatterv { root, bytes, .. }, _) => linear(r, p, *root, k, false, bytes),
+        (OpSpec::Gatherv { root, bytes, .. }, _) => linear(r, p, *root, k, true, false, |i| bytes[i]),
+        (OpSpec::Scatterv { root, bytes, .. }, _) => linear(r, p, *root, k, false, false, |i| bytes[i]),
         _ => None,
     }
 }
@@ -483,7 +1036,8 @@ pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32,
     let received = match rd {
         Round::Recv(_) => None,
         Round::SendRecv { bytes, .. } => Some(bytes),
-        Round::Send { .. } | Round::Skip => return 0.0,
+        Round::Send { .. } | Round::Fan(_) | Round::Skip | Round::RecvAhead { wait_slot: None, .. } => return 0.0,
+        Round::RecvAhead { .. } => None,
     };
     match (op, algo) {
         (OpSpec::Reduce { bytes, .. }, _) => *bytes,
@@ -498,6 +1052,13 @@ pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32,
         },
         (OpSpec::Allreduce { bytes, .. }, _) => if k <= steps { *bytes } else { 0.0 },
         (OpSpec::Scan { .. } | OpSpec::Exscan { .. }, _) => received.unwrap_or(0.0),
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::RecursiveHalving) => match k {
+            0 => bytes.iter().sum(),
+            k if k <= steps => halving_step(r, p, k - 1, bytes).map_or(0.0, |(_, _, kept)| kept),
+            _ => 0.0,
+        },
+        // Round k brings block r − 2 − k from rank − 1.
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::Ring) => bytes[(r + 2 * p - 2 - k) % p],
         (OpSpec::ReduceScatter { bytes, .. }, _) => bytes[r],
         _ => 0.0,
     }
@@ -564,6 +1125,15 @@ mod tests {
         // Bruck alltoall on 5: blocks with bit 0 set {1, 3}, bit 1 {2, 3}, bit 2 {4}: 5 blocks a rank.
         assert_eq!(total(OpSpec::Alltoall { bytes: 10.0, comm: 0 }, 5, "alltoall=bruck"), 5.0 * 50.0);
         assert_eq!(total(OpSpec::Alltoall { bytes: 10.0, comm: 0 }, 5, "alltoall=ring"), 5.0 * 4.0 * 10.0);
+        // Reduce-scatter of blocks 1, 2, 3, 4: the ring passes every block but its own (3 × 10);
+        // recursive halving sends the far half (7, 7, 3, 3), then the partner's block (2, 1, 4, 3).
+        let reduce_scatter = OpSpec::ReduceScatter { bytes: vec![1.0, 2.0, 3.0, 4.0], comm: 0 };
+        assert_eq!(total(reduce_scatter.clone(), 4, "reduce_scatter=ompi_ring"), 30.0);
+        assert_eq!(total(reduce_scatter, 4, "reduce_scatter=ompi_basic_recursivehalving"), 20.0 + 10.0);
+        // On 5 (blocks 1..=5): the fold (rank 0's 15 to rank 1), the core as on 4 with blocks
+        // 3 (ranks 0-1), 3, 4, 5: 9 + 9 + 6 + 6 = 30, then 3 + 3 + 5 + 4 = 15, then rank 1 returns 1.
+        let reduce_scatter = OpSpec::ReduceScatter { bytes: vec![1.0, 2.0, 3.0, 4.0, 5.0], comm: 0 };
+        assert_eq!(total(reduce_scatter, 5, "reduce_scatter=ompi_basic_recursivehalving"), 15.0 + 30.0 + 15.0 + 1.0);
         // Allgather: every rank receives p − 1 blocks, whatever the algorithm.
         for (p, spec) in [(6, "allgather=bruck"), (8, "allgather=rdb"), (7, "allgather=ring")] {
             assert_eq!(total(OpSpec::Allgather { bytes: 10.0, comm: 0 }, p, spec), (p * (p - 1)) as f64 * 10.0, "{spec}");
@@ -593,12 +1163,95 @@ mod tests {
     }
 
     #[test]
+    fn the_ompi_preset_picks_by_size_and_ranks() {
+        // Expected choices read off SimGrid 3.32's smpi_openmpi_selector.cpp at each threshold.
+        let c = Collectives::parse("ompi").unwrap();
+        let pick = |op: OpSpec, p: usize| c.pick(&op, p);
+        let allreduce = |n: f64| OpSpec::Allreduce { bytes: n, comm: 0 };
+        // p < 8: ring below 16 bytes, recursive doubling below 8192, Rabenseifner from 8192.
+        assert_eq!(pick(allreduce(15.0), 5), Algo::Lr);
+        assert_eq!(pick(allreduce(16.0), 5), Algo::Rdb);
+        assert_eq!(pick(allreduce(8191.0), 5), Algo::Rdb);
+        assert_eq!(pick(allreduce(8192.0), 5), Algo::RabRdb);
+        // SimGrid's lr turns to redbcast below p elements, and redbcast to the selector's reduce
+        // and bcast: not modelled, the default (rdb). Likewise the segmented ring (p 16-31, < 64).
+        assert_eq!(pick(allreduce(4.0), 5), Algo::Rdb);
+        assert_eq!(pick(allreduce(63.0), 16), Algo::Rdb);
+        let alltoall = |n: f64| OpSpec::Alltoall { bytes: n, comm: 0 };
+        assert_eq!(pick(alltoall(100.0), 4), Algo::BasicLinear);
+        assert_eq!(pick(alltoall(524288.0), 4), Algo::Pair);
+        assert_eq!(pick(alltoall(524288.0), 6), Algo::Pairwise); // pair needs a power of two
+        assert_eq!(pick(alltoall(1048576.0), 4), Algo::BasicLinear);
+        assert_eq!(pick(alltoall(511.0), 16), Algo::Bruck);
+        assert_eq!(pick(alltoall(512.0), 16), Algo::BasicLinear);
+        assert_eq!(pick(OpSpec::Alltoallv { bytes: vec![1.0; 3], comm: 0 }, 3), Algo::Pairwise);
+        assert_eq!(pick(OpSpec::Alltoallv { bytes: vec![1.0; 4], comm: 0 }, 4), Algo::BasicLinear);
+        assert_eq!(pick(OpSpec::Alltoallv { bytes: vec![1.0; 64], comm: 0 }, 64), Algo::Pair);
+        let barrier = OpSpec::Barrier { comm: 0 };
+        let barriers: Vec<Algo> = [3, 4, 7, 8, 63, 64, 256, 512].iter().map(|&p| pick(barrier.clone(), p)).collect();
+        use Algo::{BasicLinear as L, Dissemination as B, RecursiveDoubling as R, Tree as T};
+        assert_eq!(barriers, [R, L, L, R, R, B, T, B]);
+        let bcast = |n: f64| OpSpec::Bcast { root: 0, bytes: n, comm: 0 };
+        assert_eq!(pick(bcast(63.0), 5), Algo::BinaryTree);
+        assert_eq!(pick(bcast(64.0), 5), Algo::Binomial);
+        assert_eq!(pick(bcast(8192.0), 8), Algo::BinaryTree);
+        assert_eq!(pick(bcast(8193.0), 8), Algo::Binomial); // NTSB pipelines: not modelled
+        assert_eq!(pick(bcast(2048.0), 5), Algo::Binomial);
+        assert_eq!(pick(bcast(1048576.0), 16), Algo::ScatterRdbAllgather);
+        assert_eq!(pick(bcast(1048576.0), 20), Algo::Binomial); // scatter_allgather on 20: not modelled
+        let reduce = |n: f64| OpSpec::Reduce { root: 0, bytes: n, comm: 0 };
+        assert_eq!(pick(reduce(65535.0), 5), Algo::Binomial); // chain: not modelled
+        assert_eq!(pick(reduce(262143.0), 5), Algo::OmpiBinomial);
+        assert_eq!(pick(reduce(262144.0), 5), Algo::BasicLinear);
+        assert_eq!(pick(reduce(524288.0), 5), Algo::OmpiBinomial);
+        // Open MPI's binomial cuts 1 KiB segments when p > 0.6016/1024 · bytes + 1.3496 (16 >
+        // 6.16 at 8192 bytes, not 16 > 60.1 at 100000): segmented, not modelled.
+        assert_eq!(pick(reduce(8192.0), 16), Algo::Binomial);
+        assert_eq!(pick(reduce(100000.0), 16), Algo::OmpiBinomial);
+        assert_eq!(pick(reduce(4.0), 2), Algo::BasicLinear); // rabenseifner: basic_linear in SimGrid
+        let gather = |n: f64| OpSpec::Gather { root: 0, bytes: n, comm: 0 };
+        let gathers: Vec<Algo> = [1023.0, 1024.0, 8192.0, 32768.0].iter().map(|&n| pick(gather(n), 5)).collect();
+        assert_eq!(gathers, [Algo::Binomial, L, Algo::Binomial, L]);
+        let scatter = |n: f64| OpSpec::Scatter { root: 0, bytes: n, comm: 0 };
+        let scatters: Vec<Algo> = [2047.0, 2048.0, 4096.0, 8192.0, 32768.0, 1048576.0].iter().map(|&n| pick(scatter(n), 5)).collect();
+        assert_eq!(scatters, [Algo::OmpiBinomial, L, Algo::OmpiBinomial, L, Algo::LinearNb, L]);
+        let allgather = |n: f64| OpSpec::Allgather { bytes: n, comm: 0 };
+        assert_eq!(pick(allgather(100.0), 2), Algo::Pair);
+        assert_eq!(pick(allgather(100.0), 8), Algo::Rdb);
+        assert_eq!(pick(allgather(100.0), 6), Algo::Ring); // rdb on 6: not modelled
+        assert_eq!(pick(allgather(100.0), 600), Algo::Bruck);
+        let allgatherv = |each: f64, p: usize| OpSpec::Allgatherv { bytes: vec![each; p], comm: 0 };
+        assert_eq!(pick(allgatherv(4096.0, 5), 5), Algo::Ring);
+        assert_eq!(pick(allgatherv(8191.0, 5), 5), Algo::Ring);
+        assert_eq!(pick(allgatherv(256.0, 4), 4), Algo::NeighborExchange);
+        assert_eq!(pick(allgatherv(256.0, 5), 5), Algo::Ring); // neighbor on an odd count: not modelled
+        assert_eq!(pick(allgather(1023.0), 32), Algo::Rdb);
+        assert_eq!(pick(allgather(1024.0), 32), Algo::NeighborExchange);
+        assert_eq!(pick(allgather(65536.0), 32), Algo::Ring); // SimGrid's direct ring: not modelled
+        let reduce_scatter = |total: f64| OpSpec::ReduceScatter { bytes: vec![total / 5.0; 5], comm: 0 };
+        assert_eq!(pick(reduce_scatter(5.0), 5), Algo::Pairwise); // non-overlapping: not modelled
+        assert_eq!(pick(reduce_scatter(10.0), 5), Algo::RecursiveHalving);
+        assert_eq!(pick(reduce_scatter(262140.0), 5), Algo::RecursiveHalving);
+        assert_eq!(pick(reduce_scatter(262145.0), 5), Algo::Ring);
+        // A fixed choice wins over the preset; a later preset replaces an earlier one.
+        let c = Collectives::parse("ompi,barrier=ompi_bruck").unwrap();
+        assert_eq!(c.pick(&barrier, 5), Algo::Dissemination);
+        assert_eq!(Collectives::parse("ompi,mpich").unwrap().pick(&alltoall(100.0), 8), Algo::Bruck);
+    }
+
+    #[test]
     fn bad_selections_are_errors() {
         assert!(Collectives::parse("bcast=frobnicate").unwrap_err().reason.contains("no algorithm"));
         assert!(Collectives::parse("frob=rdb").unwrap_err().reason.contains("unknown collective"));
-        assert!(Collectives::parse("ompi").unwrap_err().reason.contains("unknown preset"));
+        assert!(Collectives::parse("intel").unwrap_err().reason.contains("unknown preset"));
         let c = Collectives::parse("allgather=rdb").unwrap();
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 6).unwrap_err().reason.contains("power-of-two"));
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 8).is_ok());
+        let c = Collectives::parse("bcast=NTSB").unwrap();
+        assert!(c.check(&OpSpec::Bcast { root: 0, bytes: 8193.0, comm: 0 }, 4).unwrap_err().reason.contains("one segment"));
+        assert!(c.check(&OpSpec::Bcast { root: 0, bytes: 8192.0, comm: 0 }, 4).is_ok());
+        let c = Collectives::parse("allgather=ompi_neighborexchange").unwrap();
+        assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 5).unwrap_err().reason.contains("even number"));
+        assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 6).is_ok());
     }
 }

@@ -479,6 +479,7 @@ impl<'a, 'o> Replay<'a, 'o> {
                     return self.block(r, Blocked::Activity(SLEEP));
                 }
                 Step::Send { req, dst, bytes, tag, ctx, sync } => {
+                    self.grow_slots(r, req);
                     let overhead = platform.hosts[host].overhead.send_time(bytes);
                     if overhead > 0.0 && !self.ranks[r].overhead_paid {
                         self.ranks[r].overhead_paid = true;
@@ -489,12 +490,17 @@ impl<'a, 'o> Replay<'a, 'o> {
                     let rendezvous = sync || net.synchronous_send || bytes >= net.eager_threshold;
                     self.post_send(r, req, dst, bytes, tag, ctx, rendezvous);
                 }
-                Step::Recv { req, src, tag, ctx } => self.post_recv(r, req, src, tag, ctx),
+                Step::Recv { req, src, tag, ctx } => {
+                    self.grow_slots(r, req);
+                    self.post_recv(r, req, src, tag, ctx)
+                }
                 Step::Wait { reqs, n } => {
-                    let st = &mut self.ranks[r];
-                    st.wait_reqs.clear();
-                    st.wait_reqs.extend_from_slice(&reqs[..n as usize]);
-                    if self.enter_wait(r) {
+                    if self.wait_for(r, reqs[..n as usize].iter().copied()) {
+                        return;
+                    }
+                }
+                Step::WaitSlots { first, n } => {
+                    if self.wait_for(r, first..first + n) {
                         return;
                     }
                 }
@@ -551,6 +557,22 @@ impl<'a, 'o> Replay<'a, 'o> {
         st.blocked = Blocked::Done;
         st.end = now;
         self.ranks_done += 1;
+    }
+
+    /// Make request slot `req` of rank `r` exist (a fan's posts go past the two scratch slots).
+    fn grow_slots(&mut self, r: usize, req: u32) {
+        let reqs = &mut self.ranks[r].reqs;
+        if req as usize >= reqs.len() {
+            reqs.resize(req as usize + 1, FRESH_REQ);
+        }
+    }
+
+    /// Start waiting for request slots `slots`; returns whether the rank blocks.
+    fn wait_for(&mut self, r: usize, slots: impl Iterator<Item = u32>) -> bool {
+        let st = &mut self.ranks[r];
+        st.wait_reqs.clear();
+        st.wait_reqs.extend(slots);
+        self.enter_wait(r)
     }
 
     /// Start waiting for `wait_reqs`; returns whether the rank blocks (else the wait is over).

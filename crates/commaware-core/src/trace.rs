@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
-use crate::collectives::{reduced_bytes, round, Collectives, Round};
+use crate::collectives::{reduced_bytes, round, Algo, Collectives, Round};
 use crate::error::{check_amount, parse_json, Error, ErrorKind, Result};
 use crate::platform::MAX_EXACT;
 
@@ -412,8 +412,8 @@ pub const MAX_RANKS: usize = 1 << 22;
 
 /// One primitive step of a rank, produced on demand by [`Trace::step`]. Request slots are
 /// per rank: user requests (`isend`/`irecv`) take slots `0..n_user_reqs` in posting order;
-/// blocking point-to-point ops and collective rounds use the two scratch slots after them,
-/// which are free again once the step's `Wait` completed.
+/// blocking point-to-point ops and collective rounds use the scratch slots after them (two,
+/// or as many as a fan posts), which are free again once the step's wait completed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Step {
     /// Compute `amount` flops, or `amount` seconds at full speed when `seconds`.
@@ -425,6 +425,8 @@ pub enum Step {
     Recv { req: u32, src: Option<u32>, tag: Option<i64>, ctx: u32 },
     /// Block until these request slots (the first `n` of `reqs`) completed.
     Wait { reqs: [u32; 2], n: u8 },
+    /// Block until request slots `first..first + n` completed (a fan's MPI_Waitall).
+    WaitSlots { first: u32, n: u32 },
     /// Block until every user request posted and not waited for yet completed.
     WaitAll,
     /// MPI_Test of user request `req`.
@@ -441,9 +443,12 @@ pub struct Cursor {
     /// Index of the trace op (its position in the rank's list).
     pub op: u32,
     round: u32,
-    micro: u8,
+    micro: u32,
     /// User requests posted so far (the next user request's slot).
     pub user_posted: u32,
+    /// The current collective's algorithm, picked once when the cursor reaches it (a
+    /// preset's choice may sum every rank's size).
+    algo: Option<Algo>,
 }
 
 /// A validated trace. Ranks' programs are not expanded: [`Trace::step`] gives each
@@ -567,11 +572,10 @@ impl Trace {
         c
     }
 
-    /// Round `k` of rank `r`'s part in collective `op` under `coll`, and the flops of the
-    /// reduction it does after the round (0 for none).
-    fn collective_round(&self, r: usize, op: &OpSpec, coll: &Collectives, k: u32) -> Option<(Round, f64)> {
+    /// Round `k` of rank `r`'s part in collective `op` with algorithm `algo`, and the flops
+    /// of the reduction it does after the round (0 for none) under `coll`.
+    fn collective_round(&self, r: usize, op: &OpSpec, coll: &Collectives, algo: Algo, k: u32) -> Option<(Round, f64)> {
         let (_, members, me) = self.comm_of(r, op.comm());
-        let algo = coll.pick(op, members.len());
         let rd = round(op, algo, me, members.len(), k)?;
         let flops = if coll.flops_per_byte > 0.0 { reduced_bytes(op, algo, me, members.len(), k, rd) * coll.flops_per_byte } else { 0.0 };
         Some((rd, flops))
@@ -598,9 +602,10 @@ impl Trace {
         while (c.op as usize) < ops.len() {
             let op = &ops[c.op as usize];
             if op.is_collective() {
-                match self.collective_round(r, op, coll, c.round) {
+                let algo = *c.algo.get_or_insert_with(|| coll.pick(op, self.comm_size(r, op.comm())));
+                match self.collective_round(r, op, coll, algo, c.round) {
                     // Post, wait, then combine what arrived (reductions on a costing platform).
-                    Some((round, flops)) if c.micro < round.len() + (flops > 0.0) as u8 => return,
+                    Some((round, flops)) if c.micro < round.len() + (flops > 0.0) as u32 => return,
                     Some(_) => {
                         c.round += 1;
                         c.micro = 0;
@@ -610,7 +615,7 @@ impl Trace {
                 }
             } else if let Some(n) = op.blocking_steps() {
                 // Post, then wait.
-                if c.micro < n {
+                if c.micro < n as u32 {
                     return;
                 }
             } else {
@@ -619,6 +624,7 @@ impl Trace {
             c.op += 1;
             c.round = 0;
             c.micro = 0;
+            c.algo = None;
         }
     }
 
@@ -671,7 +677,8 @@ impl Trace {
                 }
             }
             _ => {
-                let (rd, flops) = self.collective_round(r, op, coll, c.round).expect("settled cursor is on a round");
+                let algo = c.algo.expect("a settled cursor on a collective has its algorithm");
+                let (rd, flops) = self.collective_round(r, op, coll, algo, c.round).expect("settled cursor is on a round");
                 if c.micro == rd.len() {
                     return Step::Compute { amount: flops, seconds: false };
                 }
@@ -689,6 +696,16 @@ impl Trace {
             (Round::SendRecv { dst, bytes, .. }, 0) => send(a, dst, bytes),
             (Round::SendRecv { src, .. }, 1) => recv(b, src),
             (Round::SendRecv { .. }, _) => Step::Wait { reqs: [a, b], n: 2 },
+            // A fan's posts take consecutive slots, then one wait for them all.
+            (Round::Fan(fan), i) if i < fan.posts() => match fan.post(op, i) {
+                Round::Send { to, bytes } => send(a + i, to, bytes),
+                Round::Recv(s) => recv(a + i, s),
+                _ => unreachable!("a fan posts sends and receives"),
+            },
+            (Round::Fan(fan), _) => Step::WaitSlots { first: a, n: fan.posts() },
+            (Round::RecvAhead { from: Some(s), slot, .. }, 0) => recv(a + slot, s),
+            (Round::RecvAhead { wait_slot: Some(w), .. }, _) => Step::Wait { reqs: [a + w, 0], n: 1 },
+            (Round::RecvAhead { .. }, _) => unreachable!("a round ahead posts or waits"),
             (Round::Skip, _) => unreachable!("settled cursor skips empty rounds"),
         }
     }
