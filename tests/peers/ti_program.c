@@ -66,6 +66,9 @@ int main(int argc, char** argv) {
   MPI_Alltoall(a, 600, MPI_DOUBLE, b, 600, MPI_DOUBLE, MPI_COMM_WORLD);
   MPI_Alltoallv(a, sc, disps, MPI_DOUBLE, b, rc, disps, MPI_DOUBLE, MPI_COMM_WORLD);
   MPI_Reduce_scatter(a, b, counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Scan(a, b, 5000, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  acc += work(a, 500, 4 + r);
+  MPI_Exscan(a, b, 12000, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   MPI_Barrier(MPI_COMM_WORLD);
   acc += work(a, 1000, 3);
 

@@ -50,10 +50,14 @@ pub(crate) enum Order {
     Upward,
     /// r − 1, r − 2, … (mod p).
     Downward,
+    /// 0, 1, …, r − 1: the ranks below this one.
+    Below,
+    /// r + 1, …, p − 1: the ranks above this one.
+    Above,
 }
 
 /// Receives from every other rank (if `recv_from`), then sends to every other rank (if
-/// `send_to`), each in its order, all posted together and then all awaited (MPI_Waitall);
+/// `send_to`), each in its order (`Below` and `Above` take only the ranks on that side), all posted together and then all awaited (MPI_Waitall);
 /// rank `r` of `p`. What a send carries is the op's block for its destination.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Fan {
@@ -66,8 +70,16 @@ pub(crate) struct Fan {
 impl Fan {
     /// Requests the fan posts.
     pub(crate) fn posts(self) -> u32 {
-        let others = self.p as u32 - 1;
-        others * (self.recv_from.is_some() as u32 + self.send_to.is_some() as u32)
+        (self.recv_from.map_or(0, |o| self.count(o)) + self.send_to.map_or(0, |o| self.count(o))) as u32
+    }
+
+    /// How many ranks `order` goes through.
+    fn count(self, order: Order) -> usize {
+        match order {
+            Order::Below => self.r,
+            Order::Above => self.p - 1 - self.r,
+            _ => self.p - 1,
+        }
     }
 
     /// The `i`-th other rank in `order`.
@@ -77,15 +89,17 @@ impl Fan {
             Order::Ascending => i + (i >= r) as usize,
             Order::Upward => (r + 1 + i) % p,
             Order::Downward => (r + p - 1 - i) % p,
+            Order::Below => i,
+            Order::Above => r + 1 + i,
         }
     }
 
     /// The fan's `i`-th post of collective `op`: a `Round::Recv` or a `Round::Send`.
     pub(crate) fn post(self, op: &OpSpec, i: u32) -> Round {
-        let (i, others) = (i as usize, self.p - 1);
+        let i = i as usize;
         match (self.recv_from, self.send_to) {
-            (Some(order), _) if i < others => Round::Recv(self.peer(order, i)),
-            (Some(_), Some(order)) => self.send(op, self.peer(order, i - others)),
+            (Some(order), _) if i < self.count(order) => Round::Recv(self.peer(order, i)),
+            (Some(from), Some(order)) => self.send(op, self.peer(order, i - self.count(from))),
             (None, Some(order)) => self.send(op, self.peer(order, i)),
             _ => unreachable!("post {i} of a fan of {} posts", self.posts()),
         }
@@ -93,7 +107,7 @@ impl Fan {
 
     fn send(self, op: &OpSpec, to: usize) -> Round {
         let bytes = match op {
-            OpSpec::Alltoall { bytes, .. } | OpSpec::Scatter { bytes, .. } => *bytes,
+            OpSpec::Alltoall { bytes, .. } | OpSpec::Scatter { bytes, .. } | OpSpec::Scan { bytes, .. } | OpSpec::Exscan { bytes, .. } => *bytes,
             OpSpec::Alltoallv { bytes, .. } => bytes[to],
             _ => 0.0, // barrier: empty messages
         };
@@ -211,8 +225,8 @@ pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair, Algo::NeighborExchange]),
     ("allgatherv", &[Algo::Ring, Algo::NeighborExchange]),
     ("reduce_scatter", &[Algo::Pairwise, Algo::RecursiveHalving, Algo::Ring]),
-    ("scan", &[Algo::Rdb]),
-    ("exscan", &[Algo::Rdb]),
+    ("scan", &[Algo::Rdb, Algo::Linear]),
+    ("exscan", &[Algo::Rdb, Algo::Linear]),
 ];
 
 /// Presets that pick an algorithm by message size and communicator size.
@@ -994,6 +1008,9 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
             let steps = floor_pow2(p).trailing_zeros() as usize;
             folded(r, p, k, steps, *bytes, |nr, _, j| Some(Round::SendRecv { dst: nr ^ (1 << j), src: nr ^ (1 << j), bytes: *bytes }))
         }
+        // SimGrid's scan and exscan (smpi_coll.cpp): receives from every rank below and sends
+        // to every rank above, all posted at once, then all awaited.
+        (OpSpec::Scan { .. } | OpSpec::Exscan { .. }, Algo::Linear) => fan_round(r, p, k, Some(Order::Below), Some(Order::Above)),
         (OpSpec::Scan { bytes, .. } | OpSpec::Exscan { bytes, .. }, _) => recursive_doubling(r, p, k, |_| *bytes),
         (OpSpec::Alltoall { bytes, .. }, Algo::Bruck) => {
             // Round k carries the blocks whose index has bit k set.
@@ -1034,9 +1051,18 @@ pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32,
     let k = k as usize;
     let steps = floor_pow2(p.max(1)).trailing_zeros() as usize;
     let received = match rd {
+        // Linear scan: after the waitall, the r blocks from below are combined (exscan copies
+        // the first).
+        Round::Fan(fan) => {
+            return match op {
+                OpSpec::Scan { bytes, .. } => fan.r as f64 * bytes,
+                OpSpec::Exscan { bytes, .. } => fan.r.saturating_sub(1) as f64 * bytes,
+                _ => 0.0,
+            }
+        }
         Round::Recv(_) => None,
         Round::SendRecv { bytes, .. } => Some(bytes),
-        Round::Send { .. } | Round::Fan(_) | Round::Skip | Round::RecvAhead { wait_slot: None, .. } => return 0.0,
+        Round::Send { .. } | Round::Skip | Round::RecvAhead { wait_slot: None, .. } => return 0.0,
         Round::RecvAhead { .. } => None,
     };
     match (op, algo) {
