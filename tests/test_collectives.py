@@ -209,13 +209,20 @@ def test_test_and_waitany_need_posted_open_requests(tmp_path):
 
 
 def test_bad_platform_collectives_name_the_file(tmp_path):
-    # Checked when the platform loads (the JSON Schema does not list algorithm names yet).
+    # Checked when the platform loads, and refused by the JSON Schema, which lists the names.
     import json
 
-    from conftest import EXAMPLES, run_cli
+    import jsonschema
+    from conftest import EXAMPLES, ROOT, run_cli
 
     plat = tmp_path / "plat.json"
     plat.write_text(json.dumps({**PLATFORM, "network": {**PLATFORM["network"], "collectives": {"bcast": "frob"}}}))
     proc = run_cli("simulate", str(plat), str(EXAMPLES / "ring.json"))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert f"{plat}: network.collectives: bcast has no algorithm" in proc.stderr.replace("\n", "")
+    schema = json.loads((ROOT / "docs" / "platform.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    assert not validator.is_valid(json.loads(plat.read_text()))
+    good = {**PLATFORM, "network": {**PLATFORM["network"], "collectives": {"preset": "ompi", "bcast": "binomial_tree",
+                                                                           "scan": "linear"}}}
+    assert validator.is_valid(good)

@@ -232,6 +232,28 @@ pub const ALGORITHMS: &[(&str, &[Algo])] = &[
 /// Presets that pick an algorithm by message size and communicator size.
 pub const PRESETS: &[&str] = &["mpich", "ompi"];
 
+/// Other spellings `parse_algo` accepts (SimGrid's names for our algorithms).
+const SPELLINGS: &[&str] = &[
+    "binomial_tree", "ompi_binomial", "ompi_basic_linear", "dissemination", "mpich", "mpich_pair", "NTSLR",
+    "mpich_ring", "ompi_ring", "scatter_LR_allgather",
+];
+
+/// The JSON Schema of `network.collectives`: `preset` and each collective with the names it
+/// accepts (its algorithms' names and SimGrid's spellings of them).
+pub fn json_schema() -> serde_json::Value {
+    let mut props = serde_json::Map::new();
+    props.insert("preset".into(), serde_json::json!({"enum": PRESETS, "description": "a preset: picks by size and rank count"}));
+    for (collective, algos) in ALGORITHMS {
+        let mut names: Vec<&str> = algos.iter().map(|a| a.name()).collect();
+        names.extend(SPELLINGS.iter().copied().filter(|s| parse_algo(collective, s).is_some()));
+        names.sort_unstable();
+        names.dedup();
+        props.insert((*collective).into(), serde_json::json!({"enum": names}));
+    }
+    serde_json::json!({"type": "object", "properties": props, "additionalProperties": false, "default": {},
+                       "description": "Collective algorithms: a preset and/or one algorithm per collective (docs/formats.md); `--coll` entries override these."})
+}
+
 fn offered(collective: &str) -> Option<&'static [Algo]> {
     ALGORITHMS.iter().find(|(c, _)| *c == collective).map(|(_, a)| *a)
 }
@@ -1102,6 +1124,25 @@ fn xor_of(a: Algo) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_schema_lists_exactly_what_is_accepted() {
+        let schema = json_schema();
+        let props = schema["properties"].as_object().unwrap();
+        for (collective, entry) in props {
+            for name in entry["enum"].as_array().unwrap() {
+                let spec = format!("{collective}={}", name.as_str().unwrap());
+                let spec = if collective == "preset" { name.as_str().unwrap().to_string() } else { spec };
+                assert!(Collectives::parse(&spec).is_ok(), "{spec} is listed but refused");
+            }
+        }
+        assert!(Collectives::parse("bcast=no_such_algorithm").is_err());
+        // Every extra spelling is some collective's.
+        for s in SPELLINGS {
+            assert!(ALGORITHMS.iter().any(|(c, _)| parse_algo(c, s).is_some()), "{s} is no collective's spelling");
+        }
+        assert_eq!(props.len(), ALGORITHMS.len() + 1);
+    }
     use crate::trace::{Step, Trace, TraceSpec};
 
     /// (src, dst, bytes) sent and (src, dst) received by every rank of a uniform collective.

@@ -508,6 +508,7 @@ impl Platform {
                             prop["maximum"] = MAX_CORES_PER_HOST.into();
                         }
                         "model" => prop["enum"] = serde_json::json!(crate::sharing::MODELS),
+                        "collectives" => *prop = crate::collectives::json_schema(),
                         _ => {}
                     }
                 }
