@@ -232,10 +232,22 @@ pub const ALGORITHMS: &[(&str, &[Algo])] = &[
 /// Presets that pick an algorithm by message size and communicator size.
 pub const PRESETS: &[&str] = &["mpich", "ompi"];
 
-/// Other spellings `parse_algo` accepts (SimGrid's names for our algorithms).
-const SPELLINGS: &[&str] = &[
-    "binomial_tree", "ompi_binomial", "ompi_basic_linear", "dissemination", "mpich", "mpich_pair", "NTSLR",
-    "mpich_ring", "ompi_ring", "scatter_LR_allgather",
+/// SimGrid's spellings of our algorithms: (the collectives it names ours for, none: all;
+/// the spelling; our algorithm's name). `parse_algo` and the JSON Schema both read it.
+const SPELLINGS: &[(&[&str], &str, &str)] = &[
+    // Open MPI's binomial gather is ours; its reduce and scatter differ (Algo::OmpiBinomial).
+    (&["bcast"], "binomial_tree", "binomial"),
+    (&["gather"], "ompi_binomial", "binomial"),
+    (&[], "ompi_basic_linear", "basic_linear"),
+    (&["barrier"], "dissemination", "ompi_bruck"),
+    (&["alltoall", "alltoallv", "reduce_scatter"], "mpich", "pairwise"),
+    (&["reduce_scatter"], "mpich_pair", "pairwise"),
+    // SimGrid's "ring" allgather sends straight to rank + i; its neighbour-forwarding ring
+    // (MPICH's, ours) is NTSLR.
+    (&["allgather", "allgatherv"], "NTSLR", "ring"),
+    (&["allgatherv"], "mpich_ring", "ring"),
+    (&["reduce_scatter"], "ompi_ring", "ring"),
+    (&[], "scatter_LR_allgather", "scatter_lr_allgather"),
 ];
 
 /// The JSON Schema of `network.collectives`: `preset` and each collective with the names it
@@ -245,7 +257,7 @@ pub fn json_schema() -> serde_json::Value {
     props.insert("preset".into(), serde_json::json!({"enum": PRESETS, "description": "a preset: picks by size and rank count"}));
     for (collective, algos) in ALGORITHMS {
         let mut names: Vec<&str> = algos.iter().map(|a| a.name()).collect();
-        names.extend(SPELLINGS.iter().copied().filter(|s| parse_algo(collective, s).is_some()));
+        names.extend(SPELLINGS.iter().map(|&(_, spelling, _)| spelling).filter(|s| parse_algo(collective, s).is_some()));
         names.sort_unstable();
         names.dedup();
         props.insert((*collective).into(), serde_json::json!({"enum": names}));
@@ -264,19 +276,11 @@ const NTSB_SEGMENT: f64 = 8192.0;
 
 /// Accepted spellings of an algorithm (SimGrid's where it has one).
 fn parse_algo(collective: &str, name: &str) -> Option<Algo> {
-    let name = match (collective, name) {
-        // Open MPI's binomial gather is ours; its reduce and scatter differ (Algo::OmpiBinomial).
-        ("bcast", "binomial_tree") | ("gather", "ompi_binomial") => "binomial",
-        (_, "ompi_basic_linear") => "basic_linear",
-        ("barrier", "dissemination") => "ompi_bruck",
-        ("alltoall" | "alltoallv" | "reduce_scatter", "mpich") | ("reduce_scatter", "mpich_pair") => "pairwise",
-        // SimGrid's "ring" allgather sends straight to rank + i; its neighbour-forwarding ring
-        // (MPICH's, ours) is NTSLR.
-        ("allgather" | "allgatherv", "NTSLR") | ("allgatherv", "mpich_ring") | ("reduce_scatter", "ompi_ring") => "ring",
-        (_, "scatter_LR_allgather") => "scatter_lr_allgather",
-        (_, n) => n,
-    };
-    offered(collective)?.iter().copied().find(|a| a.name() == name)
+    let ours = SPELLINGS
+        .iter()
+        .find(|(collectives, spelling, _)| *spelling == name && (collectives.is_empty() || collectives.contains(&collective)))
+        .map_or(name, |&(_, _, ours)| ours);
+    offered(collective)?.iter().copied().find(|a| a.name() == ours)
 }
 
 /// A library's selector: picks by message size and communicator size.
@@ -1138,7 +1142,7 @@ mod tests {
         }
         assert!(Collectives::parse("bcast=no_such_algorithm").is_err());
         // Every extra spelling is some collective's.
-        for s in SPELLINGS {
+        for (_, s, _) in SPELLINGS {
             assert!(ALGORITHMS.iter().any(|(c, _)| parse_algo(c, s).is_some()), "{s} is no collective's spelling");
         }
         assert_eq!(props.len(), ALGORITHMS.len() + 1);
