@@ -142,10 +142,8 @@ def trace_program(source: str | Path, n_ranks: int, platform: dict[str, Any], ou
     program = _build(Path(source), "smpicc", [])
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    hosts = _hosts(platform)
-    (out_dir / "platform.xml").write_text(platform_xml(platform))
-    (out_dir / "hostfile").write_text("".join(f"{h['name']}\n" for h in hosts[:n_ranks]))
-    cmd = ["smpirun", "-np", str(n_ranks), "-platform", "platform.xml", "-hostfile", "hostfile", "-trace-ti",
+    xml, hostfile, hosts = _write_platform(out_dir, platform, n_ranks)
+    cmd = ["smpirun", "-np", str(n_ranks), "-platform", xml.name, "-hostfile", hostfile.name, "-trace-ti",
            "--cfg=tracing/filename:ti.txt", f"--cfg=smpi/host-speed:{hosts[0]['speed']!r}",
            "--log=root.thres:warning", str(program)]
     try:
@@ -157,6 +155,18 @@ def trace_program(source: str | Path, n_ranks: int, platform: dict[str, Any], ou
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
         raise SmpiError(f"smpirun -trace-ti failed (exit code {proc.returncode}):\n{tail}")
     return index
+
+
+def _write_platform(directory: Path, platform: dict[str, Any], n_ranks: int) -> tuple[Path, Path, list[dict[str, Any]]]:
+    """SMPI's platform XML and hostfile (rank i on host i) for `platform` in `directory`, and
+    the hosts; fewer hosts than ranks is an error."""
+    hosts = _hosts(platform)
+    if n_ranks > len(hosts):
+        raise SmpiError(f"{n_ranks} ranks but the platform has {len(hosts)} hosts")
+    xml, hostfile = directory / "platform.xml", directory / "hostfile"
+    xml.write_text(platform_xml(platform))
+    hostfile.write_text("".join(f"{h['name']}\n" for h in hosts[:n_ranks]))
+    return xml, hostfile, hosts
 
 
 def _hosts(platform: dict[str, Any]) -> list[dict[str, Any]]:
@@ -226,15 +236,9 @@ def run_smpi_replay(platform: dict[str, Any], index: str | Path, *, collectives:
     program = build_replay()
     index = Path(index).resolve()
     n_ranks = sum(1 for line in index.read_text().splitlines() if line.strip())
-    hosts = _hosts(platform)
-    if n_ranks > len(hosts):
-        raise SmpiError(f"{n_ranks} ranks but the platform has {len(hosts)} hosts")
     eager = int(platform["network"].get("eager_threshold", 65536))
     with tempfile.TemporaryDirectory(prefix="commaware-smpi-") as tmp:
-        xml = Path(tmp, "platform.xml")
-        xml.write_text(platform_xml(platform))
-        hostfile = Path(tmp, "hostfile")
-        hostfile.write_text("".join(f"{h['name']}\n" for h in hosts[:n_ranks]))
+        xml, hostfile, _ = _write_platform(Path(tmp), platform, n_ranks)
         # MPI_Test sleeps smpi/test before it looks; with grow-injected-times (the default) the
         # sleep grows with every failed test of any rank: off, so a test costs test_seconds.
         test = float(platform["network"].get("test_seconds", 0.0))
