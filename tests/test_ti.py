@@ -151,6 +151,8 @@ BAD = [
     ("0 send 1 0 8 77\n1 init\n", "line 1", "unknown datatype id 77"),
     ("0 isend 1 0 8\n0 wait 0 1 9\n1 init\n", "line 2", "no pending"),
     ("0 send 5 0 8\n1 init\n", "line 1", "out of range"),
+    ("0 init\n0 waitall many\n", "line 2", "expected a count (a number), got `many`"),
+    ("0 init\n0 waitall 1 2\n", "line 2", "takes [COUNT]"),
 ]
 
 
