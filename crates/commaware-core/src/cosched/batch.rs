@@ -755,7 +755,7 @@ mod tests {
     /// requests); FCFS starts in queue order.
     #[test]
     fn random_workloads_keep_the_guarantees() {
-        let mut rng = crate::rng::SplitMix64::new(7);
+        let mut rng = crate::util::rng::SplitMix64::new(7);
         for case in 0..300 {
             let p = 1 + rng.below(16);
             let n = 1 + rng.below_usize(40);

@@ -46,7 +46,7 @@
 use serde_json::json;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 
 use super::workload::{Job, Phase, Program, WorkloadSpec};
 

@@ -14,7 +14,7 @@
 //! A line that is not 18 numbers is an error naming the line number and the field.
 
 use crate::error::{fmt_num, Error, Result};
-use crate::platform::MAX_EXACT;
+use crate::network::platform::MAX_EXACT;
 
 use super::workload::{Job, Skipped, MAX_JOBS, MAX_PROCS};
 

@@ -60,7 +60,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_amount, fmt_num, Error, ErrorKind, Result};
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 
 use super::batch::JobRecord;
 use super::epoch::{goodness, EpochParams};

@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_amount, parse_json, Error, ErrorKind, Result};
-use crate::platform::MAX_EXACT;
+use crate::network::platform::MAX_EXACT;
 
 /// Most jobs one workload may hold (a Parallel Workloads Archive log has at most a few
 /// million; each job costs a few hundred bytes).

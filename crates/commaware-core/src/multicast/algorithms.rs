@@ -5,9 +5,10 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::mintree::MinTree;
-use crate::rng::SplitMix64;
-use super::state::{Key, State};
+use crate::util::mintree::MinTree;
+use crate::util::rng::SplitMix64;
+use super::keys::Key;
+use super::state::State;
 
 /// FEF (§4.1): smallest weight, eq. (7), ties to the lowest receiver, then
 /// the lowest sender, then the lowest source. Weights never change, so

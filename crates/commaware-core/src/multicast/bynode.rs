@@ -9,9 +9,7 @@
 use std::collections::BTreeSet;
 
 use super::model::Costs;
-use super::state::Mc;
-
-use super::state::Key;
+use super::keys::{Key, Mc};
 
 pub(crate) struct ByNode {
     words: usize,

@@ -9,10 +9,11 @@ use std::collections::BTreeMap;
 
 use super::{Instance, Schedule, TaskKind};
 use crate::error::Result;
-use crate::platform::{HostSpec, NetworkSpec, OverheadSpec, Platform, PlatformSpec};
+use crate::network::platform::{HostSpec, NetworkSpec, OverheadSpec, Platform, PlatformSpec};
 use crate::engine::FullSpeed;
-use crate::replay::{simulate_observed, NoObserver, Observer, SimOptions, SimResult};
-use crate::trace::{OpSpec, Peer, TagSpec, Trace, TraceSpec};
+use crate::mpi::replay::{simulate_observed, NoObserver, Observer, SimOptions, SimResult};
+use crate::mpi::ops::{OpSpec, Peer, TagSpec};
+use crate::mpi::trace::{Trace, TraceSpec};
 
 /// Bandwidth standing for a zero transmission time (X = 0).
 const INSTANT: f64 = f64::MAX;
@@ -79,7 +80,7 @@ pub fn to_platform_and_trace(instance: &Instance, schedule: &Schedule, model: &s
             pair_bandwidth: Some(pair),
         },
     };
-    let platform = Platform::from_spec(spec)?;
+    let platform = crate::mpi::platform_file::from_spec(spec)?;
     let bytes: BTreeMap<usize, f64> = instance.multicasts.iter().map(|m| (m.source, m.bytes)).collect();
     let ranks = schedule
         .tasks

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::model::{Instance, Multicast, NodeParams, Transmission};
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 
 pub const KB: f64 = 1024.0;
 pub const MB: f64 = 1_048_576.0;

@@ -11,6 +11,7 @@
 
 mod algorithms;
 mod bynode;
+mod keys;
 pub mod execute;
 pub mod generate;
 mod lower_bound;
@@ -34,7 +35,7 @@ pub use report::{algorithm_from_name, generate_checked, instance_from_json, inst
 pub use schedule::{Schedule, Selection, Task, TaskKind};
 pub use validate::validate_schedule;
 
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 use algorithms::Picker;
 use serde::{Deserialize, Serialize};
 use state::State;

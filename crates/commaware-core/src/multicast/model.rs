@@ -79,7 +79,7 @@ fn err(field: impl Into<String>, reason: impl Into<String>) -> Result<(), Multic
 pub const MAX_NODES: usize = 1 << 12;
 
 /// Largest message in bytes (2^53: beyond it doubles no longer count bytes exactly).
-pub const MAX_BYTES: f64 = crate::platform::MAX_EXACT;
+pub const MAX_BYTES: f64 = crate::network::platform::MAX_EXACT;
 
 /// A finite, non-negative value; `field` is only built on error.
 fn check_value(field: impl FnOnce() -> String, v: f64, what: &str) -> Result<(), MulticastError> {

@@ -10,15 +10,11 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use super::bynode::ByNode;
+use super::keys::Mc;
 use super::model::{Costs, Instance};
 use super::schedule::{Schedule, Selection, Task, TaskKind};
 use super::tasklist::{Kind, TaskLists, NIL};
 
-/// A multicast, internally indexed in increasing order of its source node.
-pub(crate) struct Mc {
-    pub src: usize,
-    pub bytes: f64,
-}
 
 /// Heap entry: `key` = sender's send-available time + S, computed at `ver`.
 #[derive(Clone, Copy)]
@@ -41,21 +37,6 @@ impl PartialOrd for HEntry {
 impl Ord for HEntry {
     fn cmp(&self, o: &Self) -> Ordering {
         o.key.total_cmp(&self.key) // min-heap
-    }
-}
-
-/// f64 ordered by `total_cmp`, for ordered sets and heaps.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Key(pub f64);
-impl Eq for Key {}
-impl PartialOrd for Key {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Key {
-    fn cmp(&self, o: &Self) -> Ordering {
-        self.0.total_cmp(&o.0)
     }
 }
 

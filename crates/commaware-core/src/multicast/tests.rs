@@ -2,7 +2,7 @@
 //! the checker, the lower bound and a brute-force reference, and bad input.
 
 use super::*;
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 
 /// The schedulers on instances the test builds valid.
 fn schedule_ok(inst: &Instance, alg: Algorithm, seed: u64) -> Schedule {

@@ -14,9 +14,10 @@
 use serde::Serialize;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::platform::Platform;
-use crate::replay::{simulate, SimOptions};
-use crate::trace::{OpSpec, Peer, TagSpec, Trace, TraceSpec};
+use crate::network::platform::Platform;
+use crate::mpi::replay::{simulate, SimOptions};
+use crate::mpi::ops::{OpSpec, Peer, TagSpec};
+use crate::mpi::trace::{Trace, TraceSpec};
 
 use super::model::{GridTiling, Schedule};
 

@@ -1,11 +1,11 @@
 use super::model::sweep_heights;
 use super::*;
 use crate::error::ErrorKind;
-use crate::platform::Platform;
-use crate::replay::SimOptions;
+use crate::network::platform::Platform;
+use crate::mpi::replay::SimOptions;
 
 fn platform(n: usize, model: &str, bandwidth: f64, latency: f64) -> Platform {
-    Platform::from_json(&format!(
+    crate::mpi::platform_file::load_json(&format!(
         r#"{{"cluster": {{"count": {n}, "speed": 1e9}}, "network": {{"model": "{model}", "bandwidth": {bandwidth}, "latency": {latency}, "eager_threshold": 1e15}}}}"#
     ))
     .unwrap()
@@ -208,7 +208,7 @@ fn programs_are_refused_beyond_the_op_budget() {
 
 #[test]
 fn interference_slows_the_overlapped_compute() {
-    let p = Platform::from_json(
+    let p = crate::mpi::platform_file::load_json(
         r#"{"cluster": {"count": 16, "speed": 1e9, "interference": {"recv": 0.052, "send": 0.034}},
             "network": {"model": "maxmin", "bandwidth": 12500000.0, "latency": 0.0001}}"#,
     )

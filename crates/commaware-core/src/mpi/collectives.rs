@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::trace::OpSpec;
+use crate::mpi::ops::OpSpec;
 
 /// One round of a collective: at most one send (of `bytes`) and one receive, or a fan.
 #[derive(Debug, Clone, Copy)]
@@ -1147,7 +1147,7 @@ mod tests {
         }
         assert_eq!(props.len(), ALGORITHMS.len() + 1);
     }
-    use crate::trace::{Step, Trace, TraceSpec};
+    use crate::mpi::trace::{Step, Trace, TraceSpec};
 
     /// (src, dst, bytes) sent and (src, dst) received by every rank of a uniform collective.
     fn messages(op: OpSpec, p: usize, coll: &Collectives) -> (Vec<(u32, u32, f64)>, Vec<(u32, u32)>) {

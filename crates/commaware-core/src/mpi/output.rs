@@ -7,7 +7,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::replay::{MessageRecord, Observer, SimResult};
+use crate::mpi::replay::{MessageRecord, Observer, SimResult};
 
 /// A message as the JSON document shows it (host names, op name, `null` tag for collectives).
 #[derive(Serialize)]
@@ -63,7 +63,7 @@ impl<W: Write> JsonStream<W> {
             start: m.start,
             end: m.end,
             penalty: m.conflicts.map(|_| m.penalty.is_finite().then_some(m.penalty)),
-            conflicts: m.conflicts.map(|c| crate::sharing::penalty::class_names(c).collect()),
+            conflicts: m.conflicts.map(|c| crate::network::sharing::penalty::class_names(c).collect()),
         };
         serde_json::to_writer(&mut self.out, &doc).map_err(std::io::Error::from)?;
         self.written += 1;

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{check_amount, parse_input, try_with_capacity, Error, ErrorKind, Format, Result};
-use crate::interference::{Interference, InterferenceSpec};
+use crate::error::{check_amount, try_with_capacity, Error, ErrorKind, Result};
+use crate::network::interference_spec::{Interference, InterferenceSpec};
 
 /// A homogeneous cluster shorthand: `count` identical hosts named `{prefix}{i}`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -158,6 +158,32 @@ pub struct NetworkSpec {
     pub pair_bandwidth: Option<Vec<Vec<f64>>>,
 }
 
+impl NetworkSpec {
+    /// Check every number of the network section (the fields this layer interprets).
+    pub fn check(&self) -> Result<()> {
+        let pos = |field: &str, v: f64| check_amount(ErrorKind::Platform, field, v, true);
+        let nonneg = |field: &str, v: f64| check_amount(ErrorKind::Platform, field, v, false);
+        pos("network.bandwidth", self.bandwidth)?;
+        nonneg("network.latency", self.latency)?;
+        nonneg("network.eager_threshold", self.eager_threshold)?;
+        nonneg("network.envelope_bytes", self.envelope_bytes)?;
+        nonneg("network.test_seconds", self.test_seconds)?;
+        nonneg("network.reduction_flops_per_byte", self.reduction_flops_per_byte)?;
+        nonneg("network.memory_latency", self.memory_latency)?;
+        nonneg("network.send_overhead", self.send_overhead)?;
+        nonneg("network.send_overhead_per_byte", self.send_overhead_per_byte)?;
+        nonneg("network.recv_overhead", self.recv_overhead)?;
+        nonneg("network.recv_overhead_per_byte", self.recv_overhead_per_byte)?;
+        if let Some(b) = self.backbone {
+            pos("network.backbone", b)?;
+        }
+        if let Some(b) = self.memory_bandwidth {
+            pos("network.memory_bandwidth", b)?;
+        }
+        Ok(())
+    }
+}
+
 /// The platform file as written by users: exactly one of `cluster` or `hosts`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -244,9 +270,6 @@ pub const MAX_CORES_PER_HOST: usize = 1 << 16;
 pub const MAX_TOTAL_CORES: usize = 1 << 24;
 /// Longest host name and `cluster.prefix`, in bytes.
 pub const MAX_NAME_BYTES: usize = 256;
-/// Most hosts under `contention_free`, which keeps a bandwidth for every ordered pair
-/// of hosts: 2^12 hosts, 2^24 pairs, 128 MiB.
-pub const MAX_PAIR_HOSTS: usize = 1 << 12;
 
 fn check_name(field: impl FnOnce() -> String, name: &str) -> Result<()> {
     if name.len() > MAX_NAME_BYTES {
@@ -266,63 +289,15 @@ fn check_cores(field: impl FnOnce() -> String, cores: usize) -> Result<()> {
 }
 
 impl Platform {
-    /// Parse and validate JSON text. Errors carry the field path; the caller adds the file.
-    pub fn from_json(text: &str) -> Result<Platform> {
-        Platform::from_text(text, Format::Json)
-    }
-
-    /// Parse and validate JSON or TOML text.
-    pub fn from_text(text: &str, format: Format) -> Result<Platform> {
-        let spec: PlatformSpec = parse_input(ErrorKind::Platform, text, format)?;
-        Platform::from_spec(spec)
-    }
-
-    /// Can the sharing model `name` run on this platform? `contention_free` keeps a
-    /// table of every ordered pair of hosts, so it takes at most [`MAX_PAIR_HOSTS`].
-    pub fn check_model(&self, name: &str) -> Result<()> {
-        crate::sharing::check_model_name(name)?;
-        if name == "contention_free" && self.hosts.len() > MAX_PAIR_HOSTS {
-            return Err(Error::new(
-                ErrorKind::Options,
-                "model",
-                format!(
-                    "contention_free keeps a bandwidth per pair of hosts: at most {MAX_PAIR_HOSTS} hosts, this platform has {}",
-                    self.hosts.len()
-                ),
-            ));
-        }
-        Ok(())
-    }
-
+    /// Validate a platform file's specification: hosts, overrides, interference rates and
+    /// every number of the network. The fields that upper layers interpret (the sharing
+    /// model and its parameters, the collective algorithms) are checked by the loader of
+    /// platform files, `mpi::platform_file`, which calls this.
     pub fn from_spec(spec: PlatformSpec) -> Result<Platform> {
         let net = spec.network;
+        net.check()?;
         let pos = |field: &str, v: f64| check_amount(ErrorKind::Platform, field, v, true);
         let nonneg = |field: &str, v: f64| check_amount(ErrorKind::Platform, field, v, false);
-        pos("network.bandwidth", net.bandwidth)?;
-        nonneg("network.latency", net.latency)?;
-        nonneg("network.eager_threshold", net.eager_threshold)?;
-        nonneg("network.envelope_bytes", net.envelope_bytes)?;
-        nonneg("network.test_seconds", net.test_seconds)?;
-        nonneg("network.reduction_flops_per_byte", net.reduction_flops_per_byte)?;
-        // Checked here, so that a bad entry names this file, not a run option.
-        crate::collectives::Collectives::default()
-            .apply(net.collectives.iter().map(|(k, v)| (k.clone(), v.clone())))
-            .map_err(|e| Error::platform("network.collectives", e.reason))?;
-        nonneg("network.memory_latency", net.memory_latency)?;
-        nonneg("network.send_overhead", net.send_overhead)?;
-        nonneg("network.send_overhead_per_byte", net.send_overhead_per_byte)?;
-        nonneg("network.recv_overhead", net.recv_overhead)?;
-        nonneg("network.recv_overhead_per_byte", net.recv_overhead_per_byte)?;
-        if let Some(b) = net.backbone {
-            pos("network.backbone", b)?;
-        }
-        if let Some(b) = net.memory_bandwidth {
-            pos("network.memory_bandwidth", b)?;
-        }
-        crate::sharing::check_model_name(&net.model).map_err(|e| Error { field: "network.model".into(), ..e })?;
-        let params: Vec<(String, f64)> = net.parameters.iter().map(|(k, v)| (k.clone(), *v)).collect();
-        crate::sharing::PenaltyModel::from_params(&net.model, &params, "network.parameters.")
-            .map_err(|e| Error { kind: ErrorKind::Platform, ..e })?;
 
         // Interference specs (the cluster's, or each listed host's) with their field names,
         // resolved once every host name is known.
@@ -463,9 +438,7 @@ impl Platform {
                 }
             }
         }
-        let platform = Platform { hosts, network: net };
-        platform.check_model(&platform.network.model).map_err(|e| Error { kind: ErrorKind::Platform, field: "network.model".into(), ..e })?;
-        Ok(platform)
+        Ok(Platform { hosts, network: net })
     }
 
     pub fn host_index(&self, name: &str) -> Option<usize> {
@@ -477,12 +450,11 @@ impl Platform {
         self.network.memory_bandwidth.unwrap_or(self.network.bandwidth)
     }
 
-    /// JSON Schema of the platform format.
-    /// The JSON Schema of platform files, with the loader's bounds: bandwidths and speeds
-    /// > 0, times, sizes and overheads >= 0, host and core counts within the limits, a known
-    /// model, and exactly one of `cluster` and `hosts`. (That `overrides` name existing hosts,
-    /// the pair table's size and name lengths in bytes are the loader's alone.)
-    pub fn json_schema() -> String {
+    /// The JSON Schema of platform files with this layer's bounds: bandwidths and speeds
+    /// > 0, times, sizes and overheads >= 0, host and core counts within the limits, and
+    /// exactly one of `cluster` and `hosts`. The loader of platform files adds the fields
+    /// upper layers interpret (`mpi::platform_file::json_schema`).
+    pub fn json_schema() -> serde_json::Value {
         let mut schema = serde_json::to_value(schemars::schema_for!(PlatformSpec)).expect("schema serialises");
         schema["oneOf"] = serde_json::json!([{"required": ["cluster"]}, {"required": ["hosts"]}]);
         if let Some(hosts) = schema.pointer_mut("/properties/hosts") {
@@ -507,24 +479,32 @@ impl Platform {
                             prop["minimum"] = 1.into();
                             prop["maximum"] = MAX_CORES_PER_HOST.into();
                         }
-                        "model" => prop["enum"] = serde_json::json!(crate::sharing::MODELS),
-                        "collectives" => *prop = crate::collectives::json_schema(),
                         _ => {}
                     }
                 }
             }
         }
-        serde_json::to_string_pretty(&schema).expect("schema serialises")
+        schema
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::{parse_input, Format};
+
+    /// This layer's checks alone (the loader of platform files adds the upper layers').
+    fn from_text(text: &str, format: Format) -> Result<Platform> {
+        Platform::from_spec(parse_input(ErrorKind::Platform, text, format)?)
+    }
+
+    fn from_json(text: &str) -> Result<Platform> {
+        from_text(text, Format::Json)
+    }
 
     #[test]
     fn cluster_shorthand_and_overrides() {
-        let p = Platform::from_json(
+        let p = from_json(
             r#"{"cluster": {"count": 3, "speed": 1e9}, "overrides": {"n1": {"speed": 2e9, "bandwidth_up": 10}},
                 "network": {"bandwidth": 100}}"#,
         )
@@ -538,22 +518,19 @@ mod tests {
 
     #[test]
     fn rejects_bad_values() {
-        let e = Platform::from_json(r#"{"cluster": {"count": 2, "speed": 0}, "network": {"bandwidth": 1}}"#).unwrap_err();
+        let e = from_json(r#"{"cluster": {"count": 2, "speed": 0}, "network": {"bandwidth": 1}}"#).unwrap_err();
         assert!(e.field.contains("speed"), "{e}");
-        let e = Platform::from_json(r#"{"cluster": {"count": 2, "speed": 1}, "network": {"bandwidth": -1}}"#).unwrap_err();
+        let e = from_json(r#"{"cluster": {"count": 2, "speed": 1}, "network": {"bandwidth": -1}}"#).unwrap_err();
         assert_eq!(e.field, "network.bandwidth");
-        let e = Platform::from_json(r#"{"cluster": {"count": 2, "speed": 1}, "overrides": {"zz": {}}, "network": {"bandwidth": 1}}"#)
+        let e = from_json(r#"{"cluster": {"count": 2, "speed": 1}, "overrides": {"zz": {}}, "network": {"bandwidth": 1}}"#)
             .unwrap_err();
         assert!(e.reason.contains("unknown host"), "{e}");
-        let e = Platform::from_json(r#"{"cluster": {"count": 2, "speed": 1}, "network": {"bandwidth": 1, "model": "nope"}}"#)
-            .unwrap_err();
-        assert_eq!(e.field, "network.model");
-        let e = Platform::from_json(r#"{"cluster": {"count": 2, "speed": 1}, "network": {"bandwidht": 1}}"#).unwrap_err();
+        let e = from_json(r#"{"cluster": {"count": 2, "speed": 1}, "network": {"bandwidht": 1}}"#).unwrap_err();
         assert!(e.reason.contains("unknown field"), "{e}");
     }
 
     fn plat(cluster: &str, network: &str) -> Result<Platform> {
-        Platform::from_json(&format!(r#"{{"cluster": {{{cluster}}}, "network": {{"bandwidth": 1{network}}}}}"#))
+        from_json(&format!(r#"{{"cluster": {{{cluster}}}, "network": {{"bandwidth": 1{network}}}}}"#))
     }
 
     #[test]
@@ -573,12 +550,12 @@ mod tests {
         // 2^20 hosts of 32 cores is more than 2^24 cores in all.
         let e = plat(&format!(r#""count": {MAX_HOSTS}, "speed": 1, "cores": 32"#), "").unwrap_err();
         assert!(e.reason.contains("cores in all"), "{e}");
-        let e = Platform::from_json(
+        let e = from_json(
             r#"{"cluster": {"count": 2, "speed": 1}, "overrides": {"n1": {"cores": 100000}}, "network": {"bandwidth": 1}}"#,
         )
         .unwrap_err();
         assert_eq!(e.field, "hosts[1] (n1).cores", "{e}");
-        let e = Platform::from_json(&format!(
+        let e = from_json(&format!(
             r#"{{"hosts": [{{"name": "{}", "speed": 1}}], "network": {{"bandwidth": 1}}}}"#,
             "h".repeat(300)
         ))
@@ -587,33 +564,20 @@ mod tests {
     }
 
     #[test]
-    fn contention_free_is_bounded_by_its_pair_table() {
-        let e = plat(&format!(r#""count": {}, "speed": 1"#, MAX_PAIR_HOSTS + 1), r#", "model": "contention_free""#).unwrap_err();
-        assert_eq!((e.kind, e.field.as_str()), (ErrorKind::Platform, "network.model"), "{e}");
-        assert!(e.reason.contains("at most 4096 hosts"), "{e}");
-        let p = plat(&format!(r#""count": {}, "speed": 1"#, MAX_PAIR_HOSTS + 1), "").unwrap();
-        let e = p.check_model("contention_free").unwrap_err();
-        assert_eq!(e.kind, ErrorKind::Options);
-        assert!(p.check_model("maxmin").is_ok());
-        assert!(p.check_model("nope").is_err());
-        assert!(plat(&format!(r#""count": {MAX_PAIR_HOSTS}, "speed": 1"#), r#", "model": "contention_free""#).is_ok());
-    }
-
-    #[test]
     fn toml_platforms_report_toml_positions() {
         let text = "[cluster]\ncount = 4\nspeed = \"fast\"\n\n[network]\nbandwidth = 1e9\n";
-        let e = Platform::from_text(text, Format::Toml).unwrap_err();
+        let e = from_text(text, Format::Toml).unwrap_err();
         assert_eq!(e.field, "cluster.speed", "{e}");
         assert!(e.reason.ends_with("at line 3 column 9"), "{e}");
         let text = "[[hosts]]\nname = \"a\"\nspeed = 1\nbandwidth_up = \"x\"\n[network]\nbandwidth = 1\n";
-        let e = Platform::from_text(text, Format::Toml).unwrap_err();
+        let e = from_text(text, Format::Toml).unwrap_err();
         assert_eq!(e.field, "hosts[0].bandwidth_up", "{e}");
         assert!(e.reason.contains("line 4"), "{e}");
-        let e = Platform::from_text("[cluster\n", Format::Toml).unwrap_err();
+        let e = from_text("[cluster\n", Format::Toml).unwrap_err();
         assert!(e.reason.starts_with("malformed TOML") && e.reason.contains("line 1"), "{e}");
-        let e = Platform::from_text("[cluster]\ncount = 2\nspeed = nan\n[network]\nbandwidth = 1\n", Format::Toml).unwrap_err();
+        let e = from_text("[cluster]\ncount = 2\nspeed = nan\n[network]\nbandwidth = 1\n", Format::Toml).unwrap_err();
         assert!(e.reason.starts_with(crate::error::NON_FINITE), "{e}");
-        let p = Platform::from_text(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/platform_hetero.toml")).unwrap(), Format::Toml);
+        let p = from_text(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/platform_hetero.toml")).unwrap(), Format::Toml);
         assert!(p.is_ok(), "{:?}", p.err());
     }
 }

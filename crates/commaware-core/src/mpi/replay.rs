@@ -20,13 +20,14 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::collectives::Collectives;
+use crate::mpi::collectives::Collectives;
 use crate::engine::{ActKind, Completion, ComputeRate, Engine};
 use crate::error::{Error, ErrorKind, Result};
-use crate::placement::{place, Placement};
-use crate::platform::Platform;
-use crate::sharing::make_model;
-use crate::trace::{Cursor, OpSpec, Step, Trace, CTX_USER, OP_NAMES};
+use crate::mpi::placement::{place, Placement};
+use crate::network::platform::Platform;
+use crate::network::sharing::make_model;
+use crate::mpi::ops::{OpSpec, OP_NAMES};
+use crate::mpi::trace::{Cursor, Step, Trace, CTX_USER};
 
 #[derive(Debug, Clone)]
 pub struct SimOptions {
@@ -86,7 +87,7 @@ pub struct MessageRecord {
     /// single-transfer bandwidth; NaN otherwise.
     pub penalty: f64,
     /// Under a penalty model: the conflict classes it was in (bits of
-    /// [`crate::sharing::penalty::CLASS_NAMES`]); `None` otherwise.
+    /// [`crate::network::sharing::penalty::CLASS_NAMES`]); `None` otherwise.
     pub conflicts: Option<u8>,
 }
 
@@ -318,7 +319,7 @@ struct Replay<'a, 'o> {
 
 /// Replay `trace` on `platform`.
 pub fn simulate(platform: &Platform, trace: &Trace, options: &SimOptions) -> Result<SimResult> {
-    simulate_observed(platform, trace, options, crate::interference::compute_rate(platform), &mut NoObserver)
+    simulate_observed(platform, trace, options, crate::engine::interference::compute_rate(platform), &mut NoObserver)
 }
 
 /// Replay with a compute-rate hook (interference of communication on computation).

@@ -3,7 +3,7 @@
 //! ordered pair, as in the multicast cost model of paper 003 §2).
 
 use super::{FlowId, FlowNet, RemovedFlow, SharingModel};
-use crate::platform::Platform;
+use crate::network::platform::Platform;
 
 pub struct ContentionFree {
     n: usize,

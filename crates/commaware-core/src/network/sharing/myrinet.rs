@@ -40,7 +40,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 
 /// Exact counting is used on components with at most this many communications.
 pub const EXACT_LIMIT: usize = 30;

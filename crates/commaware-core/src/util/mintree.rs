@@ -153,7 +153,7 @@ mod tests {
     #[test]
     fn tracks_minimum_through_updates_and_growth() {
         let mut t = MinTree::new();
-        let mut rng = crate::rng::SplitMix64::new(3);
+        let mut rng = crate::util::rng::SplitMix64::new(3);
         let mut shadow = vec![f64::INFINITY; 300];
         for step in 0..3000 {
             let k = 1 + rng.below(if step % 100 == 0 { 200 } else { 3 }) as usize;

@@ -23,11 +23,14 @@
 //! ran: footnote 5) a parent never sends to a child with IR_s·Z·C_parent ≥ 1.
 //! Ties are broken by node index, so runs are deterministic.
 
+/// Paper 000's native measurement kernel (the computation the interference runs time).
+pub mod kernel;
+
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
 use crate::error::{check_amount, Error, ErrorKind, Result};
-use crate::sharing::water_fill;
+use crate::network::sharing::water_fill;
 
 /// IA:Multi's interruptible sends go in chunks of 512 KB (paper 000 §4.1).
 pub const CHUNK_MB: f64 = 0.5;
@@ -580,7 +583,7 @@ pub fn simulate(tree: &FarmTree, opts: &FarmOptions) -> Result<FarmResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::SplitMix64;
+    use crate::util::rng::SplitMix64;
 
     const INF: f64 = f64::INFINITY;
 

@@ -39,7 +39,8 @@
 use std::collections::{HashMap, VecDeque};
 
 use crate::error::{Error, Result};
-use crate::trace::{OpSpec, Peer, TagSpec, Trace, TraceSpec};
+use crate::mpi::ops::{OpSpec, Peer, TagSpec};
+use crate::mpi::trace::{Trace, TraceSpec};
 
 /// Actions of SimGrid's replayer that change nothing here: communicators (SimGrid's
 /// replay runs every collective on the world communicator and ignores these lines),
@@ -151,8 +152,8 @@ pub fn parse_shared(text: &str) -> Result<(TraceSpec, Vec<Vec<usize>>)> {
             continue;
         }
         let r = parse_rank(Origin::Shared, line, first, "rank")?;
-        if r >= crate::trace::MAX_RANKS {
-            return Err(Error::trace(Origin::Shared.field(line), format!("rank {r} is more than the limit of {} ranks", crate::trace::MAX_RANKS)));
+        if r >= crate::mpi::trace::MAX_RANKS {
+            return Err(Error::trace(Origin::Shared.field(line), format!("rank {r} is more than the limit of {} ranks", crate::mpi::trace::MAX_RANKS)));
         }
         p = p.max(r + 1);
     }
@@ -595,8 +596,8 @@ fn relocate(mut e: Error, lines: &[Vec<usize>], origin: Origin) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::Platform;
-    use crate::replay::{simulate, SimOptions};
+    use crate::network::platform::Platform;
+    use crate::mpi::replay::{simulate, SimOptions};
 
     const TI: &str = "\
 # a 3-rank program
@@ -643,7 +644,7 @@ mod tests {
     ]}"#;
 
     fn platform() -> Platform {
-        Platform::from_json(
+        crate::mpi::platform_file::load_json(
             r#"{"cluster": {"count": 3, "speed": 1e9, "cores": 1},
                 "network": {"model": "maxmin", "bandwidth": 1.25e8, "latency": 1e-5, "eager_threshold": 65536}}"#,
         )

@@ -1,6 +1,6 @@
 //! Writing traces in SimGrid's time-independent (TI) format, as SimGrid 3.32's
 //! `smpirun -trace-ti` writes it and its offline replay (`smpirun -replay`) reads it: one
-//! text per rank, every line `RANK ACTION ARGS...` (the reader is [`crate::ti`]).
+//! text per rank, every line `RANK ACTION ARGS...` (the reader is [`crate::mpi::ti`]).
 //!
 //! * `compute {seconds}` becomes `compute FLOPS` with FLOPS = seconds × `flops_per_second`;
 //! * sizes are written as element counts of `MPI_BYTE` (id 6), or of `MPI_DOUBLE` (id 0) when
@@ -19,7 +19,8 @@ use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 
 use crate::error::{Error, Result};
-use crate::trace::{OpSpec, Peer, TagSpec, TraceSpec};
+use crate::mpi::ops::{OpSpec, Peer, TagSpec};
+use crate::mpi::trace::TraceSpec;
 
 /// SimGrid's datatype ids (`Datatype::decode`) used for sizes.
 const DT_BYTE: u32 = 6;

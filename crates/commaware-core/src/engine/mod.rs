@@ -6,12 +6,15 @@
 //! computation, paper 000 §3.1). The clock jumps to the next completion; events
 //! live in a binary heap (O(log n)) and stale ones are skipped by version.
 
+/// Interference of communication on computation as the engine's compute-rate hook.
+pub mod interference;
+
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::mintree::MinTree;
-use crate::platform::Platform;
-use crate::sharing::{FlowId, FlowNet, LinkId, RemovedFlow, SharingModel};
+use crate::util::mintree::MinTree;
+use crate::network::platform::Platform;
+use crate::network::sharing::{FlowId, FlowNet, LinkId, RemovedFlow, SharingModel};
 
 /// Events closer than this (relative) to the current one are handled together, so
 /// flows that finish "at the same time" up to rounding cause one re-solve.

@@ -19,7 +19,7 @@ pub use penalized::Penalized;
 pub use penalty::PenaltyModel;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::platform::Platform;
+use crate::network::platform::Platform;
 
 pub type FlowId = u32;
 pub type LinkId = u32;
@@ -235,12 +235,33 @@ pub fn check_model_name(name: &str) -> Result<()> {
     }
 }
 
+/// Most hosts under `contention_free`, which keeps a bandwidth for every ordered pair
+/// of hosts: 2^12 hosts, 2^24 pairs, 128 MiB.
+pub const MAX_PAIR_HOSTS: usize = 1 << 12;
+
+/// Can the sharing model `name` run on `platform`? `contention_free` keeps a table of
+/// every ordered pair of hosts, so it takes at most [`MAX_PAIR_HOSTS`].
+pub fn check_model(platform: &Platform, name: &str) -> Result<()> {
+    check_model_name(name)?;
+    if name == "contention_free" && platform.hosts.len() > MAX_PAIR_HOSTS {
+        return Err(Error::new(
+            ErrorKind::Options,
+            "model",
+            format!(
+                "contention_free keeps a bandwidth per pair of hosts: at most {MAX_PAIR_HOSTS} hosts, this platform has {}",
+                platform.hosts.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The sharing model `name` for `platform`, with `params` (name, value) overriding its
 /// defaults. The platform's own `network.parameters` apply when `name` is its
 /// `network.model`, and `params` come after them.
 pub fn make_model(name: &str, platform: &Platform, params: &[(String, f64)]) -> Result<Box<dyn SharingModel>> {
     // Known, and within the model's size limits, before anything is allocated.
-    platform.check_model(name)?;
+    check_model(platform, name)?;
     let mut all: Vec<(String, f64)> = Vec::new();
     if name == platform.network.model {
         all.extend(platform.network.parameters.iter().map(|(k, v)| (k.clone(), *v)));

@@ -7,7 +7,7 @@
 //! of its diagonals' entries) so that the work cannot be optimised away.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::rng::SplitMix64;
+use crate::util::rng::SplitMix64;
 
 /// Largest matrix side accepted (the matrix takes 4·n² bytes: 256 MiB at 8192).
 pub const MAX_N: usize = 8192;

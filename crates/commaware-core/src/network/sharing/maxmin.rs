@@ -33,7 +33,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::{FlowId, FlowNet, LinkId, Progress, RemovedFlow, SharingModel};
-use crate::mintree::MinTree;
+use crate::util::mintree::MinTree;
 
 const NONE: u32 = u32::MAX;
 
@@ -1060,7 +1060,7 @@ mod tests {
     }
 
     /// A random flow over 1 to 3 of `nl` links.
-    fn random_links(rng: &mut crate::rng::SplitMix64, nl: usize) -> Vec<u32> {
+    fn random_links(rng: &mut crate::util::rng::SplitMix64, nl: usize) -> Vec<u32> {
         let a = rng.below(nl as u64) as u32;
         let mut b = rng.below(nl as u64) as u32;
         if b == a {
@@ -1089,10 +1089,10 @@ mod tests {
     #[test]
     fn star_departures_match_reference() {
         for (hosts, seed, caps) in [(24, 5, false), (16, 6, true)] {
-            let mut rng = crate::rng::SplitMix64::new(seed);
+            let mut rng = crate::util::rng::SplitMix64::new(seed);
             let mut net = FlowNet::new((0..2 * hosts).map(|i| if caps { 1.0 + (i % 3) as f64 / 3.0 } else { 1.0 }));
             let mut model = MaxMin { full_batch: 0, ..MaxMin::default() };
-            let flow = |rng: &mut crate::rng::SplitMix64, net: &mut FlowNet| {
+            let flow = |rng: &mut crate::util::rng::SplitMix64, net: &mut FlowNet| {
                 let s = rng.below(hosts as u64) as u32;
                 let d = (s + 1 + rng.below(hosts as u64 - 1) as u32) % hosts as u32;
                 net.add_flow(&[s, hosts as u32 + d])
@@ -1128,7 +1128,7 @@ mod tests {
     /// Random arrivals and departures (some in one batch, some reusing a departed
     /// flow's id); after each update every rate equals the fill from scratch.
     fn churn(full_batch: usize, nl: usize, seed: u64, max_adds: u64) {
-        let mut rng = crate::rng::SplitMix64::new(seed);
+        let mut rng = crate::util::rng::SplitMix64::new(seed);
         // Equal capacities on some links make ties between levels.
         let mut net = FlowNet::new((0..nl).map(|i| 1.0 + (i % 4 / 2) as f64));
         let mut model = MaxMin { full_batch, ..MaxMin::default() };
@@ -1177,7 +1177,7 @@ mod tests {
     #[test]
     fn tracked_completions_match_per_flow_simulation() {
         for (nl, seed) in [(10, 3), (30, 4)] {
-            let mut rng = crate::rng::SplitMix64::new(seed);
+            let mut rng = crate::util::rng::SplitMix64::new(seed);
             let mut net = FlowNet::new((0..nl).map(|i| 1.0 + (i % 3) as f64));
             let mut model = MaxMin { full_batch: 0, ..MaxMin::default() };
             assert!(model.track_progress().is_some());

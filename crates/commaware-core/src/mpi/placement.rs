@@ -2,9 +2,9 @@
 //! node), RRP (fill each node's cores first) or random with a seed.
 
 use crate::error::{try_with_capacity, Error, ErrorKind, Result};
-use crate::platform::Platform;
-use crate::rng::SplitMix64;
-use crate::trace::HostRef;
+use crate::network::platform::Platform;
+use crate::util::rng::SplitMix64;
+use crate::mpi::trace::HostRef;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placement {
@@ -117,7 +117,7 @@ mod tests {
     use super::*;
 
     fn plat() -> Platform {
-        Platform::from_json(r#"{"cluster": {"count": 3, "speed": 1, "cores": 2}, "network": {"bandwidth": 1}}"#).unwrap()
+        crate::mpi::platform_file::load_json(r#"{"cluster": {"count": 3, "speed": 1, "cores": 2}, "network": {"bandwidth": 1}}"#).unwrap()
     }
 
     #[test]

@@ -10,7 +10,7 @@ fn platform(extra: &str) -> Platform {
         r#"{{"cluster": {{"count": 6, "speed": 1e9, "cores": 2}},
             "network": {{"bandwidth": 1e6, "eager_threshold": 65536 {latency} {extra}}}}}"#
     );
-    Platform::from_json(&text).unwrap()
+    crate::mpi::platform_file::load_json(&text).unwrap()
 }
 
 /// A replay's result with every message (ordered by start, then source rank) and interval.
@@ -35,7 +35,7 @@ fn run_observed(p: &Platform, trace: &Trace, opts: &SimOptions, rate: Box<dyn cr
 }
 
 fn run(p: &Platform, trace: &str) -> Run {
-    run_observed(p, &Trace::from_json(trace).unwrap(), &SimOptions::default(), crate::interference::compute_rate(p))
+    run_observed(p, &Trace::from_json(trace).unwrap(), &SimOptions::default(), crate::engine::interference::compute_rate(p))
 }
 
 fn ends(res: &Run) -> Vec<(u32, u32, f64)> {
@@ -198,7 +198,7 @@ fn same_input_same_bytes() {
     let t = r#"{"ranks": [[{"op": "alltoall", "bytes": 1e5}],[{"op": "alltoall", "bytes": 1e5}],[{"op": "alltoall", "bytes": 1e5}]]}"#;
     let tr = Trace::from_json(t).unwrap();
     let opts = SimOptions { placement: Placement::Random, seed: 3, ..Default::default() };
-    let doc = |r: Run| crate::output::to_json_string(&r.res, &r.messages);
+    let doc = |r: Run| crate::mpi::output::to_json_string(&r.res, &r.messages);
     let a = doc(run_observed(&p, &tr, &opts, Box::new(FullSpeed)));
     let b = doc(run_observed(&p, &tr, &opts, Box::new(FullSpeed)));
     assert_eq!(a, b);
@@ -210,7 +210,7 @@ fn same_input_same_bytes() {
 
 #[test]
 fn contention_free_pairs_and_per_host_overheads() {
-    let p = Platform::from_json(
+    let p = crate::mpi::platform_file::load_json(
         r#"{"hosts": [{"name": "a", "speed": 1, "send_overhead": 0.5},
                       {"name": "b", "speed": 1, "recv_overhead": 0.25, "recv_overhead_per_byte": 1e-6},
                       {"name": "c", "speed": 1}],
@@ -230,9 +230,9 @@ fn contention_free_pairs_and_per_host_overheads() {
     // a -> c starts after the second send overhead, at 4 MB/s; c's override gives 2 s.
     assert!(close(res.messages[1].start, 1.0) && close(res.messages[1].end, 1.5));
     assert!(close(res.ranks[2].end, 3.5));
-    let e = Platform::from_json(r#"{"hosts": [{"name": "a", "speed": 1, "sendoverhead": 1}], "network": {"bandwidth": 1}}"#);
+    let e = crate::mpi::platform_file::load_json(r#"{"hosts": [{"name": "a", "speed": 1, "sendoverhead": 1}], "network": {"bandwidth": 1}}"#);
     assert!(e.is_err(), "unknown host fields are rejected");
-    let e = Platform::from_json(
+    let e = crate::mpi::platform_file::load_json(
         r#"{"cluster": {"count": 2, "speed": 1}, "network": {"bandwidth": 1, "pair_bandwidth": [[0, 1]]}}"#,
     )
     .unwrap_err();
@@ -284,7 +284,7 @@ fn explicit_placement_errors_name_the_host() {
 
 /// Paper 000 in the engine: 1 MiB/s NICs, host n0 with the given interference.
 fn interference_platform(interference: &str) -> Platform {
-    Platform::from_json(&format!(
+    crate::mpi::platform_file::load_json(&format!(
         r#"{{"hosts": [{{"name": "n0", "speed": 1e9, "interference": {interference}}}, {{"name": "n1", "speed": 1e9}},
                       {{"name": "n2", "speed": 1e9}}],
             "network": {{"bandwidth": 1048576, "latency": 0}}}}"#
@@ -343,14 +343,14 @@ fn interference_is_clamped_at_zero_and_composes_with_penalty_models() {
                           [{"op": "isend", "dst": 0, "bytes": 2097152}, {"op": "isend", "dst": 2, "bytes": 2097152}, {"op": "waitall"}],
                           [{"op": "recv", "src": 1}]]}"#;
     let opts = SimOptions { model: Some("gige".into()), ..SimOptions::default() };
-    let r = run_observed(&p, &Trace::from_json(t).unwrap(), &opts, crate::interference::compute_rate(&p));
+    let r = run_observed(&p, &Trace::from_json(t).unwrap(), &opts, crate::engine::interference::compute_rate(&p));
     assert!((r.ranks[0].end - 3.6).abs() < 1e-9, "{}", r.ranks[0].end);
 }
 
 #[test]
 fn envelope_bytes_travel_with_every_message_but_not_into_the_eager_choice() {
     // 1 MB/s, no latency, envelope 16 bytes, eager below 100 bytes.
-    let p = Platform::from_json(
+    let p = crate::mpi::platform_file::load_json(
         r#"{"cluster": {"count": 2, "speed": 1e9}, "network": {"bandwidth": 1e6, "eager_threshold": 100, "envelope_bytes": 16}}"#,
     )
     .unwrap();

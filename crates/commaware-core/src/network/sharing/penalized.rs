@@ -493,7 +493,7 @@ impl SharingModel for Penalized {
 mod tests {
     use super::super::penalty::{analyze, GIGE_DEFAULTS, IB_SIMGRID_DEFAULTS};
     use super::*;
-    use crate::rng::SplitMix64;
+    use crate::util::rng::SplitMix64;
 
     fn net_for(hosts: u32, backbone: Option<f64>) -> FlowNet {
         let mut caps = vec![100.0; 3 * hosts as usize];

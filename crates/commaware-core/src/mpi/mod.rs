@@ -1,0 +1,15 @@
+//! The MPI layer, above the engine: per-rank programs ([`trace`]) and the point-to-point
+//! schedules of collectives ([`collectives`]), readers and writers of SimGrid's
+//! time-independent traces ([`ti`], [`ti_export`]), ranks onto hosts ([`placement`]),
+//! MPI matching semantics driving the engine ([`replay`]), streamed results ([`output`]),
+//! and loading a platform file with every layer's checks ([`platform_file`]).
+
+pub mod collectives;
+pub mod ops;
+pub mod output;
+pub mod placement;
+pub mod platform_file;
+pub mod replay;
+pub mod ti;
+pub mod ti_export;
+pub mod trace;

@@ -1,0 +1,202 @@
+//! Paper 002: job workloads and the batch and time-sharing schedulers.
+
+use commaware_core::cosched;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+
+use crate::convert::{column, py_str};
+use crate::errors::guarded;
+
+/// A job workload (paper 002): JSON jobs or an SWF log, checked.
+#[pyclass(frozen, module = "commaware._core")]
+pub(crate) struct Workload(cosched::Workload);
+
+fn skipped_dict<'py>(py: Python<'py>, s: &cosched::Skipped) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("negative_runtime", s.negative_runtime)?;
+    d.set_item("no_procs", s.no_procs)?;
+    d.set_item("no_submit", s.no_submit)?;
+    d.set_item("too_large", s.too_large)?;
+    d.set_item("total", s.total())?;
+    Ok(d)
+}
+
+#[pymethods]
+impl Workload {
+    fn __len__(&self) -> usize {
+        self.0.spec.jobs.len()
+    }
+    /// Jobs left out on reading (SWF), by reason.
+    #[getter]
+    fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        skipped_dict(py, &self.0.skipped)
+    }
+    /// The SWF comment lines (empty for a JSON workload).
+    #[getter]
+    fn header(&self) -> Vec<String> {
+        self.0.swf.as_ref().map(|l| l.header.clone()).unwrap_or_default()
+    }
+    /// Whether it was read from an SWF log.
+    #[getter]
+    fn is_swf(&self) -> bool {
+        self.0.swf.is_some()
+    }
+    /// The largest process count of any job.
+    #[getter]
+    fn max_procs(&self) -> u64 {
+        self.0.spec.jobs.iter().map(|j| j.procs).max().unwrap_or(0)
+    }
+    /// The workload as a JSON document (`{"generator": ..., "jobs": [...]}`).
+    fn to_json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+        let text = py.allow_threads(|| serde_json::to_string(&self.0.spec).unwrap_or_default());
+        py_str(py, text)
+    }
+    /// The workload as SWF text (an SWF log as read; JSON jobs with -1 for unknown fields).
+    fn to_swf<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+        let text = py.allow_threads(|| self.0.to_swf());
+        py_str(py, text)
+    }
+}
+
+/// Read a workload from `text` in `format` (json, dict or swf); `source` names the file in errors.
+#[pyfunction]
+#[pyo3(signature = (text, source, format="json"))]
+pub(crate) fn load_workload(py: Python<'_>, text: &str, source: &str, format: &str) -> PyResult<Workload> {
+    let text = text.to_owned();
+    let r = py.allow_threads(|| guarded(|| cosched::Workload::from_text(&text, format).map_err(|e| e.in_source(source))));
+    r.map(Workload)
+}
+
+/// The NAS-like workload generator (paper 002, Tables 1-2); see docs/cosched.md.
+#[pyfunction]
+#[pyo3(signature = (jobs, interarrival_s, seed, classes, mix="nas"))]
+pub(crate) fn nas_workload(py: Python<'_>, jobs: usize, interarrival_s: f64, seed: u64, classes: Vec<String>, mix: &str) -> PyResult<Workload> {
+    let mix = mix.to_owned();
+    let r = py.allow_threads(|| {
+        guarded(|| {
+            let params = cosched::nas::NasParams { jobs, interarrival_s, seed, classes, mix: cosched::nas::Mix::from_name(&mix)? };
+            cosched::Workload::from_spec(cosched::nas::generate(&params)?)
+        })
+    });
+    r.map(Workload)
+}
+
+/// The outcome of a scheduling run (batch or time-sharing).
+#[pyclass(frozen, module = "commaware._core")]
+pub(crate) struct CoschedResult(cosched::RunResult);
+
+#[pymethods]
+impl CoschedResult {
+    #[getter]
+    fn policy(&self) -> &'static str {
+        self.0.policy_name()
+    }
+    #[getter]
+    fn processors(&self) -> u64 {
+        self.0.processors()
+    }
+    /// Scheduling passes (batch) or events (time-sharing) simulated.
+    #[getter]
+    fn passes(&self) -> u64 {
+        self.0.steps()
+    }
+    fn __len__(&self) -> usize {
+        self.0.jobs().len()
+    }
+    /// Averages: jobs, avg_wait_s, avg_response_s, avg_exec_s, avg_bounded_slowdown, max_wait_s,
+    /// total_time_s, utilization, energy_busy_j, energy_idle_j, energy_j.
+    fn summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.0.summary();
+        let d = PyDict::new(py);
+        d.set_item("jobs", s.jobs)?;
+        d.set_item("avg_wait_s", s.avg_wait_s)?;
+        d.set_item("avg_response_s", s.avg_response_s)?;
+        d.set_item("avg_exec_s", s.avg_exec_s)?;
+        d.set_item("avg_bounded_slowdown", s.avg_bounded_slowdown)?;
+        d.set_item("max_wait_s", s.max_wait_s)?;
+        d.set_item("total_time_s", s.total_time_s)?;
+        d.set_item("utilization", s.utilization)?;
+        d.set_item("energy_busy_j", s.energy_busy_j)?;
+        d.set_item("energy_idle_j", s.energy_idle_j)?;
+        d.set_item("energy_j", s.energy_j)?;
+        Ok(d)
+    }
+    /// Jobs left out: on reading (SWF) and for being larger than the cluster.
+    #[getter]
+    fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        skipped_dict(py, self.0.skipped())
+    }
+    /// Jobs as byte columns in queue order: id (u64), procs (u64), submit, runtime,
+    /// requested, start, end, reserved (f64; NaN when never reserved).
+    fn job_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let j = self.0.jobs();
+        let d = PyDict::new(py);
+        d.set_item("id", column(py, j.iter().map(|x| x.id.to_ne_bytes())))?;
+        d.set_item("procs", column(py, j.iter().map(|x| x.procs.to_ne_bytes())))?;
+        d.set_item("submit", column(py, j.iter().map(|x| x.submit_s.to_ne_bytes())))?;
+        d.set_item("runtime", column(py, j.iter().map(|x| x.runtime_s.to_ne_bytes())))?;
+        d.set_item("requested", column(py, j.iter().map(|x| x.requested_s.to_ne_bytes())))?;
+        d.set_item("start", column(py, j.iter().map(|x| x.start_s.to_ne_bytes())))?;
+        d.set_item("end", column(py, j.iter().map(|x| x.end_s.to_ne_bytes())))?;
+        d.set_item("reserved", column(py, j.iter().map(|x| x.reserved_s.to_ne_bytes())))?;
+        Ok(d)
+    }
+    /// The `--json` document: policy, processors, the summary, skipped, and every job.
+    fn to_json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+        let text = py.allow_threads(|| self.0.to_json());
+        py_str(py, text)
+    }
+    /// Batsim's jobs.csv text, `workload_name` in its column.
+    fn jobs_csv<'py>(&self, py: Python<'py>, workload_name: &str) -> PyResult<Bound<'py, PyString>> {
+        let name = workload_name.to_owned();
+        let text = py.allow_threads(|| self.0.jobs_csv(&name));
+        py_str(py, text)
+    }
+}
+
+/// Run a workload under `policy` (batch, batch-easy, batch-conservative, nls, gang, dcs, sb,
+/// pb, cc, hybrid) on `processors` 1-CPU nodes; `params_json` overrides time-sharing
+/// parameters (a JSON object of TsParams fields).
+#[pyfunction]
+#[pyo3(signature = (workload, policy, processors, allocation="packing", mpl=None, seed=0, params_json=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn cosched_run(
+    py: Python<'_>,
+    workload: &Workload,
+    policy: &str,
+    processors: u64,
+    allocation: &str,
+    mpl: Option<u64>,
+    seed: u64,
+    params_json: Option<&str>,
+) -> PyResult<CoschedResult> {
+    let policy = policy.to_owned();
+    let allocation = allocation.to_owned();
+    let params_json = params_json.map(str::to_owned);
+    let r = py.allow_threads(|| {
+        guarded(|| {
+            let mut params: cosched::TsParams = match &params_json {
+                Some(text) => commaware_core::error::parse_json(commaware_core::error::ErrorKind::Options, text)?,
+                None => cosched::TsParams::default(),
+            };
+            params.nodes = processors;
+            params.allocation = cosched::Allocation::from_name(&allocation)?;
+            params.seed = seed;
+            let batch = cosched::Policy::from_name(&policy).is_ok();
+            params.mpl = mpl.unwrap_or(if batch { 1 } else { params.mpl });
+            workload.0.run(&cosched::RunSpec { policy, params })
+        })
+    });
+    r.map(CoschedResult)
+}
+
+/// Defaults of every time-sharing parameter, as JSON.
+#[pyfunction]
+pub(crate) fn cosched_default_params() -> String {
+    serde_json::to_string(&cosched::TsParams::default()).unwrap_or_default()
+}
+
+#[pyfunction]
+pub(crate) fn workload_schema() -> String {
+    cosched::WorkloadSpec::json_schema()
+}

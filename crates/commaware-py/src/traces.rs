@@ -1,0 +1,39 @@
+//! SimGrid time-independent traces in and out.
+
+use pyo3::prelude::*;
+
+use crate::errors::guarded;
+use crate::simulation::Trace;
+
+/// Parse and validate a SimGrid time-independent trace given as one text per rank:
+/// `parts` lists (rank, text, file name); an error about one rank names its file.
+#[pyfunction]
+pub(crate) fn load_trace_ti_ranks(py: Python<'_>, parts: Vec<(usize, String, String)>, source: &str) -> PyResult<Trace> {
+    let r = py.allow_threads(|| {
+        guarded(|| {
+            let texts: Vec<(usize, &str)> = parts.iter().map(|(r, t, _)| (*r, t.as_str())).collect();
+            commaware_core::mpi::ti::trace_from_ranks(&texts).map_err(|mut e| {
+                if let Some((rank, rest)) = commaware_core::mpi::ti::split_rank_field(&e.field) {
+                    if let Some((_, _, file)) = parts.iter().find(|(r, _, _)| *r == rank) {
+                        e.field = if rest.is_empty() { format!("rank {rank}") } else { rest };
+                        return e.in_source(file);
+                    }
+                }
+                e.in_source(source)
+            })
+        })
+    });
+    r.map(Trace)
+}
+
+/// The SimGrid TI text of each rank of `trace` (compute seconds become flops at
+/// `flops_per_second`; `header` is written as `#` comment lines first).
+#[pyfunction]
+pub(crate) fn export_ti(py: Python<'_>, trace: &Trace, flops_per_second: f64, header: &str, source: &str) -> PyResult<Vec<String>> {
+    let header = header.to_owned();
+    py.allow_threads(|| {
+        guarded(|| {
+            commaware_core::mpi::ti_export::export(&trace.0.spec, flops_per_second, &header).map_err(|e| e.in_source(source))
+        })
+    })
+}
