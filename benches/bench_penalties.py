@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests" / "peers"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import simgrid_peer as sgp  # noqa: E402
 from bench_flows import TARGET_RATIO as SG_TARGET_RATIO  # noqa: E402

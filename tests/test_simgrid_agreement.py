@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
 import simgrid_peer as sgp  # noqa: E402
 
 #: Required per-flow agreement (relative).

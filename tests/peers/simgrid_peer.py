@@ -68,7 +68,7 @@ IB_PENALTY_FACTORS = (0.965, 0.925, 1.35)
 #: Flow patterns of :func:`make_flows`.
 PATTERNS = ("randsize", "random", "shift", "tiny", "pingpong")
 #: Source of the SimGrid peer, inside the repository.
-HARNESS_SOURCE = Path(__file__).resolve().parent / "peers" / "simgrid_star.cpp"
+HARNESS_SOURCE = Path(__file__).resolve().parent / "simgrid_star.cpp"
 #: Where the compiled peer is cached (override with ``COMMAWARE_SG_CACHE``).
 CACHE_DIR = Path(os.environ.get("COMMAWARE_SG_CACHE", "/tmp/commaware-sg"))
 #: Compiler flags, part of the cache key.
