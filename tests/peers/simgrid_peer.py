@@ -217,22 +217,6 @@ def run_simgrid_flows(
     return SimGridRun(result=result, flows=reported, command=cmd, wall_s=wall)
 
 
-def run_simgrid_full(
-    hosts: int,
-    flows: int,
-    size: float,
-    pattern: str,
-    seed: int,
-    lat_us: float = DEFAULT_LAT_US,
-    optim: str = "Full",
-    timeout: float | None = None,
-    dump_path: Path | None = None,
-) -> SimGridRun:
-    """Run SimGrid on :func:`make_flows` ``(pattern, hosts, flows, size, seed)``; see :func:`run_simgrid_flows`."""
-    flow_list = make_flows(pattern, hosts, flows, size, seed)
-    return run_simgrid_flows(hosts, flow_list, lat_us, optim, timeout, dump_path)
-
-
 def run_simgrid(
     hosts: int,
     flows: int,
@@ -243,8 +227,9 @@ def run_simgrid(
     optim: str = "Full",
     timeout: float | None = None,
 ) -> list[SgFlow]:
-    """Per-flow ``(src, dst, bytes, start, finish)`` of one SimGrid run; see :func:`run_simgrid_full`."""
-    return run_simgrid_full(hosts, flows, size, pattern, seed, lat_us, optim, timeout).flows
+    """Per-flow ``(src, dst, bytes, start, finish)`` of SimGrid on :func:`make_flows`
+    ``(pattern, hosts, flows, size, seed)``; see :func:`run_simgrid_flows`."""
+    return run_simgrid_flows(hosts, make_flows(pattern, hosts, flows, size, seed), lat_us, optim, timeout).flows
 
 
 def run_simgrid_alltoall(
