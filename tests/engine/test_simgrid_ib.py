@@ -32,17 +32,14 @@ where it is missing.  The SimGrid tests skip where SimGrid is missing, unless
 from __future__ import annotations
 
 import functools
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
-import simgrid_peer as sgp  # noqa: E402
-from conftest import requires_simgrid_mark  # noqa: E402
+import simgrid_peer as sgp
+from conftest import requires_simgrid_mark
 
 #: Required per-flow agreement (relative).
 REL_TOL = 1e-6
