@@ -49,7 +49,7 @@ py-test: build
 test: build rust-test py-test
 
 # The docs site (MkDocs, Material) into site/; open site/index.html. --strict: a broken link or
-# reference fails the build. tests/test_docs.py runs every code block of it.
+# reference fails the build. tests/cli/test_docs.py runs every code block of it.
 docs: build
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests" / "peers"))
 import simgrid_peer as sgp  # noqa: E402
 
 TARGET_RSS_MB = 300.0

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Flow-level benchmark: commaware against SimGrid 3.32 on the same flows, in one run.
 
-For each scenario Python makes the flow list (``tests/simgrid_peer.py``: ``make_flows``), the
+For each scenario Python makes the flow list (``tests/peers/simgrid_peer.py``: ``make_flows``), the
 repository's SimGrid peer (``tests/peers/simgrid_star.cpp``, C++, ``network/model:CM02``,
 ``crosstraffic:0``, ``optim:Full``) runs it first and writes ``src dst bytes start finish`` per
 flow; commaware then replays exactly that list in a fresh child process, so its peak-RSS figure is
@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests" / "peers"))
 import simgrid_peer as sgp  # noqa: E402
 
 TARGET_RATIO = 10.0

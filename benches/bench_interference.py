@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from typing import Any
+
+from common import best
 
 import commaware
 
@@ -43,15 +44,6 @@ def trace(ranks: int, iters: int, size: int, flops: float) -> dict[str, Any]:
                      {"op": "compute", "flops": flops}, {"op": "waitall"}]
         ops.append(mine)
     return {"ranks": ops}
-
-
-def best(fn: Any, repeat: int) -> tuple[float, Any]:
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
 
 
 def main() -> None:

@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests" / "peers"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import simgrid_peer as sgp  # noqa: E402
 from bench_flows import TARGET_RATIO as SG_TARGET_RATIO  # noqa: E402
@@ -564,22 +564,17 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {"started": started.isoformat(timespec="seconds"), "host": os.uname().nodename,
                               "cpus": os.cpu_count(), "commaware": commaware.__version__, "simgrid": sg_why,
                               "options": {k: (sorted(v) if isinstance(v, set) else v) for k, v in vars(args).items()}}
-    if "1" in args.only:
-        report["static"] = bench_static(args, log)
-        if not args.json:
-            print_static(report["static"])
-    if "2" in args.only:
-        report["myrinet"] = bench_myrinet(args, log)
-        if not args.json:
-            print_myrinet(report["myrinet"])
-    if "3" in args.only:
-        report["flows"] = [bench_flows_one(n, args, log, sg_ok) for n in args.flows]
-        if not args.json:
-            print_flows(report["flows"])
-    if "4" in args.only:
-        report["ring"] = bench_ring(args, log)
-        if not args.json:
-            print_ring(report["ring"])
+    benches: list[tuple[str, str, Callable[[], Any], Callable[[Any], None]]] = [
+        ("1", "static", lambda: bench_static(args, log), print_static),
+        ("2", "myrinet", lambda: bench_myrinet(args, log), print_myrinet),
+        ("3", "flows", lambda: [bench_flows_one(n, args, log, sg_ok) for n in args.flows], print_flows),
+        ("4", "ring", lambda: bench_ring(args, log), print_ring),
+    ]
+    for number, key, run, show in benches:
+        if number in args.only:
+            report[key] = run()
+            if not args.json:
+                show(report[key])
     report["wall_s"] = time.perf_counter() - t_start
     report["summary"] = [dict(zip(("benchmark", "measured", "target", "verdict"), r)) for r in summary_rows(report)]
     if args.json:

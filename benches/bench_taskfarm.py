@@ -21,22 +21,20 @@ import random
 import time
 from typing import Any
 
+from common import best, random_tree
+
 from commaware.taskfarm import ALGORITHMS, taskfarm
 from commaware.throughput import load_tree
 
 TARGET_S = 10.0
 
 
-def random_tree(seed: int, n: int) -> dict[str, Any]:
-    g = random.Random(seed)
-    nodes: list[dict[str, Any]] = []
-    for k in range(n):
-        d: dict[str, Any] = {"id": f"n{k}", "parent": None if k == 0 else f"n{g.randrange(k)}",
-                             "compute_rate": g.uniform(0.5, 5.0), "send_limit_mb_s": g.uniform(5.0, 15.0)}
-        if k:
-            d.update(link_mb_s=g.uniform(1.0, 12.0), ir_r=g.uniform(0.0, 0.05), ir_s=g.uniform(0.0, 0.05))
-        nodes.append(d)
-    return {"task_mb": 2.0, "nodes": nodes}
+def draw_node(g: random.Random, k: int) -> dict[str, Any]:
+    """Node k's fields of the random tree (:func:`common.random_tree`) but its id and parent."""
+    d: dict[str, Any] = {"compute_rate": g.uniform(0.5, 5.0), "send_limit_mb_s": g.uniform(5.0, 15.0)}
+    if k:
+        d.update(link_mb_s=g.uniform(1.0, 12.0), ir_r=g.uniform(0.0, 0.05), ir_s=g.uniform(0.0, 0.05))
+    return d
 
 
 def main() -> None:
@@ -48,17 +46,13 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     t0 = time.perf_counter()
-    tree = load_tree(random_tree(a.seed, a.nodes))
+    tree = load_tree(random_tree(a.seed, a.nodes, draw_node))
     load_s = time.perf_counter() - t0
     rows = []
     for alg in ALGORITHMS:
-        best = float("inf")
-        for _ in range(a.repeat):
-            t0 = time.perf_counter()
-            r = taskfarm(tree, alg, tasks=a.tasks, with_bound=False)
-            best = min(best, time.perf_counter() - t0)
-        rows.append({"algorithm": alg, "seconds": best, "makespan": r.makespan, "throughput": r.throughput,
-                     "transfers": r.transfers, "target_s": TARGET_S, "ok": best < TARGET_S})
+        seconds, r = best(lambda alg=alg: taskfarm(tree, alg, tasks=a.tasks, with_bound=False), a.repeat)
+        rows.append({"algorithm": alg, "seconds": seconds, "makespan": r.makespan, "throughput": r.throughput,
+                     "transfers": r.transfers, "target_s": TARGET_S, "ok": seconds < TARGET_S})
     doc = {"nodes": a.nodes, "tasks": a.tasks, "load_s": load_s, "machine": platform.machine(),
            "python": platform.python_version(), "runs": rows}
     if a.json:

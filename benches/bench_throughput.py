@@ -27,23 +27,21 @@ import sys
 import time
 from typing import Any
 
+from common import best, random_tree
+
 from commaware.throughput import bound, load_tree, lp_bound
 
 TARGET_S = 1.0
 
 
-def random_tree(seed: int, n: int) -> dict[str, Any]:
-    g = random.Random(seed)
-    nodes: list[dict[str, Any]] = []
-    for k in range(n):
-        d: dict[str, Any] = {"id": f"n{k}", "parent": None if k == 0 else f"n{g.randrange(k)}",
-                             "compute_rate": g.uniform(0.1, 10)}
-        if k:
-            d.update(link_mb_s=g.uniform(0.1, 20), ir_r=g.uniform(0, 0.1), ir_s=g.uniform(0, 0.1) * g.choice([0.1, 1, 3]))
-        if g.random() < 0.5:
-            d["send_limit_mb_s"] = g.uniform(0.5, 30)
-        nodes.append(d)
-    return {"task_mb": 2.0, "nodes": nodes}
+def draw_node(g: random.Random, k: int) -> dict[str, Any]:
+    """Node k's fields of the random tree (:func:`common.random_tree`) but its id and parent."""
+    d: dict[str, Any] = {"compute_rate": g.uniform(0.1, 10)}
+    if k:
+        d.update(link_mb_s=g.uniform(0.1, 20), ir_r=g.uniform(0, 0.1), ir_s=g.uniform(0, 0.1) * g.choice([0.1, 1, 3]))
+    if g.random() < 0.5:
+        d["send_limit_mb_s"] = g.uniform(0.5, 30)
+    return d
 
 
 def chain(n: int) -> dict[str, Any]:
@@ -51,15 +49,6 @@ def chain(n: int) -> dict[str, Any]:
     nodes += [{"id": f"n{k}", "parent": f"n{k - 1}", "compute_rate": 1.0, "link_mb_s": 1e9, "ir_r": 0.0, "ir_s": 0.0}
               for k in range(1, n)]
     return {"task_mb": 1.0, "nodes": nodes}
-
-
-def best(fn: Any, repeat: int) -> tuple[float, Any]:
-    times, result = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), result
 
 
 def main() -> int:
@@ -71,7 +60,7 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args()
 
-    doc = random_tree(args.seed, args.nodes)
+    doc = random_tree(args.seed, args.nodes, draw_node)
     t0 = time.perf_counter()
     tree = load_tree(doc)
     load_s = time.perf_counter() - t0

@@ -21,8 +21,8 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import time
-from typing import Any, Callable
+
+from common import best
 
 from commaware import tiling as tl
 
@@ -31,22 +31,13 @@ GIGE_INTERFERENCE = {"cluster": {"count": 16, "speed": 1e9, "interference": {"re
                      "network": {"model": "gige", "bandwidth": 125e6, "latency": 50e-6}}
 
 
-def best_of(repeat: int, fn: Callable[[], Any]) -> tuple[float, Any]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    single_s, row = best_of(a.repeat, lambda: tl.analyze([16, 16, 4096], [4, 4], 1, platform=GIGE_INTERFERENCE))
-    sweep_s, doc = best_of(a.repeat, lambda: tl.sweep([32, 32, 4096], [4, 4]))
+    single_s, row = best(lambda: tl.analyze([16, 16, 4096], [4, 4], 1, platform=GIGE_INTERFERENCE), a.repeat)
+    sweep_s, doc = best(lambda: tl.sweep([32, 32, 4096], [4, 4]), a.repeat)
     tiles = sum(2 ** 12 // r["tile_height"] for r in doc["rows"]) * 16 * 2
     out = {"machine": platform.machine(), "python": platform.python_version(),
            "gige_interference_16x4096": {"seconds": single_s, "sim_block": row["sim_block"], "sim_overlap": row["sim_overlap"],

@@ -1,12 +1,17 @@
-"""Shared fixtures: paths and a runner for the CLI in a subprocess."""
+"""Shared fixtures: paths, a runner for the CLI in a subprocess, and the marks of the tests that
+need MPI or SimGrid."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -78,3 +83,22 @@ def requires_mpi_mark(reason: str) -> pytest.MarkDecorator:
     """Skip when MPI is missing, unless COMMAWARE_REQUIRE_MPI=1 (CI): then the test runs and fails with `reason`."""
     return pytest.mark.skipif(bool(reason) and os.environ.get("COMMAWARE_REQUIRE_MPI") != "1",
                               reason=f"MPI not available: {reason}")
+
+
+def requires_simgrid_mark(available: tuple[bool, str], tests: str) -> pytest.MarkDecorator:
+    """Skip when the SimGrid peer cannot run (``available``: ``simgrid_peer.simgrid_available()``),
+    with "``tests`` tests SKIPPED: reason" in pytest's warnings summary, unless
+    COMMAWARE_REQUIRE_SIMGRID=1 (CI): then the test runs and fails with the reason."""
+    ok, reason = available
+    if not ok:
+        # Shown in pytest's warnings summary; suppressed (not raised) where warnings are errors.
+        with contextlib.suppress(Warning):
+            warnings.warn(f"{tests} tests SKIPPED: {reason}", stacklevel=2)
+    return pytest.mark.skipif(not ok and os.environ.get("COMMAWARE_REQUIRE_SIMGRID") != "1",
+                              reason=f"SimGrid not available: {reason}")
+
+
+@pytest.fixture(scope="module")
+def cw() -> ModuleType:
+    """The commaware package (an import failure is an error here, not a skip)."""
+    return importlib.import_module("commaware")

@@ -1,4 +1,4 @@
-/* A 4-rank MPI program recorded by tests/test_record.py: known sizes, every kind of call the
+/* A 4-rank MPI program recorded by tests/traces/test_record.py: known sizes, every kind of call the
  * replay supports (point to point, requests, waits and tests, collectives), and compute bursts.
  * Usage: record_app [EXIT_RANK EXIT_CODE]: that rank exits with that code before MPI_Finalize. */
 #include <mpi.h>

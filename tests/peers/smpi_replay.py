@@ -37,9 +37,7 @@ when the rank ended, with 17 digits) under ``smpirun -replay INDEX``.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -49,9 +47,12 @@ from pathlib import Path
 from typing import Any, Sequence
 from xml.sax.saxutils import quoteattr
 
+from peer_build import build_peer
+
 HERE = Path(__file__).resolve().parent
 REPLAY_SOURCE = HERE / "smpi_replay_main.cpp"
-CACHE_DIR = Path(os.environ.get("COMMAWARE_SG_CACHE", "/tmp/commaware-sg"))
+#: What to install when smpicc or smpicxx is missing or fails.
+INSTALL_HINT = "install the Debian package simgrid"
 #: SMPI's envelope, added to every message's simulated size (SimGrid 3.32, smpi_request.cpp).
 SMPI_ENVELOPE_BYTES = 16
 #: Options that make SMPI model what commaware models (the eager threshold is added per run).
@@ -92,7 +93,7 @@ def smpi_available() -> tuple[bool, str]:
     """Whether smpirun and smpicxx are here and the replay program builds, with the reason if not."""
     for tool in ("smpirun", "smpicxx"):
         if _which(tool) is None:
-            return False, f"{tool} not found (install the Debian package simgrid)"
+            return False, f"{tool} not found ({INSTALL_HINT})"
     try:
         build_replay()
     except SmpiError as exc:
@@ -101,35 +102,14 @@ def smpi_available() -> tuple[bool, str]:
 
 
 def build_replay() -> Path:
-    """Compile :data:`REPLAY_SOURCE` with smpicxx into the cache (named by a hash of the source)."""
+    """Compile :data:`REPLAY_SOURCE` with smpicxx into the cache (:func:`peer_build.build_peer`)."""
     return _build(REPLAY_SOURCE, "smpicxx", ["-std=c++17"])
 
 
 def _build(source: Path, compiler_name: str, flags: list[str]) -> Path:
-    """Compile `source` with SimGrid's `compiler_name` (smpicc, smpicxx) into the cache, named by
-    a hash of the source, unless it is there already."""
-    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
-    out = CACHE_DIR / f"{source.stem}-{digest}"
-    if out.is_file():
-        return out
-    compiler = _which(compiler_name)
-    if compiler is None:
-        raise SmpiError(f"{compiler_name} not found (install the Debian package simgrid)")
-    CACHE_DIR.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=out.name + ".", dir=CACHE_DIR)
-    os.close(fd)
-    try:
-        proc = subprocess.run([compiler, "-O1", *flags, str(source), "-o", tmp], capture_output=True,
-                              text=True, timeout=300)
-        if proc.returncode != 0:
-            lines = (proc.stderr or proc.stdout).strip().splitlines() or ["no compiler output"]
-            raise SmpiError(f"cannot build {source.name}: " + next((ln for ln in lines if "error" in ln), lines[-1]))
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return out
+    """Compile `source` with SimGrid's `compiler_name` (smpicc, smpicxx) and ``-O1 FLAGS`` into the
+    cache unless it is there already."""
+    return build_peer(source, compiler_name, ["-O1", *flags], error=SmpiError, hint=INSTALL_HINT)
 
 
 def trace_program(source: str | Path, n_ranks: int, platform: dict[str, Any], out_dir: str | Path,
@@ -232,7 +212,7 @@ def run_smpi_replay(platform: dict[str, Any], index: str | Path, *, collectives:
     its directory) in SMPI on `platform` (a commaware platform JSON document), rank i on host i;
     `collectives` selects SMPI's algorithms (e.g. ``{"bcast": "binomial_tree"}``)."""
     if _which("smpirun") is None:
-        raise SmpiError("smpirun not found (install the Debian package simgrid)")
+        raise SmpiError(f"smpirun not found ({INSTALL_HINT})")
     program = build_replay()
     index = Path(index).resolve()
     n_ranks = sum(1 for line in index.read_text().splitlines() if line.strip())

@@ -1,4 +1,4 @@
-/* A small MPI program of our own for the SMPI agreement test (tests/test_smpi_replay.py):
+/* A small MPI program of our own for the SMPI agreement test (tests/engine/test_smpi_replay.py):
    traced by `smpirun -trace-ti`, then replayed by SMPI and by commaware (`--format ti`).
    Point-to-point in every form, the collectives whose algorithms both simulators share, and
    compute phases between them. Sizes cross the 64 KiB eager threshold. No sub-communicator:

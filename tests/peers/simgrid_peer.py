@@ -1,7 +1,7 @@
 """Build and run the repository's SimGrid peer, and turn the same workloads into commaware inputs.
 
 The peer is ``tests/peers/simgrid_star.cpp`` (C++, SimGrid 3.32 s4u), compiled on first use into a
-cache directory.  It builds a star of N hosts, each with its own SPLITDUPLEX link (1 Gbps per
+cache directory (:mod:`peer_build`).  It builds a star of N hosts, each with its own SPLITDUPLEX link (1 Gbps per
 direction) to the star's centre, and has two modes:
 
 * ``flows``: reads a flow list (``src dst bytes`` per line, written here by Python, e.g. from
@@ -31,10 +31,7 @@ How the two models map onto each other:
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
-import os
-import shutil
 import subprocess
 import tempfile
 import time
@@ -42,6 +39,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
+
+import peer_build
 
 #: 1 Gbps in bytes/s: the NIC bandwidth (per direction) of every host of the star.
 LINK_BANDWIDTH = 1.25e8
@@ -68,11 +67,13 @@ IB_PENALTY_FACTORS = (0.965, 0.925, 1.35)
 #: Flow patterns of :func:`make_flows`.
 PATTERNS = ("randsize", "random", "shift", "tiny", "pingpong")
 #: Source of the SimGrid peer, inside the repository.
-HARNESS_SOURCE = Path(__file__).resolve().parent / "peers" / "simgrid_star.cpp"
-#: Where the compiled peer is cached (override with ``COMMAWARE_SG_CACHE``).
-CACHE_DIR = Path(os.environ.get("COMMAWARE_SG_CACHE", "/tmp/commaware-sg"))
-#: Compiler flags, part of the cache key.
+HARNESS_SOURCE = Path(__file__).resolve().parent / "simgrid_star.cpp"
+#: Compiler flags, part of the cache key (:mod:`peer_build`; the cache is ``COMMAWARE_SG_CACHE``).
 CXXFLAGS = ("-O2", "-std=c++17")
+#: What the peer is linked with.
+LIBS = ("-lsimgrid",)
+#: What to install when the peer does not build.
+INSTALL_HINT = "install Debian packages: libsimgrid-dev g++"
 
 
 class SimGridError(RuntimeError):
@@ -105,43 +106,14 @@ class SimGridRun:
 
 def binary_path() -> Path:
     """Path of the compiled peer for the current source (the name holds a hash of source and flags)."""
-    digest = hashlib.sha256(HARNESS_SOURCE.read_bytes() + " ".join(CXXFLAGS).encode()).hexdigest()[:16]
-    return CACHE_DIR / f"simgrid_star-{digest}"
+    return peer_build.binary_path(HARNESS_SOURCE, "g++", CXXFLAGS, LIBS)
 
 
 def build_harness(force: bool = False) -> Path:
-    """Compile :data:`HARNESS_SOURCE` into :data:`CACHE_DIR` unless that exact source is built already.
-
-    A changed source gets a new binary name, so a stale binary is never run.  The binary is
-    written under a temporary name and renamed, so concurrent callers never run a half-written
-    file.  Raises :class:`SimGridError` with the compiler's first error on failure.
-    """
-    if not HARNESS_SOURCE.is_file():
-        raise SimGridError(f"SimGrid peer source missing: {HARNESS_SOURCE}")
-    out = binary_path()
-    if not force and out.is_file():
-        return out
-    compiler = shutil.which("g++")
-    if compiler is None:
-        raise SimGridError("g++ not found (install Debian packages: libsimgrid-dev g++)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=out.name + ".", dir=out.parent)
-    os.close(fd)
-    cmd = [compiler, *CXXFLAGS, str(HARNESS_SOURCE), "-o", tmp_name, "-lsimgrid"]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        if proc.returncode != 0:
-            lines = (proc.stderr or proc.stdout).strip().splitlines() or ["no compiler output"]
-            first_error = next((ln for ln in lines if "error" in ln), lines[-1])
-            raise SimGridError(
-                f"cannot compile the SimGrid peer (install Debian packages: libsimgrid-dev g++): {first_error}"
-            )
-        os.chmod(tmp_name, 0o755)
-        os.replace(tmp_name, out)
-    finally:
-        if os.path.exists(tmp_name):
-            os.unlink(tmp_name)
-    return out
+    """Compile :data:`HARNESS_SOURCE` into the cache unless that exact source is built already
+    (:func:`peer_build.build_peer`); raises :class:`SimGridError` with the compiler's first error."""
+    return peer_build.build_peer(HARNESS_SOURCE, "g++", CXXFLAGS, libs=LIBS, error=SimGridError, hint=INSTALL_HINT,
+                                 force=force)
 
 
 @functools.lru_cache(maxsize=1)
@@ -245,22 +217,6 @@ def run_simgrid_flows(
     return SimGridRun(result=result, flows=reported, command=cmd, wall_s=wall)
 
 
-def run_simgrid_full(
-    hosts: int,
-    flows: int,
-    size: float,
-    pattern: str,
-    seed: int,
-    lat_us: float = DEFAULT_LAT_US,
-    optim: str = "Full",
-    timeout: float | None = None,
-    dump_path: Path | None = None,
-) -> SimGridRun:
-    """Run SimGrid on :func:`make_flows` ``(pattern, hosts, flows, size, seed)``; see :func:`run_simgrid_flows`."""
-    flow_list = make_flows(pattern, hosts, flows, size, seed)
-    return run_simgrid_flows(hosts, flow_list, lat_us, optim, timeout, dump_path)
-
-
 def run_simgrid(
     hosts: int,
     flows: int,
@@ -271,8 +227,9 @@ def run_simgrid(
     optim: str = "Full",
     timeout: float | None = None,
 ) -> list[SgFlow]:
-    """Per-flow ``(src, dst, bytes, start, finish)`` of one SimGrid run; see :func:`run_simgrid_full`."""
-    return run_simgrid_full(hosts, flows, size, pattern, seed, lat_us, optim, timeout).flows
+    """Per-flow ``(src, dst, bytes, start, finish)`` of SimGrid on :func:`make_flows`
+    ``(pattern, hosts, flows, size, seed)``; see :func:`run_simgrid_flows`."""
+    return run_simgrid_flows(hosts, make_flows(pattern, hosts, flows, size, seed), lat_us, optim, timeout).flows
 
 
 def run_simgrid_alltoall(

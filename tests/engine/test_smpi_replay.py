@@ -9,7 +9,6 @@ unless ``COMMAWARE_REQUIRE_SIMGRID=1`` (set by ``.ci/run``): then they fail with
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,8 +16,7 @@ import pytest
 from commaware import load_platform, load_trace, simulate
 from commaware.trace_export import export_ti
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
-import smpi_replay  # noqa: E402
+import smpi_replay
 
 REQUIRE_SIMGRID = os.environ.get("COMMAWARE_REQUIRE_SIMGRID") == "1"
 SMPI_OK, SMPI_REASON = smpi_replay.smpi_available()
@@ -292,7 +290,7 @@ def test_traced_program_replays_like_smpi(tmp_path, n):
 
     assert SMPI_OK, SMPI_REASON
     platform = cluster(n, test_seconds=1e-4)  # SMPI's default smpi/test
-    index = smpi_replay.trace_program(Path(__file__).parent / "peers" / "ti_program.c", n, platform, tmp_path / "run")
+    index = smpi_replay.trace_program(Path(__file__).parents[1] / "peers" / "ti_program.c", n, platform, tmp_path / "run")
     smpi = smpi_replay.run_smpi_replay(platform, index, collectives=program_algorithms(n))
     ours_platform = tmp_path / "platform.json"
     ours_platform.write_text(json.dumps(

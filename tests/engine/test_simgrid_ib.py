@@ -31,21 +31,15 @@ where it is missing.  The SimGrid tests skip where SimGrid is missing, unless
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import importlib
-import os
-import sys
-import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import simgrid_peer as sgp  # noqa: E402
+import simgrid_peer as sgp
+from conftest import requires_simgrid_mark
 
 #: Required per-flow agreement (relative).
 REL_TOL = 1e-6
@@ -56,14 +50,7 @@ BW = sgp.LINK_BANDWIDTH
 LAT = sgp.route_latency_s(sgp.DEFAULT_LAT_US)
 M = 10**6
 
-SIMGRID_OK, SIMGRID_REASON = sgp.simgrid_available()
-if not SIMGRID_OK:
-    # Shown in pytest's warnings summary; suppressed (not raised) where warnings are errors.
-    with contextlib.suppress(Warning):
-        warnings.warn(f"SimGrid IB agreement tests SKIPPED: {SIMGRID_REASON}", stacklevel=1)
-REQUIRE_SIMGRID = os.environ.get("COMMAWARE_REQUIRE_SIMGRID") == "1"
-requires_simgrid = pytest.mark.skipif(not SIMGRID_OK and not REQUIRE_SIMGRID,
-                                      reason=f"SimGrid not available: {SIMGRID_REASON}")
+requires_simgrid = requires_simgrid_mark(sgp.simgrid_available(), "SimGrid IB agreement")
 
 
 @dataclass(frozen=True)
@@ -118,12 +105,6 @@ SCENARIOS = [
     IbScenario(7, 25, 122, 0, ()),
     IbScenario(7, 27, 123, 500, (4,)),
 ]
-
-
-@pytest.fixture(scope="module")
-def cw() -> ModuleType:
-    """The commaware package (an import failure is an error here, not a skip)."""
-    return importlib.import_module("commaware")
 
 
 def simulate_ib(cw: ModuleType, hosts: int, flows: list[Any], latency_s: float = LAT) -> list[float]:

@@ -11,7 +11,7 @@ import pytest
 
 import commaware
 from commaware import _core
-from test_bad_input import PLATFORM_CASES, TRACE_CASES
+from .test_bad_input import PLATFORM_CASES, TRACE_CASES
 
 #: Trace cases no JSON Schema can express: they depend on the rank count or on op order.
 TRACE_LOADER_ONLY = {"rank_range", "wait_unposted"}

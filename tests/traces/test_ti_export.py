@@ -14,7 +14,7 @@ from commaware import load_platform, load_trace, simulate
 from commaware.cli import main
 from commaware.trace_export import export_ti
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 PLATFORM = {"cluster": {"count": 4, "speed": 2e9, "prefix": "n"},
             "network": {"bandwidth": 1.25e8, "latency": 1e-4, "eager_threshold": 65536}}
 

@@ -379,7 +379,6 @@ def test_help_everywhere(cli):
 
 @pytest.fixture(scope="module")
 def gaia():
-    sys.path.insert(0, os.path.dirname(__file__))
     from gaia_data import fetch_gaia
 
     try:

@@ -30,7 +30,7 @@ MPIRUN = measure.find_mpirun()
 MPICC = record.find_mpicc(MPIRUN)
 MPI_REASON = mpi_reason(need_mpicc=True)
 requires_mpi = requires_mpi_mark(MPI_REASON)
-APP_SOURCE = Path(__file__).resolve().parent / "peers" / "record_app.c"
+APP_SOURCE = Path(__file__).resolve().parents[1] / "peers" / "record_app.c"
 PLATFORM = {"cluster": {"count": 4, "speed": 1e9, "prefix": "n"}, "network": {"bandwidth": 1.25e8, "latency": 1e-4}}
 
 
@@ -49,7 +49,7 @@ def app(tmp_path_factory) -> str:
     return str(exe)
 
 
-MPICH_ENV = Path(__file__).resolve().parents[1] / ".cache" / "mpich"
+MPICH_ENV = Path(__file__).resolve().parents[2] / ".cache" / "mpich"
 
 
 def mpich_bin() -> tuple[Path | None, str]:

@@ -19,32 +19,19 @@ which installs SimGrid): then they run and fail with the reason.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import os
-import sys
-import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import simgrid_peer as sgp  # noqa: E402
+import simgrid_peer as sgp
+from conftest import requires_simgrid_mark
 
 #: Required per-flow agreement (relative).
 REL_TOL = 1e-6
 
-SIMGRID_OK, SIMGRID_REASON = sgp.simgrid_available()
-if not SIMGRID_OK:
-    # Shown in pytest's warnings summary; suppressed (not raised) where warnings are errors.
-    with contextlib.suppress(Warning):
-        warnings.warn(f"SimGrid agreement tests SKIPPED: {SIMGRID_REASON}", stacklevel=1)
-REQUIRE_SIMGRID = os.environ.get("COMMAWARE_REQUIRE_SIMGRID") == "1"
-requires_simgrid = pytest.mark.skipif(not SIMGRID_OK and not REQUIRE_SIMGRID,
-                                      reason=f"SimGrid not available: {SIMGRID_REASON}")
+requires_simgrid = requires_simgrid_mark(sgp.simgrid_available(), "SimGrid agreement")
 
 
 @dataclass(frozen=True)
@@ -90,12 +77,6 @@ SCENARIOS = [
     Scenario("random", 48, 250, 1e6, 22, 50),
     Scenario("randsize", 9, 300, 1e5, 23, 500),  # heavy contention: ~33 flows per host
 ]
-
-
-@pytest.fixture(scope="module")
-def cw() -> ModuleType:
-    """The commaware package (an import failure is an error here, not a skip)."""
-    return importlib.import_module("commaware")
 
 
 def simulate_flows(cw: ModuleType, hosts: int, flows: list[Any], latency_s: float) -> Any:

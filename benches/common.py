@@ -1,0 +1,33 @@
+"""What several benchmarks share: the best of repeated timings, and the seeded random trees of
+paper 000 (``bench_throughput.py``, ``bench_taskfarm.py``). Imported by the benchmarks as
+``common`` (a script's own folder is first on ``sys.path``)."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def best(fn: Callable[..., Any], repeat: int) -> tuple[float, Any]:
+    """The fastest wall time of ``repeat`` calls of ``fn``, and the last call's result."""
+    times, out = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), out
+
+
+def random_tree(seed: int, n: int, draw_node: Callable[[random.Random, int], dict[str, Any]]) -> dict[str, Any]:
+    """A tree document (``commaware.throughput.load_tree``) of ``n`` nodes ``n0``..: node k's parent
+    drawn uniformly among nodes 0..k-1, then its other fields from ``draw_node(rng, k)``, in node
+    order from one generator seeded with ``seed`` (the same seed, the same tree); 2 MB tasks."""
+    g = random.Random(seed)
+    nodes: list[dict[str, Any]] = []
+    for k in range(n):
+        node: dict[str, Any] = {"id": f"n{k}", "parent": None if k == 0 else f"n{g.randrange(k)}"}
+        node.update(draw_node(g, k))
+        nodes.append(node)
+    return {"task_mb": 2.0, "nodes": nodes}

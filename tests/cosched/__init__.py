@@ -1,0 +1,1 @@
+"""Tests of cluster job scheduling (paper 002)."""

@@ -1,0 +1,1 @@
+"""Tests of parameter sweeps and the results store."""

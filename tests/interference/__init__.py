@@ -1,0 +1,1 @@
+"""Tests of interference (paper 000): fits and models, throughput bounds on trees, task farming."""

@@ -1,0 +1,1 @@
+"""Tests of `commaware measure`: real MPI measurements and their bad options."""

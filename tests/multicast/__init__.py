@@ -1,0 +1,1 @@
+"""Tests of multicast scheduling (paper 003)."""

@@ -1,0 +1,1 @@
+"""Tests of `commaware reproduce`: the papers' reproductions and the report."""

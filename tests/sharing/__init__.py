@@ -1,0 +1,1 @@
+"""Tests of bandwidth sharing and the penalty models of paper 004."""

@@ -1,0 +1,1 @@
+"""Tests of tiling (paper 001)."""
