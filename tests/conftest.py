@@ -65,7 +65,7 @@ def mpi_reason(need_mpicc: bool = False) -> str:
     if shutil.which(mpirun[0]) is None:
         return f"mpirun {mpirun[0]!r} not found"
     if need_mpicc:
-        from commaware import record
+        from commaware.traces import record
 
         if record.find_mpicc(mpirun) is None:
             return "no mpicc beside mpirun or on PATH"

@@ -23,7 +23,8 @@ import pytest
 from conftest import mpi_reason, requires_mpi_mark
 from click.testing import CliRunner
 
-from commaware import load_platform, load_trace, measure, record, simulate
+from commaware import load_platform, load_trace, measure, simulate
+from commaware.traces import record
 from commaware.cli import main
 
 MPIRUN = measure.find_mpirun()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from commaware import load_platform, load_trace, simulate
-from commaware.trace_export import export_ti
+from commaware.traces.export import export_ti
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
 import smpi_replay  # noqa: E402

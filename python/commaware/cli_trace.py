@@ -1,5 +1,5 @@
 """`commaware trace ...`: record real MPI runs as traces, and export traces to SimGrid's
-time-independent format. See `commaware.record` and `commaware.trace_export`.
+time-independent format. See `commaware.traces.record` and `commaware.traces.export`.
 
 Registered in `commaware.cli` with ``main.add_command(trace_group)``.
 """
@@ -55,7 +55,7 @@ def record_cmd(output: str, mpicc: str | None, keep: str | None, timeout: float 
     A program that fails keeps its exit code, and the message says which rank failed.
     The summary gives the recorder's overhead per intercepted call.
     """
-    from .record import RecordError, record
+    from .traces.record import RecordError, record
 
     try:
         rec = record(list(command), output, mpicc=mpicc, keep=keep, timeout=timeout)
@@ -95,7 +95,7 @@ def export_cmd(trace: str, fmt: str, output: str, flops_per_second: float | None
     than 0, a wait that is not on the oldest pending request of its source, destination and
     tag) are errors naming the op; nothing is written then.
     """
-    from .trace_export import export_ti
+    from .traces.export import export_ti
 
     try:
         index = export_ti(trace, output, flops_per_second=flops_per_second, platform=platform, trace_format=trace_format)

@@ -14,9 +14,9 @@ import os
 import shutil
 from pathlib import Path
 
-from . import _core
-from ._errors import input_error
-from .api import Platform, Source, Trace, load_platform, load_trace
+from .. import _core
+from .._errors import input_error
+from ..api import Platform, Source, Trace, load_platform, load_trace
 
 #: Flop rate used for `compute {seconds}` when neither a rate nor a platform is given.
 DEFAULT_FLOPS_PER_SECOND = 1e9

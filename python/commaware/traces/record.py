@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from . import _core
-from ._errors import input_error
-from .measure import MeasureError, _is_open_mpi, find_mpirun
+from .. import _core
+from .._errors import input_error
+from ..measure import MeasureError, _is_open_mpi, find_mpirun
 
 #: The interposition library's source (package data).
 SOURCE = Path(__file__).resolve().parent / "recorder" / "commaware_pmpi.c"
@@ -213,7 +213,7 @@ def merge(scratch: Path, output: Path) -> Recording:
     problems = [f"rank {r}: {p}" for r in range(size) for p in metas[r]["problems"]]
     if problems:
         raise RecordError("the run used MPI features the trace cannot express: " + "; ".join(problems[:6]))
-    from .output import partial_path
+    from ..output import partial_path
 
     partial = partial_path(output)
     try:
