@@ -594,7 +594,7 @@ def schema_cmd(what: str) -> None:
     """Print the JSON Schema of the platform, trace, multicast instance, communication scheme, job workload or
     sweep spec format."""
     if what == "sweep":
-        from .sweep import spec_schema
+        from .experiments.sweep import spec_schema
 
         click.echo(json.dumps(spec_schema(), indent=2, ensure_ascii=False))
         return

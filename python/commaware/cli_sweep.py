@@ -111,7 +111,7 @@ def sweep_cmd(spec: str, out_dir: Optional[str], scheduler: Optional[str], jobqu
         fail(f"--workers: sizes the local cluster only, not {places[0]}")
     if (jobs is not None or jobqueue_options) and not jobqueue:
         fail(f"{'--jobs' if jobs is not None else '--jobqueue-option'}: goes with --jobqueue")
-    from . import sweep
+    from .experiments import sweep
 
     try:
         options = dict(sweep.parse_option(item) for item in jobqueue_options)
@@ -135,7 +135,7 @@ def sweep_cmd(spec: str, out_dir: Optional[str], scheduler: Optional[str], jobqu
     if as_json:
         _echo_json(frame)
         return
-    from .sweepable import commands
+    from .experiments.sweepable import commands
 
     command = commands()[frame["command"].iloc[0]] if len(frame) else None
     varying = [p.name for p in command.params if frame[p.name].nunique(dropna=False) > 1] if command else []
@@ -166,7 +166,7 @@ def results_query_cmd(directory: str, sql: str, as_json: bool) -> None:
     the parameters, params_json, inputs_hash, code_version, seed, the outputs, wall_s, host,
     finished_at)."""
     from .cli import fail
-    from .results import query
+    from .experiments.results import query
 
     try:
         frame = query(directory, sql)
@@ -190,7 +190,7 @@ def results_query_cmd(directory: str, sql: str, as_json: bool) -> None:
 def results_plot_cmd(directory: str, x: str, y: str, hue: Optional[str], where: Optional[str], output: str) -> None:
     """Draw one column of DIR's rows against another."""
     from .cli import err, fail
-    from .results import plot
+    from .experiments.results import plot
 
     try:
         plot(directory, x, y, hue=hue, output=output, where=where)
@@ -207,7 +207,7 @@ def results_plot_cmd(directory: str, x: str, y: str, hue: Optional[str], where: 
 def results_compact_cmd(directory: str, as_json: bool) -> None:
     """Merge DIR's per-run Parquet files into one (atomically; no row is lost or doubled)."""
     from .cli import fail, out
-    from .results import open_store
+    from .experiments.results import open_store
 
     try:
         store = open_store(directory)

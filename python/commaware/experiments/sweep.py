@@ -1,7 +1,7 @@
 """Parameter sweeps (`commaware sweep`): every run of a spec, on Dask or in-process, each
-finished row stored at once in a results directory (`commaware.results`).
+finished row stored at once in a results directory (`commaware.experiments.results`).
 
-A spec (TOML, or a dict) names a command of `commaware.sweepable` and its parameters::
+A spec (TOML, or a dict) names a command of `commaware.experiments.sweepable` and its parameters::
 
     command = "cosched.run"
     [fixed]
@@ -16,7 +16,7 @@ so an interrupted sweep resumes where it stopped. docs/sweeps.md has the details
 
 Quick use::
 
-    from commaware import sweep
+    from commaware.experiments import sweep
     table = sweep.run("examples/sweeps/cosched.toml", out="cosched-results")   # pandas DataFrame
 """
 
@@ -34,8 +34,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
-from . import _core
-from ._errors import input_error
+from .. import _core
+from .._errors import input_error
 from .sweepable import JSON_TYPES, REQUIRED, Command, Param, commands, resolve
 
 if TYPE_CHECKING:

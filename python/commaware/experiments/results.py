@@ -14,7 +14,7 @@ once, and the next compaction removes the extra file.
 
 Quick use::
 
-    from commaware import results
+    from commaware.experiments import results
     results.load("sweep-out")                                   # pandas DataFrame, one row per run
     results.query("sweep-out", "SELECT policy, avg(avg_response_s) FROM runs GROUP BY policy")
     results.plot("sweep-out", x="interarrival_s", y="avg_response_s", hue="policy", output="resp.svg")
@@ -29,8 +29,8 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from . import _core
-from ._errors import input_error
+from .. import _core
+from .._errors import input_error
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,10 +71,12 @@ def row_schema(command: Command) -> pa.Schema:
 
 
 def code_version() -> str:
-    """`commaware.__version__` plus a hash of the `_core` binary and the package's Python sources."""
+    """`commaware.__version__` plus a hash of the `_core` binary and the package's Python sources
+    (every module of `commaware`, its subpackages included)."""
     digest = hashlib.sha256(Path(_core.__file__).read_bytes())
-    for source in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    package = Path(__file__).resolve().parent.parent
+    for source in sorted(package.rglob("*.py")):
+        digest.update(source.relative_to(package).as_posix().encode() + b"\0" + source.read_bytes())
     return f"{_core.__version__}+{digest.hexdigest()[:12]}"
 
 
@@ -198,7 +200,7 @@ def open_store(path: str | os.PathLike[str], create: bool = False) -> Store:
             raise _error(path, "", f"exists and is not a commaware results directory (no {MARKER})")
         if not create:
             raise _error(path, "", f"not a commaware results directory (no {MARKER})")
-        from .output import deliver
+        from ..output import deliver
 
         (path / ROWS).mkdir(parents=True, exist_ok=True)
         doc = json.dumps({"format": FORMAT, "version": FORMAT_VERSION}) + "\n"
@@ -304,7 +306,7 @@ def plot(path: str | os.PathLike[str], x: str, y: str, hue: str | None = None, o
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .gantt import _save_atomically
+    from ..gantt import _save_atomically
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     series = [(None, stats)] if hue is None else list(stats.groupby(hue, dropna=False, sort=True))

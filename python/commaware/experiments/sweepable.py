@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from . import _core
+from .. import _core
 
 #: A value that must be given (a parameter without default).
 REQUIRED: Any = type("Required", (), {"__repr__": lambda self: "REQUIRED"})()
@@ -54,7 +54,7 @@ SEED = Param("seed", "int", 0, "Seed of every random draw of the run.", minimum=
 
 def _simulate(platform: str, trace: str, format: str, model: str | None, placement: str, seed: int,
               coll: str | None) -> dict[str, Any]:
-    from .api import load_trace, simulate
+    from ..api import load_trace, simulate
 
     result = simulate(platform, load_trace(trace, format=format), model=model,
                       placement=placement, seed=seed, record_messages=False, record_timeline=False, coll=coll)
@@ -66,7 +66,7 @@ def _simulate(platform: str, trace: str, format: str, model: str | None, placeme
 
 def _cosched(workload: str | None, jobs: int, interarrival_s: float, classes: str, mix: str, policy: str,
              processors: int, allocation: str, mpl: int | None, seed: int) -> dict[str, Any]:
-    from . import cosched
+    from .. import cosched
 
     w = (cosched.load_workload(workload) if workload is not None else
          cosched.nas_workload(jobs, interarrival_s, seed, [c.strip().upper() for c in classes.split(",") if c.strip()], mix))
@@ -79,7 +79,7 @@ def _cosched(workload: str | None, jobs: int, interarrival_s: float, classes: st
 
 def _tiling(space: str, procs: str, tile_height: int, t_c: float, platform: str | None, model: str | None,
             sci: bool, simulate: bool, mapping: int | None) -> dict[str, Any]:
-    from . import tiling
+    from .. import tiling
 
     doc = tiling.analyze(tiling.parse_dims(space, "space"), tiling.parse_dims(procs, "procs"), tile_height, t_c=t_c,
                          platform=platform, model=model, sci=sci, simulate=simulate, mapping=mapping)
@@ -94,7 +94,7 @@ TILING_OUTPUTS = {"P_block": "int", "P_overlap": "int", "tile_points": "float", 
 
 def _multicast(instance: str | None, nodes: int, pattern: str, sizes: str, network: str, algorithm: str, seed: int,
                execute: str | None) -> dict[str, Any]:
-    from . import multicast
+    from .. import multicast
 
     inst = (multicast.load_instance(instance) if instance is not None else
             multicast.generate(nodes, pattern, sizes, network, seed=seed))
@@ -106,7 +106,7 @@ def _multicast(instance: str | None, nodes: int, pattern: str, sizes: str, netwo
 
 
 def _penalties(scheme: str, model: str) -> dict[str, Any]:
-    from .sharing import penalties
+    from ..sharing import penalties
 
     values = penalties(scheme, model).penalties
     return {"comms": len(values), "mean_penalty": sum(values) / len(values) if values else None,
@@ -115,7 +115,7 @@ def _penalties(scheme: str, model: str) -> dict[str, Any]:
 
 def _taskfarm(tree: str | None, send_mb: float, diagonals: float, algorithm: str, tasks: int, hold: int,
               cutoff: bool) -> dict[str, Any]:
-    from .taskfarm import taskfarm, testbed_table4
+    from ..taskfarm import taskfarm, testbed_table4
 
     report = taskfarm(tree if tree is not None else testbed_table4(send_mb, diagonals), algorithm, tasks, hold, cutoff)
     return {"makespan": report.makespan, "throughput": report.throughput, "bound": report.bound,
@@ -123,13 +123,13 @@ def _taskfarm(tree: str | None, send_mb: float, diagonals: float, algorithm: str
 
 
 def _commands() -> dict[str, Command]:
-    from .api import TRACE_FORMATS
-    from .cosched import ALLOCATIONS, MIXES, POLICIES
-    from .multicast import ALGORITHMS as MULTICAST_ALGORITHMS
-    from .multicast import NETWORKS, PATTERNS, SIZES
-    from .sharing import SCHEME_MODELS
-    from .taskfarm import ALGORITHMS as FARM_ALGORITHMS
-    from .tiling import T_C_FAST_ETHERNET
+    from ..api import TRACE_FORMATS
+    from ..cosched import ALLOCATIONS, MIXES, POLICIES
+    from ..multicast import ALGORITHMS as MULTICAST_ALGORITHMS
+    from ..multicast import NETWORKS, PATTERNS, SIZES
+    from ..sharing import SCHEME_MODELS
+    from ..taskfarm import ALGORITHMS as FARM_ALGORITHMS
+    from ..tiling import T_C_FAST_ETHERNET
 
     models = tuple(_core.sharing_models())
     model = Param("model", "str", None, "Sharing model (default: the platform's).", choices=models)
