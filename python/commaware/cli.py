@@ -415,7 +415,8 @@ def reproduce_cmd(paper: str, out_dir: str | None, quick: bool, force: bool, as_
       commaware reproduce all --quick --out report    # report/report.html, about a minute
       commaware reproduce 004 --json
     """
-    from . import report, reproduce
+    from .reproduce import html_report as report
+    from .reproduce import runner as reproduce
 
     if paper != "all" and paper not in reproduce.PAPERS:
         fail(f"unknown paper `{paper}` (known: {', '.join(reproduce.PAPERS)}, all)")

@@ -73,7 +73,7 @@ from pathlib import Path
 from typing import Any
 
 from commaware import multicast as m
-from commaware.reproduce import FAIL, NOT_REPRODUCED, PASS, Check, check, quick, report
+from commaware.reproduce.runner import FAIL, NOT_REPRODUCED, PASS, Check, check, quick, report
 
 PAPER = "003"
 RUNS_ENV = "COMMAWARE_003_RUNS"

@@ -22,8 +22,9 @@ import shutil
 from pathlib import Path
 from typing import Iterable
 
-from . import __version__, reproduce
-from .reproduce import Check
+from .. import __version__
+from . import runner
+from .runner import Check
 
 #: How a figure file is embedded, by suffix.
 MIME = {".svg": "image/svg+xml", ".png": "image/png"}
@@ -60,7 +61,7 @@ def check_out_dir(out: Path, force: bool) -> None:
 
 
 def write(papers: list[str], checks: list[Check], out: str | Path, force: bool = False, quick: bool = False,
-          progress: reproduce.Progress | None = None) -> Path:
+          progress: runner.Progress | None = None) -> Path:
     """Draw the figures of `papers` and write the report of `checks` into `out`; returns the
     path of ``report.html``. Call after :func:`commaware.reproduce.run` with the same `quick`
     (the figures reuse what the checks simulated)."""
@@ -70,7 +71,7 @@ def write(papers: list[str], checks: list[Check], out: str | Path, force: bool =
     staging = out.with_name(f".{out.name}.partial-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     try:
-        figures = reproduce.plot(papers, staging / "figures", progress=progress, quick=quick)
+        figures = runner.plot(papers, staging / "figures", progress=progress, quick=quick)
         (staging / "checks.json").write_text(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2) + "\n")
         (staging / "report.html").write_text(render(papers, checks, figures, quick=quick), encoding="utf-8")
         if out.exists():
@@ -109,7 +110,7 @@ def _table(rows: Iterable[Check]) -> list[str]:
 
 def render(papers: list[str], checks: list[Check], figures: list[Path], quick: bool = False) -> str:
     """The HTML document (a string): summary, then per paper its figures and its rows."""
-    total = reproduce.counts(checks)
+    total = runner.counts(checks)
     mode = "quick (smaller samples where a check samples)" if quick else "full"
     parts = ["<!DOCTYPE html><html lang=en><head><meta charset=utf-8>",
              "<title>commaware: reproduction of the papers</title>", f"<style>{STYLE}</style></head><body>",
@@ -123,15 +124,15 @@ def render(papers: list[str], checks: list[Check], figures: list[Path], quick: b
              "<th>fail</th><th>not reproduced</th><th>figures</th></tr></thead><tbody>"]
     for p in papers:
         rows = [c for c in checks if c.paper == p]
-        n = reproduce.counts(rows)
+        n = runner.counts(rows)
         figs = [f for f in figures if f.name.startswith((f"paper{p}_", f"paper{p}-"))]
-        parts.append(f"<tr><td><a href='#paper{p}'>{p}</a></td><td>{html.escape(reproduce.PAPERS[p])}</td>"
+        parts.append(f"<tr><td><a href='#paper{p}'>{p}</a></td><td>{html.escape(runner.PAPERS[p])}</td>"
                      f"<td class=num>{len(rows)}</td><td class='num pass'>{n['pass']}</td>"
                      f"<td class='num fail'>{n['fail']}</td><td class='num nr'>{n['not_reproduced']}</td>"
                      f"<td class=num>{len(figs)}</td></tr>")
     parts.append("</tbody></table>")
     for p in papers:
-        parts.append(f"<h2 id=paper{p}>Paper {p}: {html.escape(reproduce.PAPERS[p])}</h2>")
+        parts.append(f"<h2 id=paper{p}>Paper {p}: {html.escape(runner.PAPERS[p])}</h2>")
         for f in (f for f in figures if f.name.startswith((f"paper{p}_", f"paper{p}-"))):
             parts.append(f"<figure><img class=plot alt='{html.escape(f.stem)}' src='{_data_uri(f)}'>"
                          f"<figcaption>{html.escape(f.name)}</figcaption></figure>")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..reproduce import Check, check, save_figure
+from .runner import Check, check, save_figure
 from ..sharing import calibrate_penalty, e_abs, e_rel, penalties
 
 PAPER = "004"

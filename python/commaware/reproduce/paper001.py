@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import tiling as tl
-from ..reproduce import NOT_REPRODUCED, Check, check
+from .runner import NOT_REPRODUCED, Check, check
 
 PAPER = "001"
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import cosched
-from ..reproduce import NOT_REPRODUCED, Check, check, report
+from .runner import NOT_REPRODUCED, Check, check, report
 
 PAPER = "002"
 

@@ -1,16 +1,5 @@
-"""Reproductions of the papers' figures and tables.
-
-Each paper module registers checks with :func:`check`; a check returns one or more
-:class:`Check` rows that print the paper's value beside ours with the tolerance.
-
-Every row has a ``status``:
-
-* ``pass``: ours agrees with the paper (within the tolerance, or the claim holds);
-* ``fail``: ours disagrees and our code is suspect; ``commaware reproduce`` exits 1;
-* ``not_reproduced``: a faithful implementation, on the inputs stated in the row, does not give
-  the paper's claim; the row's ``note`` says what was assumed, what was tried and the likely
-  cause. It does not change the exit code. A row is only labelled so after that analysis.
-"""
+"""Running the reproduction checks: the rows (`Check`) and their statuses, the registry the
+paper modules fill with `check`, and `run` and `plot` with their progress reports."""
 
 from __future__ import annotations
 
@@ -122,9 +111,9 @@ def check(paper: str, label: str | None = None) -> Callable:
 def _load_modules() -> None:
     for paper in PAPERS:
         try:
-            importlib.import_module(f"commaware.reproductions.paper{paper}")
+            importlib.import_module(f"commaware.reproduce.paper{paper}")
         except ModuleNotFoundError as exc:
-            if exc.name != f"commaware.reproductions.paper{paper}":
+            if exc.name != f"commaware.reproduce.paper{paper}":
                 raise
 
 
@@ -204,12 +193,12 @@ def plot(papers: list[str], outdir: Path, progress: Progress | None = None, quic
     _load_modules()
     outdir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    plotting = [p for p in papers if hasattr(sys.modules.get(f"commaware.reproductions.paper{p}"), "plot")]
+    plotting = [p for p in papers if hasattr(sys.modules.get(f"commaware.reproduce.paper{p}"), "plot")]
     with _reporting(progress, quick):
         for i, p in enumerate(plotting):
             if progress is not None:
                 progress.start(i, len(plotting), Job(p, "figures", lambda: []))
-            written.extend(sys.modules[f"commaware.reproductions.paper{p}"].plot(outdir))
+            written.extend(sys.modules[f"commaware.reproduce.paper{p}"].plot(outdir))
     return written
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..interference import FitReport, fit, interference_rate, normalised_rate, priority, three_point
-from ..reproduce import Check, check, save_figure
+from .runner import Check, check, save_figure
 
 PAPER = "000"
 
