@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 import commaware
 from commaware import _core
-from commaware import measure_interference as mi
+from commaware.measure import interference as mi
 from commaware.cli_measure import measure
 
 PLATFORM = {"cluster": {"count": 2, "speed": 1e9, "cores": 1, "memory": 1e9},

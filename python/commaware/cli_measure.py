@@ -113,7 +113,8 @@ def penalties_cmd(scheme: str, size: str, iterations: int, warmup: int, mpirun: 
     when the ranks' hosts do not match the node ids. Run under mpirun yourself (with 2n
     ranks) and each rank measures in-process.
     """
-    from .measure import MeasureError, measure_penalties, mpi_env_rank, parse_size
+    from .measure.mpi import MeasureError, mpi_env_rank, parse_size
+    from .measure.penalties import measure_penalties
 
     try:
         doc = measure_penalties(scheme, bytes=parse_size(size, "--bytes"), iterations=iterations, warmup=warmup,
@@ -172,8 +173,8 @@ def interference_cmd(direction: str, rates: str, seconds: float, k: int, n: int,
     transfer rate per interval are fitted (IR = −slope of the normalised compute rate).
     On one machine this measures the local TCP stack and memory contention, not a NIC.
     """
-    from .measure import MeasureError
-    from .measure_interference import measure_interference, platform_fragment, write_samples_csv
+    from .measure.interference import measure_interference, platform_fragment, write_samples_csv
+    from .measure.mpi import MeasureError
 
     try:
         doc = measure_interference(rates_mb_s=_parse_rates(rates), seconds_per_rate=seconds, direction=direction,
@@ -289,8 +290,8 @@ def tiling_cmd(space: str, procs: str, tile_heights: tuple[int, ...], sweep_z: b
     bandwidth by a ping-pong. On one machine this measures shared memory, not a network (the
     output's "note" says so). Exits 1 if a check fails.
     """
-    from .measure import MeasureError, mpi_env_rank
-    from .measure_tiling import measure_tiling, parse_dims
+    from .measure.mpi import MeasureError, mpi_env_rank
+    from .measure.tiling import measure_tiling, parse_dims
 
     try:
         if tile_heights and sweep_z:
@@ -366,8 +367,8 @@ def cosched_cmd(jobs: int, ranks_per_job: int, iterations: int, compute_ms: floa
     response time (launch to end) and the mean for both runs. On one small machine this
     shows the mechanism, not the paper's cluster.
     """
-    from .measure import MeasureError
-    from .measure_cosched import measure_cosched
+    from .measure.cosched import measure_cosched
+    from .measure.mpi import MeasureError
 
     try:
         doc = measure_cosched(jobs, ranks_per_job, iterations, compute_ms, mpirun=mpirun, timeout=timeout,

@@ -51,10 +51,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Sequence
 
-from . import _core
-from . import measure as _measure
-from ._errors import input_error
-from .measure import MeasureError
+from .. import _core
+from .._errors import input_error
+from . import mpi
+from .mpi import MeasureError
 
 FORMAT = "commaware-measured-cosched"
 VERSION = 1
@@ -235,7 +235,7 @@ def _run_worker(plan: dict[str, Any]) -> dict[str, Any] | None:
         return None
     assert ranks is not None
     notes = sorted({r["note"] for r in ranks if r["note"]})
-    return {"job": plan["job"], "policy": plan["policy"], "ranks": size, "library": _measure.mpi_library(),
+    return {"job": plan["job"], "policy": plan["policy"], "ranks": size, "library": mpi.mpi_library(),
             "mpi_elapsed_s": max(r["elapsed_s"] for r in ranks), "cpu_s": sum(r["cpu_s"] for r in ranks),
             "compute_s": statistics.mean(r["compute_s"] for r in ranks),
             "collective_s": statistics.mean(r["collective_s"] for r in ranks),
@@ -246,8 +246,8 @@ def _run_worker(plan: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _worker_main(argv: Sequence[str]) -> int:
-    """``python -m commaware.measure_cosched --worker PLAN --out FILE`` (in every rank)."""
-    return _measure._worker_main(argv, _run_worker, "python -m commaware.measure_cosched")
+    """``python -m commaware.measure.cosched --worker PLAN --out FILE`` (in every rank)."""
+    return mpi.worker_main(argv, _run_worker, "python -m commaware.measure.cosched")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,13 +262,12 @@ def _run(policy: str, jobs: int, ranks: int, base_plan: dict[str, Any], cmd: lis
     for j in range(jobs):
         plan, out = Path(tmp, f"{policy}-{j}.json"), Path(tmp, f"{policy}-{j}.out.json")
         plan.write_text(json.dumps({**base_plan, "policy": policy, "job": j, "reps": base_plan["reps"][j]}))
-        argvs.append([*cmd, "-np", str(ranks), *flags, *extra, sys.executable, "-m", "commaware.measure_cosched",
-                      "--worker", str(plan), "--out", str(out)])
+        argvs.append(mpi.worker_command(cmd, ranks, flags, "commaware.measure.cosched", plan, out, extra))
         outs.append(out)
 
     def one(j: int) -> tuple[dict[str, Any], float]:
         t0 = time.monotonic()
-        doc = _measure._launch(argvs[j], outs[j], progress, timeout)
+        doc = mpi.launch(argvs[j], outs[j], progress, timeout)
         return doc, time.monotonic() - t0
 
     if progress:
@@ -319,9 +318,9 @@ def measure_cosched(jobs: int = 3, ranks_per_job: int = 4, iterations: int = 150
     is missing or fails.
     """
     check_options(jobs, ranks_per_job, iterations, compute_ms, timeout)
-    if _measure.mpi_env_size() is not None:
+    if mpi.mpi_env_size() is not None:
         raise _bad("mpirun", "`measure cosched` starts its own MPI jobs (one mpirun each): run it without mpirun")
-    cmd, flags = _measure.launcher(mpirun)
+    cmd, flags = mpi.launcher(mpirun)
     grains = [compute_ms * GRAINS[j % len(GRAINS)] for j in range(jobs)]
     _, per_pass = calibrate(compute_ms)
     reps = [max(1, round(g / 1e3 / per_pass)) for g in grains]

@@ -14,7 +14,7 @@ Design, following §2: the paper's measuring program "performs three activities 
 send, or receive) in different threads concurrently", and the other end is another node.
 So here the transfers of the measured host are threads of the measuring process (their CPU
 and memory traffic is part of what interferes), and the peer, which stands for the other
-node, is a separate process (``python -m commaware.measure_interference --peer ...``): a
+node, is a separate process (``python -m commaware.measure.interference --peer ...``): a
 thread would compete with the measuring side for the GIL and would not be another host.
 
 On one machine this measures the local TCP stack and memory contention, not a NIC (the
@@ -38,10 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
-from ._errors import input_error
-from .interference import FitReport, fit
-from .measure import MeasureError
+from .. import _core
+from .._errors import input_error
+from ..interference import FitReport, fit
+from .mpi import MeasureError
 
 MB = 1 << 20
 CHUNK = 64 * 1024
@@ -203,8 +203,8 @@ def measure_interference(*, rates_mb_s: Sequence[float] = (0, 2, 4, 8, 16), seco
         server.settimeout(timeout)
         port = server.getsockname()[1]
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parent.parent), env.get("PYTHONPATH", "")])
-        proc = subprocess.Popen([sys.executable, "-m", "commaware.measure_interference", "--peer",
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")])
+        proc = subprocess.Popen([sys.executable, "-m", "commaware.measure.interference", "--peer",
                                  f"127.0.0.1:{port}", "--plan", json.dumps(steps)], env=env)
         socks: dict[str, socket.socket] = {}
         threads: list[threading.Thread] = []
@@ -300,7 +300,7 @@ def platform_fragment(doc: dict[str, Any]) -> dict[str, Any]:
 
 def write_samples_csv(doc: dict[str, Any], path: str | Path) -> None:
     """The samples as CSV (the input of `commaware interference fit`), written atomically."""
-    from .output import partial_path
+    from ..output import partial_path
 
     cols = list(doc["samples"])
     rows = zip(*(doc["samples"][c] for c in cols))

