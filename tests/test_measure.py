@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from commaware import OptionsError
 from commaware.measure import mpi, penalties
-from commaware.cli_measure import measure as measure_group
+from commaware.cli.measure import measure as measure_group
 
 MPIRUN = mpi.find_mpirun()
 MPI_REASON = mpi_reason()

@@ -17,7 +17,7 @@ from conftest import mpi_reason, requires_mpi_mark
 
 from commaware import OptionsError
 from commaware.measure import cosched as mc
-from commaware.cli_measure import measure as measure_group
+from commaware.cli.measure import measure as measure_group
 
 MPI_REASON = mpi_reason()
 requires_mpi = requires_mpi_mark(MPI_REASON)

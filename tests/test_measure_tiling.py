@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from commaware import OptionsError, _core
 from commaware.measure import mpi
 from commaware.measure import tiling as mt
-from commaware.cli_measure import measure as measure_group
+from commaware.cli.measure import measure as measure_group
 
 MPIRUN = mpi.find_mpirun()
 MPI_REASON = mpi_reason()

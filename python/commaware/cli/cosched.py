@@ -1,18 +1,17 @@
 """`commaware workload` and `commaware cosched` (paper 002: cluster job scheduling); see
-`commaware.cosched`.
-
-Registered by `commaware.cli`; the main CLI's helpers are imported when a command runs, and
-nothing heavy (numpy, pandas, pyarrow) is loaded unless a job table is written.
+`commaware.cosched`. Nothing heavy (numpy, pandas, pyarrow) is loaded unless a job table is
+written.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence
+from typing import NoReturn, Optional, Sequence
 
 import click
 
-from . import _core
+from .. import _core
+from .common import Table, err, fail, failing, out
 
 _POLICIES = list(_core.COSCHED_POLICIES)
 _ALLOCATIONS = list(_core.COSCHED_ALLOCATIONS)
@@ -24,8 +23,6 @@ DEFAULT_NODES = 16
 
 def _parse_overrides(params: Sequence[str]) -> dict[str, float]:
     """`--param NAME=VALUE` entries as a dict (whole numbers stay ints); a bad one is exit 2."""
-    from .cli import fail
-
     overrides: dict[str, float] = {}
     for item in params:
         name, sep, value = item.partition("=")
@@ -36,6 +33,16 @@ def _parse_overrides(params: Sequence[str]) -> dict[str, float]:
         except ValueError:
             fail(f"--param {name.strip()}: not a number: `{value}`")
     return overrides
+
+
+def _fail_option(exc: _core.OptionsError, options: set[str]) -> NoReturn:
+    """A bad option or time-sharing parameter found by the core: `--OPTION: reason` for one of
+    `options` (processors is --nodes), else `--param NAME: reason`."""
+    field = exc.field.split(".")[0] if exc.field else ""
+    if field in options:
+        fail(f"--{'nodes' if field == 'processors' else field}: {exc.reason}")
+    fail(f"--param {exc.field}: {exc.reason}" if exc.field else str(exc))
+
 
 @click.group("workload")
 def workload_group() -> None:
@@ -69,8 +76,7 @@ def workload_nas_cmd(jobs: int, interarrival: float, seed: int, classes: str, mi
       commaware workload nas --jobs 100 --interarrival 100 --seed 1 > heavy.json
       commaware workload nas --jobs 20 --interarrival 500 --mix long --classes B,C
     """
-    from .cli import fail
-    from .output import deliver
+    from ..output import deliver
 
     if not 0 <= seed < 2**64:
         fail(f"--seed: must be in 0..2^64 - 1, got {seed}")
@@ -79,7 +85,6 @@ def workload_nas_cmd(jobs: int, interarrival: float, seed: int, classes: str, mi
         w = _core.nas_workload(jobs, interarrival, seed, names, mix)
     except _core.OptionsError as exc:
         fail(f"--{exc.field}: {exc.reason}" if exc.field else str(exc))
-        return
     text = w.to_swf() if as_swf else w.to_json()
     if output is None:
         click.echo(text)
@@ -88,10 +93,8 @@ def workload_nas_cmd(jobs: int, interarrival: float, seed: int, classes: str, mi
     def write(path) -> None:  # type: ignore[no-untyped-def]
         path.write_text(text + ("" if as_swf else "\n"))
 
-    try:
+    with failing(writing=output):
         deliver(write, output)
-    except OSError as exc:
-        fail(f"{output}: cannot write: {exc.strerror or exc}")
 
 
 @click.group("cosched")
@@ -155,8 +158,7 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
     """
     import json as _json
 
-    from .cli import Table, fail, out
-    from .cosched import BATCH_POLICIES, JOB_FORMATS, CoschedRun, load_workload
+    from ..cosched import BATCH_POLICIES, JOB_FORMATS, CoschedRun, load_workload
 
     if jobs_out is not None and not jobs_out.lower().endswith(JOB_FORMATS):
         fail(f"--jobs-out: {jobs_out}: the job table must be .parquet or .csv")
@@ -175,44 +177,29 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
         fail("--allocation: gang scheduling allocates with packing only (SCore's allocator, §5.1): "
              "use packing or memory-aware")
     overrides = _parse_overrides(params)
-    try:
+    with failing():
         w = load_workload(workload)
-    except _core.InputError as exc:
-        fail(str(exc))
-        return
     if nodes is None:
         if w.is_swf:
             nodes = _swf_max_procs(w.header)
             if nodes is None:
                 fail(f"{workload}: the log has no `; MaxProcs:` header line: give --nodes (processors)")
-                return
         else:
             nodes = DEFAULT_NODES
-    try:
-        run = CoschedRun(_core.cosched_run(w, policy, nodes, allocation, mpl, seed,
-                                           _json.dumps(overrides) if overrides else None))
-    except _core.OptionsError as exc:
-        known = {"mpl", "allocation", "policy", "nodes", "processors"}
-        field = exc.field.split(".")[0] if exc.field else ""
-        if field in known:
-            fail(f"--{'nodes' if field == 'processors' else field}: {exc.reason}")
-        fail(f"--param {exc.field}: {exc.reason}" if exc.field else str(exc))
-        return
-    except _core.InputError as exc:
-        fail(str(exc))
-        return
-    if jobs_out is not None:
+    with failing():
         try:
+            run = CoschedRun(_core.cosched_run(w, policy, nodes, allocation, mpl, seed,
+                                               _json.dumps(overrides) if overrides else None))
+        except _core.OptionsError as exc:
+            _fail_option(exc, {"mpl", "allocation", "policy", "nodes", "processors"})
+    if jobs_out is not None:
+        with failing(writing=jobs_out):
             run.write_jobs(jobs_out)
-        except (_core.OutputError, _core.InputError) as exc:
-            fail(str(exc))
     if jobs_csv is not None:
         from pathlib import Path
 
-        try:
+        with failing(writing=jobs_csv):
             run.write_jobs_csv(jobs_csv, Path(workload).stem)
-        except _core.OutputError as exc:
-            fail(str(exc))
     if as_json:
         click.echo(run.to_json())
         return
@@ -290,8 +277,7 @@ def cosched_compare_cmd(workload: Optional[str], nas_jobs: Optional[int], intera
     import json as _json
     from pathlib import Path
 
-    from .cli import Table, err, fail, out
-    from .cosched import ALLOCATIONS, POLICIES, compare, load_workload
+    from ..cosched import ALLOCATIONS, POLICIES, compare, load_workload
 
     if (workload is None) == (nas_jobs is None):
         fail("give either WORKLOAD or --nas-jobs N (not both)")
@@ -327,16 +313,12 @@ def cosched_compare_cmd(workload: Optional[str], nas_jobs: Optional[int], intera
     class_list = [c.strip().upper() for c in classes.split(",") if c.strip()]
     source = None
     if workload is not None:
-        try:
+        with failing():
             source = load_workload(workload)
-        except _core.InputError as exc:
-            fail(str(exc))
-            return
         if nodes is None:
             nodes = _swf_max_procs(source.header) if source.is_swf else DEFAULT_NODES
             if nodes is None:
                 fail(f"{workload}: the log has no `; MaxProcs:` header line: give --nodes (processors)")
-                return
     progress_bar = None
     task = None
     if not quiet and err.is_terminal:
@@ -350,36 +332,29 @@ def cosched_compare_cmd(workload: Optional[str], nas_jobs: Optional[int], intera
         if progress_bar is not None and task is not None:
             progress_bar.update(task, completed=done, total=total)
 
-    try:
-        if progress_bar is not None:
-            progress_bar.start()
-            task = progress_bar.add_task("compare", total=None)
+    with failing():
         try:
-            comparison = compare(source, nas_jobs=nas_jobs, interarrival=interarrival, classes=class_list, mix=mix,
-                                 policies=pols, allocations=allocs, seeds=seeds, first_seed=first_seed,
-                                 processors=nodes or DEFAULT_NODES, mpl=mpl, params=overrides or None,
-                                 workers=workers, progress=tick)
-        finally:
             if progress_bar is not None:
-                progress_bar.stop()
-    except _core.OptionsError as exc:
-        field = exc.field.split(".")[0] if exc.field else ""
-        if field in {"mpl", "allocation", "policy", "policies", "nodes", "processors", "seeds", "classes", "mix"}:
-            fail(f"--{'nodes' if field == 'processors' else field}: {exc.reason}")
-        fail(f"--param {exc.field}: {exc.reason}" if exc.field else str(exc))
-        return
-    except _core.InputError as exc:
-        fail(str(exc))
-        return
+                progress_bar.start()
+                task = progress_bar.add_task("compare", total=None)
+            try:
+                comparison = compare(source, nas_jobs=nas_jobs, interarrival=interarrival, classes=class_list, mix=mix,
+                                     policies=pols, allocations=allocs, seeds=seeds, first_seed=first_seed,
+                                     processors=nodes or DEFAULT_NODES, mpl=mpl, params=overrides or None,
+                                     workers=workers, progress=tick)
+            finally:
+                if progress_bar is not None:
+                    progress_bar.stop()
+        except _core.OptionsError as exc:
+            _fail_option(exc, {"mpl", "allocation", "policy", "policies", "nodes", "processors", "seeds", "classes",
+                               "mix"})
     if workload is not None:
         comparison.setup["workload"] = workload
     if plot_path is not None:
-        try:
-            from .output import deliver
+        from ..output import deliver
 
+        with failing(writing=plot_path):
             deliver(lambda target: comparison.plot(target, format=Path(plot_path).suffix.lstrip(".").lower()), plot_path)
-        except OSError as exc:
-            fail(f"{plot_path}: cannot write: {exc.strerror or exc}")
     if as_json:
         click.echo(_json.dumps(comparison.to_dict(), allow_nan=False))
         return

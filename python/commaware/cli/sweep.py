@@ -1,8 +1,5 @@
 """`commaware sweep` and `commaware results` (parameter sweeps on Dask, the results store); see
-`commaware.sweep` and `commaware.results`.
-
-Registered by `commaware.cli`; Dask, DuckDB, pandas and pyarrow are imported only when a
-command runs.
+`commaware.experiments`. Dask, DuckDB, pandas and pyarrow are imported only when a command runs.
 """
 
 from __future__ import annotations
@@ -13,7 +10,7 @@ from typing import Any, Optional
 
 import click
 
-from . import _core
+from .common import Table, err, fail, failing, out
 
 #: Rows shown in the terminal table of `sweep` and `results query` (--json prints all).
 SHOWN_ROWS = 20
@@ -26,8 +23,6 @@ class SweepProgress:
 
     def __init__(self) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        from .cli import err
 
         self._progress = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
                                   TimeElapsedColumn(), TimeRemainingColumn(), console=err.real(), transient=True)
@@ -46,8 +41,6 @@ class SweepProgress:
 
 def _show(frame: Any, title: str, columns: list[str] | None = None) -> None:
     """The first SHOWN_ROWS rows of `frame` as a rich table on stdout."""
-    from .cli import Table, out
-
     columns = columns or list(frame.columns)
     table = Table(title=title, title_justify="left", header_style="bold")
     for col in columns:
@@ -102,8 +95,6 @@ def sweep_cmd(spec: str, out_dir: Optional[str], scheduler: Optional[str], jobqu
       commaware sweep spec.toml --jobqueue slurm --jobs 4 --jobqueue-option cores=8 --jobqueue-option memory=16GB
       commaware results query cosched-results "SELECT policy, avg(avg_response_s) FROM runs GROUP BY policy"
     """
-    from .cli import err, fail
-
     places = [name for name, given in (("--serial", serial), ("--scheduler", scheduler), ("--jobqueue", jobqueue)) if given]
     if len(places) > 1:
         fail(f"{' and '.join(places)}: give one place to run")
@@ -111,31 +102,28 @@ def sweep_cmd(spec: str, out_dir: Optional[str], scheduler: Optional[str], jobqu
         fail(f"--workers: sizes the local cluster only, not {places[0]}")
     if (jobs is not None or jobqueue_options) and not jobqueue:
         fail(f"{'--jobs' if jobs is not None else '--jobqueue-option'}: goes with --jobqueue")
-    from .experiments import sweep
+    from ..experiments import sweep
 
     try:
-        options = dict(sweep.parse_option(item) for item in jobqueue_options)
-        show = not quiet and err.is_terminal
-        kwargs: dict[str, Any] = dict(scheduler=scheduler, jobqueue=jobqueue, jobqueue_options=options, jobs=jobs,
-                                      workers=workers, serial=serial, compact=not no_compact)
-        if show:
-            with SweepProgress() as progress:
-                frame = sweep.run(spec, out_dir, progress=progress, **kwargs)
-        else:
-            frame = sweep.run(spec, out_dir, **kwargs)
-    except _core.InputError as exc:
-        fail(str(exc))
-        return
-    except (OSError, TimeoutError) as exc:
-        if getattr(exc, "filename", None):  # a file of the results directory
+        with failing():
+            options = dict(sweep.parse_option(item) for item in jobqueue_options)
+            show = not quiet and err.is_terminal
+            kwargs: dict[str, Any] = dict(scheduler=scheduler, jobqueue=jobqueue, jobqueue_options=options, jobs=jobs,
+                                          workers=workers, serial=serial, compact=not no_compact)
+            if show:
+                with SweepProgress() as progress:
+                    frame = sweep.run(spec, out_dir, progress=progress, **kwargs)
+            else:
+                frame = sweep.run(spec, out_dir, **kwargs)
+    except (OSError, TimeoutError) as exc:  # a file of the results directory, or the Dask cluster
+        if getattr(exc, "filename", None):
             fail(f"{exc.filename}: cannot write: {exc.strerror or exc}")
         where = f"--scheduler {scheduler}" if scheduler else f"--jobqueue {jobqueue}" if jobqueue else "local Dask cluster"
         fail(f"{where}: {exc}")
-        return
     if as_json:
         _echo_json(frame)
         return
-    from .experiments.sweepable import commands
+    from ..experiments.sweepable import commands
 
     command = commands()[frame["command"].iloc[0]] if len(frame) else None
     varying = [p.name for p in command.params if frame[p.name].nunique(dropna=False) > 1] if command else []
@@ -165,14 +153,10 @@ def results_query_cmd(directory: str, sql: str, as_json: bool) -> None:
     """Run SQL (DuckDB) over DIR's rows: the view `runs` has one row per run (run_id, command,
     the parameters, params_json, inputs_hash, code_version, seed, the outputs, wall_s, host,
     finished_at)."""
-    from .cli import fail
-    from .experiments.results import query
+    from ..experiments.results import query
 
-    try:
+    with failing():
         frame = query(directory, sql)
-    except _core.InputError as exc:
-        fail(str(exc))
-        return
     if as_json:
         _echo_json(frame)
     else:
@@ -189,15 +173,10 @@ def results_query_cmd(directory: str, sql: str, as_json: bool) -> None:
               help="FILE.svg or FILE.png.")
 def results_plot_cmd(directory: str, x: str, y: str, hue: Optional[str], where: Optional[str], output: str) -> None:
     """Draw one column of DIR's rows against another."""
-    from .cli import err, fail
-    from .experiments.results import plot
+    from ..experiments.results import plot
 
-    try:
+    with failing(writing=output):
         plot(directory, x, y, hue=hue, output=output, where=where)
-    except _core.InputError as exc:
-        fail(str(exc))
-    except OSError as exc:
-        fail(f"{output}: cannot write: {exc.strerror or exc}")
     err.print(f"wrote {output}", highlight=False)
 
 
@@ -206,16 +185,12 @@ def results_plot_cmd(directory: str, x: str, y: str, hue: Optional[str], where: 
 @click.option("--json", "as_json", is_flag=True, help='Print {"merged": N}.')
 def results_compact_cmd(directory: str, as_json: bool) -> None:
     """Merge DIR's per-run Parquet files into one (atomically; no row is lost or doubled)."""
-    from .cli import fail, out
-    from .experiments.results import open_store
+    from ..experiments.results import open_store
 
-    try:
+    with failing():
         store = open_store(directory)
         store.remove_stale_partials()
         merged = store.compact()
-    except _core.InputError as exc:
-        fail(str(exc))
-        return
     if as_json:
         click.echo(json.dumps({"merged": merged}))
     else:

@@ -1,8 +1,4 @@
-"""`commaware taskfarm` (paper 000 §4); see `commaware.taskfarm`.
-
-Registered by `commaware.cli` (`taskfarm_cmd`); it uses the main CLI's helpers, imported
-when the command runs.
-"""
+"""`commaware taskfarm` (paper 000 §4); see `commaware.taskfarm`."""
 
 from __future__ import annotations
 
@@ -11,7 +7,7 @@ from typing import Optional
 
 import click
 
-from . import _core
+from .common import Table, fail, failing, out
 
 # commaware.taskfarm.ALGORITHMS (not imported here: it loads numpy).
 _ALGORITHMS = ["ia-multi", "ia-single", "fcfs", "comprate", "bwc", "root-computes"]
@@ -47,18 +43,13 @@ def taskfarm_cmd(tree: Optional[str], testbed: Optional[str], algorithm: str, ta
       commaware taskfarm --testbed table4 --algorithm ia-multi --send-mb 2 --diagonals 5
       commaware taskfarm examples/interference/tree_small.json --algorithm fcfs --tasks 500 --json
     """
-    from .cli import Table, fail, out
-    from .taskfarm import taskfarm, testbed_table4
+    from ..taskfarm import taskfarm, testbed_table4
 
     if (tree is None) == (testbed is None):
         fail("give either TREE.json or --testbed table4 (exactly one)")
-        return
-    try:
+    with failing():
         source = testbed_table4(send_mb, diagonals) if testbed else tree
         report = taskfarm(source, algorithm, tasks=tasks, hold=hold, cutoff=cutoff)  # type: ignore[arg-type]
-    except _core.InputError as exc:
-        fail(str(exc))
-        return
     doc = report.to_dict()
     if as_json:
         click.echo(json.dumps(doc))

@@ -1,8 +1,5 @@
-"""`commaware interference throughput` (paper 000 §3.2); see `commaware.throughput`.
-
-Registered by `commaware.cli` under the `interference` group (`throughput_cmd`); it uses
-the main CLI's helpers, imported when the command runs.
-"""
+"""`commaware interference throughput` (paper 000 §3.2); see `commaware.throughput`. The
+`interference` group gets it in `commaware.cli`."""
 
 from __future__ import annotations
 
@@ -10,7 +7,7 @@ import json
 
 import click
 
-from . import _core
+from .common import Table, failing, out
 
 #: Rows of the human-readable table before the rest is summarised (--json has them all).
 MAX_ROWS = 60
@@ -44,14 +41,10 @@ def throughput_cmd(tree: str, ports: str, lp: bool, as_json: bool) -> None:
       commaware interference throughput examples/interference/tree_small.json
       commaware interference throughput examples/interference/tree_single_gap.json --ports single --json
     """
-    from .cli import Table, fail, out
-    from .throughput import bound
+    from ..throughput import bound
 
-    try:
+    with failing():
         report = bound(tree, ports, lp=lp)
-    except _core.InputError as exc:
-        fail(str(exc))
-        return
     doc = report.to_dict()
     if as_json:
         click.echo(json.dumps(doc))

@@ -1,8 +1,4 @@
-"""`commaware tiling` (paper 001); see `commaware.tiling`.
-
-Registered by `commaware.cli` (`tiling_cmd`); it uses the main CLI's helpers, imported
-when the command runs.
-"""
+"""`commaware tiling` (paper 001); see `commaware.tiling`."""
 
 from __future__ import annotations
 
@@ -11,8 +7,7 @@ from typing import Any, Optional
 
 import click
 
-from . import _core
-from .cli_sharing import param_option
+from .common import Table, err, fail, failing, out, param_option
 
 
 @click.command("tiling")
@@ -54,10 +49,9 @@ def tiling_cmd(space: str, procs: Optional[str], tile_height: Optional[int], swe
       commaware tiling --space 12x12x512K --procs 3x3 --sweep-z --sci --no-simulate --json
       commaware tiling --space 8x8 --deps '0,1;1,1' --h '0.25,0;-0.125,0.25' --mapping 2
     """
-    from . import tiling as tl
-    from .cli import Table, err, fail, out
+    from .. import tiling as tl
 
-    try:
+    with failing():
         dims = tl.parse_dims(space, "--space")
         m = None
         if mapping is not None:
@@ -76,7 +70,6 @@ def tiling_cmd(space: str, procs: Optional[str], tile_height: Optional[int], swe
             return
         if procs is None:
             fail("--procs is required (e.g. --procs 4x4)")
-            return
         grid = tl.parse_dims(procs, "--procs")
         if (tile_height is None) == (not sweep_z):
             fail("give exactly one of --tile-height Z and --sweep-z")
@@ -95,9 +88,6 @@ def tiling_cmd(space: str, procs: Optional[str], tile_height: Optional[int], swe
             doc = tl.sweep(dims, grid, progress=progress, **kwargs)
             if plot:
                 tl.plot_sweep(doc, plot)
-    except _core.InputError as exc:
-        fail(str(exc))
-        return
     if as_json:
         click.echo(json.dumps(doc))
         return

@@ -1,30 +1,17 @@
 """`commaware trace ...`: record real MPI runs as traces, and export traces to SimGrid's
 time-independent format. See `commaware.traces.record` and `commaware.traces.export`.
-
-Registered in `commaware.cli` with ``main.add_command(trace_group)``.
 """
 
 from __future__ import annotations
 
 import json
-import sys
-from typing import NoReturn
 
 import click
 
-from . import _core
+from .common import fail, failing
 
-EXIT_BAD_INPUT = 2
-EXIT_FAILED = 1
-
-
-def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
-    """One error line on stderr (nothing on stdout) and exit `code` (2: bad input)."""
-    from rich.console import Console
-    from rich.markup import escape
-
-    Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
-    sys.exit(code)
+#: How these commands have always printed their errors: emoji codes (`:name:`) become emoji.
+STYLE = {"emoji": True}
 
 
 @click.group("trace", context_settings={"help_option_names": ["-h", "--help"]})
@@ -55,14 +42,13 @@ def record_cmd(output: str, mpicc: str | None, keep: str | None, timeout: float 
     A program that fails keeps its exit code, and the message says which rank failed.
     The summary gives the recorder's overhead per intercepted call.
     """
-    from .traces.record import RecordError, record
+    from ..traces.record import RecordError, record
 
     try:
-        rec = record(list(command), output, mpicc=mpicc, keep=keep, timeout=timeout)
-    except _core.InputError as exc:
-        _fail(str(exc))
+        with failing(**STYLE):
+            rec = record(list(command), output, mpicc=mpicc, keep=keep, timeout=timeout)
     except RecordError as exc:
-        _fail(str(exc), exc.exit_code)
+        fail(str(exc), exc.exit_code, **STYLE)
     summary = rec.summary()
     if as_json:
         click.echo(json.dumps(summary, indent=2))
@@ -95,10 +81,8 @@ def export_cmd(trace: str, fmt: str, output: str, flops_per_second: float | None
     than 0, a wait that is not on the oldest pending request of its source, destination and
     tag) are errors naming the op; nothing is written then.
     """
-    from .traces.export import export_ti
+    from ..traces.export import export_ti
 
-    try:
+    with failing(**STYLE):
         index = export_ti(trace, output, flops_per_second=flops_per_second, platform=platform, trace_format=trace_format)
-    except _core.InputError as exc:
-        _fail(str(exc))
     click.echo(f"wrote {index} ({fmt})")
