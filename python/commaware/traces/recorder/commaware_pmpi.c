@@ -271,6 +271,17 @@ static void leave(call_t *c, int recorded) {
 #define CALL(expr) before_pmpi(&cc_); int rc_ = (expr); after_pmpi(&cc_)
 #define OK (cc_.active && rc_ == MPI_SUCCESS)
 
+/* The wrapper NAME PARAMS of a call that writes at most one op: PMPI_NAME ARGS, then RECORD (the
+ * last argument), an expression over the call's arguments and its code rc_ that writes the op or
+ * nothing and says whether it wrote one. */
+#define RECORDING(NAME, PARAMS, ARGS, ...) \
+  int NAME PARAMS {                        \
+    BEGIN;                                 \
+    CALL(P##NAME ARGS);                    \
+    leave(&cc_, __VA_ARGS__);              \
+    return rc_;                            \
+  }
+
 /* ------------------------------------------------------------------------------------------ */
 /* Start and end */
 
@@ -406,43 +417,31 @@ static int recv_common(const char *op, const char *call, int source, int tag, MP
   return 1;
 }
 
-#define SEND_WRAPPER(NAME, OP, SYNC)                                                                  \
-  int NAME(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {            \
-    BEGIN;                                                                                           \
-    CALL(P##NAME(buf, count, dt, dest, tag, comm));                                                  \
-    leave(&cc_, send_common(OP, #NAME, count, dt, dest, tag, comm, SYNC, rc_, &cc_, NULL));           \
-    return rc_;                                                                                      \
-  }
+#define SEND_PARAMS (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+#define SEND_WRAPPER(NAME, OP, SYNC) \
+  RECORDING(NAME, SEND_PARAMS, (buf, count, dt, dest, tag, comm), \
+            send_common(OP, #NAME, count, dt, dest, tag, comm, SYNC, rc_, &cc_, NULL))
 SEND_WRAPPER(MPI_Send, "send", 0)
 SEND_WRAPPER(MPI_Ssend, "send", 1)
 SEND_WRAPPER(MPI_Bsend, "send", 0)
 SEND_WRAPPER(MPI_Rsend, "send", 0)
 
-#define ISEND_WRAPPER(NAME, OP, SYNC)                                                                       \
-  int NAME(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req) { \
-    BEGIN;                                                                                                 \
-    CALL(P##NAME(buf, count, dt, dest, tag, comm, req));                                                   \
-    leave(&cc_, send_common(OP, #NAME, count, dt, dest, tag, comm, SYNC, rc_, &cc_, req));                  \
-    return rc_;                                                                                            \
-  }
+#define ISEND_PARAMS (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+#define ISEND_WRAPPER(NAME, OP, SYNC) \
+  RECORDING(NAME, ISEND_PARAMS, (buf, count, dt, dest, tag, comm, req), \
+            send_common(OP, #NAME, count, dt, dest, tag, comm, SYNC, rc_, &cc_, req))
 ISEND_WRAPPER(MPI_Isend, "isend", 0)
 ISEND_WRAPPER(MPI_Issend, "isend", 1)
 ISEND_WRAPPER(MPI_Ibsend, "isend", 0)
 ISEND_WRAPPER(MPI_Irsend, "isend", 0)
 
-int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status *status) {
-  BEGIN;
-  CALL(PMPI_Recv(buf, count, dt, source, tag, comm, status));
-  leave(&cc_, recv_common("recv", "MPI_Recv", source, tag, comm, rc_, &cc_, NULL));
-  return rc_;
-}
+RECORDING(MPI_Recv, (void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status *status),
+          (buf, count, dt, source, tag, comm, status),
+          recv_common("recv", "MPI_Recv", source, tag, comm, rc_, &cc_, NULL))
 
-int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req) {
-  BEGIN;
-  CALL(PMPI_Irecv(buf, count, dt, source, tag, comm, req));
-  leave(&cc_, recv_common("irecv", "MPI_Irecv", source, tag, comm, rc_, &cc_, req));
-  return rc_;
-}
+RECORDING(MPI_Irecv, (void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req),
+          (buf, count, dt, source, tag, comm, req),
+          recv_common("irecv", "MPI_Irecv", source, tag, comm, rc_, &cc_, req))
 
 static int sendrecv_common(const char *call, long long send_bytes, int dest, int sendtag, int source, int recvtag,
                            MPI_Comm comm, int rc, call_t *c) {
@@ -466,21 +465,18 @@ static int sendrecv_common(const char *call, long long send_bytes, int dest, int
   return 1;
 }
 
-int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf, int rcount,
-                 MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status *status) {
-  BEGIN;
-  CALL(PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status));
-  leave(&cc_, sendrecv_common("MPI_Sendrecv", OK ? type_bytes(stype, scount) : 0, dest, stag, source, rtag, comm, rc_, &cc_));
-  return rc_;
-}
+RECORDING(MPI_Sendrecv,
+          (const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf, int rcount,
+           MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status *status),
+          (sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status),
+          sendrecv_common("MPI_Sendrecv", OK ? type_bytes(stype, scount) : 0, dest, stag, source, rtag, comm, rc_, &cc_))
 
-int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag, int source, int rtag,
-                         MPI_Comm comm, MPI_Status *status) {
-  BEGIN;
-  CALL(PMPI_Sendrecv_replace(buf, count, dt, dest, stag, source, rtag, comm, status));
-  leave(&cc_, sendrecv_common("MPI_Sendrecv_replace", OK ? type_bytes(dt, count) : 0, dest, stag, source, rtag, comm, rc_, &cc_));
-  return rc_;
-}
+RECORDING(MPI_Sendrecv_replace,
+          (void *buf, int count, MPI_Datatype dt, int dest, int stag, int source, int rtag, MPI_Comm comm,
+           MPI_Status *status),
+          (buf, count, dt, dest, stag, source, rtag, comm, status),
+          sendrecv_common("MPI_Sendrecv_replace", OK ? type_bytes(dt, count) : 0, dest, stag, source, rtag, comm, rc_,
+                          &cc_))
 
 /* ------------------------------------------------------------------------------------------ */
 /* Completion */
@@ -544,56 +540,12 @@ static int put_all(int n, int64_t *ids, int found) {
   return 1;
 }
 
-int MPI_Waitall(int n, MPI_Request *array, MPI_Status *statuses) {
-  BEGIN;
-  int found = 0;
-  int64_t *ids = cc_.active ? ids_of(n, array, &found) : NULL;
-  CALL(PMPI_Waitall(n, array, statuses));
-  int rec = OK ? put_all(n, ids, found) : 0;
-  free(ids);
-  leave(&cc_, rec);
-  return rc_;
-}
-
-int MPI_Testall(int n, MPI_Request *array, int *flag, MPI_Status *statuses) {
-  BEGIN;
-  int found = 0;
-  int64_t *ids = cc_.active ? ids_of(n, array, &found) : NULL;
-  CALL(PMPI_Testall(n, array, flag, statuses));
-  int rec = OK && *flag ? put_all(n, ids, found) : 0;
-  free(ids);
-  leave(&cc_, rec);
-  return rc_;
-}
-
-int MPI_Waitany(int n, MPI_Request *array, int *index, MPI_Status *status) {
-  BEGIN;
-  int found = 0;
-  int64_t *ids = cc_.active ? ids_of(n, array, &found) : NULL;
-  CALL(PMPI_Waitany(n, array, index, status));
-  int rec = 0;
-  if (OK && *index != MPI_UNDEFINED && ids[*index] >= 0) {
-    rec = put_wait(ids[*index]);
-    forget_at(ids, n, *index);
-  }
-  free(ids);
-  leave(&cc_, rec);
-  return rc_;
-}
-
-int MPI_Testany(int n, MPI_Request *array, int *index, int *flag, MPI_Status *status) {
-  BEGIN;
-  int found = 0;
-  int64_t *ids = cc_.active ? ids_of(n, array, &found) : NULL;
-  CALL(PMPI_Testany(n, array, index, flag, status));
-  int rec = 0;
-  if (OK && *flag && *index != MPI_UNDEFINED && ids[*index] >= 0) {
-    rec = put_wait(ids[*index]);
-    forget_at(ids, n, *index);
-  }
-  free(ids);
-  leave(&cc_, rec);
-  return rc_;
+/* Request `index` of an `ids_of` array completed (MPI_UNDEFINED: none): its wait, if tracked. */
+static int put_any(int n, int index, int64_t *ids) {
+  if (index == MPI_UNDEFINED || ids[index] < 0) return 0;
+  int rec = put_wait(ids[index]);
+  forget_at(ids, n, index);
+  return rec;
 }
 
 static int put_some(int n, int outcount, const int *indices, int64_t *ids) {
@@ -607,27 +559,34 @@ static int put_some(int n, int outcount, const int *indices, int64_t *ids) {
   return rec;
 }
 
-int MPI_Waitsome(int n, MPI_Request *array, int *outcount, int *indices, MPI_Status *statuses) {
-  BEGIN;
-  int found = 0;
-  int64_t *ids = cc_.active ? ids_of(n, array, &found) : NULL;
-  CALL(PMPI_Waitsome(n, array, outcount, indices, statuses));
-  int rec = OK ? put_some(n, *outcount, indices, ids) : 0;
-  free(ids);
-  leave(&cc_, rec);
-  return rc_;
-}
+/* The wrapper of a completion call on `n` requests of `array`: their numbers are looked up before
+ * the call (which nulls the handles of completed requests) into `ids` (`found` of them tracked);
+ * after a successful call, RECORD (the last argument) writes what completed and says whether it
+ * wrote anything. */
+#define ARRAY_COMPLETION(NAME, PARAMS, ARGS, ...)                 \
+  int NAME PARAMS {                                               \
+    BEGIN;                                                        \
+    int found = 0;                                                \
+    int64_t *ids = cc_.active ? ids_of(n, array, &found) : NULL; \
+    CALL(P##NAME ARGS);                                           \
+    int rec = OK ? (__VA_ARGS__) : 0;                             \
+    free(ids);                                                    \
+    leave(&cc_, rec);                                             \
+    return rc_;                                                   \
+  }
 
-int MPI_Testsome(int n, MPI_Request *array, int *outcount, int *indices, MPI_Status *statuses) {
-  BEGIN;
-  int found = 0;
-  int64_t *ids = cc_.active ? ids_of(n, array, &found) : NULL;
-  CALL(PMPI_Testsome(n, array, outcount, indices, statuses));
-  int rec = OK ? put_some(n, *outcount, indices, ids) : 0;
-  free(ids);
-  leave(&cc_, rec);
-  return rc_;
-}
+ARRAY_COMPLETION(MPI_Waitall, (int n, MPI_Request *array, MPI_Status *statuses), (n, array, statuses),
+                 put_all(n, ids, found))
+ARRAY_COMPLETION(MPI_Testall, (int n, MPI_Request *array, int *flag, MPI_Status *statuses),
+                 (n, array, flag, statuses), *flag ? put_all(n, ids, found) : 0)
+ARRAY_COMPLETION(MPI_Waitany, (int n, MPI_Request *array, int *index, MPI_Status *status), (n, array, index, status),
+                 put_any(n, *index, ids))
+ARRAY_COMPLETION(MPI_Testany, (int n, MPI_Request *array, int *index, int *flag, MPI_Status *status),
+                 (n, array, index, flag, status), *flag ? put_any(n, *index, ids) : 0)
+ARRAY_COMPLETION(MPI_Waitsome, (int n, MPI_Request *array, int *outcount, int *indices, MPI_Status *statuses),
+                 (n, array, outcount, indices, statuses), put_some(n, *outcount, indices, ids))
+ARRAY_COMPLETION(MPI_Testsome, (int n, MPI_Request *array, int *outcount, int *indices, MPI_Status *statuses),
+                 (n, array, outcount, indices, statuses), put_some(n, *outcount, indices, ids))
 
 /* A test that finds its request complete is a wait that returns at once; one that finds it
  * pending records nothing (its time counts as compute). */
@@ -656,221 +615,157 @@ int MPI_Request_free(MPI_Request *req) {
 /* ------------------------------------------------------------------------------------------ */
 /* Collectives */
 
-#define COLL_PRELUDE(CALLNAME)          \
-  int id_ = OK ? comm_id(comm, CALLNAME) : -1; \
-  int rec_ = id_ >= 0;                  \
-  if (rec_) op_begin()
-
-#define COLL_END \
-  if (rec_) op_end(id_); \
-  leave(&cc_, rec_); \
-  return rc_
-
-int MPI_Barrier(MPI_Comm comm) {
-  BEGIN;
-  CALL(PMPI_Barrier(comm));
-  COLL_PRELUDE("MPI_Barrier");
-  if (rec_) fputs("\"op\":\"barrier\"", out_file);
-  COLL_END;
+static int rank_in(MPI_Comm c) {
+  int me = 0;
+  PMPI_Comm_rank(c, &me);
+  return me;
 }
 
-int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
-  BEGIN;
-  CALL(PMPI_Bcast(buf, count, dt, root, comm));
-  COLL_PRELUDE("MPI_Bcast");
-  if (rec_) fprintf(out_file, "\"op\":\"bcast\",\"root\":%d,\"bytes\":%lld", root, type_bytes(dt, count));
-  COLL_END;
+/* `"op":"OP","root":ROOT,"bytes":BYTES` */
+static void put_rooted(const char *op, int root, long long bytes) {
+  fprintf(out_file, "\"op\":\"%s\",\"root\":%d,\"bytes\":%lld", op, root, bytes);
 }
 
-int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm) {
-  BEGIN;
-  CALL(PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm));
-  COLL_PRELUDE("MPI_Reduce");
-  if (rec_) fprintf(out_file, "\"op\":\"reduce\",\"root\":%d,\"bytes\":%lld", root, type_bytes(dt, count));
-  COLL_END;
+/* `"op":"OP","bytes":BYTES` */
+static void put_sized(const char *op, long long bytes) {
+  fprintf(out_file, "\"op\":\"%s\",\"bytes\":%lld", op, bytes);
 }
 
-#define BUFFER_OP(NAME, PNAME, OPNAME)                                                                   \
-  int NAME(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {           \
-    BEGIN;                                                                                               \
-    CALL(PNAME(sbuf, rbuf, count, dt, op, comm));                                                        \
-    COLL_PRELUDE(#NAME);                                                                                 \
-    if (rec_) fprintf(out_file, "\"op\":\"" OPNAME "\",\"bytes\":%lld", type_bytes(dt, count));          \
-    COLL_END;                                                                                            \
+/* The bytes a rank gives to an all-to-all exchange: its receive block when it sends in place. */
+static long long own_bytes(const void *sbuf, MPI_Datatype stype, int scount, MPI_Datatype rtype, int rcount) {
+  return sbuf == MPI_IN_PLACE ? type_bytes(rtype, rcount) : type_bytes(stype, scount);
+}
+
+/* put_list over the ranks of `comm` (this rank's entry `own` when >= 0). */
+static void put_comm_list(MPI_Comm comm, const int *counts, long long size, long long own) {
+  put_list(comm_size_of(comm), counts, size, rank_in(comm), own);
+}
+
+/* The wrapper NAME PARAMS of a collective on `comm`: PMPI_NAME ARGS, then, when the call is
+ * recorded (a successful call on a known communicator, whose local id is id_), the op: RECORD (the
+ * last argument, statements that write its fields), then END. */
+#define RECORDED(NAME, PARAMS, ARGS, END, ...)        \
+  int NAME PARAMS {                                   \
+    BEGIN;                                            \
+    CALL(P##NAME ARGS);                               \
+    int id_ = OK ? comm_id(comm, #NAME) : -1;         \
+    int rec_ = id_ >= 0;                              \
+    if (rec_) {                                       \
+      op_begin();                                     \
+      __VA_ARGS__                                     \
+      END;                                            \
+    }                                                 \
+    leave(&cc_, rec_);                                \
+    return rc_;                                       \
   }
-BUFFER_OP(MPI_Allreduce, PMPI_Allreduce, "allreduce")
-BUFFER_OP(MPI_Scan, PMPI_Scan, "scan")
-BUFFER_OP(MPI_Exscan, PMPI_Exscan, "exscan")
+/* A collective: its op ends with its communicator (when not the world). */
+#define COLLECTIVE(NAME, PARAMS, ARGS, ...) RECORDED(NAME, PARAMS, ARGS, op_end(id_), __VA_ARGS__)
 
-int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
-               MPI_Comm comm) {
-  BEGIN;
-  CALL(PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
-  COLL_PRELUDE("MPI_Gather");
-  if (rec_) {
-    int me;
-    PMPI_Comm_rank(comm, &me);
-    long long b = (me == root && sbuf == MPI_IN_PLACE) ? type_bytes(rtype, rcount) : type_bytes(stype, scount);
-    fprintf(out_file, "\"op\":\"gather\",\"root\":%d,\"bytes\":%lld", root, b);
-  }
-  COLL_END;
-}
+COLLECTIVE(MPI_Barrier, (MPI_Comm comm), (comm), fputs("\"op\":\"barrier\"", out_file);)
 
-int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
-                MPI_Datatype rtype, int root, MPI_Comm comm) {
-  BEGIN;
-  CALL(PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm));
-  COLL_PRELUDE("MPI_Gatherv");
-  if (rec_) {
-    int me, p = comm_size_of(comm);
-    PMPI_Comm_rank(comm, &me);
-    fprintf(out_file, "\"op\":\"gatherv\",\"root\":%d", root);
-    if (me == root) {
-      long long rsize = type_bytes(rtype, 1);
-      put_list(p, rcounts, rsize, me, sbuf == MPI_IN_PLACE ? (long long)rcounts[me] * rsize : type_bytes(stype, scount));
-    } else {
-      put_list(p, NULL, 0, me, type_bytes(stype, scount));
-    }
-  }
-  COLL_END;
-}
+COLLECTIVE(MPI_Bcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm), (buf, count, dt, root, comm),
+           put_rooted("bcast", root, type_bytes(dt, count));)
 
-int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
-                MPI_Comm comm) {
-  BEGIN;
-  CALL(PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
-  COLL_PRELUDE("MPI_Scatter");
-  if (rec_) {
-    int me;
-    PMPI_Comm_rank(comm, &me);
-    long long b = me == root ? type_bytes(stype, scount) : type_bytes(rtype, rcount);
-    fprintf(out_file, "\"op\":\"scatter\",\"root\":%d,\"bytes\":%lld", root, b);
-  }
-  COLL_END;
-}
+COLLECTIVE(MPI_Reduce, (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm),
+           (sbuf, rbuf, count, dt, op, root, comm), put_rooted("reduce", root, type_bytes(dt, count));)
 
-int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf, int rcount,
-                 MPI_Datatype rtype, int root, MPI_Comm comm) {
-  BEGIN;
-  CALL(PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm));
-  COLL_PRELUDE("MPI_Scatterv");
-  if (rec_) {
-    int me, p = comm_size_of(comm);
-    PMPI_Comm_rank(comm, &me);
-    fprintf(out_file, "\"op\":\"scatterv\",\"root\":%d", root);
-    if (me == root) put_list(p, scounts, type_bytes(stype, 1), me, -1);
-    else put_list(p, NULL, 0, me, type_bytes(rtype, rcount));
-  }
-  COLL_END;
-}
+#define BUFFER_OP(NAME, OPNAME)                                                                          \
+  COLLECTIVE(NAME, (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm), \
+             (sbuf, rbuf, count, dt, op, comm), put_sized(OPNAME, type_bytes(dt, count));)
+BUFFER_OP(MPI_Allreduce, "allreduce")
+BUFFER_OP(MPI_Scan, "scan")
+BUFFER_OP(MPI_Exscan, "exscan")
 
-int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                  MPI_Comm comm) {
-  BEGIN;
-  CALL(PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm));
-  COLL_PRELUDE("MPI_Allgather");
-  if (rec_) {
-    long long b = sbuf == MPI_IN_PLACE ? type_bytes(rtype, rcount) : type_bytes(stype, scount);
-    fprintf(out_file, "\"op\":\"allgather\",\"bytes\":%lld", b);
-  }
-  COLL_END;
-}
+COLLECTIVE(MPI_Gather,
+           (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+            MPI_Comm comm),
+           (sbuf, scount, stype, rbuf, rcount, rtype, root, comm),
+           put_rooted("gather", root, rank_in(comm) == root ? own_bytes(sbuf, stype, scount, rtype, rcount)
+                                                            : type_bytes(stype, scount));)
 
-int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
-                   MPI_Datatype rtype, MPI_Comm comm) {
-  BEGIN;
-  CALL(PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm));
-  COLL_PRELUDE("MPI_Allgatherv");
-  if (rec_) {
-    int me, p = comm_size_of(comm);
-    PMPI_Comm_rank(comm, &me);
-    fputs("\"op\":\"allgatherv\"", out_file);
-    put_list(p, rcounts, type_bytes(rtype, 1), me, -1);
-  }
-  COLL_END;
-}
+COLLECTIVE(MPI_Gatherv,
+           (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
+            MPI_Datatype rtype, int root, MPI_Comm comm),
+           (sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm),
+           int me = rank_in(comm);
+           fprintf(out_file, "\"op\":\"gatherv\",\"root\":%d", root);
+           if (me == root) {
+             long long rsize = type_bytes(rtype, 1);
+             put_comm_list(comm, rcounts, rsize,
+                           sbuf == MPI_IN_PLACE ? (long long)rcounts[me] * rsize : type_bytes(stype, scount));
+           } else {
+             put_comm_list(comm, NULL, 0, type_bytes(stype, scount));
+           })
 
-int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                 MPI_Comm comm) {
-  BEGIN;
-  CALL(PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm));
-  COLL_PRELUDE("MPI_Alltoall");
-  if (rec_) {
-    long long b = sbuf == MPI_IN_PLACE ? type_bytes(rtype, rcount) : type_bytes(stype, scount);
-    fprintf(out_file, "\"op\":\"alltoall\",\"bytes\":%lld", b);
-  }
-  COLL_END;
-}
+COLLECTIVE(MPI_Scatter,
+           (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+            MPI_Comm comm),
+           (sbuf, scount, stype, rbuf, rcount, rtype, root, comm),
+           put_rooted("scatter", root, rank_in(comm) == root ? type_bytes(stype, scount) : type_bytes(rtype, rcount));)
 
-int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
-                  const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
-  BEGIN;
-  CALL(PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm));
-  COLL_PRELUDE("MPI_Alltoallv");
-  if (rec_) {
-    int me, p = comm_size_of(comm);
-    PMPI_Comm_rank(comm, &me);
-    fputs("\"op\":\"alltoallv\"", out_file);
-    if (sbuf == MPI_IN_PLACE) put_list(p, rcounts, type_bytes(rtype, 1), me, -1);
-    else put_list(p, scounts, type_bytes(stype, 1), me, -1);
-  }
-  COLL_END;
-}
+COLLECTIVE(MPI_Scatterv,
+           (const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf, int rcount,
+            MPI_Datatype rtype, int root, MPI_Comm comm),
+           (sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm),
+           fprintf(out_file, "\"op\":\"scatterv\",\"root\":%d", root);
+           if (rank_in(comm) == root) put_comm_list(comm, scounts, type_bytes(stype, 1), -1);
+           else put_comm_list(comm, NULL, 0, type_bytes(rtype, rcount));)
 
-int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  BEGIN;
-  CALL(PMPI_Reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm));
-  COLL_PRELUDE("MPI_Reduce_scatter");
-  if (rec_) {
-    int me, p = comm_size_of(comm);
-    PMPI_Comm_rank(comm, &me);
-    fputs("\"op\":\"reduce_scatter\"", out_file);
-    put_list(p, rcounts, type_bytes(dt, 1), me, -1);
-  }
-  COLL_END;
-}
+/* An exchange of equal blocks between all ranks. */
+#define ALL_TO_ALL(NAME, OPNAME)                                                                          \
+  COLLECTIVE(NAME,                                                                                        \
+             (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, \
+              MPI_Comm comm),                                                                             \
+             (sbuf, scount, stype, rbuf, rcount, rtype, comm),                                            \
+             put_sized(OPNAME, own_bytes(sbuf, stype, scount, rtype, rcount));)
+ALL_TO_ALL(MPI_Allgather, "allgather")
+ALL_TO_ALL(MPI_Alltoall, "alltoall")
 
-int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  BEGIN;
-  CALL(PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm));
-  COLL_PRELUDE("MPI_Reduce_scatter_block");
-  if (rec_) {
-    int p = comm_size_of(comm);
-    long long b = type_bytes(dt, rcount);
-    fputs("\"op\":\"reduce_scatter\",\"bytes\":[", out_file);
-    for (int i = 0; i < p; i++) fprintf(out_file, "%s%lld", i ? "," : "", b);
-    fputc(']', out_file);
-  }
-  COLL_END;
-}
+COLLECTIVE(MPI_Allgatherv,
+           (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
+            MPI_Datatype rtype, MPI_Comm comm),
+           (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm),
+           fputs("\"op\":\"allgatherv\"", out_file);
+           put_comm_list(comm, rcounts, type_bytes(rtype, 1), -1);)
+
+COLLECTIVE(MPI_Alltoallv,
+           (const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+            const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm),
+           (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm),
+           fputs("\"op\":\"alltoallv\"", out_file);
+           if (sbuf == MPI_IN_PLACE) put_comm_list(comm, rcounts, type_bytes(rtype, 1), -1);
+           else put_comm_list(comm, scounts, type_bytes(stype, 1), -1);)
+
+COLLECTIVE(MPI_Reduce_scatter,
+           (const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
+           (sbuf, rbuf, rcounts, dt, op, comm),
+           fputs("\"op\":\"reduce_scatter\"", out_file);
+           put_comm_list(comm, rcounts, type_bytes(dt, 1), -1);)
+
+COLLECTIVE(MPI_Reduce_scatter_block,
+           (const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
+           (sbuf, rbuf, rcount, dt, op, comm),
+           int p = comm_size_of(comm);
+           long long b = type_bytes(dt, rcount);
+           fputs("\"op\":\"reduce_scatter\",\"bytes\":[", out_file);
+           for (int i = 0; i < p; i++) fprintf(out_file, "%s%lld", i ? "," : "", b);
+           fputc(']', out_file);)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Communicators */
 
-int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
-  BEGIN;
-  CALL(PMPI_Comm_split(comm, color, key, newcomm));
-  COLL_PRELUDE("MPI_Comm_split");
-  if (rec_) {
-    fprintf(out_file, "\"op\":\"comm_split\",\"comm\":%d,\"color\":%d,\"key\":%d}\n", id_,
-            color == MPI_UNDEFINED ? -1 : color, key);
-    if (*newcomm != MPI_COMM_NULL) comm_add(*newcomm, next_comm_id++);
-  }
-  leave(&cc_, rec_);
-  return rc_;
-}
+/* A call that makes a communicator: RECORD writes the whole op, its communicator included, and
+ * numbers the new communicator. */
+#define COMM_MAKER(NAME, PARAMS, ARGS, ...) RECORDED(NAME, PARAMS, ARGS, (void)0, __VA_ARGS__)
 
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
-  BEGIN;
-  CALL(PMPI_Comm_dup(comm, newcomm));
-  COLL_PRELUDE("MPI_Comm_dup");
-  if (rec_) {
-    fprintf(out_file, "\"op\":\"comm_dup\",\"comm\":%d}\n", id_);
-    comm_add(*newcomm, next_comm_id++);
-  }
-  leave(&cc_, rec_);
-  return rc_;
-}
+COMM_MAKER(MPI_Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm), (comm, color, key, newcomm),
+           fprintf(out_file, "\"op\":\"comm_split\",\"comm\":%d,\"color\":%d,\"key\":%d}\n", id_,
+                   color == MPI_UNDEFINED ? -1 : color, key);
+           if (*newcomm != MPI_COMM_NULL) comm_add(*newcomm, next_comm_id++);)
+
+COMM_MAKER(MPI_Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm), (comm, newcomm),
+           fprintf(out_file, "\"op\":\"comm_dup\",\"comm\":%d}\n", id_);
+           comm_add(*newcomm, next_comm_id++);)
 
 int MPI_Comm_free(MPI_Comm *comm) {
   MPI_Comm c = *comm;
