@@ -51,10 +51,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Sequence
 
-from .. import _core
-from .._errors import input_error
 from . import mpi
-from .mpi import MeasureError
+from .mpi import MeasureError, bad_option, is_int
 
 FORMAT = "commaware-measured-cosched"
 VERSION = 1
@@ -73,33 +71,25 @@ POLICIES = ("NLS", "HYBRID")
 NOTE = "On one small machine this shows the mechanism, not the paper's cluster."
 
 
-def _bad(option: str, reason: str) -> _core.OptionsError:
-    return input_error(_core.OptionsError, option, "", reason)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def check_options(jobs: Any, ranks_per_job: Any, iterations: Any, compute_ms: Any, timeout: Any = None) -> None:
     """OptionsError naming the option (``--jobs``, ``--ranks-per-job``, ``--iterations``,
     ``--compute-ms``, ``--timeout``) on a bad value."""
-    if not _is_int(jobs) or not 2 <= jobs <= MAX_JOBS:
-        raise _bad("--jobs", f"must be an integer from 2 to {MAX_JOBS} (a mix needs at least 2 jobs), got {jobs!r}")
-    if not _is_int(ranks_per_job) or not 2 <= ranks_per_job <= MAX_RANKS_PER_JOB:
-        raise _bad("--ranks-per-job", f"must be an integer from 2 to {MAX_RANKS_PER_JOB}, got {ranks_per_job!r}")
+    if not is_int(jobs) or not 2 <= jobs <= MAX_JOBS:
+        raise bad_option("--jobs", f"must be an integer from 2 to {MAX_JOBS} (a mix needs at least 2 jobs), got {jobs!r}")
+    if not is_int(ranks_per_job) or not 2 <= ranks_per_job <= MAX_RANKS_PER_JOB:
+        raise bad_option("--ranks-per-job", f"must be an integer from 2 to {MAX_RANKS_PER_JOB}, got {ranks_per_job!r}")
     if jobs * ranks_per_job > MAX_PROCESSES:
-        raise _bad("--ranks-per-job", f"{jobs} jobs x {ranks_per_job} ranks = {jobs * ranks_per_job} processes; "
+        raise bad_option("--ranks-per-job", f"{jobs} jobs x {ranks_per_job} ranks = {jobs * ranks_per_job} processes; "
                                       f"at most {MAX_PROCESSES}")
-    if not _is_int(iterations) or not 1 <= iterations <= MAX_ITERATIONS:
-        raise _bad("--iterations", f"must be an integer from 1 to {MAX_ITERATIONS}, got {iterations!r}")
+    if not is_int(iterations) or not 1 <= iterations <= MAX_ITERATIONS:
+        raise bad_option("--iterations", f"must be an integer from 1 to {MAX_ITERATIONS}, got {iterations!r}")
     if (isinstance(compute_ms, bool) or not isinstance(compute_ms, (int, float)) or not math.isfinite(compute_ms)
             or not 0 < compute_ms <= MAX_COMPUTE_MS):
-        raise _bad("--compute-ms", f"must be a number of milliseconds above 0 and at most {MAX_COMPUTE_MS:g}, "
+        raise bad_option("--compute-ms", f"must be a number of milliseconds above 0 and at most {MAX_COMPUTE_MS:g}, "
                                    f"got {compute_ms!r}")
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                                 or not math.isfinite(timeout) or timeout <= 0):
-        raise _bad("--timeout", f"must be a positive number of seconds, got {timeout!r}")
+        raise bad_option("--timeout", f"must be a positive number of seconds, got {timeout!r}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -319,7 +309,7 @@ def measure_cosched(jobs: int = 3, ranks_per_job: int = 4, iterations: int = 150
     """
     check_options(jobs, ranks_per_job, iterations, compute_ms, timeout)
     if mpi.mpi_env_size() is not None:
-        raise _bad("mpirun", "`measure cosched` starts its own MPI jobs (one mpirun each): run it without mpirun")
+        raise bad_option("mpirun", "`measure cosched` starts its own MPI jobs (one mpirun each): run it without mpirun")
     cmd, flags = mpi.launcher(mpirun)
     grains = [compute_ms * GRAINS[j % len(GRAINS)] for j in range(jobs)]
     _, per_pass = calibrate(compute_ms)

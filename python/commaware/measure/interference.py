@@ -39,9 +39,8 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from .._errors import input_error
 from ..interference import FitReport, fit
-from .mpi import MeasureError
+from .mpi import MeasureError, bad_option
 
 MB = 1 << 20
 CHUNK = 64 * 1024
@@ -53,31 +52,27 @@ NOTE = ("measured on one machine: the peer is a local process, so this measures 
 Step = tuple[float, float, float]
 
 
-def _bad(option: str, reason: str) -> _core.OptionsError:
-    return input_error(_core.OptionsError, option, "", reason)
-
-
 def check_options(rates_mb_s: Sequence[float], seconds_per_rate: float, direction: str, k: int, n: int,
                   interval: float) -> None:
     """Raise OptionsError naming the option (``--rates``, ``--seconds``, ...) for bad options."""
     if not rates_mb_s:
-        raise _bad("--rates", "needs at least one rate")
+        raise bad_option("--rates", "needs at least one rate")
     for r in rates_mb_s:
         if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r) or r < 0:
-            raise _bad("--rates", f"rates must be finite numbers of MB/s >= 0, got {r!r}")
+            raise bad_option("--rates", f"rates must be finite numbers of MB/s >= 0, got {r!r}")
     if len(set(rates_mb_s)) < 2:
-        raise _bad("--rates", "needs at least two different rates (a single rate gives a singular fit)")
+        raise bad_option("--rates", "needs at least two different rates (a single rate gives a singular fit)")
     if isinstance(seconds_per_rate, bool) or not isinstance(seconds_per_rate, (int, float)) \
             or not (0 < seconds_per_rate <= 1e5):
-        raise _bad("--seconds", f"must be a number of seconds in (0, 1e5], got {seconds_per_rate!r}")
+        raise bad_option("--seconds", f"must be a number of seconds in (0, 1e5], got {seconds_per_rate!r}")
     if direction not in DIRECTIONS:
-        raise _bad("--direction", f"must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+        raise bad_option("--direction", f"must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
     if isinstance(n, bool) or not isinstance(n, int) or not (2 <= n <= 8192):
-        raise _bad("--n", f"must be an integer in 2..8192, got {n!r}")
+        raise bad_option("--n", f"must be an integer in 2..8192, got {n!r}")
     if isinstance(k, bool) or not isinstance(k, int) or not (1 <= k <= n):
-        raise _bad("--k", f"must be an integer in 1..n ({n}), got {k!r}")
+        raise bad_option("--k", f"must be an integer in 1..n ({n}), got {k!r}")
     if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not (0 < interval <= seconds_per_rate):
-        raise _bad("--interval", f"must be a number of seconds in (0, --seconds], got {interval!r}")
+        raise bad_option("--interval", f"must be a number of seconds in (0, --seconds], got {interval!r}")
 
 
 def sweep(rates_mb_s: Sequence[float], seconds: float, direction: str) -> list[Step]:

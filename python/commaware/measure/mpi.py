@@ -34,25 +34,28 @@ class MeasureError(_core.CommawareError):
 
 
 # ---------------------------------------------------------------------------------------------
-# Message sizes
+# Bad input, message sizes
 
 
-def _scheme_error(source: str, field: str, reason: str) -> _core.SchemeError:
-    return input_error(_core.SchemeError, source, field, reason)
-
-
-def _option_error(option: str, reason: str) -> _core.OptionsError:
+def bad_option(option: str, reason: str) -> _core.OptionsError:
+    """The OptionsError of a bad `option` (its name, e.g. ``--bytes``)."""
     return input_error(_core.OptionsError, option, "", reason)
 
 
-def _is_int(value: Any) -> bool:
+def bad_scheme(source: str, field: str, reason: str) -> _core.SchemeError:
+    """The SchemeError of a bad `field` of the scheme file `source`."""
+    return input_error(_core.SchemeError, source, field, reason)
+
+
+def is_int(value: Any) -> bool:
+    """An integer, not a bool."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 def check_bytes(value: Any, source: str, field: str = "") -> int:
     """A message size in bytes: an integer from 1 to 2^31 - 1 (MPI's count limit)."""
-    make = (lambda reason: _scheme_error(source, field, reason)) if field else (lambda reason: _option_error(source, reason))
-    if not _is_int(value):
+    make = (lambda reason: bad_scheme(source, field, reason)) if field else (lambda reason: bad_option(source, reason))
+    if not is_int(value):
         raise make(f"must be an integer number of bytes, got {json.dumps(value)}")
     if value < 1:
         raise make(f"must be at least 1 byte, got {value}")
@@ -76,10 +79,10 @@ def parse_size(text: str, option: str = "--bytes") -> int:
     except ValueError:
         value = math.nan
     if unit not in _UNITS or not math.isfinite(value):
-        raise _option_error(option, f"{text!r} is not a size (examples: 4194304, 4MiB, 4MB = 4*2^20 bytes, 512KiB)")
+        raise bad_option(option, f"{text!r} is not a size (examples: 4194304, 4MiB, 4MB = 4*2^20 bytes, 512KiB)")
     size = value * _UNITS[unit]
     if size != int(size):
-        raise _option_error(option, f"{text!r} is not a whole number of bytes")
+        raise bad_option(option, f"{text!r} is not a whole number of bytes")
     return check_bytes(int(size), option)
 
 

@@ -48,9 +48,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .. import _core
-from .._errors import input_error
 from . import mpi
-from .mpi import check_bytes
+from ..sharing import read_schemes
+from .mpi import bad_option, bad_scheme, check_bytes, is_int
 
 FORMAT = "commaware-measured-penalties"
 VERSION = 1
@@ -58,24 +58,11 @@ DEFAULT_BYTES = 20 * 2**20
 #: 2 ranks per comm: beyond this many comms a scheme would start thousands of processes.
 MAX_COMMS = 1024
 MAX_ITERATIONS = 100_000
-_SCHEME_KEYS = {"name", "description", "comms"}
 _COMM_KEYS = {"id", "src", "dst", "bytes"}
 
 
 # ---------------------------------------------------------------------------------------------
 # Input
-
-
-def _scheme_error(source: str, field: str, reason: str) -> _core.SchemeError:
-    return input_error(_core.SchemeError, source, field, reason)
-
-
-def _option_error(option: str, reason: str) -> _core.OptionsError:
-    return input_error(_core.OptionsError, option, "", reason)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _check_comms(comms: Any, source: str, path: str, default_bytes: int) -> list[dict[str, Any]]:
@@ -85,17 +72,17 @@ def _check_comms(comms: Any, source: str, path: str, default_bytes: int) -> list
         report = _core.scheme_penalties(json.dumps({"comms": comms}), source, "dict", "maxmin")
     except _core.SchemeError as exc:
         field = exc.field.replace("comms", path, 1) if exc.field.startswith("comms") else path
-        raise _scheme_error(source, field, exc.reason) from None
+        raise bad_scheme(source, field, exc.reason) from None
     except (TypeError, ValueError):
-        raise _scheme_error(source, path, "is not JSON data") from None
+        raise bad_scheme(source, path, "is not JSON data") from None
     if len(comms) > MAX_COMMS:
-        raise _scheme_error(source, path, f"has {len(comms)} communications; at most {MAX_COMMS} "
-                                          f"(each needs 2 MPI processes)")
+        raise bad_scheme(source, path, f"has {len(comms)} communications; at most {MAX_COMMS} "
+                                       f"(each needs 2 MPI processes)")
     checked = []
     for i, comm in enumerate(comms):
         if not set(comm) <= _COMM_KEYS:
             unknown = sorted(set(comm) - _COMM_KEYS)[0]
-            raise _scheme_error(source, f"{path}[{i}]", f"unknown field `{unknown}` (allowed: {', '.join(sorted(_COMM_KEYS))})")
+            raise bad_scheme(source, f"{path}[{i}]", f"unknown field `{unknown}` (allowed: {', '.join(sorted(_COMM_KEYS))})")
         size = check_bytes(comm["bytes"], source, f"{path}[{i}].bytes") if "bytes" in comm else default_bytes
         checked.append({"id": report["ids"][i], "src": report["src"][i], "dst": report["dst"][i], "bytes": size})
     return checked
@@ -103,57 +90,19 @@ def _check_comms(comms: Any, source: str, path: str, default_bytes: int) -> list
 
 def load_schemes(path: str | Path, default_bytes: int = DEFAULT_BYTES) -> list[dict[str, Any]]:
     """The schemes of a file, checked: ``[{"name", "comms": [{"id", "src", "dst", "bytes"}]}]``
-    with every comm's ``bytes`` filled in. Raises `SchemeError` naming the file and the field."""
-    source = str(path)
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise _scheme_error(source, "", f"cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise _scheme_error(source, "", "is not UTF-8 text") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _scheme_error(source, "", f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    if not isinstance(doc, dict):
-        raise _scheme_error(source, "", 'must be an object {"comms": [...]} or {"schemes": [...]}')
-    if ("comms" in doc) == ("schemes" in doc):
-        raise _scheme_error(source, "", 'needs exactly one of "comms" (one scheme) or "schemes" (a list of schemes)')
-    if "comms" in doc:
-        raw, paths = [doc], [""]
-    else:
-        if not isinstance(doc["schemes"], list) or not doc["schemes"]:
-            raise _scheme_error(source, "schemes", "must be a non-empty list of schemes")
-        raw, paths = doc["schemes"], [f"schemes[{i}]" for i in range(len(doc["schemes"]))]
-    schemes: list[dict[str, Any]] = []
-    names: set[str] = set()
-    for i, (scheme, path_) in enumerate(zip(raw, paths)):
-        if not isinstance(scheme, dict):
-            raise _scheme_error(source, path_, f"must be an object {{name, comms}}, got {type(scheme).__name__}")
-        allowed = _SCHEME_KEYS if path_ else _SCHEME_KEYS | {"schemes"}
-        unknown = sorted(set(scheme) - allowed)
-        if unknown:
-            raise _scheme_error(source, path_, f"unknown field `{unknown[0]}` (allowed: {', '.join(sorted(allowed))})")
-        name = scheme.get("name", Path(path).stem if not path_ else f"scheme{i}")
-        name_field = f"{path_}.name" if path_ else "name"
-        if not isinstance(name, str) or not name:
-            raise _scheme_error(source, name_field, f"must be a non-empty string, got {json.dumps(name)}")
-        if name in names:
-            raise _scheme_error(source, name_field, f"duplicate scheme name {name!r}")
-        names.add(name)
-        if "comms" not in scheme:
-            raise _scheme_error(source, path_, "missing field `comms`")
-        comms = _check_comms(scheme["comms"], source, f"{path_}.comms" if path_ else "comms", default_bytes)
-        schemes.append({"name": name, "comms": comms})
+    with every comm's ``bytes`` filled in (`commaware.sharing.read_schemes`, then MPI's limits).
+    Raises `SchemeError` naming the file and the field."""
+    schemes, _ = read_schemes(path, check_comms=lambda comms, source, field: _check_comms(comms, source, field,
+                                                                                          default_bytes))
     return schemes
 
 
 def _check_options(bytes: int, iterations: int, warmup: int) -> None:
     check_bytes(bytes, "--bytes")
-    if not _is_int(iterations) or not 1 <= iterations <= MAX_ITERATIONS:
-        raise _option_error("--iterations", f"must be an integer from 1 to {MAX_ITERATIONS}, got {iterations}")
-    if not _is_int(warmup) or not 0 <= warmup <= MAX_ITERATIONS:
-        raise _option_error("--warmup", f"must be an integer from 0 to {MAX_ITERATIONS}, got {warmup}")
+    if not is_int(iterations) or not 1 <= iterations <= MAX_ITERATIONS:
+        raise bad_option("--iterations", f"must be an integer from 1 to {MAX_ITERATIONS}, got {iterations}")
+    if not is_int(warmup) or not 0 <= warmup <= MAX_ITERATIONS:
+        raise bad_option("--warmup", f"must be an integer from 0 to {MAX_ITERATIONS}, got {warmup}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -324,7 +273,7 @@ def measure_penalties(scheme_path: str | Path, *, bytes: int = DEFAULT_BYTES, it
     if size is not None:  # already under mpirun: every rank measures in-process
         need = 2 * max(len(s["comms"]) for s in schemes)
         if size != need:
-            raise _option_error("mpirun -np", f"this job has {size} ranks; {scheme_path} needs exactly {need} "
+            raise bad_option("mpirun -np", f"this job has {size} ranks; {scheme_path} needs exactly {need} "
                                               f"(2 per communication of its largest scheme): run mpirun -np {need}")
         return mpi.in_job(_run_worker, {**plan_base, "schemes": schemes, "progress": progress})
 

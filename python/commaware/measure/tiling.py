@@ -50,8 +50,8 @@ from typing import Any, Sequence
 
 from .. import _core
 from .. import tiling as _tiling
-from .._errors import input_error
 from . import mpi
+from .mpi import bad_option, is_int
 
 FORMAT = "commaware-measured-tiling"
 VERSION = 1
@@ -68,20 +68,12 @@ MAX_MESSAGE_BYTES = 2**31 - 1
 TAG_I, TAG_J, TAG_PING = 1, 2, 3
 
 
-def _bad(option: str, reason: str) -> _core.OptionsError:
-    return input_error(_core.OptionsError, option, "", reason)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def parse_dims(text: str, option: str, count: int) -> tuple[int, ...]:
     """``16x16x1024`` (or ``2x2``) as integers; OptionsError naming `option` otherwise."""
     dims = _tiling.parse_dims(text, option)
     if len(dims) != count:
         example = "16x16x1024" if count == 3 else "2x2"
-        raise _bad(option, f"expected {count} positive integers separated by x (e.g. {example}), got {text!r}")
+        raise bad_option(option, f"expected {count} positive integers separated by x (e.g. {example}), got {text!r}")
     return tuple(dims)
 
 
@@ -126,54 +118,54 @@ def check_inputs(space: Sequence[int], procs: Sequence[int], z_values: Sequence[
     def fmt(v: Sequence[Any]) -> str:
         return "x".join(str(n) for n in v)
 
-    if not isinstance(space, (list, tuple)) or len(space) != 3 or not all(_is_int(n) for n in space):
-        raise _bad("--space", f"must be three integers DIMX x DIMY x DIMZ, got {space!r}")
-    if not isinstance(procs, (list, tuple)) or len(procs) != 2 or not all(_is_int(n) for n in procs):
-        raise _bad("--procs", f"must be two integers p_i x p_j, got {procs!r}")
+    if not isinstance(space, (list, tuple)) or len(space) != 3 or not all(is_int(n) for n in space):
+        raise bad_option("--space", f"must be three integers DIMX x DIMY x DIMZ, got {space!r}")
+    if not isinstance(procs, (list, tuple)) or len(procs) != 2 or not all(is_int(n) for n in procs):
+        raise bad_option("--procs", f"must be two integers p_i x p_j, got {procs!r}")
     if min(space) < 1:
-        raise _bad("--space", f"sizes must be positive, got {fmt(space)}")
+        raise bad_option("--space", f"sizes must be positive, got {fmt(space)}")
     if min(procs) < 1:
-        raise _bad("--procs", f"processor counts must be positive, got {fmt(procs)}")
+        raise bad_option("--procs", f"processor counts must be positive, got {fmt(procs)}")
     dimx, dimy, dimz = space
     pi, pj = procs
     if pi * pj < 2:
-        raise _bad("--procs", f"needs at least 2 ranks (the tiles of one rank exchange nothing), got {fmt(procs)}")
+        raise bad_option("--procs", f"needs at least 2 ranks (the tiles of one rank exchange nothing), got {fmt(procs)}")
     if pi * pj > MAX_RANKS:
-        raise _bad("--procs", f"{pi}x{pj} = {pi * pj} ranks; at most {MAX_RANKS}")
+        raise bad_option("--procs", f"{pi}x{pj} = {pi * pj} ranks; at most {MAX_RANKS}")
     for name, dim, p in (("DIMX", dimx, pi), ("DIMY", dimy, pj)):
         if dim % p:
-            raise _bad("--procs", f"{fmt(procs)} does not divide the space {fmt(space)}: {name} = {dim} is not a "
+            raise bad_option("--procs", f"{fmt(procs)} does not divide the space {fmt(space)}: {name} = {dim} is not a "
                                   f"multiple of {p} (one tile per processor in i and j)")
     limit = dimz // max(pi, pj)
     if limit < 1:
-        raise _bad("--space", f"DIMZ = {dimz} is smaller than max(p_i, p_j) = {max(pi, pj)}: k must be the longest axis")
-    if not _is_int(iterations) or not 1 <= iterations <= MAX_ITERATIONS:
-        raise _bad("--iterations", f"must be an integer from 1 to {MAX_ITERATIONS}, got {iterations!r}")
+        raise bad_option("--space", f"DIMZ = {dimz} is smaller than max(p_i, p_j) = {max(pi, pj)}: k must be the longest axis")
+    if not is_int(iterations) or not 1 <= iterations <= MAX_ITERATIONS:
+        raise bad_option("--iterations", f"must be an integer from 1 to {MAX_ITERATIONS}, got {iterations!r}")
     if z_values is None:
         zs = sweep_z(space, procs)
     else:
         if not isinstance(z_values, (list, tuple)) or not z_values:
-            raise _bad("--tile-height", "needs at least one tile height")
+            raise bad_option("--tile-height", "needs at least one tile height")
         zs = []
         for z in z_values:
-            if not _is_int(z) or z < 1:
-                raise _bad("--tile-height", f"must be a positive integer, got {z!r}")
+            if not is_int(z) or z < 1:
+                raise bad_option("--tile-height", f"must be a positive integer, got {z!r}")
             if dimz % z:
-                raise _bad("--tile-height", f"z = {z} does not divide DIMZ = {dimz}")
+                raise bad_option("--tile-height", f"z = {z} does not divide DIMZ = {dimz}")
             if z > limit:
-                raise _bad("--tile-height", f"z = {z} is more than DIMZ/max(p_i, p_j) = {dimz}/{max(pi, pj)} = {limit} "
+                raise bad_option("--tile-height", f"z = {z} is more than DIMZ/max(p_i, p_j) = {dimz}/{max(pi, pj)} = {limit} "
                                             f"(beyond it k is no longer the longest axis)")
             if z not in zs:
                 zs.append(z)
     x, y = dimx // pi, dimy // pj
     face = FLOAT_BYTES * max(x, y) * max(zs)
     if face > MAX_MESSAGE_BYTES:
-        raise _bad("--tile-height", f"a face of {face} bytes is more than one MPI message can carry (2^31 - 1)")
+        raise bad_option("--tile-height", f"a face of {face} bytes is more than one MPI message can carry (2^31 - 1)")
     # Memory: every rank's block (with halos) on this host, and the sequential reference.
     need = FLOAT_BYTES * ((x + 1) * (y + 1) * (dimz + 1) * pi * pj + (dimx + 1) * (dimy + 1) * (dimz + 1))
     avail = mpi.memory_available()
     if avail is not None and need > avail:
-        raise _bad("--space", f"{fmt(space)} on {fmt(procs)} needs about {need / 2**20:.0f} MiB (every rank's block "
+        raise bad_option("--space", f"{fmt(space)} on {fmt(procs)} needs about {need / 2**20:.0f} MiB (every rank's block "
                               f"and the sequential reference), only {avail / 2**20:.0f} MiB available")
     return (dimx, dimy, dimz), (pi, pj), zs
 
@@ -410,14 +402,14 @@ def measure_tiling(space: Sequence[int] = (16, 16, 1024), procs: Sequence[int] =
     space_, procs_, zs = check_inputs(space, procs, z_values, iterations)
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                                 or not math.isfinite(timeout) or timeout <= 0):
-        raise _bad("--timeout", f"must be a positive number of seconds, got {timeout!r}")
+        raise bad_option("--timeout", f"must be a positive number of seconds, got {timeout!r}")
     plan = {"space": list(space_), "procs": list(procs_), "z_values": zs, "iterations": iterations,
             "progress": progress}
     size = mpi.mpi_env_size()
     if size is not None:  # already under mpirun: every rank measures in-process
         need = procs_[0] * procs_[1]
         if size != need:
-            raise _bad("mpirun -np", f"this job has {size} ranks; a {procs_[0]}x{procs_[1]} grid needs exactly {need}")
+            raise bad_option("mpirun -np", f"this job has {size} ranks; a {procs_[0]}x{procs_[1]} grid needs exactly {need}")
         return with_model(mpi.in_job(_run_worker, plan))
     cmd, flags = mpi.launcher(mpirun)
     with tempfile.TemporaryDirectory(prefix="commaware-measure-tiling-") as tmp:
