@@ -13,7 +13,6 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -168,13 +167,13 @@ def read_schemes(source: Source, *, measured: bool = False,
             schemes.append(_measured_scheme(scheme, k, where, name))
         else:
             assert check_comms is not None, "schemes to measure need check_comms"
-            default_name = f"scheme{k}" if where else Path(source).stem  # type: ignore[arg-type]
+            default_name = f"scheme{k}" if where else Path(name).stem
             schemes.append(_scheme_to_measure(scheme, where, name, default_name, schemes, check_comms))
     return schemes, name
 
 
-def _read_scheme_file(path: str | PathLike[str]) -> tuple[dict[str, Any], str]:
-    """The JSON object of a file of schemes to measure, and its name for error messages."""
+def _read_scheme_file(path: Any) -> tuple[dict[str, Any], str]:
+    """The JSON object of a file (path) of schemes to measure, and its name for error messages."""
     source = str(path)
     try:
         text = Path(path).read_text()

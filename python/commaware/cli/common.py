@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import TYPE_CHECKING, Any, Iterator, NoReturn
+from typing import TYPE_CHECKING, Any, Iterator, NoReturn, TypedDict
 
 import click
 
@@ -57,10 +57,17 @@ def Table(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 (rich's Table, import
 out = _LazyConsole(min_width=120)
 err = _LazyConsole(stderr=True)
 
-#: The run failed (MPI, a recorded program, a file that cannot be written where so documented).
+#: The run failed: MPI or the recorded program failed, or a measurement could not be written.
 EXIT_FAILED = 1
 #: Bad input: nothing was done.
 EXIT_BAD_INPUT = 2
+
+
+class Style(TypedDict, total=False):
+    """How `fail` prints a message: with its rich `markup` applied, its `emoji` codes expanded."""
+
+    markup: bool
+    emoji: bool
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT, *, markup: bool = False, emoji: bool = False) -> NoReturn:

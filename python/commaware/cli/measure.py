@@ -13,10 +13,10 @@ from typing import Any, Callable, Iterator, TypeVar
 import click
 
 from .. import _core
-from .common import EXIT_BAD_INPUT, EXIT_FAILED, Table, fail, failing, out
+from .common import EXIT_BAD_INPUT, EXIT_FAILED, Style, Table, fail, failing, out
 
 #: How these commands have always printed their errors: as rich markup, emoji codes expanded.
-STYLE = {"markup": True, "emoji": True}
+STYLE: Style = {"markup": True, "emoji": True}
 
 F = TypeVar("F", bound=Callable[..., Any])
 

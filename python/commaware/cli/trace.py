@@ -8,10 +8,10 @@ import json
 
 import click
 
-from .common import fail, failing
+from .common import Style, fail, failing
 
 #: How these commands have always printed their errors: emoji codes (`:name:`) become emoji.
-STYLE = {"emoji": True}
+STYLE: Style = {"emoji": True}
 
 
 @click.group("trace", context_settings={"help_option_names": ["-h", "--help"]})
