@@ -7,9 +7,9 @@ wall clock from start to the last row:
 1. **plain loop**: the command's function called in a Python loop (no store): the reference.
 2. **ProcessPoolExecutor**: `executor.map` over the cores with a chunk size like our sweep's
    (no store).
-3. **sweep --serial**: `commaware.sweep.run(serial=True)`: the loop plus one Parquet file per
+3. **sweep --serial**: `commaware.experiments.sweep.run(serial=True)`: the loop plus one Parquet file per
    run, written atomically, and the compaction at the end.
-4. **sweep on Dask**: `commaware.sweep.run()` on a new LocalCluster of one process per core,
+4. **sweep on Dask**: `commaware.experiments.sweep.run()` on a new LocalCluster of one process per core,
    its start and stop included (also shown alone); and `sweep.run(scheduler=...)` on a running
    LocalCluster whose workers have done one small sweep already (a long-lived cluster).
 5. **store only**: `Store.write_row` of a typical row, N times: the store's cost per run.
@@ -40,9 +40,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
-from commaware import sweep  # noqa: E402
-from commaware.results import Store, open_store, row_schema  # noqa: E402
-from commaware.sweepable import commands  # noqa: E402
+from commaware.experiments import sweep  # noqa: E402
+from commaware.experiments.results import Store, open_store, row_schema  # noqa: E402
+from commaware.experiments.sweepable import commands  # noqa: E402
 
 KINDS = {
     "tiny": {"command": "cosched.run", "fixed": {"jobs": 20, "policy": "batch-easy"}},

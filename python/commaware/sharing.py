@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _core
@@ -127,43 +128,128 @@ def penalties(scheme: Source, model: str = "gige",
     return PenaltyReport(**d)
 
 
-# -- calibration (§V-A) ------------------------------------------------------------------
+# -- scheme lists: schemes to measure, and measured ones ----------------------------------
+
+
+def read_schemes(source: Source, *, measured: bool = False,
+                 check_comms: Callable[[Any, str, str], list[dict[str, Any]]] | None = None,
+                 ) -> tuple[list[dict[str, Any]], str]:
+    """The schemes of a scheme-list file, and its name for error messages: one scheme
+    ``{"comms": [...]}`` or a list ``{"schemes": [{"name", "comms": [...]}, ...]}``. Raises
+    SchemeError naming the file and the field.
+
+    Schemes to measure (`commaware measure penalties`' input): exactly one of `comms` and
+    `schemes`; a scheme has only `name`, `description` and `comms`, and a unique name (by
+    default the file's stem, or ``scheme<i>`` in a list); each comes as ``{"name", "comms"}``,
+    its comms as ``check_comms(comms, source, field)`` returns them.
+
+    With `measured` (MEASURED.json, what that command writes; a dict too): every comm carries its
+    measured `penalty`, or `time_s` with `t_ref_s` (of the comm or of its scheme); each scheme
+    comes as ``{"name", "scheme", "measured", "report"}``: its comms, their measured penalties
+    and their `penalties` report under gige (for the conflicts)."""
+    if measured:
+        doc, name = read_json_object(source, _core.SchemeError, "with `schemes` or `comms`")
+        listed = doc.get("schemes", [doc] if "comms" in doc else None)
+        not_a_list = "expected a non-empty list of schemes"
+    else:
+        doc, name = _read_scheme_file(source)
+        if ("comms" in doc) == ("schemes" in doc):
+            raise input_error(_core.SchemeError, name, "",
+                              'needs exactly one of "comms" (one scheme) or "schemes" (a list of schemes)')
+        listed = [doc] if "comms" in doc else doc["schemes"]
+        not_a_list = "must be a non-empty list of schemes"
+    if not isinstance(listed, list) or not listed:
+        raise input_error(_core.SchemeError, name, "schemes", not_a_list)
+    schemes: list[dict[str, Any]] = []
+    for k, scheme in enumerate(listed):
+        where = f"schemes[{k}]" if "schemes" in doc else ""
+        if measured:
+            schemes.append(_measured_scheme(scheme, k, where, name))
+        else:
+            assert check_comms is not None, "schemes to measure need check_comms"
+            default_name = f"scheme{k}" if where else Path(name).stem
+            schemes.append(_scheme_to_measure(scheme, where, name, default_name, schemes, check_comms))
+    return schemes, name
+
+
+def _read_scheme_file(path: Any) -> tuple[dict[str, Any], str]:
+    """The JSON object of a file (path) of schemes to measure, and its name for error messages."""
+    source = str(path)
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise input_error(_core.SchemeError, source, "", f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise input_error(_core.SchemeError, source, "", "is not UTF-8 text") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise input_error(_core.SchemeError, source, "",
+                          f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    if not isinstance(doc, dict):
+        raise input_error(_core.SchemeError, source, "", 'must be an object {"comms": [...]} or {"schemes": [...]}')
+    return doc, source
+
+
+#: The fields of a scheme to measure.
+_SCHEME_KEYS = {"name", "description", "comms"}
+
+
+def _scheme_to_measure(scheme: Any, where: str, source: str, default_name: str, before: list[dict[str, Any]],
+                       check_comms: Callable[[Any, str, str], list[dict[str, Any]]]) -> dict[str, Any]:
+    """``{"name", "comms"}`` of a scheme to measure, found at `where` (after the schemes `before` it)."""
+    if not isinstance(scheme, dict):
+        raise input_error(_core.SchemeError, source, where, f"must be an object {{name, comms}}, got {type(scheme).__name__}")
+    allowed = _SCHEME_KEYS if where else _SCHEME_KEYS | {"schemes"}
+    unknown = sorted(set(scheme) - allowed)
+    if unknown:
+        raise input_error(_core.SchemeError, source, where,
+                          f"unknown field `{unknown[0]}` (allowed: {', '.join(sorted(allowed))})")
+    name = scheme.get("name", default_name)
+    name_field = f"{where}.name" if where else "name"
+    if not isinstance(name, str) or not name:
+        raise input_error(_core.SchemeError, source, name_field, f"must be a non-empty string, got {json.dumps(name)}")
+    if any(s["name"] == name for s in before):
+        raise input_error(_core.SchemeError, source, name_field, f"duplicate scheme name {name!r}")
+    if "comms" not in scheme:
+        raise input_error(_core.SchemeError, source, where, "missing field `comms`")
+    return {"name": name, "comms": check_comms(scheme["comms"], source, f"{where}.comms" if where else "comms")}
+
+
+def _measured_scheme(s: Any, k: int, where: str, name: str) -> dict[str, Any]:
+    """``{"name", "scheme", "measured", "report"}`` of measured scheme `k`, found at `where`."""
+    if not isinstance(s, dict) or not isinstance(s.get("comms"), list):
+        raise input_error(_core.SchemeError, name, where, "a scheme is an object with a `comms` list")
+    measured = []
+    for j, c in enumerate(s["comms"]):
+        cf = f"{where}.comms[{j}]".lstrip(".")
+        if not isinstance(c, dict):
+            raise input_error(_core.SchemeError, name, cf, "a communication is an object")
+        p = c.get("penalty")
+        if p is None and c.get("time_s") is not None:
+            t_ref = c.get("t_ref_s", s.get("t_ref_s"))
+            if not _positive(t_ref):
+                raise input_error(_core.SchemeError, name, f"{cf}.time_s", "a measured time needs t_ref_s (of the comm or its scheme)")
+            p = c["time_s"] / t_ref
+        if not _positive(p):
+            raise input_error(_core.SchemeError, name, f"{cf}.penalty", f"a measured penalty (> 0) is required, got {p!r}")
+        measured.append(float(p))  # type: ignore[arg-type]  # _positive checked it
+    scheme = {"comms": [{k: c[k] for k in ("id", "src", "dst") if k in c} for c in s["comms"]]}
+    try:
+        report = penalties(scheme, "gige")
+    except _core.SchemeError as exc:
+        raise input_error(_core.SchemeError, name, f"{where}.{exc.field}".lstrip("."), exc.reason) from None
+    return {"name": s.get("name", f"scheme{k}"), "scheme": scheme, "measured": measured, "report": report}
 
 
 def measured_schemes(source: Source) -> tuple[list[dict[str, Any]], str]:
     """The schemes of a MEASURED.json document (what `commaware measure penalties` writes:
     `{"schemes": [{"name", "t_ref_s", "comms": [{"id", "src", "dst", "penalty" | "time_s"}]}]}`,
-    or a single scheme), each comm with its measured penalty."""
-    doc, name = read_json_object(source, _core.SchemeError, "with `schemes` or `comms`")
-    schemes = doc.get("schemes", [doc] if "comms" in doc else None)
-    if not isinstance(schemes, list) or not schemes:
-        raise input_error(_core.SchemeError, name, "schemes", "expected a non-empty list of schemes")
-    out = []
-    for k, s in enumerate(schemes):
-        where = f"schemes[{k}]" if "schemes" in doc else ""
-        if not isinstance(s, dict) or not isinstance(s.get("comms"), list):
-            raise input_error(_core.SchemeError, name, where, "a scheme is an object with a `comms` list")
-        measured = []
-        for j, c in enumerate(s["comms"]):
-            cf = f"{where}.comms[{j}]".lstrip(".")
-            if not isinstance(c, dict):
-                raise input_error(_core.SchemeError, name, cf, "a communication is an object")
-            p = c.get("penalty")
-            if p is None and c.get("time_s") is not None:
-                t_ref = c.get("t_ref_s", s.get("t_ref_s"))
-                if not _positive(t_ref):
-                    raise input_error(_core.SchemeError, name, f"{cf}.time_s", "a measured time needs t_ref_s (of the comm or its scheme)")
-                p = c["time_s"] / t_ref
-            if not _positive(p):
-                raise input_error(_core.SchemeError, name, f"{cf}.penalty", f"a measured penalty (> 0) is required, got {p!r}")
-            measured.append(float(p))  # type: ignore[arg-type]  # _positive checked it
-        scheme = {"comms": [{k: c[k] for k in ("id", "src", "dst") if k in c} for c in s["comms"]]}
-        try:
-            report = penalties(scheme, "gige")
-        except _core.SchemeError as exc:
-            raise input_error(_core.SchemeError, name, f"{where}.{exc.field}".lstrip("."), exc.reason) from None
-        out.append({"name": s.get("name", f"scheme{k}"), "scheme": scheme, "measured": measured, "report": report})
-    return out, name
+    or a single scheme), each comm with its measured penalty: `read_schemes` with `measured`."""
+    return read_schemes(source, measured=True)
+
+
+# -- calibration (§V-A) ------------------------------------------------------------------
 
 
 def _positive(v: Any) -> bool:
@@ -181,7 +267,7 @@ def calibrate_penalty(source: Source, family: str = "gige") -> dict[str, Any]:
     family's default)."""
     if family not in ("gige", "infiniband"):
         raise input_error(_core.OptionsError, "--family", "", f"unknown family {family!r}: gige or infiniband")
-    schemes, name = measured_schemes(source)
+    schemes, name = read_schemes(source, measured=True)
     beta_rows: list[tuple[float, float]] = []
     gamma_rows: dict[str, list[tuple[float, float, float]]] = {"gamma_o": [], "gamma_i": []}
     for s in schemes:

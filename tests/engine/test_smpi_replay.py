@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from commaware import load_platform, load_trace, simulate
-from commaware.trace_export import export_ti
+from commaware.traces.export import export_ti
 
 import smpi_replay
 

@@ -19,9 +19,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from commaware import results, sweep
-from commaware.results import EXECUTION_COLUMNS, META_COLUMNS
-from commaware.sweepable import commands
+from commaware.experiments import results, sweep
+from commaware.experiments.results import EXECUTION_COLUMNS, META_COLUMNS
+from commaware.experiments.sweepable import commands
 from conftest import EXAMPLES, ROOT, run_cli
 
 SWEEPS = EXAMPLES / "sweeps"

@@ -25,7 +25,7 @@ from commaware.interference import fit, interference_rate, normalised_rate, prio
 from conftest import EXAMPLES
 
 EX = EXAMPLES / "interference"
-RUN_GROUP = "import sys; from commaware.cli_interference import interference; interference(prog_name='interference')"
+RUN_GROUP = "import sys; from commaware.cli.interference import interference; interference(prog_name='interference')"
 
 
 def run_group(*args: str) -> subprocess.CompletedProcess:

@@ -8,7 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from commaware.cli_taskfarm import taskfarm_cmd
+from commaware.cli.taskfarm import taskfarm_cmd
 from commaware.taskfarm import ALGORITHMS, DIAGONALS, SEND_MB, fig5, taskfarm
 from commaware.taskfarm import testbed_table4 as table4
 

@@ -297,7 +297,7 @@ def test_load_tree_validates():
 
 
 def run_cmd(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "from commaware.cli_throughput import throughput_cmd; throughput_cmd()",
+    return subprocess.run([sys.executable, "-c", "from commaware.cli.throughput import throughput_cmd; throughput_cmd()",
                            *map(str, args)], capture_output=True, text=True)
 
 
@@ -353,7 +353,7 @@ def test_cli_missing_file(tmp_path):
 
 def test_cli_ports_are_the_models():
     from commaware.throughput import PORTS
-    from commaware.cli_throughput import throughput_cmd
+    from commaware.cli.throughput import throughput_cmd
 
     ports = next(p for p in throughput_cmd.params if p.name == "ports")
     assert tuple(ports.type.choices) == PORTS

@@ -16,10 +16,11 @@ import pytest
 from conftest import mpi_reason, requires_mpi_mark
 from click.testing import CliRunner
 
-from commaware import OptionsError, measure
-from commaware.cli_measure import measure as measure_group
+from commaware import OptionsError
+from commaware.measure import mpi, penalties
+from commaware.cli.measure import measure as measure_group
 
-MPIRUN = measure.find_mpirun()
+MPIRUN = mpi.find_mpirun()
 MPI_REASON = mpi_reason()
 requires_mpi = requires_mpi_mark(MPI_REASON)
 
@@ -112,21 +113,21 @@ def test_bad_options_exit_2_without_launching(no_launch, write_json, args, expec
 @pytest.mark.parametrize("text,size", [("4194304", 4 * 2**20), ("4MiB", 4 * 2**20), ("4MB", 4 * 2**20), ("4m", 4 * 2**20),
                                        ("20 MiB", 20 * 2**20), ("512KiB", 512 * 1024), ("1.5KB", 1536), ("1GiB", 2**30)])
 def test_parse_size(text, size):
-    assert measure.parse_size(text) == size
+    assert mpi.parse_size(text) == size
 
 
 def test_under_mpirun_wrong_size(write_json, monkeypatch):
     """Run under the user's mpirun: the job size must be 2 per comm, checked before MPI starts."""
     monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "3")
     with pytest.raises(OptionsError, match=r"mpirun -np: this job has 3 ranks; .* needs exactly 4"):
-        measure.measure_penalties(write_json("ok.json", TWO_COMMS))
+        penalties.measure_penalties(write_json("ok.json", TWO_COMMS))
 
 
 def test_placement_check():
     scheme = {"name": "s", "comms": [{"id": "a", "src": 0, "dst": 1}, {"id": "b", "src": 0, "dst": 2}]}
-    assert measure._placement(scheme, ["h0", "h1", "h0", "h2"]) is None
-    assert measure._placement(scheme, ["h0", "h1", "h9", "h2"]) == "scheme s: node 0's ranks run on 2 hosts (h0, h9)"
-    assert measure._placement(scheme, ["h0", "h1", "h0", "h1"]) == "scheme s: nodes 1, 2 share host h1"
+    assert penalties._placement(scheme, ["h0", "h1", "h0", "h2"]) is None
+    assert penalties._placement(scheme, ["h0", "h1", "h9", "h2"]) == "scheme s: node 0's ranks run on 2 hosts (h0, h9)"
+    assert penalties._placement(scheme, ["h0", "h1", "h0", "h1"]) == "scheme s: nodes 1, 2 share host h1"
 
 
 def test_failing_mpirun_is_reported(write_json, monkeypatch, tmp_path):

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from conftest import mpi_reason, requires_mpi_mark
 
 from commaware import OptionsError
-from commaware import measure_cosched as mc
-from commaware.cli_measure import measure as measure_group
+from commaware.measure import cosched as mc
+from commaware.cli.measure import measure as measure_group
 
 MPI_REASON = mpi_reason()
 requires_mpi = requires_mpi_mark(MPI_REASON)

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 import commaware
 from commaware import _core
-from commaware import measure_interference as mi
-from commaware.cli_measure import measure
+from commaware.measure import interference as mi
+from commaware.cli.measure import measure
 
 PLATFORM = {"cluster": {"count": 2, "speed": 1e9, "cores": 1, "memory": 1e9},
             "network": {"bandwidth": 1.25e8, "latency": 1e-5}}

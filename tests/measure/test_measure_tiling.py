@@ -18,11 +18,12 @@ import pytest
 from conftest import mpi_reason, requires_mpi_mark
 from click.testing import CliRunner
 
-from commaware import OptionsError, _core, measure
-from commaware import measure_tiling as mt
-from commaware.cli_measure import measure as measure_group
+from commaware import OptionsError, _core
+from commaware.measure import mpi
+from commaware.measure import tiling as mt
+from commaware.cli.measure import measure as measure_group
 
-MPIRUN = measure.find_mpirun()
+MPIRUN = mpi.find_mpirun()
 MPI_REASON = mpi_reason()
 requires_mpi = requires_mpi_mark(MPI_REASON)
 

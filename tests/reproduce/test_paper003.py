@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import commaware
 from commaware import multicast as m
 from commaware import reproduce
-from commaware.reproductions import paper003 as p
+from commaware.reproduce import paper003 as p
 
 #: §7 claims our simulation contradicts whose rows carry the analysis (what was assumed, what was
 #: tried, the likely cause): status ``not_reproduced``.

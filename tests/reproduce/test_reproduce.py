@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from commaware import reproduce
+from commaware.reproduce import runner as reproduce
 from commaware.reproduce import Check
 
 
@@ -84,7 +84,8 @@ def test_run_reports_each_check_and_inner_progress():
 
 FAKE = """
 import sys
-from commaware import cli, reproduce
+from commaware import cli
+from commaware.reproduce import runner as reproduce
 from commaware.reproduce import Check
 
 statuses = sys.argv[1].split(",")

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from commaware import reproduce
-from commaware.reproductions import paper002
+from commaware.reproduce import paper002
 
 
 @pytest.fixture(scope="module")

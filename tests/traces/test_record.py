@@ -23,10 +23,12 @@ import pytest
 from conftest import mpi_reason, requires_mpi_mark
 from click.testing import CliRunner
 
-from commaware import load_platform, load_trace, measure, record, simulate
+from commaware import load_platform, load_trace, simulate
+from commaware.measure import mpi
+from commaware.traces import record
 from commaware.cli import main
 
-MPIRUN = measure.find_mpirun()
+MPIRUN = mpi.find_mpirun()
 MPICC = record.find_mpicc(MPIRUN)
 MPI_REASON = mpi_reason(need_mpicc=True)
 requires_mpi = requires_mpi_mark(MPI_REASON)
@@ -37,7 +39,7 @@ PLATFORM = {"cluster": {"count": 4, "speed": 1e9, "prefix": "n"}, "network": {"b
 def mpirun(*args: str) -> list[str]:
     assert not MPI_REASON, MPI_REASON
     assert MPIRUN is not None
-    cmd, flags = measure.launcher()
+    cmd, flags = mpi.launcher()
     return [*cmd, "-np", "4", *flags, *args]
 
 

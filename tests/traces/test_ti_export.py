@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from commaware import load_platform, load_trace, simulate
 from commaware.cli import main
-from commaware.trace_export import export_ti
+from commaware.traces.export import export_ti
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PLATFORM = {"cluster": {"count": 4, "speed": 2e9, "prefix": "n"},

@@ -1,0 +1,5 @@
+"""``python -m commaware.cli``: the `commaware` command."""
+
+from . import main
+
+main()

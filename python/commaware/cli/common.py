@@ -1,0 +1,140 @@
+"""What the command groups share: the console (`out`, `err`, `Table`), the error tail (`fail`,
+`failing`, the exit codes) and the common options (`param_option`, `seed_option`).
+
+Importing it loads neither rich nor anything heavy: `commaware --help` stays quick.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import TYPE_CHECKING, Any, Iterator, NoReturn, TypedDict
+
+import click
+
+from .. import _core
+from ..api import check_seed
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+class _LazyConsole:
+    """A rich Console made on first use: `commaware --help` and option errors do not pay for
+    importing rich. Attribute access goes to the console."""
+
+    def __init__(self, stderr: bool = False, min_width: int | None = None) -> None:
+        self._stderr = stderr
+        self._min_width = min_width
+        self._console: Console | None = None
+
+    def real(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            console = Console(stderr=self._stderr)
+            if self._min_width is not None:
+                console = Console(stderr=self._stderr, width=max(console.width, self._min_width))
+            self._console = console
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real(), name)
+
+    def __enter__(self) -> Console:  # rich's Live uses `with console:`
+        return self.real().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.real().__exit__(*exc)
+
+
+def Table(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 (rich's Table, imported on first use)
+    from rich.table import Table as RichTable
+
+    return RichTable(*args, **kwargs)
+
+
+out = _LazyConsole(min_width=120)
+err = _LazyConsole(stderr=True)
+
+#: The run failed: MPI or the recorded program failed, or a measurement could not be written.
+EXIT_FAILED = 1
+#: Bad input: nothing was done.
+EXIT_BAD_INPUT = 2
+
+
+class Style(TypedDict, total=False):
+    """How `fail` prints a message: with its rich `markup` applied, its `emoji` codes expanded."""
+
+    markup: bool
+    emoji: bool
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT, *, markup: bool = False, emoji: bool = False) -> NoReturn:
+    """Print `error: MESSAGE` on stderr (nothing on stdout) and exit with `code` (2: bad input).
+
+    The message is text: rich markup (`[tag]`) and emoji codes (`:x:`) in it are shown as
+    written, unless `markup` or `emoji` ask otherwise (`measure` and `trace` print their
+    messages so, as they always have)."""
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {message if markup else escape(message)}", highlight=False, soft_wrap=True,
+              emoji=emoji)
+    sys.exit(code)
+
+
+@contextlib.contextmanager
+def failing(writing: str | None = None, *, named_by_error: bool = False, code: int = EXIT_BAD_INPUT,
+            **style: bool) -> Iterator[None]:
+    """The error tail of a command, around its work: bad input (InputError) raised in the block
+    is one error line and exit 2 (`fail`, with `style`: its `markup` and `emoji`).
+
+    With `writing` (the file the block writes) or `named_by_error`, a failed write is one error
+    line too, and exit `code`: the core's OutputError as it says, an OSError as `FILE: cannot
+    write: REASON`, FILE being `writing`, or with `named_by_error` the file the OSError names
+    (`writing` when it names none)."""
+    try:
+        yield
+    except _core.InputError as exc:
+        fail(str(exc), **style)
+    except (_core.OutputError, OSError) as exc:
+        if writing is None and not named_by_error:
+            raise
+        if isinstance(exc, _core.OutputError):
+            fail(str(exc), code, **style)
+        target = (exc.filename or writing) if named_by_error else writing
+        fail(f"{target}: cannot write: {exc.strerror or exc}", code, **style)
+
+
+def parse_params(ctx: click.Context | None, param: click.Parameter | None, values: tuple[str, ...]) -> list[tuple[str, float]]:
+    """`--param NAME=VALUE` (repeatable) as (name, value) pairs; a malformed one is exit 2."""
+    pairs = []
+    for text in values:
+        name, sep, value = text.partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+        if not sep or not name.strip() or number is None:
+            fail(f"--param: expected NAME=VALUE with a number, got {text!r}")
+        pairs.append((name.strip(), number))
+    return pairs  # type: ignore[return-value]
+
+
+def param_option(help: str) -> Any:
+    """The --param NAME=VALUE option (repeatable) of the commands that take model parameters."""
+    return click.option("--param", "params", multiple=True, metavar="NAME=VALUE", callback=parse_params, help=help)
+
+
+def _seed_callback(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    """--seed: the API's check (0 <= seed < 2^64); a bad seed is one error line and exit 2."""
+    try:
+        return check_seed(value, source="--seed")
+    except _core.OptionsError as exc:
+        fail(str(exc))
+
+
+def seed_option(help: str) -> Any:
+    """The --seed option of every command (checked like the API's `seed`)."""
+    return click.option("--seed", type=int, default=0, show_default=True, callback=_seed_callback,
+                        help=f"{help} 0 to 2^64 - 1.".strip())

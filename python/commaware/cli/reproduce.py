@@ -1,0 +1,114 @@
+"""`commaware reproduce`: run the papers' reproduction checks, and write their report."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .common import Table, err, fail, failing, out
+
+
+class ReproduceProgress:
+    """`reproduce`'s progress on stderr: which check runs (k of n) and how far it is.
+
+    rich, transient; made only on a terminal and without --quiet. `commaware.reproduce.run` calls `start`
+    for each check, and a long check reports its own work through `advance`."""
+
+    def __init__(self) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._progress = Progress(TextColumn("{task.fields[check]}"), BarColumn(bar_width=16), MofNCompleteColumn(),
+                                  TextColumn("{task.description}"), TimeElapsedColumn(),
+                                  console=err.real(), transient=True)
+        self._task: Any = None
+
+    def __enter__(self) -> ReproduceProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._progress.stop()
+
+    def start(self, index: int, count: int, job: Any) -> None:
+        if self._task is not None:
+            self._progress.remove_task(self._task)
+        self._task = self._progress.add_task("", total=None, check=f"[{index + 1}/{count}] {job.paper} {job.label}")
+
+    def advance(self, done: int, total: int, detail: str) -> None:
+        if self._task is not None:
+            self._progress.update(self._task, completed=done, total=total, description=detail)
+
+
+STATUS_STYLE = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "not_reproduced": "[yellow]not reproduced[/]"}
+
+
+@click.command("reproduce")
+@click.argument("paper")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Write DIR/report.html (self-contained: every figure and table), checks.json and figures/.")
+@click.option("--quick", is_flag=True, help="Smaller samples where a check samples (paper 003: 20 random "
+              "configurations per point instead of 100); the same statuses, about a minute for all.")
+@click.option("--force", is_flag=True, help="Replace --out DIR if it exists and is not empty.")
+@click.option("--json", "as_json", is_flag=True, help='Print {"checks": [...]}, each with its status and note.')
+@click.option("--plots", type=click.Path(file_okay=False), default=None,
+              help="Also write the papers' figures into DIR (without the report).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display on stderr.")
+def reproduce_cmd(paper: str, out_dir: str | None, quick: bool, force: bool, as_json: bool, plots: str | None,
+                  quiet: bool) -> None:
+    """Run the reproduction checks of PAPER (000-004) or all.
+
+    Each check's status is pass, fail (ours disagrees and our code is suspect) or
+    not_reproduced (a faithful implementation does not give the paper's claim; the note says
+    what was assumed, what was tried and the likely cause). Exit 1 only if a check fails.
+
+    \b
+      commaware reproduce all --quick --out report    # report/report.html, about a minute
+      commaware reproduce 004 --json
+    """
+    from ..reproduce import html_report, runner
+
+    if paper != "all" and paper not in runner.PAPERS:
+        fail(f"unknown paper `{paper}` (known: {', '.join(runner.PAPERS)}, all)")
+    papers = list(runner.PAPERS) if paper == "all" else [paper]
+    if out_dir is not None:
+        try:
+            html_report.check_out_dir(Path(out_dir), force)
+        except html_report.ReportError as exc:
+            fail(str(exc))
+
+    show = not quiet and err.is_terminal
+    written: Path | None = None
+    try:
+        with failing(), ReproduceProgress() if show else contextlib.nullcontext() as progress:
+            checks = runner.run(papers, progress=progress, quick=quick)
+            if plots:
+                figures = runner.plot(papers, Path(plots), progress=progress, quick=quick)
+                err.print(f"wrote {len(figures)} plot(s) into {plots}")
+            if out_dir is not None:
+                written = html_report.write(papers, checks, out_dir, force=force, quick=quick, progress=progress)
+    except (html_report.ReportError, OSError) as exc:
+        fail(f"{out_dir or plots}: cannot write the report: {exc}")
+    counts = runner.counts(checks)
+    if as_json:
+        click.echo(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2))
+    elif not checks:
+        out.print(f"no reproduction checks are registered yet for: {', '.join(papers)}")
+    else:
+        table = Table(header_style="bold")
+        for col, width in (("paper", 5), ("figure or table", 24), ("claim", 38), ("paper value", 20),
+                           ("ours", 20), ("tol", 6), ("status", 16)):
+            table.add_column(col, max_width=width, overflow="ellipsis", no_wrap=True)
+        for c in checks:
+            table.add_row(c.paper, c.figure, c.name, str(c.paper_value), str(c.ours), str(c.tolerance),
+                          STATUS_STYLE[c.status])
+        out.print(table)
+        out.print(f"{len(checks)} checks: {counts['pass']} pass, {counts['fail']} fail, "
+                  f"{counts['not_reproduced']} not reproduced; --json shows each check's note.")
+    if written is not None:
+        err.print(f"report: {written} (open it in a browser; self-contained)", highlight=False)
+    sys.exit(runner.exit_code(checks))

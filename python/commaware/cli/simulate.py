@@ -1,0 +1,255 @@
+"""`commaware simulate` (replay a trace on a platform) and `commaware demo` (the examples)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .. import _core
+from ..api import TRACE_FORMATS, Result, load_platform, load_trace, simulate
+from .common import Table, err, fail, failing, out, param_option, seed_option
+
+
+def print_result(result: Result, title: str) -> None:
+    ranks = result.rank_columns  # plain lists: a summary needs no pandas
+    n = len(ranks["rank"])
+    out.print(f"[bold]{title}[/]  model={result.model}  makespan=[bold]{result.makespan:.6g} s[/]")
+    table = Table(show_header=True, header_style="bold")
+    # Under a penalty model (paper 004 §VI-A): each rank's mean penalty of the messages it sent.
+    penalties = ranks.get("mean_penalty", [])
+    with_penalty = any(p == p for p in penalties)
+    for col in ("rank", "host", "end (s)", "compute (s)", "blocked (s)", *(["mean penalty"] if with_penalty else [])):
+        table.add_column(col, justify="right")
+    # Above 32 ranks, the 16 that finish last (first ones on ties), in rank order.
+    shown = range(n) if n <= 32 else sorted(sorted(range(n), key=lambda i: -ranks["end"][i])[:16])
+    for i in shown:
+        extra = [f"{penalties[i]:.4g}" if penalties[i] == penalties[i] else "-"] if with_penalty else []
+        table.add_row(str(ranks["rank"][i]), ranks["host"][i], f"{ranks['end'][i]:.6g}",
+                      f"{ranks['compute_seconds'][i]:.6g}", f"{ranks['blocked_seconds'][i]:.6g}", *extra)
+    out.print(table)
+    if n > 32:
+        out.print(f"({n} ranks; the 16 that finish last are shown)")
+    stats = result.message_stats
+    if stats["count"]:
+        out.print(
+            f"{stats['count']} messages, {stats['bytes']:.6g} bytes; "
+            f"duration mean {stats['mean_seconds']:.6g} s, max {stats['max_seconds']:.6g} s"
+        )
+
+
+class ProgressLine:
+    """Progress of a long replay on stderr: simulated time, events per second, elapsed time.
+
+    Shown only on a terminal, and only once the replay has run for `delay` seconds. Called
+    by the core a few times per second (which also lets Ctrl-C stop the replay).
+    """
+
+    def __init__(self, enabled: bool, delay: float = 1.0) -> None:
+        self.enabled = enabled and err.is_terminal
+        self.delay = delay
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __call__(self, now: float, events: int, messages: int, ranks_done: int, ranks: int, elapsed: float) -> None:
+        if not self.enabled or elapsed < self.delay:
+            return
+        if self._progress is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TextColumn("ranks done"),
+                                      TextColumn("{task.description}"), TimeElapsedColumn(), console=err.real(), transient=True)
+            self._progress.start()
+            self._task = self._progress.add_task("", total=ranks)
+        rate = events / elapsed if elapsed > 0 else 0.0
+        self._progress.update(self._task, completed=ranks_done,
+                              description=f"t={now:.6g} s  {rate:,.0f} events/s  {messages:,} messages")
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+
+@click.command("simulate")
+@click.argument("platform", type=click.Path(dir_okay=False))
+@click.argument("trace", type=click.Path())
+@click.option("--format", "trace_format", type=click.Choice(TRACE_FORMATS), default="auto", show_default=True,
+              help="Trace format: our JSON/TOML, or ti (SimGrid time-independent: a shared file, an index of "
+              "per-rank files, or a directory; .gz/.xz read). auto: ti for a directory or a RANK ACTION first line.")
+@click.option("--model", default=None, help=f"Sharing model (default: the platform's). Known: {', '.join(_core.sharing_models())}.")
+@click.option("--placement", type=click.Choice(_core.placements()), default="explicit", show_default=True,
+              help="Ranks onto hosts: the trace's list (else rank i on host i), round-robin per node, fill nodes first, or random.")
+@seed_option("Seed of the random placement.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (model, messages, makespan, message_stats, "
+              "ranks), streamed: messages in the order their last byte arrived.")
+@click.option("--messages", "messages_file", type=click.Path(dir_okay=False), default=None,
+              help="Write the per-message table to FILE.parquet or FILE.csv while the replay runs.")
+@click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Draw ranks against time to FILE.svg or FILE.png.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress line on stderr.")
+@param_option("Sharing-model parameter over the platform's and the model's defaults (repeatable), e.g. beta=0.8.")
+@click.option("--calibration", type=click.Path(dir_okay=False), default=None,
+              help="The JSON of `commaware calibrate penalty --json`: its family is the model (unless --model) "
+              "and its parameters come before any --param.")
+@click.option("--measured", type=click.Path(dir_okay=False), default=None,
+              help="CSV of measured message times (measured_s, and message or src,dst,seq): add the accuracy of "
+              "paper 004 §VI-B (E_rel per message, E_abs of the graph and per task).")
+@click.option("--coll", default=None, metavar="SPEC",
+              help="Collective algorithms over the platform's network.collectives: a preset (mpich, ompi) and/or "
+              "collective=algorithm entries, e.g. 'bcast=scatter_lr_allgather,allreduce=rab_rdb' (docs/formats.md lists them).")
+def simulate_cmd(platform: str, trace: str, trace_format: str, model: str | None, placement: str, seed: int, as_json: bool,
+                 messages_file: str | None, gantt: str | None, quiet: bool, params: list[tuple[str, float]],
+                 calibration: str | None, measured: str | None, coll: str | None) -> None:
+    """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network).
+
+    Without --json, --messages or --gantt nothing per message is kept: memory follows the
+    messages in flight, not the messages sent.
+
+    \b
+    Examples:
+      commaware simulate examples/cluster16.json examples/ring.json
+      commaware simulate examples/cluster16.json examples/ring.json --json
+      commaware simulate examples/cluster16.json examples/alltoall.json --messages msgs.parquet
+      commaware simulate examples/cluster16.json examples/master_worker.json --model gige --param beta=0.8
+      commaware simulate examples/cluster16.json examples/master_worker.json --calibration fit.json
+      commaware simulate examples/cluster16.json run.ti --format ti
+      commaware simulate examples/cluster16.json examples/alltoall.json --coll mpich
+    """
+    from ..output import MESSAGE_FORMATS, MessageFile, deliver
+
+    if gantt and Path(gantt).suffix.lower() not in (".svg", ".png"):
+        fail(f"{gantt}: --gantt needs a .svg or .png file")
+    if messages_file and Path(messages_file).suffix.lower() not in MESSAGE_FORMATS:
+        fail(f"{messages_file}: --messages needs a .parquet or .csv file")
+    if calibration:
+        from ..sharing import read_calibration
+
+        with failing():
+            family, fitted = read_calibration(calibration)
+        model = model or family
+        params = [*fitted, *params]
+    table = MessageFile(messages_file) if messages_file else None
+    progress = ProgressLine(enabled=not quiet)
+    results: list[Result] = []
+
+    def run(json_path: Path | None) -> None:
+        """The replay and every file it writes; `deliver` shows the JSON only if all succeeded."""
+        try:
+            result = simulate(load_platform(platform), load_trace(trace, format=trace_format), model=model, placement=placement, seed=seed,
+                              record_messages=measured is not None, record_timeline=bool(gantt),
+                              json_path=None if measured else json_path, on_messages=table,
+                              on_progress=progress, params=params, coll=coll)
+        finally:
+            progress.close()
+        if table is not None:
+            table.close(result.host_names)
+        if gantt:
+            from ..gantt import write_gantt
+
+            write_gantt(result, gantt, title=f"{Path(trace).name} on {Path(platform).name}")
+        results.append(result)
+
+    measured_times = None
+    try:
+        with failing(writing="", named_by_error=True):
+            if measured:
+                from ..sharing import read_measured_csv
+
+                measured_times = read_measured_csv(measured)
+            if as_json and not measured:
+                deliver(run, None)
+            else:
+                run(None)
+            if measured_times is not None:
+                from ..sharing import accuracy
+
+                report = accuracy(results[0].messages, measured_times, str(measured))
+    finally:
+        if table is not None:
+            table.discard()
+    for warning in results[0].warnings:
+        err.print(f"[bold yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+    if measured_times is not None and as_json:
+        # The user asked for every measured message: the document is built in memory.
+        click.echo(json.dumps({**results[0].to_dict(), "accuracy": report}))
+        return
+    if not as_json:
+        print_result(results[0], f"{trace} on {platform}")
+    if measured_times is not None:
+        print_accuracy(report)
+
+
+def print_accuracy(report: dict[str, Any]) -> None:
+    """The §VI-B accuracy: E_rel per message, E_abs of the graph and per task."""
+    table = Table(title="accuracy against measured times (paper 004 §VI-B)", title_justify="left", header_style="bold")
+    for col in ("src→dst #", "measured (s)", "predicted (s)", "E_rel (%)", "penalty", "conflicts"):
+        table.add_column(col, justify="left" if col in ("src→dst #", "conflicts") else "right")
+    for m in report["messages"]:
+        penalty = "-" if m["penalty"] is None else f"{m['penalty']:.3g}"
+        table.add_row(f"{m['src']}→{m['dst']} #{m['seq']}", f"{m['measured_s']:.6g}", f"{m['predicted_s']:.6g}",
+                      f"{m['e_rel_pct']:+.1f}", penalty, ", ".join(m["conflicts"] or []) or "-")
+    out.print(table)
+    tasks = ", ".join(f"{r}: {e:.1f}" for r, e in report["tasks"].items())
+    out.print(f"E_abs = {report['e_abs_pct']:.2f} % over {len(report['messages'])} messages; per task (rank: %): {tasks}",
+              highlight=False, soft_wrap=True)
+
+
+def examples_dir() -> Path:
+    """The repository's examples/ (the package is installed in development mode)."""
+    for base in (Path(__file__).resolve().parents[3], Path.cwd()):
+        if (base / "examples" / "cluster16.json").exists():
+            return base / "examples"
+    fail("cannot find the examples/ directory; pass --examples DIR")
+    raise AssertionError("not reached")
+
+
+DEMO_TRACES = [
+    ("ring.json", "ring exchange, 16 ranks, 3 iterations"),
+    ("alltoall.json", "all-to-all then allreduce, 16 ranks"),
+    ("master_worker.json", "master-worker, 1 master + 15 workers"),
+    ("bcast_barrier.json", "binomial bcast and barrier, 16 ranks"),
+]
+
+
+@click.command("demo")
+@click.option("--examples", "examples", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Directory with cluster16.json and the example traces.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summaries as JSON.")
+def demo_cmd(examples: str | None, as_json: bool) -> None:
+    """Simulate the built-in examples on a 16-node cluster and summarise them."""
+    folder = Path(examples) if examples else examples_dir()
+    needed = ["cluster16.json", *(name for name, _ in DEMO_TRACES)]
+    missing = [name for name in needed if not (folder / name).is_file()]
+    if missing:
+        fail(f"{folder}: missing {', '.join(missing)} (--examples DIR needs {', '.join(needed)})")
+    rows = []
+    with failing():
+        platform = load_platform(folder / "cluster16.json")
+        for name, what in DEMO_TRACES:
+            for placement in ("explicit", "rrn", "rrp"):
+                res = simulate(platform, folder / name, placement=placement, record_messages=False,
+                               record_timeline=False)
+                stats = res.message_stats
+                rows.append({
+                    "trace": name, "what": what, "placement": placement, "makespan": res.makespan,
+                    "messages": int(stats["count"]), "bytes": float(stats["bytes"]),
+                    "mean_message_seconds": float(stats["mean_seconds"]) if stats["count"] else 0.0,
+                })
+    if as_json:
+        click.echo(json.dumps({"platform": str(folder / "cluster16.json"), "runs": rows}, indent=2))
+        return
+    out.print(f"[bold]commaware demo[/]: the examples on {folder / 'cluster16.json'} "
+              f"(16 dual-core nodes, 1 Gb/s NICs, max-min sharing)")
+    for name, what in DEMO_TRACES:
+        out.print(f"  {name}: {what}")
+    table = Table(header_style="bold")
+    for col in ("trace", "placement", "makespan s", "msgs", "MiB", "mean msg ms"):
+        table.add_column(col, no_wrap=True)
+    for r in rows:
+        table.add_row(r["trace"], r["placement"], f"{r['makespan']:.6g}", str(r["messages"]),
+                      f"{r['bytes'] / 2**20:.2f}", f"{1e3 * r['mean_message_seconds']:.4g}")
+    out.print(table)
+    out.print("rrn deals one rank per node here (as explicit); rrp fills both cores of a node first, so "
+              "neighbouring ranks share a node and part of the traffic uses memory bandwidth, not the NIC.")

@@ -1,0 +1,197 @@
+"""`commaware sweep` and `commaware results` (parameter sweeps on Dask, the results store); see
+`commaware.experiments`. Dask, DuckDB, pandas and pyarrow are imported only when a command runs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import click
+
+from .common import Table, err, fail, failing, out
+
+#: Rows shown in the terminal table of `sweep` and `results query` (--json prints all).
+SHOWN_ROWS = 20
+#: Columns of the terminal table of `sweep`: the parameters that vary, then the first outputs.
+MAX_COLUMNS = 9
+
+
+class SweepProgress:
+    """The sweep's progress bar on stderr (rich, transient): runs done of the spec's runs."""
+
+    def __init__(self) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self._progress = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
+                                  TimeElapsedColumn(), TimeRemainingColumn(), console=err.real(), transient=True)
+        self._task = self._progress.add_task("", total=None)
+
+    def __enter__(self) -> SweepProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._progress.stop()
+
+    def __call__(self, done: int, total: int) -> None:
+        self._progress.update(self._task, completed=done, total=total)
+
+
+def _show(frame: Any, title: str, columns: list[str] | None = None) -> None:
+    """The first SHOWN_ROWS rows of `frame` as a rich table on stdout."""
+    columns = columns or list(frame.columns)
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for col in columns:
+        table.add_column(str(col), justify="right" if frame[col].dtype.kind in "iuf" else "left", no_wrap=True,
+                         overflow="ellipsis")
+    shown = frame.head(SHOWN_ROWS)[columns]
+    missing = shown.isna().to_numpy()
+    for values, gaps in zip(shown.itertuples(index=False), missing):
+        table.add_row(*("-" if gap else f"{v:.5g}" if isinstance(v, float) else str(v) for v, gap in zip(values, gaps)))
+    out.print(table)
+    if len(frame) > SHOWN_ROWS:
+        out.print(f"(first {SHOWN_ROWS} of {len(frame)} rows; --json prints all)")
+
+
+def _echo_json(frame: Any) -> None:
+    """`frame` as a JSON array of rows (numbers exactly as stored, missing values null)."""
+    rows = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+    click.echo(json.dumps(rows, indent=1, allow_nan=False,
+                          default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v)))  # numpy arrays, timestamps
+
+
+@click.command("sweep")
+@click.argument("spec", metavar="SPEC.toml", type=click.Path(dir_okay=False))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Results directory (created if missing; default: SPEC-results in the current directory).")
+@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", help="Run on an existing Dask cluster.")
+@click.option("--jobqueue", type=click.Choice(["slurm", "pbs"]), default=None,
+              help="Run on a dask-jobqueue cluster (workers are batch jobs; see docs/sweeps.md).")
+@click.option("--jobqueue-option", "jobqueue_options", multiple=True, metavar="KEY=VALUE",
+              help="Option of SLURMCluster/PBSCluster (repeatable), e.g. cores=8 memory=16GB queue=normal "
+                   "walltime=01:00:00; a VALUE that parses as JSON is taken as such.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help="With --jobqueue: batch jobs to start (default 1).")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Worker processes of the local Dask cluster (default: the machine's cores).")
+@click.option("--serial", is_flag=True, help="Run in this process, without Dask (the reference).")
+@click.option("--no-compact", "no_compact", is_flag=True, help="Keep one Parquet file per run (no merge at the end).")
+@click.option("--json", "as_json", is_flag=True, help="Print the spec's rows as a JSON array.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar on stderr.")
+def sweep_cmd(spec: str, out_dir: Optional[str], scheduler: Optional[str], jobqueue: Optional[str],
+              jobqueue_options: tuple[str, ...], jobs: Optional[int], workers: Optional[int], serial: bool,
+              no_compact: bool, as_json: bool, quiet: bool) -> None:
+    """Run every run of SPEC.toml (a command, fixed parameters, a grid or a list of runs) and
+    store each row in the results directory as soon as it finishes.
+
+    A run already stored (same command, parameters and input file contents) is skipped: an
+    interrupted sweep resumes where it stopped. docs/sweeps.md describes the spec.
+
+    \b
+    Examples:
+      commaware sweep examples/sweeps/cosched.toml --out cosched-results
+      commaware sweep spec.toml --scheduler tcp://10.0.0.5:8786
+      commaware sweep spec.toml --jobqueue slurm --jobs 4 --jobqueue-option cores=8 --jobqueue-option memory=16GB
+      commaware results query cosched-results "SELECT policy, avg(avg_response_s) FROM runs GROUP BY policy"
+    """
+    places = [name for name, given in (("--serial", serial), ("--scheduler", scheduler), ("--jobqueue", jobqueue)) if given]
+    if len(places) > 1:
+        fail(f"{' and '.join(places)}: give one place to run")
+    if workers is not None and (scheduler or jobqueue):
+        fail(f"--workers: sizes the local cluster only, not {places[0]}")
+    if (jobs is not None or jobqueue_options) and not jobqueue:
+        fail(f"{'--jobs' if jobs is not None else '--jobqueue-option'}: goes with --jobqueue")
+    from ..experiments import sweep
+
+    try:
+        with failing():
+            options = dict(sweep.parse_option(item) for item in jobqueue_options)
+            show = not quiet and err.is_terminal
+            kwargs: dict[str, Any] = dict(scheduler=scheduler, jobqueue=jobqueue, jobqueue_options=options, jobs=jobs,
+                                          workers=workers, serial=serial, compact=not no_compact)
+            if show:
+                with SweepProgress() as progress:
+                    frame = sweep.run(spec, out_dir, progress=progress, **kwargs)
+            else:
+                frame = sweep.run(spec, out_dir, **kwargs)
+    except (OSError, TimeoutError) as exc:  # a file of the results directory, or the Dask cluster
+        if getattr(exc, "filename", None):
+            fail(f"{exc.filename}: cannot write: {exc.strerror or exc}")
+        where = f"--scheduler {scheduler}" if scheduler else f"--jobqueue {jobqueue}" if jobqueue else "local Dask cluster"
+        fail(f"{where}: {exc}")
+    if as_json:
+        _echo_json(frame)
+        return
+    from ..experiments.sweepable import commands
+
+    command = commands()[frame["command"].iloc[0]] if len(frame) else None
+    varying = [p.name for p in command.params if frame[p.name].nunique(dropna=False) > 1] if command else []
+    outputs = list(command.outputs)[:max(3, MAX_COLUMNS - len(varying))] if command else []
+    _show(frame, f"{spec}: {len(frame)} runs ({frame.attrs['ran']} run now, {frame.attrs['stored']} already stored)",
+          varying + outputs)
+    err.print(f"results in {out_dir or Path(Path(spec).stem + '-results')}; "
+              f"query with `commaware results query DIR \"SELECT ... FROM runs\"`", highlight=False)
+
+
+@click.group("results")
+def results_group() -> None:
+    """Query, plot and compact a results directory written by `commaware sweep`.
+
+    \b
+      commaware results query DIR "SELECT policy, avg(avg_response_s) FROM runs GROUP BY policy"
+      commaware results plot DIR --x interarrival_s --y avg_response_s --hue policy -o resp.svg
+      commaware results compact DIR
+    """
+
+
+@results_group.command("query")
+@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
+@click.argument("sql")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as a JSON array of rows.")
+def results_query_cmd(directory: str, sql: str, as_json: bool) -> None:
+    """Run SQL (DuckDB) over DIR's rows: the view `runs` has one row per run (run_id, command,
+    the parameters, params_json, inputs_hash, code_version, seed, the outputs, wall_s, host,
+    finished_at)."""
+    from ..experiments.results import query
+
+    with failing():
+        frame = query(directory, sql)
+    if as_json:
+        _echo_json(frame)
+    else:
+        _show(frame, f"{len(frame)} row(s)")
+
+
+@results_group.command("plot")
+@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
+@click.option("--x", "x", required=True, help="Column on the x axis (numbers: lines; otherwise: bars).")
+@click.option("--y", "y", required=True, help="Numeric column on the y axis (mean ± sd over rows with the same x and hue).")
+@click.option("--hue", default=None, help="Column whose values get one line or bar each.")
+@click.option("--where", default=None, metavar="SQL", help="Only the rows meeting this SQL condition, e.g. \"jobs = 20\".")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default="plot.svg", show_default=True,
+              help="FILE.svg or FILE.png.")
+def results_plot_cmd(directory: str, x: str, y: str, hue: Optional[str], where: Optional[str], output: str) -> None:
+    """Draw one column of DIR's rows against another."""
+    from ..experiments.results import plot
+
+    with failing(writing=output):
+        plot(directory, x, y, hue=hue, output=output, where=where)
+    err.print(f"wrote {output}", highlight=False)
+
+
+@results_group.command("compact")
+@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help='Print {"merged": N}.')
+def results_compact_cmd(directory: str, as_json: bool) -> None:
+    """Merge DIR's per-run Parquet files into one (atomically; no row is lost or doubled)."""
+    from ..experiments.results import open_store
+
+    with failing():
+        store = open_store(directory)
+        store.remove_stale_partials()
+        merged = store.compact()
+    if as_json:
+        click.echo(json.dumps({"merged": merged}))
+    else:
+        out.print(f"merged {merged} per-run file(s) of {directory}")

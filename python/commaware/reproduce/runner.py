@@ -1,0 +1,213 @@
+"""Running the reproduction checks: the rows (`Check`) and their statuses, the registry the
+paper modules fill with `check`, and `run` and `plot` with their progress reports."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import importlib
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Protocol
+
+PAPERS = {
+    "000": "Interference-aware scheduling (Kreaseck et al.)",
+    "001": "Pipelined tiling with overlap (Koziris et al.)",
+    "002": "Coscheduling in clusters (Choi et al.)",
+    "003": "Multiple multicast on heterogeneous NOWs (Wu et al.)",
+    "004": "Predictive models for bandwidth sharing (Vienne et al.)",
+}
+
+PASS, FAIL, NOT_REPRODUCED = "pass", "fail", "not_reproduced"
+STATUSES = (PASS, FAIL, NOT_REPRODUCED)
+
+
+@dataclass
+class Check:
+    """One row: the paper's value beside ours.
+
+    ``passed`` is True exactly when ``status`` is ``pass``. Give ``status`` only to label a row
+    that does not pass ``not_reproduced`` (see the module docstring); by default it is ``pass``
+    or ``fail`` from ``passed``."""
+
+    paper: str
+    name: str
+    paper_value: float | str | None
+    ours: float | str | None
+    tolerance: float | None
+    passed: bool
+    note: str = ""
+    paper_inconsistent: bool = False
+    extra: dict = field(default_factory=dict)
+    status: str = ""
+    #: The figure, table or section the row belongs to: the label of the check that made it
+    #: (filled in by :func:`run` when left empty).
+    figure: str = ""
+
+    def __post_init__(self) -> None:
+        self.passed = bool(self.passed)
+        if not self.status:
+            self.status = PASS if self.passed else FAIL
+        if self.status not in STATUSES:
+            raise ValueError(f"{self.name}: status must be one of {', '.join(STATUSES)}, got {self.status!r}")
+        if self.passed != (self.status == PASS):
+            raise ValueError(f"{self.name}: passed={self.passed} contradicts status {self.status!r}")
+        if self.status == NOT_REPRODUCED and not self.note:
+            raise ValueError(f"{self.name}: a not_reproduced row needs a note (assumed, tried, likely cause)")
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {"paper": self.paper, "figure": self.figure, "name": self.name, "paper_value": self.paper_value, "ours": self.ours,
+             "tolerance": self.tolerance, "pass": self.status == PASS, "status": self.status, "note": self.note}
+        if self.paper_inconsistent:
+            d["paper_inconsistent"] = True
+        if self.extra:
+            d["extra"] = self.extra
+        return d
+
+
+def counts(checks: Iterable[Check]) -> dict[str, int]:
+    """How many rows have each status (every status present, in STATUSES order)."""
+    n = dict.fromkeys(STATUSES, 0)
+    for c in checks:
+        n[c.status] += 1
+    return n
+
+
+def exit_code(checks: Iterable[Check]) -> int:
+    """1 when any row fails, else 0 (``not_reproduced`` rows do not fail the run)."""
+    return 1 if any(c.status == FAIL for c in checks) else 0
+
+
+# --- registry --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Job:
+    """A registered check function of a paper; `label` is what the progress display shows."""
+
+    paper: str
+    label: str
+    fn: Callable[[], Iterable[Check]]
+
+
+_REGISTRY: dict[str, list[Job]] = {p: [] for p in PAPERS}
+
+
+def check(paper: str, label: str | None = None) -> Callable:
+    """Decorator: register a function returning Check rows for `paper`.
+
+    `label` (default: the first line of the function's docstring, else its name) names the
+    check in the progress display of ``commaware reproduce``."""
+
+    def register(fn: Callable[[], Iterable[Check]]) -> Callable[[], Iterable[Check]]:
+        doc = (fn.__doc__ or "").strip().splitlines()
+        _REGISTRY[paper].append(Job(paper, label or (doc[0].rstrip(".") if doc else fn.__name__), fn))
+        return fn
+
+    return register
+
+
+def _load_modules() -> None:
+    for paper in PAPERS:
+        try:
+            importlib.import_module(f"commaware.reproduce.paper{paper}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"commaware.reproduce.paper{paper}":
+                raise
+
+
+def jobs(papers: list[str]) -> list[Job]:
+    """The registered checks of `papers`, in the order they run."""
+    _load_modules()
+    return [job for p in papers for job in _REGISTRY[p]]
+
+
+# --- progress --------------------------------------------------------------------------------
+
+
+class Progress(Protocol):
+    """What :func:`run` reports to (the CLI draws it with rich)."""
+
+    def start(self, index: int, count: int, job: Job) -> None:
+        """Check `index` (0-based) of `count` starts."""
+
+    def advance(self, done: int, total: int, detail: str) -> None:
+        """Inside the running check: `done` of `total` units of work finished."""
+
+
+_PROGRESS: contextvars.ContextVar[Progress | None] = contextvars.ContextVar("commaware_reproduce_progress",
+                                                                           default=None)
+_QUICK: contextvars.ContextVar[bool] = contextvars.ContextVar("commaware_reproduce_quick", default=False)
+
+
+def quick() -> bool:
+    """True inside ``run(..., quick=True)``: a check with a sample size of its own choosing (random
+    configurations, seeds) takes the smaller one its paper module documents for ``--quick``."""
+    return _QUICK.get()
+
+
+def report(done: int, total: int, detail: str = "") -> None:
+    """Called by a long check (in the thread that runs it) to report its own progress; a no-op
+    unless :func:`run` was given a `progress`."""
+    progress = _PROGRESS.get()
+    if progress is not None:
+        progress.advance(done, total, detail)
+
+
+@contextlib.contextmanager
+def _reporting(progress: Progress | None, quick_mode: bool) -> Iterator[None]:
+    tokens = _PROGRESS.set(progress), _QUICK.set(quick_mode)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(tokens[0])
+        _QUICK.reset(tokens[1])
+
+
+def run(papers: list[str], progress: Progress | None = None, quick: bool = False) -> list[Check]:
+    """Run the checks of `papers`; `progress` hears when each check starts and how far it is.
+    `quick` lets the checks that sample take their smaller documented sample (see :func:`quick`)."""
+    todo = jobs(papers)
+    rows: list[Check] = []
+    with _reporting(progress, quick):
+        for i, job in enumerate(todo):
+            if progress is not None:
+                progress.start(i, len(todo), job)
+            for row in job.fn():
+                row.figure = row.figure or job.label
+                rows.append(row)
+    return rows
+
+
+def registered(paper: str) -> int:
+    _load_modules()
+    return len(_REGISTRY[paper])
+
+
+def plot(papers: list[str], outdir: Path, progress: Progress | None = None, quick: bool = False) -> list[Path]:
+    """Write the figures of the papers whose module has `plot(outdir)`; returns the files.
+
+    Run after :func:`run` with the same `quick`: the modules cache what their checks simulated,
+    so the figures show the same runs as the rows."""
+    _load_modules()
+    outdir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    plotting = [p for p in papers if hasattr(sys.modules.get(f"commaware.reproduce.paper{p}"), "plot")]
+    with _reporting(progress, quick):
+        for i, p in enumerate(plotting):
+            if progress is not None:
+                progress.start(i, len(plotting), Job(p, "figures", lambda: []))
+            written.extend(sys.modules[f"commaware.reproduce.paper{p}"].plot(outdir))
+    return written
+
+
+def save_figure(fig: Any, path: Path) -> Path:
+    """Save a paper module's matplotlib figure (laid out, no date in an SVG, so the same run
+    gives the same bytes) and close it; returns `path`."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, metadata={"Date": None} if path.suffix == ".svg" else None)
+    plt.close(fig)
+    return path

