@@ -1,6 +1,6 @@
 """Export a trace to SimGrid's time-independent (TI) format (`commaware trace export`).
 
-The conversion runs in the core (`commaware_core::ti_export`); this module picks the flop rate
+The conversion runs in the core (`commaware_core::mpi::ti_export`); this module picks the flop rate
 and puts the files in place: an index file ``index.txt`` listing ``rank-R.txt``, one file per
 rank, written into a scratch directory beside the target and renamed onto it only when every
 file is complete, so that an error leaves nothing behind.
