@@ -3,6 +3,8 @@
 at least a million actions replayed by SMPI 3.32's offline replay and by commaware, each as a
 whole process (`smpirun -replay …` against `commaware simulate … --format ti`), in the same
 run, with the ratio printed; and the load time of a 1.8-million-action trace in process.
+SMPI's replay program is compiled (or found in the peer cache) before its timer starts: only
+the replay is timed.
 
 The trace is synthetic and seeded: ``--ranks`` ranks (64) on a ring, each iteration a
 compute, an isend to the right, an irecv from the left and the two waits, with an allreduce
@@ -99,11 +101,16 @@ def main() -> None:
         plat = d / "platform.json"
         plat.write_text(json.dumps(plat_doc))
         ours_s, ours_makespan = run_commaware(plat, index)
+        # Compile the replay program first (a cold cache would otherwise time smpicxx too);
+        # run_smpi_replay then finds it in the cache.
+        b0 = time.perf_counter()
+        smpi_replay.build_replay()
+        build_s = time.perf_counter() - b0
         t0 = time.perf_counter()
         smpi = smpi_replay.run_smpi_replay(plat_doc, index, collectives={"allreduce": "rdb"}, timeout=3600)
         smpi_s = time.perf_counter() - t0
         ratio = smpi_s / ours_s
-        out["replay"] = {"ranks": a.ranks, "actions": total, "commaware_s": ours_s, "smpi_s": smpi_s, "speedup": ratio,
+        out["replay"] = {"ranks": a.ranks, "actions": total, "commaware_s": ours_s, "smpi_s": smpi_s, "smpi_build_s": build_s, "speedup": ratio,
                          "target": SPEEDUP_TARGET, "ok": ratio >= SPEEDUP_TARGET, "makespan_commaware": ours_makespan,
                          "makespan_smpi": smpi.makespan, "rel_diff": abs(ours_makespan - smpi.makespan) / smpi.makespan}
     with tempfile.TemporaryDirectory(prefix="commaware-bench-ti-load-") as tmp:
@@ -117,7 +124,7 @@ def main() -> None:
         return
     r = out["replay"]
     print(f"TI replay, {r['ranks']} ranks, {r['actions']:,} actions: commaware {r['commaware_s']:.2f} s, SMPI {r['smpi_s']:.2f} s "
-          f"(whole processes): {r['speedup']:.1f}x (target >= {SPEEDUP_TARGET:g}x: {'ok' if r['ok'] else 'MISSED'}); "
+          f"(whole processes; SMPI's replay program built beforehand, untimed: {r['smpi_build_s']:.2f} s): {r['speedup']:.1f}x (target >= {SPEEDUP_TARGET:g}x: {'ok' if r['ok'] else 'MISSED'}); "
           f"makespans {r['makespan_commaware']:.9g} / {r['makespan_smpi']:.9g} s, relative difference {r['rel_diff']:.1e}")
     ld = out["load"]
     print(f"TI load, {ld['actions']:,} actions ({ld['ops']:,} ops): {ld['seconds']:.3f} s "
