@@ -10,8 +10,10 @@ its own engine (``tests/peers/simgrid_star.cpp``, ``network/optim:Full``, the sa
 1 Gbps links), when it is installed.
 
 Targets (issue 13): the 4,096-rank 1 KiB alltoall under 300 MB peak RSS without --json, and at
-least 3x faster than before this work (87 s and 13.0 GB on commit d272797, the issue's figures)
-and than SimGrid measured here.
+least 3x faster than before this work and than SimGrid measured here. "Before" is a stored
+figure, not measured in this run: 87 s and 13.0 GB on commit d272797 (the issue's figures, put
+here by commit 8d9c340); it is printed as such. A SimGrid target whose SimGrid did not run (not
+installed, ``--no-simgrid``) is "not measured", never met.
 
 Usage::
 
@@ -37,8 +39,9 @@ import simgrid_peer as sgp  # noqa: E402
 
 TARGET_RSS_MB = 300.0
 TARGET_SPEEDUP = 3.0
-#: The issue's measurement of the 4,096-rank 1 KiB alltoall before the lazy engine (d272797).
-BEFORE = {4096: {"wall_s": 87.0, "rss_MB": 13000.0}}
+#: Stored, not measured here: issue 13's measurement of the (ranks, bytes) = (4,096, 1 KiB)
+#: alltoall before the lazy engine, on commit d272797 (brought into this file by 8d9c340).
+BEFORE = {(4096, 1024): {"wall_s": 87.0, "rss_MB": 13000.0, "commit": "d272797"}}
 LAT_US = 50.0
 
 
@@ -102,13 +105,13 @@ def main() -> int:
         print(json.dumps({"rows": rows, "simgrid": why}, indent=2))
         return 0
     print(f"SimGrid: {why}")
-    print(f"{'ranks':>6} {'run':>20} {'wall s':>8} {'peak MB':>8} {'makespan s':>12} {'vs SimGrid':>11} {'vs before':>10}")
+    print(f"{'ranks':>6} {'run':>20} {'wall s':>8} {'peak MB':>8} {'makespan s':>12} {'vs SimGrid':>11} {'vs before*':>10}")
     failed = False
     for row in rows:
         sg = row.get("simgrid", {})
+        before = BEFORE.get((row["ranks"], row["bytes"]))
         for name, r in row["commaware"].items():
             vs_sg = f"{sg['wall_s'] / r['wall_s']:.1f}x" if "wall_s" in sg else ("> " + f"{sg['timeout_s'] / r['wall_s']:.1f}x" if sg else "-")
-            before = BEFORE.get(row["ranks"])
             vs_before = f"{before['wall_s'] / r['wall_s']:.1f}x" if before else "-"
             print(f"{row['ranks']:>6} {'commaware ' + name:>20} {r['wall_s']:>8.2f} {r['rss_MB']:>8.0f} "
                   f"{r['makespan_s'] if 'makespan_s' in r else '':>12.6} {vs_sg:>11} {vs_before:>10}")
@@ -116,16 +119,29 @@ def main() -> int:
             print(f"{row['ranks']:>6} {'SimGrid':>20} {sg['wall_s']:>8.2f} {sg['rss_MB'] or float('nan'):>8.0f} "
                   f"{sg['makespan_s']:>12.6g}   (engine run {sg['run_s']:.2f} s)")
         summary = row["commaware"]["summary"]
-        if row["ranks"] == 4096 and row["bytes"] == 1024:
+        if before:
+            print(f"{'':>6} * before: stored figure from commit {before['commit']} (issue 13), {before['wall_s']:g} s and "
+                  f"{before['rss_MB'] / 1000:.1f} GB, not measured in this run")
             rss_ok = summary["rss_MB"] < TARGET_RSS_MB
-            speed_ok = BEFORE[4096]["wall_s"] / summary["wall_s"] >= TARGET_SPEEDUP
-            sg_ok = "wall_s" not in sg or sg["wall_s"] / summary["wall_s"] >= TARGET_SPEEDUP
-            failed |= not (rss_ok and speed_ok and sg_ok)
+            speed_ok = before["wall_s"] / summary["wall_s"] >= TARGET_SPEEDUP
+            sg_verdict = simgrid_verdict(sg, summary["wall_s"])
+            failed |= not (rss_ok and speed_ok) or sg_verdict == "MISSED"
             print(f"targets: peak RSS < {TARGET_RSS_MB:.0f} MB: {'met' if rss_ok else 'MISSED'}; "
-                  f">= {TARGET_SPEEDUP:.0f}x faster than before: {'met' if speed_ok else 'MISSED'}; "
-                  f">= {TARGET_SPEEDUP:.0f}x faster than SimGrid: {'met' if sg_ok else 'MISSED'}"
-                  f"{'' if 'wall_s' in sg else ' (SimGrid not measured)'}")
+                  f">= {TARGET_SPEEDUP:.0f}x faster than before (stored, {before['commit']}): {'met' if speed_ok else 'MISSED'}; "
+                  f">= {TARGET_SPEEDUP:.0f}x faster than SimGrid: {sg_verdict}")
     return 1 if failed else 0
+
+
+def simgrid_verdict(sg: dict[str, Any], ours_s: float) -> str:
+    """The SimGrid ratio target: ``met`` or ``MISSED`` only when SimGrid ran; a timeout is met
+    when even the time limit is 3x ours; otherwise ``not measured``, never met."""
+    if "wall_s" in sg:
+        return "met" if sg["wall_s"] / ours_s >= TARGET_SPEEDUP else "MISSED"
+    if "timeout_s" in sg and sg["timeout_s"] / ours_s >= TARGET_SPEEDUP:
+        return f"met (SimGrid still running at its {sg['timeout_s']:g} s limit)"
+    if "timeout_s" in sg:
+        return f"not measured (SimGrid timed out at {sg['timeout_s']:g} s)"
+    return "not measured (SimGrid did not run)"
 
 
 if __name__ == "__main__":
