@@ -1494,19 +1494,55 @@ mod tests {
         assert_eq!((r.jobs.len(), r.skipped.too_large), (0, 1));
     }
 
+    // 100 NAS jobs (classes A and B, one every 100 s on average) under every policy, on the
+    // default 16-node, MPL 3 cluster (about 6 s in release for the seven policies): what any
+    // run must keep, whatever the policy.
     #[test]
-    #[ignore]
     fn smoke_nas_100() {
+        use super::super::batch::{summarize, BUSY_POWER_W, IDLE_POWER_W};
         let w = generate(&NasParams { jobs: 100, interarrival_s: 100.0, seed: 1, classes: vec!["A".into(), "B".into()], mix: Mix::Nas }).unwrap();
+        let p = TsParams::default();
+        let (nodes, mpl) = (p.nodes as f64, p.mpl as usize);
+        let first_submit = w.jobs.iter().map(|j| j.submit_s).fold(f64::INFINITY, f64::min);
+        let last_submit = w.jobs.iter().map(|j| j.submit_s).fold(f64::NEG_INFINITY, f64::max);
         for pol in TsPolicy::ALL {
-            let t0 = std::time::Instant::now();
-            let r = simulate(&w.jobs, pol, &TsParams::default()).unwrap();
-            let n = r.jobs.len() as f64;
-            let resp: f64 = r.jobs.iter().map(|j| j.end_s - j.submit_s).sum::<f64>() / n;
-            let exec: f64 = r.jobs.iter().map(|j| j.end_s - j.start_s).sum::<f64>() / n;
-            let total = r.jobs.iter().map(|j| j.end_s).fold(0.0, f64::max);
-            eprintln!("{:7} {:6.3}s resp {:9.1} exec {:9.1} total {:9.1} events {} msgs {} switches {} busy {:.0} spin {:.0}",
-                pol.name(), t0.elapsed().as_secs_f64(), resp, exec, total, r.events, r.messages, r.switches, r.busy_s(), r.spin_s);
+            let r = simulate(&w.jobs, pol, &p).unwrap();
+            let name = pol.name();
+            // Every job runs (none is wider than 16 nodes) and finishes.
+            assert_eq!((r.jobs.len(), r.skipped.too_large, r.alloc.len()), (100, 0, 100), "{name}");
+            for (rec, nds) in r.jobs.iter().zip(&r.alloc) {
+                let id = rec.id;
+                assert!(rec.start_s.is_finite() && rec.end_s.is_finite(), "{name} job {id}: {rec:?}");
+                assert!(rec.start_s >= rec.submit_s, "{name} job {id} starts before its submission: {rec:?}");
+                // Sharing nodes never makes a job faster than alone: run time, hence response,
+                // at least its time alone.
+                assert!(rec.end_s - rec.start_s >= rec.runtime_s - 1e-6, "{name} job {id} faster than alone: {rec:?}");
+                assert!(rec.response() >= rec.runtime_s - 1e-6, "{name} job {id}: {rec:?}");
+                // One process per node, on nodes of the cluster.
+                let mut d = nds.clone();
+                d.sort_unstable();
+                d.dedup();
+                assert!(d.len() as u64 == rec.procs && d.iter().all(|&n| (n as u64) < p.nodes), "{name} job {id}: {nds:?}");
+                // At most MPL jobs on a node at any time (checked at each start: the count only
+                // grows there).
+                for n in nds {
+                    let on = r.jobs.iter().zip(&r.alloc).filter(|(o, a)| o.start_s <= rec.start_s && rec.start_s < o.end_s && a.contains(n)).count();
+                    assert!(on <= mpl, "{name}: {on} jobs on node {n} at {}", rec.start_s);
+                }
+            }
+            let makespan = r.jobs.iter().map(|j| j.end_s).fold(f64::NEG_INFINITY, f64::max);
+            assert!(makespan >= last_submit, "{name}: makespan {makespan} before the last submission {last_submit}");
+            // Busy accounting: positive, at most every node for the whole run.
+            assert!(r.compute_s > 0.0 && r.spin_s >= 0.0 && r.switch_s >= 0.0, "{name}: {r:?}");
+            assert!(r.messages > 0 && r.switches > 0, "{name}");
+            let s = summarize(&r.jobs, p.nodes, r.busy_s());
+            assert_eq!(s.total_time_s, makespan - first_submit, "{name}");
+            assert!(s.utilization > 0.0 && s.utilization <= 1.0 + 1e-12, "{name}: utilisation {}", s.utilization);
+            // Energy (§5.4): idle part B·N·T, busy part X·U·N·T = X · the busy node-seconds.
+            let rel = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
+            assert!(rel(s.energy_idle_j, IDLE_POWER_W * nodes * s.total_time_s), "{name}: {s:?}");
+            assert!(rel(s.energy_busy_j, BUSY_POWER_W * r.busy_s()), "{name}: {s:?} busy {}", r.busy_s());
+            assert!(rel(s.energy_j, s.energy_idle_j + s.energy_busy_j), "{name}: {s:?}");
         }
     }
 }
