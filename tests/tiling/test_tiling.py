@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 
 import pytest
 
@@ -126,6 +128,41 @@ def test_bad_input_is_exit_2_naming_the_option(args, option):
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert option in proc.stderr
     assert proc.stdout == "" and "Traceback" not in proc.stderr
+
+
+GEOMETRY = ["--space", "8x8", "--deps", "0,1;1,1", "--h", "0.25,0;-0.125,0.25", "--mapping", "2"]
+
+
+@pytest.mark.parametrize("extra", [
+    ["--t-c", "1e-6"], ["--model", "maxmin"], ["--platform", str(EXAMPLES / "tiling" / "fast_ethernet.json")],
+    ["--sci"], ["--plot", "z.svg"], ["--param", "alpha=1"], ["--t-start-dma", "1e-5"], ["--t-sci-interrupt", "1e-5"],
+    ["--no-simulate"], ["--procs", "2x2"], ["--tile-height", "4"], ["--sweep-z"],
+])
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_geometry_rejects_the_options_it_does_not_use(tmp_path, extra, json_flag):
+    # geometry mode (--deps/--h/--tile) reads --space, --mapping, --deps, --h, --tile, --json
+    # only: anything else was silently ignored (exit 0, no plot written)
+    proc = subprocess.run([sys.executable, "-m", "commaware.cli", "tiling", *GEOMETRY, *extra, *json_flag],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert proc.stdout == "" and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("error: ") and extra[0] in proc.stderr, proc.stderr
+    assert not list(tmp_path.iterdir())  # no plot, nothing written
+
+
+def test_geometry_names_every_unused_option_at_once():
+    proc = run_cli("tiling", *GEOMETRY, "--sci", "--t-c", "1e-6", "--model", "maxmin")
+    assert proc.returncode == 2 and proc.stdout == ""
+    line = proc.stderr.strip()
+    assert len(line.splitlines()) == 1 and all(o in line for o in ("--sci", "--t-c", "--model")), line
+    # the options geometry mode does use are not named
+    assert not any(o in line.split("use")[-1] for o in ("--mapping", "--space", "--json")), line
+
+
+def test_platform_model_t_c_and_sci_still_work_in_formula_mode():
+    d = tiling_json("--space", "16x16x1024", "--procs", "4x4", "--tile-height", "64", "--sci", "--t-c", "1e-6",
+                    "--platform", str(EXAMPLES / "tiling" / "fast_ethernet.json"), "--model", "maxmin")
+    assert d["t_comp"] == pytest.approx(16 // 4 * 16 // 4 * 64 * 1e-6) and "T_sci" in d
 
 
 def test_too_many_tiles_to_simulate_is_a_clear_error():

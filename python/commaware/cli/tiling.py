@@ -10,6 +10,20 @@ import click
 from .common import Table, err, fail, failing, out, param_option
 
 
+#: The options geometry mode (--deps, --h, --tile) does not read: given there, they are an error.
+GEOMETRY_UNUSED = ("procs", "tile_height", "sweep_z", "platform", "model", "params", "t_c", "sci", "t_start_dma",
+                   "t_sci_interrupt", "no_simulate", "plot")
+
+
+def _given(ctx: click.Context, names: tuple[str, ...]) -> list[str]:
+    """The options among `names` given on the command line (not left at their defaults), as
+    spelt there (`--t-c`), in the command's order."""
+    from click.core import ParameterSource
+
+    return [p.opts[0] for p in ctx.command.params
+            if p.name in names and ctx.get_parameter_source(p.name) not in (None, ParameterSource.DEFAULT)]
+
+
 @click.command("tiling")
 @click.option("--space", required=True, metavar="DIMS", help="Iteration space, e.g. 16x16x16384 (K = 2^10, M = 2^20: 12x12x512K).")
 @click.option("--procs", metavar="DIMS", help="Processor grid over the dimensions other than the mapping one, e.g. 4x4.")
@@ -40,7 +54,7 @@ def tiling_cmd(space: str, procs: Optional[str], tile_height: Optional[int], swe
     t_comm, eqs. (3) and (4), and the simulated blocking and non-blocking programs of §5.3.
     With --sweep-z, one row per tile height and the best z of each column. With --deps,
     --h or --tile, the §2 geometry of any tiling instead (legality, det P, eqs. 1–2,
-    tile-space bounds).
+    tile-space bounds); it takes --space, --mapping and --json, no other option.
 
     \b
     Examples:
@@ -59,8 +73,10 @@ def tiling_cmd(space: str, procs: Optional[str], tile_height: Optional[int], swe
                 fail(f"--mapping: dimension {mapping} does not exist in a {len(dims)}-dimensional space")
             m = mapping - 1
         if deps is not None or h_matrix is not None or tile is not None:
-            if procs or tile_height or sweep_z:
-                fail("--deps/--h/--tile ask for the geometry alone; leave out --procs, --tile-height and --sweep-z")
+            unused = _given(click.get_current_context(), GEOMETRY_UNUSED)
+            if unused:
+                fail(f"--deps/--h/--tile ask for the geometry alone, which does not use {', '.join(unused)}: "
+                     f"leave {'it' if len(unused) == 1 else 'them'} out")
             if (h_matrix is None) == (tile is None):
                 fail("geometry: give exactly one of --h and --tile")
             doc = tl.geometry(dims, tl.parse_matrix(deps, "--deps", True) if deps else None,
