@@ -98,6 +98,11 @@ fn code_only(text: &str) -> String {
     lines.join("\n")
 }
 
+/// Does `w` stand in `chars` at `i`?
+fn at(chars: &[char], i: usize, w: &str) -> bool {
+    chars[i..].iter().take(w.len()).copied().eq(w.chars())
+}
+
 fn is_ident(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
@@ -163,22 +168,21 @@ fn references(code: &str, parent: &ModPath, module: &ModPath) -> (Vec<Reference>
             line += 1;
         }
         let boundary = i == 0 || !(is_ident(chars[i - 1]) || chars[i - 1] == ':');
-        let rest = |w: &str| chars[i..].iter().take(w.len()).copied().eq(w.chars());
         let mut found: Option<(ModPath, usize)> = None;
-        if boundary && rest("crate::") {
+        if boundary && at(&chars, i, "crate::") {
             found = Some((Vec::new(), i + 7));
-        } else if boundary && rest("super::") {
+        } else if boundary && at(&chars, i, "super::") {
             let mut base = parent.clone();
             let mut j = i + 7;
-            while chars[j..].iter().take(7).copied().eq("super::".chars()) {
+            while at(&chars, j, "super::") {
                 base.pop();
                 j += 7;
             }
             found = Some((base, j));
-        } else if boundary && rest("pub use ") {
+        } else if boundary && at(&chars, i, "pub use ") {
             // A re-export of a child module's item: `pub use child::Name` (relative).
             let j = i + 8;
-            if !chars[j..].iter().take(7).copied().eq("crate::".chars()) && !chars[j..].iter().take(7).copied().eq("super::".chars()) {
+            if !at(&chars, j, "crate::") && !at(&chars, j, "super::") {
                 let mut paths = Vec::new();
                 parse_path(&chars, j, module.clone(), &mut paths);
                 for p in paths {
@@ -189,7 +193,7 @@ fn references(code: &str, parent: &ModPath, module: &ModPath) -> (Vec<Reference>
             }
         }
         if let Some((base, j)) = found {
-            let is_pub_use = chars[..i].iter().rev().take(8).copied().collect::<String>() == " esu bup";
+            let is_pub_use = i >= 8 && at(&chars, i - 8, "pub use ");
             let mut paths = Vec::new();
             let end = parse_path(&chars, j, base, &mut paths);
             for p in paths {
