@@ -14,28 +14,69 @@ from commaware.reproduce import runner as reproduce
 from commaware.reproduce import Check
 
 
-def row(status: str, name: str = "x", note: str = "why") -> Check:
-    return Check("000", name, 1.0, 2.0, 0.1, status == "pass", note=note, status=status)
+R = "reproduction"
+
+
+def row(status: str, name: str = "x", note: str = "why", kind: str = R, inconsistent: bool = False) -> Check:
+    return Check("000", name, 1.0, 2.0, 0.1, status == "pass", kind=kind, note=note, status=status,
+                 paper_inconsistent=inconsistent)
 
 
 def test_status_defaults_from_passed_and_to_dict():
-    assert Check("000", "a", 1, 1, 0, True).status == "pass"
-    assert Check("000", "a", 1, 2, 0, False).status == "fail"
-    d = row("not_reproduced").to_dict()
-    assert d["status"] == "not_reproduced" and d["pass"] is False
+    assert Check("000", "a", 1, 1, 0, True, kind=R).status == "pass"
+    assert Check("000", "a", 1, 2, 0, False, kind=R).status == "fail"
+    d = row("not_reproduced", kind="self_check").to_dict()
+    assert d["status"] == "not_reproduced" and d["pass"] is False and d["kind"] == "self_check"
     assert row("pass").to_dict()["pass"] is True
     assert "paper_inconsistent" not in d and "extra" not in d
 
 
 def test_status_must_agree_with_passed_and_not_reproduced_needs_a_note():
     with pytest.raises(ValueError, match="contradicts"):
-        Check("000", "a", 1, 1, 0, True, status="not_reproduced", note="n")
+        Check("000", "a", 1, 1, 0, True, kind=R, status="not_reproduced", note="n")
     with pytest.raises(ValueError, match="contradicts"):
-        Check("000", "a", 1, 2, 0, False, status="pass")
+        Check("000", "a", 1, 2, 0, False, kind=R, status="pass")
     with pytest.raises(ValueError, match="needs a note"):
-        Check("000", "a", 1, 2, 0, False, status="not_reproduced")
+        Check("000", "a", 1, 2, 0, False, kind=R, status="not_reproduced")
     with pytest.raises(ValueError, match="status must be one of"):
-        Check("000", "a", 1, 2, 0, False, status="skipped")
+        Check("000", "a", 1, 2, 0, False, kind=R, status="skipped")
+
+
+def test_every_row_names_its_kind():
+    with pytest.raises(ValueError, match="kind must be one of"):
+        Check("000", "a", 1, 1, 0, True)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        Check("000", "a", 1, 1, 0, True, kind="anecdote")
+
+
+def test_counts_per_kind_and_the_summary_puts_reproductions_first_and_paper_inconsistent_apart():
+    rows = [row("pass"), row("pass", inconsistent=True), row("not_reproduced"), row("pass", kind="in_sample"),
+            row("fail", kind="self_check"), row("pass", kind="arithmetic", inconsistent=True)]
+    by_kind = reproduce.counts_by_kind(rows)
+    assert by_kind["reproduction"] == {"pass": 2, "fail": 0, "not_reproduced": 1, "paper_inconsistent": 1}
+    assert by_kind["in_sample"] == {"pass": 1, "fail": 0, "not_reproduced": 0, "paper_inconsistent": 0}
+    assert list(by_kind) == ["reproduction", "in_sample", "arithmetic", "self_check"]
+    assert reproduce.summary(rows) == (
+        "6 checks. 3 reproduction: 1 pass, 0 fail, 1 not reproduced; 1 paper_inconsistent. "
+        "1 in sample: 1 pass, 0 fail, 0 not reproduced. 1 arithmetic: 0 pass, 0 fail, 0 not reproduced; "
+        "1 paper_inconsistent. 1 self check: 0 pass, 1 fail, 0 not reproduced.")
+    # no reproduction at all still heads the line with zero
+    assert reproduce.summary([row("pass", kind="self_check")]).startswith("1 checks. 0 reproduction: 0 pass")
+
+
+def test_an_ordering_claim_is_judged_by_the_95_percent_interval_of_the_mean_over_ten_seeds():
+    # mean 1, sample sd 1 over 10 seeds: half-width t(0.975, 9) / sqrt(10) = 2.262157 / 3.162278 = 0.715357
+    d = [1 + x for x in (-1.5, -0.5, 0.5, 1.5, -1.0, 1.0, 0.0, 0.0, -1.0, 1.0)]
+    import statistics
+    assert statistics.mean(d) == pytest.approx(1) and statistics.stdev(d) == pytest.approx(1)
+    o = reproduce.ordering(d)
+    assert o.status == "pass" and o.seeds == 10
+    assert o.high == pytest.approx(1.715357, rel=1e-6) and o.low == pytest.approx(0.284643, rel=1e-5)
+    assert reproduce.ordering([-x for x in d]).status == "fail"
+    assert reproduce.ordering([x - 1 for x in d]).status == "not_reproduced"  # centred on 0
+    assert "over 10 seeds" in o.describe(" %")
+    with pytest.raises(ValueError, match="at least 10 seeds"):
+        reproduce.ordering(d[:9])
 
 
 def test_exit_code_and_counts():
@@ -46,6 +87,7 @@ def test_exit_code_and_counts():
     assert reproduce.exit_code(rows) == 1
     assert reproduce.counts(rows) == {"pass": 2, "fail": 1, "not_reproduced": 1}
     assert reproduce.exit_code([]) == 0
+    assert reproduce.exit_code([row("fail", kind="self_check")]) == 1  # a failing self check fails the run too
 
 
 def test_run_reports_each_check_and_inner_progress():
@@ -88,14 +130,19 @@ from commaware import cli
 from commaware.reproduce import runner as reproduce
 from commaware.reproduce import Check
 
-statuses = sys.argv[1].split(",")
+statuses = sys.argv[1].split(",")  # status[/kind][!]: ! flags paper_inconsistent
 reproduce._load_modules()
 reproduce._REGISTRY["000"] = []
 
 @reproduce.check("000", "fake rows")
 def rows():
-    return [Check("000", f"row {i}", 1.0, 1.0 if s == "pass" else 2.0, 0.0, s == "pass", note="assumed, tried, cause",
-                  status=s) for i, s in enumerate(statuses)]
+    out = []
+    for i, token in enumerate(statuses):
+        s, _, kind = token.rstrip("!").partition("/")
+        out.append(Check("000", f"row {i}", 1.0, 1.0 if s == "pass" else 2.0, 0.0, s == "pass",
+                         kind=kind or "reproduction", note="assumed, tried, cause", status=s,
+                         paper_inconsistent=token.endswith("!")))
+    return out
 
 cli.main(["reproduce", "000", *sys.argv[2:]])
 """
@@ -107,9 +154,12 @@ def run_fake(statuses: str, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("statuses,code,summary", [
-    ("pass,pass", 0, "2 checks: 2 pass, 0 fail, 0 not reproduced"),
-    ("pass,not_reproduced", 0, "2 checks: 1 pass, 0 fail, 1 not reproduced"),
-    ("pass,not_reproduced,fail", 1, "3 checks: 1 pass, 1 fail, 1 not reproduced"),
+    ("pass,pass", 0, "2 checks. 2 reproduction: 2 pass, 0 fail, 0 not reproduced."),
+    ("pass,not_reproduced", 0, "2 checks. 2 reproduction: 1 pass, 0 fail, 1 not reproduced."),
+    ("pass,not_reproduced,fail", 1, "3 checks. 3 reproduction: 1 pass, 1 fail, 1 not reproduced."),
+    ("pass/in_sample,pass!,not_reproduced/self_check", 0,
+     "3 checks. 1 reproduction: 0 pass, 0 fail, 0 not reproduced; 1 paper_inconsistent. "
+     "1 in sample: 1 pass, 0 fail, 0 not reproduced. 1 self check: 0 pass, 0 fail, 1 not reproduced."),
 ])
 def test_cli_exit_code_summary_and_status_column(statuses, code, summary):
     proc = run_fake(statuses)
@@ -117,15 +167,23 @@ def test_cli_exit_code_summary_and_status_column(statuses, code, summary):
     flat = " ".join(proc.stdout.split())
     assert summary in flat, flat
     table = flat[:flat.index(summary)]
-    cells = statuses.split(",")
-    assert "┃ status ┃" in table
+    tokens = statuses.split(",")
+    cells = [t.rstrip("!").partition("/")[0] for t in tokens]
+    kinds = [t.rstrip("!").partition("/")[2] or "reproduction" for t in tokens]
+    assert "┃ status ┃" in table and "┃ kind " in table
     assert table.count("│ pass ") == cells.count("pass")
     assert table.count("│ FAIL ") == cells.count("fail")
     assert table.count("│ not reproduced ") == cells.count("not_reproduced")
+    assert table.count("(paper inconsistent)") == statuses.count("!")
+    for kind in set(kinds):
+        assert table.count(f"│ {kind} ") == kinds.count(kind)
     assert proc.stderr == ""
     doc = json.loads(run_fake(statuses, "--json").stdout)
-    assert [c["status"] for c in doc["checks"]] == statuses.split(",")
-    assert [c["pass"] for c in doc["checks"]] == [s == "pass" for s in statuses.split(",")]
+    assert [c["status"] for c in doc["checks"]] == cells
+    assert [c["kind"] for c in doc["checks"]] == kinds
+    assert [c["pass"] for c in doc["checks"]] == [s == "pass" for s in cells]
+    assert sum(n["pass"] for n in doc["counts"].values()) == cells.count("pass")
+    assert doc["counts"]["reproduction"]["paper_inconsistent"] == statuses.count("!")
 
 
 def test_cli_progress_only_on_a_terminal_and_not_with_quiet():

@@ -54,7 +54,8 @@ STATUS_STYLE = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "not_reproduce
 @click.option("--quick", is_flag=True, help="Smaller samples where a check samples (paper 003: 20 random "
               "configurations per point instead of 100); the same statuses, about a minute for all.")
 @click.option("--force", is_flag=True, help="Replace --out DIR if it exists and is not empty.")
-@click.option("--json", "as_json", is_flag=True, help='Print {"checks": [...]}, each with its status and note.')
+@click.option("--json", "as_json", is_flag=True, help='Print {"checks": [...], "counts": {kind: {status: n}}}, '
+              "each row with its kind, status and note.")
 @click.option("--plots", type=click.Path(file_okay=False), default=None,
               help="Also write the papers' figures into DIR (without the report).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display on stderr.")
@@ -65,6 +66,9 @@ def reproduce_cmd(paper: str, out_dir: str | None, quick: bool, force: bool, as_
     Each check's status is pass, fail (ours disagrees and our code is suspect) or
     not_reproduced (a faithful implementation does not give the paper's claim; the note says
     what was assumed, what was tried and the likely cause). Exit 1 only if a check fails.
+    Each row's kind says what evidence it is: reproduction (the headline count), in_sample
+    (fitted or chosen on the value it checks), arithmetic (the paper's own numbers recomputed)
+    or self_check (our code against our code).
 
     \b
       commaware reproduce all --quick --out report    # report/report.html, about a minute
@@ -93,22 +97,21 @@ def reproduce_cmd(paper: str, out_dir: str | None, quick: bool, force: bool, as_
                 written = html_report.write(papers, checks, out_dir, force=force, quick=quick, progress=progress)
     except (html_report.ReportError, OSError) as exc:
         fail(f"{out_dir or plots}: cannot write the report: {exc}")
-    counts = runner.counts(checks)
     if as_json:
-        click.echo(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2))
+        click.echo(json.dumps(runner.document(checks), indent=2))
     elif not checks:
         out.print(f"no reproduction checks are registered yet for: {', '.join(papers)}")
     else:
         table = Table(header_style="bold")
-        for col, width in (("paper", 5), ("figure or table", 24), ("claim", 38), ("paper value", 20),
-                           ("ours", 20), ("tol", 6), ("status", 16)):
+        for col, width in (("paper", 5), ("figure or table", 22), ("claim", 36), ("paper value", 18),
+                           ("ours", 18), ("tol", 6), ("kind", 12), ("status", 36)):
             table.add_column(col, max_width=width, overflow="ellipsis", no_wrap=True)
         for c in checks:
-            table.add_row(c.paper, c.figure, c.name, str(c.paper_value), str(c.ours), str(c.tolerance),
-                          STATUS_STYLE[c.status])
+            status = STATUS_STYLE[c.status] + (" [magenta](paper inconsistent)[/]" if c.paper_inconsistent else "")
+            table.add_row(c.paper, c.figure, c.name, str(c.paper_value), str(c.ours), str(c.tolerance), c.kind,
+                          status)
         out.print(table)
-        out.print(f"{len(checks)} checks: {counts['pass']} pass, {counts['fail']} fail, "
-                  f"{counts['not_reproduced']} not reproduced; --json shows each check's note.")
+        out.print(runner.summary(checks) + " --json shows each check's note.", highlight=False)
     if written is not None:
         err.print(f"report: {written} (open it in a browser; self-contained)", highlight=False)
     sys.exit(runner.exit_code(checks))

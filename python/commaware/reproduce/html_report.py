@@ -2,9 +2,9 @@
 
 ``commaware reproduce all --out DIR`` writes into DIR:
 
-* ``report.html``: the summary (rows per paper and status), the figures (embedded as data URIs,
+* ``report.html``: the summary (rows per paper, kind and status), the figures (embedded as data URIs,
   so the file needs no network and no other file to be viewed) and one table per paper with the
-  paper's value beside ours, the tolerance, the status and the note;
+  paper's value beside ours, the tolerance, the kind, the status and the note;
 * ``checks.json``: the rows, as ``commaware reproduce --json`` prints them;
 * ``figures/``: the same figures as separate files.
 
@@ -72,7 +72,7 @@ def write(papers: list[str], checks: list[Check], out: str | Path, force: bool =
     shutil.rmtree(staging, ignore_errors=True)
     try:
         figures = runner.plot(papers, staging / "figures", progress=progress, quick=quick)
-        (staging / "checks.json").write_text(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2) + "\n")
+        (staging / "checks.json").write_text(json.dumps(runner.document(checks), indent=2) + "\n")
         (staging / "report.html").write_text(render(papers, checks, figures, quick=quick), encoding="utf-8")
         if out.exists():
             shutil.rmtree(out)
@@ -94,7 +94,7 @@ def _cell(value: object) -> str:
 
 def _table(rows: Iterable[Check]) -> list[str]:
     parts = ["<table><thead><tr><th>figure or table</th><th>claim</th><th>paper value</th><th>ours</th>"
-             "<th>tolerance</th><th>status</th><th>note</th></tr></thead><tbody>"]
+             "<th>tolerance</th><th>kind</th><th>status</th><th>note</th></tr></thead><tbody>"]
     for c in rows:
         flag = " <em>(paper inconsistent)</em>" if c.paper_inconsistent else ""
         note = (f"<details><summary>note</summary><div class=note>{html.escape(c.note)}</div></details>"
@@ -102,7 +102,7 @@ def _table(rows: Iterable[Check]) -> list[str]:
         parts.append(
             f"<tr class=row-{STATUS_CLASS[c.status]}><td>{html.escape(c.figure)}</td><td>{html.escape(c.name)}{flag}</td>"
             f"<td class=num>{html.escape(_cell(c.paper_value))}</td><td class=num>{html.escape(_cell(c.ours))}</td>"
-            f"<td class=num>{html.escape(_cell(c.tolerance))}</td>"
+            f"<td class=num>{html.escape(_cell(c.tolerance))}</td><td>{html.escape(c.kind)}</td>"
             f"<td class={STATUS_CLASS[c.status]}>{STATUS_TEXT[c.status]}</td><td>{note}</td></tr>")
     parts.append("</tbody></table>")
     return parts
@@ -110,25 +110,29 @@ def _table(rows: Iterable[Check]) -> list[str]:
 
 def render(papers: list[str], checks: list[Check], figures: list[Path], quick: bool = False) -> str:
     """The HTML document (a string): summary, then per paper its figures and its rows."""
-    total = runner.counts(checks)
     mode = "quick (smaller samples where a check samples)" if quick else "full"
     parts = ["<!DOCTYPE html><html lang=en><head><meta charset=utf-8>",
              "<title>commaware: reproduction of the papers</title>", f"<style>{STYLE}</style></head><body>",
              "<h1>commaware: reproduction of the papers</h1>",
-             f"<p>commaware {html.escape(__version__)}, {mode} run; {len(checks)} checks: "
-             f"<span class=pass>{total['pass']} pass</span>, <span class=fail>{total['fail']} fail</span>, "
-             f"<span class=nr>{total['not_reproduced']} not reproduced</span>. A <em>not reproduced</em> row is a "
-             "faithful implementation that does not give the paper's claim on the inputs its note states; "
-             "<em>fail</em> means our code is suspect.</p>",
-             "<h2 id=summary>Summary</h2><table><thead><tr><th>paper</th><th>title</th><th>checks</th><th>pass</th>"
-             "<th>fail</th><th>not reproduced</th><th>figures</th></tr></thead><tbody>"]
+             f"<p>commaware {html.escape(__version__)}, {mode} run. {html.escape(runner.summary(checks))}</p>",
+             "<p>Kinds: <em>reproduction</em>, our model on the paper's inputs against a value or claim the paper "
+             "prints (the headline); <em>in sample</em>, a parameter fitted or a reconstruction chosen using the "
+             "value the row checks; <em>arithmetic</em>, the paper's own numbers recomputed; <em>self check</em>, "
+             "our code against our code. A <em>not reproduced</em> row is a faithful implementation that does not "
+             "give the paper's claim on the inputs its note states; <em>fail</em> means our code is suspect. "
+             "<em>Paper inconsistent</em> rows assert the paper's own formula and are counted apart.</p>",
+             "<h2 id=summary>Summary</h2><table><thead><tr><th>paper</th><th>title</th><th>checks</th>"
+             + "".join(f"<th>{k.replace('_', ' ')}<br>pass / fail / not reproduced</th>" for k in runner.KINDS)
+             + "<th>paper inconsistent</th><th>figures</th></tr></thead><tbody>"]
     for p in papers:
         rows = [c for c in checks if c.paper == p]
-        n = runner.counts(rows)
+        n = runner.counts_by_kind(rows)
         figs = [f for f in figures if f.name.startswith((f"paper{p}_", f"paper{p}-"))]
+        cells = "".join(f"<td class=num><span class=pass>{n[k]['pass']}</span> / <span class=fail>{n[k]['fail']}</span>"
+                        f" / <span class=nr>{n[k]['not_reproduced']}</span></td>" for k in runner.KINDS)
         parts.append(f"<tr><td><a href='#paper{p}'>{p}</a></td><td>{html.escape(runner.PAPERS[p])}</td>"
-                     f"<td class=num>{len(rows)}</td><td class='num pass'>{n['pass']}</td>"
-                     f"<td class='num fail'>{n['fail']}</td><td class='num nr'>{n['not_reproduced']}</td>"
+                     f"<td class=num>{len(rows)}</td>{cells}"
+                     f"<td class=num>{sum(c.paper_inconsistent for c in rows)}</td>"
                      f"<td class=num>{len(figs)}</td></tr>")
     parts.append("</tbody></table>")
     for p in papers:

@@ -22,6 +22,20 @@ PAPERS = {
 PASS, FAIL, NOT_REPRODUCED = "pass", "fail", "not_reproduced"
 STATUSES = (PASS, FAIL, NOT_REPRODUCED)
 
+#: What kind of evidence a row is (docs/reproduce.md):
+#: our model run on the paper's inputs against a value or claim the paper prints;
+REPRODUCTION = "reproduction"
+#: a parameter fitted, or a reconstruction chosen, using the value the row checks;
+IN_SAMPLE = "in_sample"
+#: the paper's own numbers recomputed from its own formula (no model of ours in between);
+ARITHMETIC = "arithmetic"
+#: our code against our code, or an identity of our formulas.
+SELF_CHECK = "self_check"
+KINDS = (REPRODUCTION, IN_SAMPLE, ARITHMETIC, SELF_CHECK)
+
+#: The fewest seeds an ordering claim ("A beats B") is judged over (see :func:`ordering`).
+MIN_SEEDS = 10
+
 
 @dataclass
 class Check:
@@ -37,6 +51,8 @@ class Check:
     ours: float | str | None
     tolerance: float | None
     passed: bool
+    #: One of KINDS; every row says it (there is no default).
+    kind: str = ""
     note: str = ""
     paper_inconsistent: bool = False
     extra: dict = field(default_factory=dict)
@@ -49,6 +65,8 @@ class Check:
         self.passed = bool(self.passed)
         if not self.status:
             self.status = PASS if self.passed else FAIL
+        if self.kind not in KINDS:
+            raise ValueError(f"{self.name}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
         if self.status not in STATUSES:
             raise ValueError(f"{self.name}: status must be one of {', '.join(STATUSES)}, got {self.status!r}")
         if self.passed != (self.status == PASS):
@@ -58,7 +76,8 @@ class Check:
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"paper": self.paper, "figure": self.figure, "name": self.name, "paper_value": self.paper_value, "ours": self.ours,
-             "tolerance": self.tolerance, "pass": self.status == PASS, "status": self.status, "note": self.note}
+             "tolerance": self.tolerance, "pass": self.status == PASS, "status": self.status, "kind": self.kind,
+             "note": self.note}
         if self.paper_inconsistent:
             d["paper_inconsistent"] = True
         if self.extra:
@@ -72,6 +91,78 @@ def counts(checks: Iterable[Check]) -> dict[str, int]:
     for c in checks:
         n[c.status] += 1
     return n
+
+
+def counts_by_kind(checks: Iterable[Check]) -> dict[str, dict[str, int]]:
+    """Rows per kind and status (every kind and status present, in KINDS and STATUSES order),
+    plus, per kind, ``paper_inconsistent``: how many of its rows carry that flag (they are also
+    in their status's count)."""
+    n = {kind: {**dict.fromkeys(STATUSES, 0), "paper_inconsistent": 0} for kind in KINDS}
+    for c in checks:
+        n[c.kind][c.status] += 1
+        n[c.kind]["paper_inconsistent"] += c.paper_inconsistent
+    return n
+
+
+def document(checks: list[Check]) -> dict:
+    """What ``--json`` prints and ``checks.json`` holds: the rows and the counts per kind."""
+    return {"checks": [c.to_dict() for c in checks], "counts": counts_by_kind(checks)}
+
+
+def summary(checks: list[Check]) -> str:
+    """The one-line summary. The headline is the reproductions; rows flagged paper_inconsistent
+    are counted apart from every kind's statuses (they assert the paper's own formula, not its
+    printed value)."""
+    by_kind = counts_by_kind(checks)
+    parts = []
+    for kind in KINDS:
+        k = by_kind[kind]
+        flagged = [c for c in checks if c.kind == kind and c.paper_inconsistent]
+        plain = {s: k[s] - sum(c.status == s for c in flagged) for s in STATUSES}
+        rows = sum(k[s] for s in STATUSES)
+        if rows or kind == REPRODUCTION:
+            apart = f"; {len(flagged)} paper_inconsistent" if flagged else ""
+            parts.append(f"{rows} {kind.replace('_', ' ')}: {plain[PASS]} pass, {plain[FAIL]} fail, "
+                         f"{plain[NOT_REPRODUCED]} not reproduced{apart}")
+    return f"{len(checks)} checks. " + ". ".join(parts) + "."
+
+
+@dataclass(frozen=True)
+class Ordering:
+    """An ordering claim judged over seeds (:func:`ordering`): the mean of the per-seed
+    differences, its 95 % confidence interval (Student's t), the seeds and the status."""
+
+    mean: float
+    low: float
+    high: float
+    seeds: int
+    status: str
+
+    def describe(self, unit: str = "") -> str:
+        """``mean +4.1 % (95 % CI +2.0 % to +6.2 %) over 10 seeds``, numbers from the run."""
+        return (f"mean {self.mean:+.4g}{unit} (95 % CI {self.low:+.4g}{unit} to {self.high:+.4g}{unit}) "
+                f"over {self.seeds} seeds")
+
+    def extra(self) -> dict:
+        return {"mean_difference": self.mean, "ci95_low": self.low, "ci95_high": self.high, "seeds": self.seeds}
+
+
+def ordering(differences: Iterable[float]) -> Ordering:
+    """Judge a claim "A beats B" from one difference per seed, each positive where the claim
+    holds on that seed (e.g. B's time minus A's). The same rule for every such row (docs/
+    reproduce.md): ``pass`` when the 95 % confidence interval of the mean lies above 0, ``fail``
+    when it lies below, ``not_reproduced`` when it contains 0. Needs at least MIN_SEEDS seeds."""
+    import numpy as np
+    from scipy import stats
+
+    d = np.asarray(list(differences), dtype=float)
+    if d.size < MIN_SEEDS:
+        raise ValueError(f"an ordering claim needs at least {MIN_SEEDS} seeds, got {d.size}")
+    mean = float(d.mean())
+    half = float(stats.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size))
+    low, high = mean - half, mean + half
+    status = PASS if low > 0 else FAIL if high < 0 else NOT_REPRODUCED
+    return Ordering(mean, low, high, int(d.size), status)
 
 
 def exit_code(checks: Iterable[Check]) -> int:
