@@ -44,9 +44,15 @@ def test_quick_run_passes_every_check_not_honestly_marked(report_run):
     assert statuses <= {"pass", "not_reproduced"}, statuses
     assert all(r["note"] for r in rows if r["status"] == "not_reproduced")
     assert all(r["figure"] for r in rows), "every row names its figure or table"
+    assert {r["kind"] for r in rows} <= set(reproduce.KINDS)
+    for paper in reproduce.PAPERS:  # every paper has rows that run its model on its inputs
+        assert any(r["kind"] == "reproduction" for r in rows if r["paper"] == paper), paper
     assert f"report: {out / 'report.html'}" in proc.stderr
-    # checks.json beside the report holds the same rows as stdout
-    assert json.loads((out / "checks.json").read_text())["checks"] == rows
+    # checks.json beside the report holds the same rows and counts as stdout
+    doc = json.loads(proc.stdout)
+    assert json.loads((out / "checks.json").read_text()) == doc
+    assert sum(n[s] for n in doc["counts"].values() for s in reproduce.STATUSES) == len(rows)
+    assert doc["counts"]["reproduction"]["pass"] == sum(r["kind"] == "reproduction" and r["pass"] for r in rows)
 
 
 def test_report_is_self_contained_with_every_plot(report_run):
@@ -67,6 +73,13 @@ def test_report_is_self_contained_with_every_plot(report_run):
     rows = json.loads((out / "checks.json").read_text())["checks"]
     assert text.count("<tr class=row-") == len(rows)
     assert text.count("<tr class=row-nr>") == sum(r["status"] == "not_reproduced" for r in rows)
+    # the kind of each row is in its table, and the headline summary is the one the CLI prints
+    assert text.count("</td><td>self_check</td>") == sum(r["kind"] == "self_check" for r in rows)
+    assert reproduce.summary([reproduce.Check(**{k: r[k] for k in ("paper", "name", "paper_value", "ours",
+                                                                   "tolerance", "kind", "note", "status")},
+                                              passed=r["pass"], paper_inconsistent=r.get("paper_inconsistent",
+                                                                                         False))
+                              for r in rows]) in text
     # the embedded images decode to what the figure files hold
     figure = next(p for p in (out / "figures").iterdir() if p.stem == alts[0])
     assert base64.b64decode(sources[0].split(",", 1)[1]) == figure.read_bytes()
