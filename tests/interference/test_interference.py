@@ -1,5 +1,6 @@
 """Interference of communication on computation (paper 000): `commaware.interference`,
-`commaware interference fit|model` and the reproduction rows of `commaware reproduce 000`.
+`commaware interference fit|model` (the rows of `commaware reproduce 000` are tested in
+tests/reproduce/test_paper000.py).
 
 Expected values are worked out by hand from the paper's definitions (§2.2: IR is the negative
 slope of the least-squares line through the compute rate normalised to its maximum; §3.1 and
@@ -20,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from commaware import _core, reproduce
+from commaware import _core
 from commaware.interference import fit, interference_rate, normalised_rate, priority, three_point
 from conftest import EXAMPLES
 
@@ -485,42 +486,3 @@ def test_cli_registered_in_main_when_present():
 
     proc = run_cli("interference", "model", EX / "node.json", "--json")
     assert proc.returncode == 0 and json.loads(proc.stdout)["ir_s"] == {"a": pytest.approx(0.025)}
-
-
-# -- reproduction -----------------------------------------------------------------------------
-
-
-def test_reproduce_000_rows():
-    rows = reproduce.run(["000"])
-    assert len(rows) >= 8
-    assert all(r.paper == "000" for r in rows)
-    # The two Fig. 5 claims at 5 MB/1 diagonal are analysed not_reproduced (see their notes);
-    # nothing fails.
-    assert sorted(r.name for r in rows if r.status != "pass") == [
-        "Fig. 5: IA:Multi within 3 % of the best other algorithm (every cell but 10 MB/1)",
-        "Fig. 5: RootComputes beats IA:Multi only at 10 MB/1 diagonal",
-    ]
-    assert all(r.status == "not_reproduced" and "5 MB/1" in r.ours for r in rows if r.status != "pass")
-    fig5 = {r.name: r for r in rows if "Fig. 5" in r.name or "§3.2 bound" in r.name or "cutoff" in r.name}
-    assert fig5["§3.2 bound: no farm exceeds the multi-port throughput bound (18 cells × 6 algorithms)"].status == "pass"
-    assert fig5["§3 cutoff variant (ours): IA:Multi within 3 % of the best other in every cell"].status == "pass"
-    inconsistent = {r.name for r in rows if r.paper_inconsistent}
-    assert inconsistent == {"Table 4 line 8 (IR_s at the root) Tenn", "Table 4 line 9 (IR_r at the leaf) Tenn"}
-    by_name = {r.name: r for r in rows}
-    assert by_name["§2.3 receiving at 10 MB/s with IR_r 0.052"].ours == pytest.approx(0.48)
-    assert by_name["§2.4 sending at 10 MB/s with IR_s 0.034"].ours == pytest.approx(0.66)
-    assert by_name["§3.1 IR_s of the notes' example"].ours == pytest.approx(0.025)
-    tenn = by_name["Table 4 line 8 (IR_s at the root) Tenn"]
-    assert tenn.ours == pytest.approx((1 - 8.92 / 9.06) / 0.2, rel=1e-4)  # 0.0773, printed 0.0331
-    assert "not the printed" in tenn.note
-    assert by_name["Fig. 2 order: IA, increasing IR_s (line 7)"].ours == "Lab4, Lab5, Lab3, Lab6, SB0, Tenn"
-    assert by_name["Fig. 3 order: CompRate, decreasing compute rate (line 2)"].ours == "Lab3, SB0, Tenn, Lab6, Lab4, Lab5"
-    assert by_name["Fig. 4 order: BWC, decreasing link rate (line 5)"].ours == "Lab4, Lab3, Lab5, Lab6, SB0, Tenn"
-    synthetic = [r for r in rows if r.name.startswith("§2.5")]
-    assert len(synthetic) == 6 and all("not published" in r.note for r in synthetic)
-    for r in rows:
-        json.dumps(r.to_dict())  # every row serialises
-
-
-def test_paper000_is_registered():
-    assert reproduce.registered("000") >= 5
