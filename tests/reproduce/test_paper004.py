@@ -28,6 +28,7 @@ EXPECTED = {
     "Fig. 2 myrinet star of 2": (REPRODUCTION, PASS), "Fig. 2 myrinet star of 3": (REPRODUCTION, PASS),
     "Fig. 2 infiniband star of 2": (IN_SAMPLE, PASS), "Fig. 2 infiniband star of 3": (IN_SAMPLE, PASS),
     "§V-A β from the GigE star rows (1.5/2 = 2.25/3)": (ARITHMETIC, PASS),
+    **{f"Fig. 2 row {r} (drawing lost)": (REPRODUCTION, NOT_REPRODUCED) for r in (4, 5, 6)},
     **{f"Fig. 4 predicted time of {i} (s)": (IN_SAMPLE, PASS) for i in "abdef"},
     "Fig. 4 predicted time of c (s)": (SELF_CHECK, PASS),
     "§V-A γo from t_a/t_f and the printed γi": (ARITHMETIC, PASS),
@@ -93,6 +94,24 @@ def test_gamma_fitted_to_the_measured_times(rows) -> None:
     assert "does not print" in row_o.note and "c alone" in row_o.note
 
 
+def test_fig2_rows_4_to_6(rows) -> None:
+    extra = {r: rows[f"Fig. 2 row {r} (drawing lost)"].extra for r in (4, 5, 6)}
+    # Row 4: one arc added to the star on nodes 0-3: 4·3 between them, 4 + 4 with a new node, 1 between
+    # two new ones. Row 5: the same count on 4, 5 or 6 nodes after each of those.
+    assert extra[4]["schemes"] == 4 * 3 + 4 + 4 + 1 == 21
+    assert extra[5]["schemes"] == 12 * (4 * 4 + 4 + 1) + 8 * (5 * 5 + 5 + 1) + 1 * (6 * 6 + 6 + 1) == 543
+    # Two candidates of row 4 worked by hand. d 1→0 (in-out only): gige 2.25, 2.25, 2.25, 1.
+    gige = (3 * 0.10 / 2.15 + 0.15 / 1.15) / 4 * 100  # 6.75 %
+    # d 1→2: myrinet state sets {a, d}, {c, d}, {b}: 3 sets, a, b, c penalty 3, d 3/2.
+    myrinet = (3 * 0.2 / 2.8 + 0.05 / 1.45) / 4 * 100  # 6.22 %
+    nets = extra[4]["networks"]
+    assert nets["gige"]["e_abs_min_pct"] <= gige + 1e-9 and nets["myrinet"]["e_abs_min_pct"] <= myrinet + 1e-9
+    assert nets["myrinet"]["within_tolerance"] >= 1  # d 1→2: 3 vs 2.8 (+7 %), 1.5 vs 1.45 (+3 %)
+    assert nets["gige"]["within_tolerance"] == 0
+    for r in (4, 5, 6):
+        assert extra[r]["within_tolerance_all_networks"] == 0
+
+
 def test_reproduce_004_cli_json() -> None:
     proc = subprocess.run([sys.executable, "-m", "commaware.cli", "reproduce", "004", "--json"],
                           capture_output=True, text=True, timeout=300)
@@ -101,4 +120,4 @@ def test_reproduce_004_cli_json() -> None:
     got = {r["name"]: (r["kind"], r["status"]) for r in doc["checks"]}
     assert got == EXPECTED
     assert sum(1 for r in doc["checks"] if r.get("paper_inconsistent")) == 1
-    assert doc["counts"][REPRODUCTION] == {"pass": 2, "fail": 0, "not_reproduced": 2, "paper_inconsistent": 0}
+    assert doc["counts"][REPRODUCTION] == {"pass": 2, "fail": 0, "not_reproduced": 5, "paper_inconsistent": 0}
