@@ -6,6 +6,7 @@ written here), never taken from the code under test."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import sys
 import pytest
 
 from commaware import reproduce
+from commaware.reproduce import paper004
 from commaware.reproduce.runner import ARITHMETIC, IN_SAMPLE, NOT_REPRODUCED, PASS, REPRODUCTION, SELF_CHECK
 
 
@@ -39,6 +41,9 @@ EXPECTED = {
     "Fig. 6 penalty = state sets / minimum, from its own rows": (ARITHMETIC, PASS),
     **{f"Fig. 7 {g}: {what}": (ARITHMETIC, PASS) for g in ("MK1 (tree)", "MK2 (complete graph)")
        for what in ("E_rel of every communication", "E_abs (%)")},
+    **{f"Fig. 7 {g}: {what}": (REPRODUCTION, NOT_REPRODUCED) for g in ("MK1 (tree)", "MK2 (complete graph)")
+       for what in ("predicted times from the Myrinet model on any graph of that shape",
+                    "E_abs of our Myrinet model on the assumed graph (%)")},
     "engine: star of 3 under gige, time / t_ref": (SELF_CHECK, PASS),
 }
 
@@ -112,6 +117,48 @@ def test_fig2_rows_4_to_6(rows) -> None:
         assert extra[r]["within_tolerance_all_networks"] == 0
 
 
+def _myrinet_by_brute_force(arcs: list[tuple[int, int]]) -> list[float]:
+    """§V-B by enumeration: the state sets are the maximal sets of arcs without a shared source
+    or destination; penalty = sets / the smallest count of sets over the source's arcs."""
+    def ok(sub):
+        return len({arcs[k][0] for k in sub}) == len(sub) == len({arcs[k][1] for k in sub})
+
+    sets = [set(s) for n in range(len(arcs) + 1) for s in itertools.combinations(range(len(arcs)), n) if ok(s)]
+    maximal = [s for s in sets if not any(s < t for t in sets)]
+    coef = [sum(k in s for s in maximal) for k in range(len(arcs))]
+    return [len(maximal) / min(coef[j] for j in range(len(arcs)) if arcs[j][0] == arcs[k][0]) for k in range(len(arcs))]
+
+
+def test_fig7_on_the_graphs(rows) -> None:
+    # unlabelled trees on 1..8 nodes: 1, 1, 1, 2, 3, 6, 11, 23 (OEIS A000055)
+    assert [len(paper004.trees(n)) for n in range(1, 9)] == [1, 1, 1, 2, 3, 6, 11, 23]
+    mk1 = rows["Fig. 7 MK1 (tree): predicted times from the Myrinet model on any graph of that shape"]
+    mk2 = rows["Fig. 7 MK2 (complete graph): predicted times from the Myrinet model on any graph of that shape"]
+    assert mk1.extra["schemes"] == 23 * 2**7 and mk2.extra["schemes"] == 2**10
+    assert mk1.ours == "0 of 2944 schemes" and mk2.ours == "0 of 1024 schemes"
+    # The assumed complete graph (i → j, i < j), worked by brute force, then E_abs by hand.
+    k5 = [(i, j) for i in range(5) for j in range(i + 1, 5)]
+    brute = _myrinet_by_brute_force(k5)
+    row = rows["Fig. 7 MK2 (complete graph): E_abs of our Myrinet model on the assumed graph (%)"]
+    assert row.extra["static"]["penalties"] == pytest.approx(brute)
+    t_m = [0.164] * 4 + [0.043, 0.086, 0.087, 0.108, 0.108, 0.059]
+    t_p = [0.177] * 4 + [0.053, 0.085, 0.085, 0.101, 0.101, 0.073]
+    t_ref = sum(p * t for p, t in zip(brute, t_p)) / sum(p * p for p in brute)
+    hand = sum(abs(p * t_ref - t) / t for p, t in zip(brute, t_m)) / len(t_m) * 100
+    assert row.ours == pytest.approx(hand, abs=0.01) and hand > 9.5 + 0.1
+    tree = [(0, 1), (0, 2), (1, 3), (1, 4), (2, 5), (2, 6), (3, 7)]
+    mk1_row = rows["Fig. 7 MK1 (tree): E_abs of our Myrinet model on the assumed graph (%)"]
+    assert mk1_row.extra["static"]["penalties"] == pytest.approx(_myrinet_by_brute_force(tree))
+
+
+def test_scaled_matching_helpers() -> None:
+    # best t_ref and labelling, worked by hand
+    assert paper004.closest_scaled([1, 2], [2, 4]) == pytest.approx(0)
+    assert paper004.closest_scaled([1, 1], [1, 3]) == pytest.approx(1)  # t_ref 2: misses both by 1
+    assert paper004.best_e_abs([2, 1], [1, 2]) == pytest.approx(0)  # relabel, t_ref 1
+    assert paper004.best_e_abs([1, 1], [1, 2]) == pytest.approx(25)  # t_ref 1: 0 % and 50 %
+
+
 def test_reproduce_004_cli_json() -> None:
     proc = subprocess.run([sys.executable, "-m", "commaware.cli", "reproduce", "004", "--json"],
                           capture_output=True, text=True, timeout=300)
@@ -120,4 +167,4 @@ def test_reproduce_004_cli_json() -> None:
     got = {r["name"]: (r["kind"], r["status"]) for r in doc["checks"]}
     assert got == EXPECTED
     assert sum(1 for r in doc["checks"] if r.get("paper_inconsistent")) == 1
-    assert doc["counts"][REPRODUCTION] == {"pass": 2, "fail": 0, "not_reproduced": 5, "paper_inconsistent": 0}
+    assert doc["counts"][REPRODUCTION] == {"pass": 2, "fail": 0, "not_reproduced": 9, "paper_inconsistent": 0}
