@@ -153,7 +153,7 @@ def ordering(differences: Iterable[float]) -> Ordering:
     reproduce.md): ``pass`` when the 95 % confidence interval of the mean lies above 0, ``fail``
     when it lies below, ``not_reproduced`` when it contains 0. Needs at least MIN_SEEDS seeds."""
     import numpy as np
-    from scipy import stats
+    from scipy import stats  # type: ignore[import-untyped]
 
     d = np.asarray(list(differences), dtype=float)
     if d.size < MIN_SEEDS:
