@@ -103,15 +103,18 @@ def reproduce_cmd(paper: str, out_dir: str | None, quick: bool, force: bool, as_
         out.print(f"no reproduction checks are registered yet for: {', '.join(papers)}")
     else:
         table = Table(header_style="bold")
-        for col, width in (("paper", 5), ("figure or table", 22), ("claim", 36), ("paper value", 18),
-                           ("ours", 18), ("tol", 6), ("kind", 12), ("status", 36)):
-            table.add_column(col, max_width=width, overflow="ellipsis", no_wrap=True)
+        for col, least, most in (("paper", 5, 5), ("figure or table", None, 22), ("claim", None, 36), ("paper value", None, 18),
+                                 ("ours", None, 18), ("tol", 5, 6), ("kind", 12, 12), ("status", 15, 16)):
+            # the text columns wrap on a narrow terminal; the short ones never do
+            table.add_column(col, min_width=least, max_width=most, overflow="ellipsis", no_wrap=least is not None)
         for c in checks:
-            status = STATUS_STYLE[c.status] + (" [magenta](paper inconsistent)[/]" if c.paper_inconsistent else "")
             table.add_row(c.paper, c.figure, c.name, str(c.paper_value), str(c.ours), str(c.tolerance), c.kind,
-                          status)
+                          STATUS_STYLE[c.status] + ("*" if c.paper_inconsistent else ""))
         out.print(table)
-        out.print(runner.summary(checks) + " --json shows each check's note.", highlight=False)
+        if any(c.paper_inconsistent for c in checks):
+            out.print("* paper_inconsistent: the paper contradicts itself; the row asserts the paper's own formula "
+                      "(counted apart below)", soft_wrap=True)
+        out.print(runner.summary(checks) + " --json shows each check's note.", highlight=False, soft_wrap=True)
     if written is not None:
         err.print(f"report: {written} (open it in a browser; self-contained)", highlight=False)
     sys.exit(runner.exit_code(checks))
