@@ -153,6 +153,7 @@ class State:
                 c = self.complete(i, j, k)
                 if best is None or c < best[0]:
                     best = (c, i, k)
+        assert best is not None, f"node {j} waits for nothing"
         return best[1], best[2]
 
 
@@ -173,10 +174,10 @@ def reference(spec: dict, algorithm: str, receivers: list[int] | None = None) ->
             _, j, i, k = min(cands)
         elif base == "ecf":
             # smallest completion; ties to the lowest receiver, the lowest source, sender order
-            cands = [(st.complete(i, j, k), j, k, pos, i)
-                     for k in md.dests for pos, i in enumerate(st.senders(k))
-                     for j in md.dests[k] if (j, k) not in st.received]
-            _, j, k, _, i = min(cands)
+            by_completion = [(st.complete(i, j, k), j, k, pos, i)
+                             for k in md.dests for pos, i in enumerate(st.senders(k))
+                             for j in md.dests[k] if (j, k) not in st.received]
+            _, j, k, _, i = min(by_completion)
         else:
             waiting = st.waiting()
             if base == "wr":
@@ -188,6 +189,7 @@ def reference(spec: dict, algorithm: str, receivers: list[int] | None = None) ->
                 j = next(r % md.n for r in range(last_rr + 1, last_rr + 1 + md.n) if r % md.n in waiting)
                 last_rr = j
             elif base == "rrs":
+                assert receivers is not None, "RRS needs the receiver draws"
                 j = receivers[step]
                 assert j in waiting, f"drawn receiver {j} does not wait at step {step}"
             else:
