@@ -38,7 +38,9 @@ build: $(STAMP)
 # (out/report/report.html, self-contained: open it in a browser).
 demo: build
 	$(VENV)/bin/commaware demo
-	$(VENV)/bin/commaware reproduce all --quick --out out/report --force
+	@# exit 1 says that some rows fail (ours contradicts a paper's claim: the summary line and the
+	@# report list them); the report is complete then too, so only another code stops the demo
+	$(VENV)/bin/commaware reproduce all --quick --out out/report --force; code=$$?; [ $$code -le 1 ] || exit $$code
 
 rust-test:
 	cargo test --release -p commaware-core

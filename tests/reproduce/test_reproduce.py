@@ -79,6 +79,18 @@ def test_an_ordering_claim_is_judged_by_the_95_percent_interval_of_the_mean_over
         reproduce.ordering(d[:9])
 
 
+def test_a_claim_of_many_comparisons_is_judged_on_simultaneous_intervals():
+    # Bonferroni over 10 comparisons: each interval at 99.5 %, t(0.9975, 9) = 3.690 (a t table),
+    # half-width 3.690 / sqrt(10) = 1.1669 for sd 1: the lone claim above passes, one of ten does not.
+    d = [1 + x for x in (-1.5, -0.5, 0.5, 1.5, -1.0, 1.0, 0.0, 0.0, -1.0, 1.0)]
+    alone, one_of_ten = reproduce.ordering(d), reproduce.ordering(d, comparisons=10)
+    assert one_of_ten == alone.among(10)
+    assert one_of_ten.high == pytest.approx(1 + 3.690 / 10 ** 0.5, abs=2e-4)
+    assert alone.status == "pass" and one_of_ten.status == "not_reproduced"
+    assert one_of_ten.comparisons == 10 and "simultaneous 95 % CI of 10" in one_of_ten.describe()
+    assert reproduce.ordering([x + 1 for x in d], comparisons=10).status == "pass"  # mean 2: clear even so
+
+
 def test_exit_code_and_counts():
     rows = [row("pass"), row("not_reproduced"), row("pass")]
     assert reproduce.exit_code(rows) == 0

@@ -52,7 +52,8 @@ STATUS_STYLE = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "not_reproduce
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Write DIR/report.html (self-contained: every figure and table), checks.json and figures/.")
 @click.option("--quick", is_flag=True, help="Smaller samples where a check samples (paper 003: 20 random "
-              "configurations per point instead of 100); the same statuses, about a minute for all.")
+              "configurations per point instead of 100); about a minute for all; wider intervals, so an ordering "
+              "claim a full run decides may stay not_reproduced.")
 @click.option("--force", is_flag=True, help="Replace --out DIR if it exists and is not empty.")
 @click.option("--json", "as_json", is_flag=True, help='Print {"checks": [...], "counts": {kind: {status: n}}}, '
               "each row with its kind, status and note.")
