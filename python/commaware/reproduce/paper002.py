@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import cosched
-from .runner import NOT_REPRODUCED, Check, check, report
+from .runner import ARITHMETIC, NOT_REPRODUCED, REPRODUCTION, Check, check, report
 
 PAPER = "002"
 
@@ -133,8 +133,8 @@ def claim(name: str, paper_value: str, ours: str, ok: bool, note: str, why_not: 
     """A claim of the text checked on our simulation: pass, or not_reproduced with `why_not`
     (what was assumed, tried, and the likely cause)."""
     if ok:
-        return Check(PAPER, name, paper_value, ours, None, True, note=note)
-    return Check(PAPER, name, paper_value, ours, None, False, note=f"{note}. NOT REPRODUCED: {why_not}",
+        return Check(PAPER, name, paper_value, ours, None, True, kind=REPRODUCTION, note=note)
+    return Check(PAPER, name, paper_value, ours, None, False, kind=REPRODUCTION, note=f"{note}. NOT REPRODUCED: {why_not}",
                  status=NOT_REPRODUCED)
 
 
@@ -164,11 +164,11 @@ def table3_checks() -> list[Check]:
                 "against the printed busy + idle (the split does not follow the formula: not checked)")
         if scheme == "GANG":
             rows.append(Check(PAPER, name, round(printed, 2), round(ours, 3), 0.035, _rel(ours, printed) <= 0.035,
-                              paper_inconsistent=True,
+                              kind=ARITHMETIC, paper_inconsistent=True,
                               note=note + f"; the paper says the formula is within 3% of every row, but GANG differs "
                                           f"by {100 * _rel(ours, printed):.1f}%: tolerance 3.5%"))
         else:
-            rows.append(Check(PAPER, name, round(printed, 2), round(ours, 3), 0.03, _rel(ours, printed) <= 0.03,
+            rows.append(Check(PAPER, name, round(printed, 2), round(ours, 3), 0.03, _rel(ours, printed) <= 0.03, kind=ARITHMETIC,
                               note=note + "; tolerance 3%, the paper's own claim (§5.4)"))
     return rows
 
@@ -182,7 +182,7 @@ def table4_checks() -> list[Check]:
         printed = busy + idle
         ours = formula_mj(u, t)
         rows.append(Check(PAPER, f"Table 4 {scheme}{' ' + alloc if alloc else ''}: total energy (MJ)",
-                          round(printed, 2), round(ours, 3), 0.03, _rel(ours, printed) <= 0.03,
+                          round(printed, 2), round(ours, 3), 0.03, _rel(ours, printed) <= 0.03, kind=ARITHMETIC,
                           note=f"(B + X·U)·N·T, B = 219.10 W, {X_NOTE}, the row's U = {u}% and T = {t} s; tolerance 3% "
                                "(§5.4's claim); totals only"))
     # The memory-aware PB and DCS rows: the energy columns belong to the other row's T.
@@ -193,7 +193,7 @@ def table4_checks() -> list[Check]:
     rows.append(Check(
         PAPER, "Table 4 memory-aware PB/DCS: B·N·T of each row's T is the other row's idle energy (MJ)",
         f"PB idle {pb[1]}, DCS idle {dcs[1]}", f"B·N·T(PB's T) = {idle_pb_t:.2f}, B·N·T(DCS's T) = {idle_dcs_t:.2f}",
-        0.01, swapped, paper_inconsistent=True,
+        0.01, swapped, kind=ARITHMETIC, paper_inconsistent=True,
         note="the paper's memory-aware PB and DCS rows are swapped (219.10·16·21,551 s = 75.55 MJ is DCS's printed "
              "idle energy, and every other row of Table 4 has idle = B·N·T within 0.01 MJ): noted, these two rows "
              "are not asserted as printed"))
