@@ -91,11 +91,11 @@ def test_gantt_svg_and_png(tmp_path):
 def test_help_and_reproduce_group():
     assert "simulate" in run_cli("--help", check=True).stdout
     assert "--placement" in run_cli("simulate", "--help", check=True).stdout
-    proc = run_cli("reproduce", "all", "--json", env={"COMMAWARE_003_RUNS": "3"})
+    proc = run_cli("reproduce", "001", "--json")  # a fast paper; `all` runs in tests/reproduce/conftest.py
     checks = json.loads(proc.stdout)["checks"]
     assert checks, "the papers register checks"
     for c in checks:
-        assert {"paper", "name", "paper_value", "ours", "tolerance", "pass", "status", "note"} <= c.keys()
+        assert {"paper", "name", "paper_value", "ours", "tolerance", "pass", "status", "kind", "note"} <= c.keys()
         assert c["status"] in ("pass", "fail", "not_reproduced") and c["pass"] is (c["status"] == "pass")
     # Exit code 1 exactly when a check fails (not_reproduced rows do not count).
     assert proc.returncode == (1 if any(c["status"] == "fail" for c in checks) else 0), proc.stderr

@@ -29,10 +29,9 @@ EXPECTED_PLOTS = {
 
 
 @pytest.fixture(scope="module")
-def report_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("report") / "out"
-    proc = run_cli("reproduce", "all", "--quick", "--out", str(out), "--json")
-    return proc, out
+def report_run(quick_report):
+    """`reproduce all --quick --out DIR --json`, run once per session (tests/reproduce/conftest.py)."""
+    return quick_report, quick_report.out
 
 
 def test_quick_run_passes_every_check_not_honestly_marked(report_run):
