@@ -765,10 +765,14 @@ impl<'a, 'o> Replay<'a, 'o> {
         if req < self.trace.n_user_reqs[r] {
             self.ranks[r].unwaited.push(req);
         }
-        let found = self.unmatched_sends[r].iter().position(|&m| {
-            let m = &self.msgs[m as usize];
-            m.ctx == ctx && src.map_or(true, |s| s == m.src) && tag.map_or(true, |t| t == m.tag)
-        });
+        let matches = |m: &Msg| m.ctx == ctx && src.map_or(true, |s| s == m.src) && tag.map_or(true, |t| t == m.tag);
+        // A wildcard receive takes the oldest matching eager message before any rendezvous one,
+        // as SMPI does (it looks in the eager messages' mailbox first); a receive naming its
+        // source and tag takes the oldest, MPI's order.
+        let eager_first = (src.is_none() || tag.is_none())
+            .then(|| self.unmatched_sends[r].iter().position(|&m| !self.msgs[m as usize].rendezvous && matches(&self.msgs[m as usize])))
+            .flatten();
+        let found = eager_first.or_else(|| self.unmatched_sends[r].iter().position(|&m| matches(&self.msgs[m as usize])));
         match found {
             None => {
                 let origin = self.ranks[r].cursor.op;
