@@ -104,6 +104,13 @@ class Trace:
     def n_ops(self) -> int:
         return self._core.n_ops
 
+    @property
+    def derived_datatype_ops(self) -> int:
+        """Ops of a SimGrid TI trace sized by a derived datatype (id -1), which carry
+        `derived_datatype_bytes` per element (0 unless `load_trace` was told otherwise, as in
+        SimGrid's replay); 0 for other traces."""
+        return self._core.derived_datatype_ops
+
     def __repr__(self) -> str:
         return f"Trace({self.source!r}, ranks={self.n_ranks}, ops={self.n_ops})"
 
@@ -160,12 +167,12 @@ def _is_index(text: str, base: Path) -> bool:
         return False
 
 
-def _load_ti_ranks(files: list[tuple[int, Path]], name: str) -> Trace:
+def _load_ti_ranks(files: list[tuple[int, Path]], name: str, derived_datatype_bytes: float | None) -> Trace:
     parts = [(rank, _read_text(path, _core.TraceError), str(path)) for rank, path in files]
-    return Trace(_core.load_trace_ti_ranks(parts, name), name)
+    return Trace(_core.load_trace_ti_ranks(parts, name, derived_datatype_bytes), name)
 
 
-def _load_ti_index(text: str, path: Path) -> Trace:
+def _load_ti_index(text: str, path: Path, derived_datatype_bytes: float | None) -> Trace:
     """An index file: one per-rank trace file a line (rank = position), relative to it."""
     files: list[tuple[int, Path]] = []
     for number, line in enumerate(text.splitlines(), 1):
@@ -182,10 +189,10 @@ def _load_ti_index(text: str, path: Path) -> Trace:
         files.append((len(files), target))
     if not files:
         raise input_error(_core.TraceError, str(path), "", "the index lists no trace files")
-    return _load_ti_ranks(files, str(path))
+    return _load_ti_ranks(files, str(path), derived_datatype_bytes)
 
 
-def _load_ti_dir(path: Path) -> Trace:
+def _load_ti_dir(path: Path, derived_datatype_bytes: float | None) -> Trace:
     """A directory of per-rank *.txt files (also .txt.gz/.txt.xz); each file's rank is the
     rank its first action line starts with."""
     files: list[tuple[int, Path]] = []
@@ -199,39 +206,48 @@ def _load_ti_dir(path: Path) -> Trace:
             raise input_error(_core.TraceError, str(f), f"line {first[0]}" if first else "",
                               "expected a time-independent trace line (RANK ACTION ...)")
         files.append((int(first[1].split()[0]), f))
-    return _load_ti_ranks(files, str(path))
+    return _load_ti_ranks(files, str(path), derived_datatype_bytes)
 
 
-def load_trace(source: Source | Trace, format: str = "auto") -> Trace:
+def load_trace(source: Source | Trace, format: str = "auto", *, derived_datatype_bytes: float | None = None) -> Trace:
     """Load a trace from a file path or a dict; raises TraceError.
 
     `format`: "json", "toml", "ti" (SimGrid time-independent: one shared file whose lines
     start with the rank, an index file listing one file per rank, or a directory of
     per-rank *.txt files; .gz and .xz are decompressed) or "auto" (TI when the first line
     is `RANK ACTION ...` or names an existing file, or for a directory; else TOML for a
-    .toml file and JSON otherwise)."""
+    .toml file and JSON otherwise).
+
+    `derived_datatype_bytes`: bytes per element of a TI trace's derived datatype (written as
+    id -1 by `smpirun -trace-ti`; a whole number from 0 to 2^31 - 1, else OptionsError). By
+    default 0, as SimGrid's replay reads it; `Trace.derived_datatype_ops` counts the ops it
+    sized."""
     if isinstance(source, Trace):
         return source
     if format not in TRACE_FORMATS:
         raise input_error(_core.TraceError, str(source), "", f"unknown trace format {format!r} "
                           f"(known: {', '.join(TRACE_FORMATS)})")
-    if isinstance(source, (str, PathLike)) and format in ("auto", "ti"):
-        path = Path(source)
-        if path.is_dir():
-            return _load_ti_dir(path)
-        text = _read_text(path, _core.TraceError)
-        first = _first_line(text)
-        if format == "ti" or (first is not None and _TI_LINE.match(first[1])) or _is_index(text, path.parent):
-            if first is not None and not _TI_LINE.match(first[1]):
-                return _load_ti_index(text, path)
-            return Trace(_core.load_trace(text, str(path), "ti"), str(path))
-        suffixes = [s.lower() for s in path.suffixes]
-        fmt = "toml" if ".toml" in suffixes[-2:] else "json"
-        return Trace(_core.load_trace(text, str(path), fmt), str(path))
-    text, name, fmt = read_input(source, _core.TraceError)
-    if format in ("json", "toml") and fmt != "dict":
-        fmt = format
-    return Trace(_core.load_trace(text, name, fmt), name)
+    derived = derived_datatype_bytes
+    try:
+        if isinstance(source, (str, PathLike)) and format in ("auto", "ti"):
+            path = Path(source)
+            if path.is_dir():
+                return _load_ti_dir(path, derived)
+            text = _read_text(path, _core.TraceError)
+            first = _first_line(text)
+            if format == "ti" or (first is not None and _TI_LINE.match(first[1])) or _is_index(text, path.parent):
+                if first is not None and not _TI_LINE.match(first[1]):
+                    return _load_ti_index(text, path, derived)
+                return Trace(_core.load_trace(text, str(path), "ti", derived), str(path))
+            suffixes = [s.lower() for s in path.suffixes]
+            fmt = "toml" if ".toml" in suffixes[-2:] else "json"
+            return Trace(_core.load_trace(text, str(path), fmt, derived), str(path))
+        text, name, fmt = read_input(source, _core.TraceError)
+        if format in ("json", "toml") and fmt != "dict":
+            fmt = format
+        return Trace(_core.load_trace(text, name, fmt, derived), name)
+    except _core.OptionsError as exc:
+        raise option_error(exc) from None
 
 
 #: numpy dtypes of the byte columns the core hands over.
@@ -299,6 +315,11 @@ class Result:
     def warnings(self) -> list[str]:
         """Inputs that were accepted but had no effect (e.g. `pair_bandwidth` under `maxmin`)."""
         return self._core.warnings
+
+    @property
+    def derived_datatype_ops(self) -> int:
+        """The replayed trace's `Trace.derived_datatype_ops`."""
+        return self._core.derived_datatype_ops
 
     @property
     def message_stats(self) -> dict[str, float]:

@@ -8,12 +8,13 @@ unless ``COMMAWARE_REQUIRE_SIMGRID=1`` (set by ``.ci/run``): then they fail with
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
-from commaware import load_platform, load_trace, simulate
+from commaware import _core, load_platform, load_trace, simulate
 from commaware.traces.export import export_ti
 
 import smpi_replay
@@ -56,9 +57,10 @@ def ring_p2p(n: int) -> dict:
 
 
 def compare(tmp_path, trace: dict, platform: dict, collectives: dict[str, str] | None = None,
-            preset: str | None = None) -> tuple[float, float]:
+            preset: str | None = None, coll: str | None = None) -> tuple[float, float]:
     """SMPI's and commaware's makespans of `trace`, with the algorithms `collectives` and/or
-    the selector `preset` (SMPI's ``smpi/coll-selector``, our ``--coll`` preset)."""
+    the selector `preset` (SMPI's ``smpi/coll-selector``, our ``--coll`` preset); `coll` is
+    commaware's ``--coll`` instead when SMPI's names are not ours."""
     assert SMPI_OK, SMPI_REASON
     index = export_ti(trace, tmp_path / "ti", platform=platform)
     selector = [f"smpi/coll-selector:{preset}"] if preset else []
@@ -66,8 +68,7 @@ def compare(tmp_path, trace: dict, platform: dict, collectives: dict[str, str] |
     # SMPI's 16-byte envelope on every message: the platform's envelope_bytes.
     ours_platform = {**platform, "network": {**platform["network"], "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES}}
     entries = ([preset] if preset else []) + [f"{k}={v}" for k, v in (collectives or {}).items()]
-    coll = ",".join(entries) or None
-    ours = simulate(load_platform(ours_platform), load_trace(trace), coll=coll)
+    ours = simulate(load_platform(ours_platform), load_trace(trace), coll=coll or ",".join(entries) or None)
     return smpi.makespan, ours.makespan
 
 
@@ -121,8 +122,6 @@ COLLECTIVES = [
     # Open MPI's algorithms (the `ompi` preset's), at rendezvous sizes where the order of the
     # transfers shows.
     ("alltoall", {"op": "alltoall", "bytes": 30000}, "basic_linear", (4, 5, 8)),
-    ("alltoallv", "uneven", "ompi_basic_linear", (4, 5, 8)),
-    ("alltoallv", "uneven", "pair", (4, 8)),
     ("gather", {"op": "gather", "root": 1, "bytes": 100000}, "ompi_basic_linear", (4, 5, 8)),
     ("gather", {"op": "gather", "root": 1, "bytes": 100000}, "ompi_binomial", (4, 5, 8)),
     ("scatter", {"op": "scatter", "root": 1, "bytes": 100000}, "ompi_basic_linear", (4, 5, 8)),
@@ -160,6 +159,43 @@ def test_collective_makespan_matches_smpi(tmp_path, name, op, algorithm, n):
     trace = {"ranks": [[{"op": "compute", "seconds": 0.0003 * r}, collective_op(name, op, r, n),
                         {"op": "compute", "seconds": 0.0001}] for r in range(n)]}
     smpi, ours = compare(tmp_path, trace, cluster(n), {name: algorithm})
+    assert ours == pytest.approx(smpi, rel=1e-9), (name, n, smpi, ours)
+
+
+#: Every name commaware's alltoallv accepts, with the SMPI algorithm it is (``smpi/alltoallv:NAME``).
+#: SMPI has no `pairwise` and no `basic_linear` alltoallv: ours are its `ring` and
+#: `ompi_basic_linear`. SMPI's `pair` and ours refuse a count that is not a power of two.
+ALLTOALLV_NAMES = {"pairwise": "ring", "ring": "ring", "pair": "pair", "bruck": "bruck", "mpich": "mpich",
+                   "basic_linear": "ompi_basic_linear", "ompi_basic_linear": "ompi_basic_linear"}
+
+
+def test_every_alltoallv_name_has_its_smpi_check():
+    schema = json.loads(_core.platform_schema())
+    accepted = schema["definitions"]["NetworkSpec"]["properties"]["collectives"]["properties"]["alltoallv"]["enum"]
+    assert sorted(accepted) == sorted(ALLTOALLV_NAMES)
+
+
+def uneven_alltoallv(n: int) -> dict:
+    """An alltoallv whose sizes differ by sender and destination (20 to 100 kB: eager and
+    rendezvous; a few empty), ranks arriving apart."""
+    return {"ranks": [[{"op": "compute", "seconds": 0.0003 * ((5 * r) % n)},
+                       {"op": "alltoallv", "bytes": [0.0 if (r + 2 * j) % 7 == 3 else 20000.0 * (1 + (3 * r + j) % 5)
+                                                     for j in range(n)]},
+                       {"op": "compute", "seconds": 0.0001}] for r in range(n)]}
+
+
+@requires_smpi
+@pytest.mark.parametrize("n", [8, 6, 12])
+@pytest.mark.parametrize("name", sorted(ALLTOALLV_NAMES))
+def test_every_alltoallv_algorithm_matches_smpi(tmp_path, name, n):
+    smpi_name = ALLTOALLV_NAMES[name]
+    if name == "pair" and n & (n - 1):
+        with pytest.raises(smpi_replay.SmpiError):
+            compare(tmp_path, uneven_alltoallv(n), cluster(n), {"alltoallv": smpi_name})
+        with pytest.raises(_core.OptionsError, match="power-of-two"):
+            simulate(load_platform(cluster(n)), load_trace(uneven_alltoallv(n)), coll="alltoallv=pair")
+        return
+    smpi, ours = compare(tmp_path, uneven_alltoallv(n), cluster(n), {"alltoallv": smpi_name}, coll=f"alltoallv={name}")
     assert ours == pytest.approx(smpi, rel=1e-9), (name, n, smpi, ours)
 
 
@@ -264,18 +300,6 @@ def test_platform_xml_routes():
         smpi_replay.platform_xml(cluster(2, send_overhead=1e-6))
 
 
-#: For each collective of tests/peers/ti_program.c, SMPI's algorithm that is commaware's default
-#: (gatherv and scatterv: SMPI's only one, nothing to select). Pairwise alltoall(v) pairs r XOR i
-#: on a power of two (SimGrid's `pair`) and r ± i otherwise (SimGrid's `ring`).
-def program_algorithms(n: int) -> dict[str, str]:
-    pairwise = "pair" if n & (n - 1) == 0 else "ring"
-    return {"bcast": "binomial_tree", "reduce": "binomial", "allreduce": "rdb", "gather": "ompi_binomial",
-            "scatter": "ompi_binomial", "allgather": "NTSLR", "allgatherv": "mpich_ring", "alltoall": pairwise,
-            "alltoallv": pairwise, "reduce_scatter": "mpich_pair", "barrier": "ompi_bruck"}
-
-
-#: SimGrid's scan and exscan, which it does not let one select: ours by name.
-PROGRAM_COLL = "scan=linear,exscan=linear"
 
 
 @requires_smpi
@@ -284,18 +308,16 @@ def test_traced_program_replays_like_smpi(tmp_path, n):
     """A real MPI program of ours (tests/peers/ti_program.c) built with smpicc and traced with
     `smpirun -trace-ti`; the trace replays in SMPI and through `commaware simulate --format ti`
     with the same makespan."""
-    import json
-
     from conftest import run_cli
 
     assert SMPI_OK, SMPI_REASON
     platform = cluster(n, test_seconds=1e-4)  # SMPI's default smpi/test
     index = smpi_replay.trace_program(Path(__file__).parents[1] / "peers" / "ti_program.c", n, platform, tmp_path / "run")
-    smpi = smpi_replay.run_smpi_replay(platform, index, collectives=program_algorithms(n))
+    smpi = smpi_replay.run_smpi_replay(platform, index, collectives=smpi_replay.default_algorithms(n))
     ours_platform = tmp_path / "platform.json"
     ours_platform.write_text(json.dumps(
         {**platform, "network": {**platform["network"], "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES}}))
-    proc = run_cli("simulate", ours_platform, index, "--format", "ti", "--coll", PROGRAM_COLL, "--json")
+    proc = run_cli("simulate", ours_platform, index, "--format", "ti", "--coll", smpi_replay.SCAN_COLL, "--json")
     assert proc.returncode == 0, proc.stderr
     ours = json.loads(proc.stdout)["makespan"]
     assert ours == pytest.approx(smpi.makespan, rel=1e-9), (n, smpi.makespan, ours)

@@ -1,8 +1,10 @@
 /* A 4-rank MPI program recorded by tests/traces/test_record.py: known sizes, every kind of call the
  * replay supports (point to point, requests, waits and tests, collectives), and compute bursts.
- * Usage: record_app [EXIT_RANK EXIT_CODE]: that rank exits with that code before MPI_Finalize. */
+ * Usage: record_app [EXIT_RANK EXIT_CODE [sub|derived]]: that rank exits with that code before
+ * MPI_Finalize; then calls on sub-communicators, or on derived datatypes. */
 #include <mpi.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static void spin(double seconds) {
@@ -71,7 +73,25 @@ int main(int argc, char **argv) {
   MPI_Scan(a, b, 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   MPI_Exscan(a, b, 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   if (argc > 2 && atoi(argv[1]) == r) exit(atoi(argv[2]));
-  if (argc > 3) { /* sub-communicators: recorded, not replayed until the core has them */
+  if (argc > 3 && !strcmp(argv[3], "derived")) { /* derived datatypes: sized by MPI_Type_size */
+    MPI_Datatype vec, st;
+    MPI_Type_vector(100, 2, 4, MPI_DOUBLE, &vec); /* 200 of 400 doubles: 1600 bytes, extent 3184 */
+    MPI_Type_commit(&vec);
+    int lens[2] = {3, 5};                         /* 3 ints and 5 doubles: 52 bytes */
+    MPI_Aint disps[2] = {0, 16};
+    MPI_Datatype types[2] = {MPI_INT, MPI_DOUBLE};
+    MPI_Type_create_struct(2, lens, disps, types, &st);
+    MPI_Type_commit(&st);
+    MPI_Sendrecv(a, 3, vec, right, 8, b, 3, vec, left, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Irecv(b, 10, st, left, 9, MPI_COMM_WORLD, &q[0]);
+    MPI_Isend(a, 10, st, right, 9, MPI_COMM_WORLD, &q[1]);
+    MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+    MPI_Bcast(a, 5, vec, 1, MPI_COMM_WORLD);
+    MPI_Alltoall(a, 2, st, b, 2, st, MPI_COMM_WORLD);
+    MPI_Gather(a, 1, vec, b, 1, vec, 0, MPI_COMM_WORLD);
+    MPI_Type_free(&vec);
+    MPI_Type_free(&st);
+  } else if (argc > 3) { /* sub-communicators: recorded, not replayed until the core has them */
     MPI_Comm half, dup;
     MPI_Comm_split(MPI_COMM_WORLD, r == 3 ? MPI_UNDEFINED : r % 2, -r, &half);
     if (half != MPI_COMM_NULL) {

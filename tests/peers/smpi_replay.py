@@ -119,13 +119,35 @@ def trace_program(source: str | Path, n_ranks: int, platform: dict[str, Any], ou
 
     ``smpi/host-speed`` is the first host's speed, so that a compute burst's flops in the trace
     replay on that host in the time the burst took here."""
+    return _run_traced(source, n_ranks, platform, out_dir, [], [], timeout)[0]
+
+
+def run_program(source: str | Path, n_ranks: int, platform: dict[str, Any], out_dir: str | Path, *,
+                args: Sequence[str] = (), collectives: dict[str, str] | None = None,
+                timeout: float = 300) -> tuple[Path, SmpiRun]:
+    """SMPI's own simulation of the C MPI program `source` (built with smpicc) on `n_ranks` ranks of
+    `platform` with `args`, under the configuration :func:`run_smpi_replay` uses, traced with
+    ``-trace-ti`` into `out_dir`: (the trace's index file, the run's rank end times).
+
+    The run has ``smpi/simulate-computation:no`` (the program's own CPU time is not simulated,
+    so the run is deterministic: its compute is what it asks for with ``smpi_execute_flops``)
+    and ``smpi/wtime:0``; each rank must print ``COMMAWARE_RANK_END RANK TIME`` (MPI_Wtime, 17
+    digits) when it is done. This is the reference for what SMPI's replay cannot replay."""
+    cfg = [*_model_cfg(platform, collectives), "smpi/simulate-computation:no", "smpi/wtime:0"]
+    return _run_traced(source, n_ranks, platform, out_dir, list(args), cfg, timeout)
+
+
+def _run_traced(source: str | Path, n_ranks: int, platform: dict[str, Any], out_dir: str | Path, args: list[str],
+                cfg: list[str], timeout: float) -> tuple[Path, SmpiRun]:
+    """Build `source` and run it under ``smpirun -trace-ti`` with `cfg`: the index file, and the
+    rank end times the program printed (``COMMAWARE_RANK_END``; empty if it printed none)."""
     program = _build(Path(source), "smpicc", [])
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     xml, hostfile, hosts = _write_platform(out_dir, platform, n_ranks)
     cmd = ["smpirun", "-np", str(n_ranks), "-platform", xml.name, "-hostfile", hostfile.name, "-trace-ti",
-           "--cfg=tracing/filename:ti.txt", f"--cfg=smpi/host-speed:{hosts[0]['speed']!r}",
-           "--log=root.thres:warning", str(program)]
+           "--cfg=tracing/filename:ti.txt", f"--cfg=smpi/host-speed:{hosts[0]['speed']!r}f",
+           *(f"--cfg={c}" for c in cfg), "--log=root.thres:warning", str(program), *args]
     try:
         proc = subprocess.run(cmd, cwd=out_dir, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -134,7 +156,22 @@ def trace_program(source: str | Path, n_ranks: int, platform: dict[str, Any], ou
     if proc.returncode != 0 or not index.is_file():
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
         raise SmpiError(f"smpirun -trace-ti failed (exit code {proc.returncode}):\n{tail}")
-    return index
+    ends = {int(m.group(1)): float(m.group(2)) for m in _END.finditer(proc.stdout)}
+    rank_ends = [ends[r] for r in range(n_ranks)] if len(ends) == n_ranks else []
+    return index, SmpiRun(makespan=max(rank_ends, default=0.0), rank_ends=rank_ends, command=cmd,
+                          output=proc.stdout + proc.stderr)
+
+
+def _model_cfg(platform: dict[str, Any], collectives: dict[str, str] | None) -> list[str]:
+    """The options that make SMPI model what commaware models on `platform` (module docstring),
+    with the algorithms `collectives`."""
+    eager = int(platform["network"].get("eager_threshold", 65536))
+    # MPI_Test sleeps smpi/test before it looks; with grow-injected-times (the default) the
+    # sleep grows with every failed test of any rank: off, so a test costs test_seconds.
+    test = float(platform["network"].get("test_seconds", 0.0))
+    return [*BASE_CFG, f"smpi/send-is-detached-thresh:{eager}", f"smpi/async-small-thresh:{eager}",
+            f"smpi/test:{test!r}", "smpi/grow-injected-times:no",
+            *(f"smpi/{coll}:{algo}" for coll, algo in (collectives or {}).items())]
 
 
 def _write_platform(directory: Path, platform: dict[str, Any], n_ranks: int) -> tuple[Path, Path, list[dict[str, Any]]]:
@@ -206,6 +243,21 @@ def platform_xml(platform: dict[str, Any]) -> str:
 _END = re.compile(r"COMMAWARE_RANK_END (\d+) (\S+)")
 
 
+def default_algorithms(n: int) -> dict[str, str]:
+    """For each collective, SMPI's algorithm that is commaware's default on `n` ranks (gatherv
+    and scatterv: SMPI's only one, nothing to select; scan and exscan: see :data:`SCAN_COLL`).
+    Pairwise alltoall pairs r XOR i on a power of two (SimGrid's `pair`) and r ± i otherwise
+    (SimGrid's `ring`); SimGrid's alltoallv `ring` is that exchange for every count."""
+    pairwise = "pair" if n & (n - 1) == 0 else "ring"
+    return {"bcast": "binomial_tree", "reduce": "binomial", "allreduce": "rdb", "gather": "ompi_binomial",
+            "scatter": "ompi_binomial", "allgather": "NTSLR", "allgatherv": "mpich_ring", "alltoall": pairwise,
+            "alltoallv": "ring", "reduce_scatter": "mpich_pair", "barrier": "ompi_bruck"}
+
+
+#: SimGrid's scan and exscan, which it does not let one select: commaware's `--coll` for them.
+SCAN_COLL = "scan=linear,exscan=linear"
+
+
 def run_smpi_replay(platform: dict[str, Any], index: str | Path, *, collectives: dict[str, str] | None = None,
                     extra_cfg: Sequence[str] = (), timeout: float = 300) -> SmpiRun:
     """Replay the TI trace of `index` (an index file listing one file per rank, paths relative to
@@ -216,15 +268,9 @@ def run_smpi_replay(platform: dict[str, Any], index: str | Path, *, collectives:
     program = build_replay()
     index = Path(index).resolve()
     n_ranks = sum(1 for line in index.read_text().splitlines() if line.strip())
-    eager = int(platform["network"].get("eager_threshold", 65536))
     with tempfile.TemporaryDirectory(prefix="commaware-smpi-") as tmp:
         xml, hostfile, _ = _write_platform(Path(tmp), platform, n_ranks)
-        # MPI_Test sleeps smpi/test before it looks; with grow-injected-times (the default) the
-        # sleep grows with every failed test of any rank: off, so a test costs test_seconds.
-        test = float(platform["network"].get("test_seconds", 0.0))
-        cfg = [*BASE_CFG, f"smpi/send-is-detached-thresh:{eager}", f"smpi/async-small-thresh:{eager}",
-               f"smpi/test:{test!r}", "smpi/grow-injected-times:no",
-               *(f"smpi/{coll}:{algo}" for coll, algo in (collectives or {}).items()), *extra_cfg]
+        cfg = [*_model_cfg(platform, collectives), *extra_cfg]
         cmd = ["smpirun", "-np", str(n_ranks), "-platform", str(xml), "-hostfile", str(hostfile),
                "-replay", str(index), *(f"--cfg={c}" for c in cfg), "--log=root.thres:warning", str(program)]
         try:

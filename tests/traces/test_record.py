@@ -167,6 +167,22 @@ def test_sub_communicators_are_recorded(app, tmp_path):
 
 
 @requires_mpi
+def test_derived_datatypes_are_recorded_with_their_size(app, tmp_path):
+    """An MPI_Type_vector of 1600 bytes (extent 3184) and a struct of 52 bytes (extent 56): every
+    message carries count × MPI_Type_size."""
+    out = tmp_path / "derived.json"
+    record.record(mpirun(app, "9", "0", "derived"), out, timeout=300)
+    for r, ops in enumerate(json.loads(out.read_text())["ranks"]):
+        right, left = (r + 1) % 4, (r + 3) % 4
+        assert non_compute(ops)[-7:] == [
+            {"op": "sendrecv", "dst": right, "bytes": 4800, "tag": 8, "src": left, "recvtag": 8},
+            {"op": "irecv", "src": left, "tag": 9}, {"op": "isend", "dst": right, "bytes": 520, "tag": 9}, {"op": "waitall"},
+            {"op": "bcast", "root": 1, "bytes": 8000}, {"op": "alltoall", "bytes": 104},
+            {"op": "gather", "root": 0, "bytes": 1600}], r
+    assert replay(out).message_stats["count"] > 50
+
+
+@requires_mpi
 def test_failing_rank_keeps_exit_code_and_is_named(app, tmp_path):
     out = tmp_path / "fail.json"
     res = CliRunner().invoke(main, ["trace", "record", "-o", str(out), "--", *mpirun(app, "2", "5")])

@@ -149,6 +149,8 @@ BAD = [
     ("0 send 1 0\n1 init\n", "line 1", "takes DST TAG COUNT"),
     ("0 send 1 0 1e12\n1 init\n", "line 1", "does not fit"),
     ("0 send 1 0 8 77\n1 init\n", "line 1", "unknown datatype id 77"),
+    ("0 send 1 0 8 -2\n1 init\n", "line 1", "unknown datatype id -2"),
+    ("0 init\n0 ibarrier\n1 init\n", "line 2", "a non-blocking collective"),
     ("0 isend 1 0 8\n0 wait 0 1 9\n1 init\n", "line 2", "no pending"),
     ("0 send 5 0 8\n1 init\n", "line 1", "out of range"),
     ("0 init\n0 waitall many\n", "line 2", "expected a count (a number), got `many`"),
@@ -220,3 +222,56 @@ def test_smpi_trace_of_every_collective_replays():
     # Binomial gather on 4 ranks (root 2): three messages, one carrying two blocks of 50 doubles.
     assert sorted(m[m["op"] == "gather"]["bytes"]) == [400.0, 400.0, 800.0]
     assert res.makespan > 0 and len(m) == res.message_stats["count"]
+
+
+# Rank 0 sends 3 elements of a derived datatype (id -1) and broadcasts 2; rank 1 receives.
+DERIVED = """\
+0 init
+1 init
+0 send 1 5 3 -1
+1 recv 0 5 3 -1
+0 bcast 2 0 -1
+1 bcast 2 0 -1
+"""
+
+
+def test_derived_datatypes_carry_0_bytes_unless_told(tmp_path: Path) -> None:
+    path = tmp_path / "derived.txt"
+    path.write_text(DERIVED)
+    platform = commaware.load_platform(PLATFORM)
+    trace = commaware.load_trace(path)
+    assert trace.derived_datatype_ops == 3  # the send and both bcasts, not the receive
+    res = commaware.simulate(platform, trace)
+    assert res.derived_datatype_ops == 3 and set(res.messages["bytes"]) == {0.0}
+    res = commaware.simulate(platform, commaware.load_trace(path, derived_datatype_bytes=1000))
+    assert sorted(res.messages["bytes"]) == [2000.0, 3000.0] and res.derived_datatype_ops == 3
+    assert commaware.load_trace(ROOT / "examples" / "ring.json").derived_datatype_ops == 0
+
+    platform_file = tmp_path / "p.json"
+    platform_file.write_text(json.dumps(PLATFORM))
+    proc = run_cli("simulate", str(platform_file), str(path), "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("warning") == 1 and "3 messages of the trace" in proc.stderr, proc.stderr
+    proc = run_cli("simulate", str(platform_file), str(path), "--json", "-q", "--derived-datatype-bytes", "1000")
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert json.loads(proc.stdout)["derived_datatype_ops"] == 3
+    proc = run_cli("trace", "export", str(path), "-o", str(tmp_path / "out"))
+    assert proc.returncode == 0 and "3 messages of the trace" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", "2.5", "1e12"])
+def test_derived_datatype_bytes_must_be_a_datatype_size(tmp_path: Path, value: str) -> None:
+    path = tmp_path / "derived.txt"
+    path.write_text(DERIVED)
+    with pytest.raises(commaware.OptionsError) as info:
+        commaware.load_trace(path, derived_datatype_bytes=float(value))
+    assert info.value.source == "--derived-datatype-bytes"
+    assert "whole number of bytes from 0 to 2147483647" in info.value.reason
+    platform = tmp_path / "p.json"
+    platform.write_text(json.dumps(PLATFORM))
+    for args in (["simulate", str(platform), str(path), "-q"], ["trace", "export", str(path), "-o", str(tmp_path / "x")],
+                 ["simulate", str(platform), str(ROOT / "examples" / "ring.json")]):
+        proc = run_cli(*args, f"--derived-datatype-bytes={value}")
+        assert proc.returncode == 2, proc.stderr
+        assert "--derived-datatype-bytes" in proc.stderr and "whole number of bytes" in proc.stderr, proc.stderr
+        assert proc.stdout == "" and not (tmp_path / "x").exists()

@@ -50,6 +50,10 @@ impl Trace {
     fn n_ops(&self) -> usize {
         self.0.spec.ranks.iter().map(|r| r.len()).sum()
     }
+    #[getter]
+    fn derived_datatype_ops(&self) -> u64 {
+        self.0.derived_datatype_ops
+    }
 }
 
 /// A replay's outcome, with the messages and intervals it was asked to keep.
@@ -100,6 +104,10 @@ impl SimResult {
     #[getter]
     fn warnings(&self) -> Vec<String> {
         self.result.warnings.clone()
+    }
+    #[getter]
+    fn derived_datatype_ops(&self) -> u64 {
+        self.result.derived_datatype_ops
     }
     /// count, bytes, mean_seconds, max_seconds over all messages.
     fn message_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -234,15 +242,18 @@ pub(crate) fn load_platform(py: Python<'_>, text: &str, source: &str, format: &s
     r.map(Platform)
 }
 
-/// Parse, validate and lower a trace from text in `format`.
+/// Parse, validate and lower a trace from text in `format`; `derived_datatype_bytes` is
+/// the size per element of a TI trace's derived datatype (id -1; default 0, SimGrid's).
 #[pyfunction]
-#[pyo3(signature = (text, source, format="json"))]
-pub(crate) fn load_trace(py: Python<'_>, text: &str, source: &str, format: &str) -> PyResult<Trace> {
+#[pyo3(signature = (text, source, format="json", derived_datatype_bytes=None))]
+pub(crate) fn load_trace(py: Python<'_>, text: &str, source: &str, format: &str, derived_datatype_bytes: Option<f64>) -> PyResult<Trace> {
     let text = text.to_owned();
     let r = py.allow_threads(|| {
         guarded(|| {
+            // Checked whatever the format, though only TI traces have derived datatypes.
+            let options = commaware_core::mpi::ti::TiOptions::new(derived_datatype_bytes)?;
             if format == "ti" {
-                return commaware_core::mpi::ti::trace_from_shared(&text).map_err(|e| e.in_source(source));
+                return commaware_core::mpi::ti::trace_from_shared(&text, options).map_err(|e| e.in_source(source));
             }
             let trace = match Format::from_name(format)? {
                 Format::Json => commaware_core::Trace::from_json(&text),

@@ -7,12 +7,15 @@ use crate::simulation::Trace;
 
 /// Parse and validate a SimGrid time-independent trace given as one text per rank:
 /// `parts` lists (rank, text, file name); an error about one rank names its file.
+/// `derived_datatype_bytes` as for `load_trace`.
 #[pyfunction]
-pub(crate) fn load_trace_ti_ranks(py: Python<'_>, parts: Vec<(usize, String, String)>, source: &str) -> PyResult<Trace> {
+#[pyo3(signature = (parts, source, derived_datatype_bytes=None))]
+pub(crate) fn load_trace_ti_ranks(py: Python<'_>, parts: Vec<(usize, String, String)>, source: &str, derived_datatype_bytes: Option<f64>) -> PyResult<Trace> {
     let r = py.allow_threads(|| {
         guarded(|| {
+            let options = commaware_core::mpi::ti::TiOptions::new(derived_datatype_bytes)?;
             let texts: Vec<(usize, &str)> = parts.iter().map(|(r, t, _)| (*r, t.as_str())).collect();
-            commaware_core::mpi::ti::trace_from_ranks(&texts).map_err(|mut e| {
+            commaware_core::mpi::ti::trace_from_ranks(&texts, options).map_err(|mut e| {
                 if let Some((rank, rest)) = commaware_core::mpi::ti::split_rank_field(&e.field) {
                     if let Some((_, _, file)) = parts.iter().find(|(r, _, _)| *r == rank) {
                         e.field = if rest.is_empty() { format!("rank {rank}") } else { rest };

@@ -138,3 +138,19 @@ def seed_option(help: str) -> Any:
     """The --seed option of every command (checked like the API's `seed`)."""
     return click.option("--seed", type=int, default=0, show_default=True, callback=_seed_callback,
                         help=f"{help} 0 to 2^64 - 1.".strip())
+
+
+#: `--derived-datatype-bytes N` of the commands that read SimGrid TI traces.
+derived_datatype_option = click.option(
+    "--derived-datatype-bytes", type=float, default=None, metavar="N",
+    help="Bytes per element of a derived datatype (an MPI_Type_vector, MPI_Type_create_struct, ...), which "
+         "smpirun -trace-ti writes as datatype -1 [default: 0, as SimGrid's replay reads it].")
+
+
+def warn_derived_datatypes(ops: int, derived_datatype_bytes: float | None) -> None:
+    """Once per trace, on stderr: how many ops a derived datatype sized at 0 bytes (SimGrid's
+    reading), unless --derived-datatype-bytes gave them a size."""
+    if ops and derived_datatype_bytes is None:
+        err.print(f"[bold yellow]warning:[/] {ops} {'message' if ops == 1 else 'messages'} of the trace (sends and "
+                  "collective calls) have a derived datatype (id -1) and carry 0 bytes, as in SimGrid's replay; "
+                  "--derived-datatype-bytes N gives them N bytes per element", highlight=False, soft_wrap=True)

@@ -10,7 +10,7 @@ import click
 
 from .. import _core
 from ..api import TRACE_FORMATS, Result, load_platform, load_trace, simulate
-from .common import Table, err, fail, failing, out, param_option, seed_option
+from .common import Table, derived_datatype_option, err, fail, failing, out, param_option, seed_option, warn_derived_datatypes
 
 
 def print_result(result: Result, title: str) -> None:
@@ -79,6 +79,7 @@ class ProgressLine:
 @click.option("--format", "trace_format", type=click.Choice(TRACE_FORMATS), default="auto", show_default=True,
               help="Trace format: our JSON/TOML, or ti (SimGrid time-independent: a shared file, an index of "
               "per-rank files, or a directory; .gz/.xz read). auto: ti for a directory or a RANK ACTION first line.")
+@derived_datatype_option
 @click.option("--model", default=None, help=f"Sharing model (default: the platform's). Known: {', '.join(_core.sharing_models())}.")
 @click.option("--placement", type=click.Choice(_core.placements()), default="explicit", show_default=True,
               help="Ranks onto hosts: the trace's list (else rank i on host i), round-robin per node, fill nodes first, or random.")
@@ -99,9 +100,9 @@ class ProgressLine:
 @click.option("--coll", default=None, metavar="SPEC",
               help="Collective algorithms over the platform's network.collectives: a preset (mpich, ompi) and/or "
               "collective=algorithm entries, e.g. 'bcast=scatter_lr_allgather,allreduce=rab_rdb' (docs/formats.md lists them).")
-def simulate_cmd(platform: str, trace: str, trace_format: str, model: str | None, placement: str, seed: int, as_json: bool,
-                 messages_file: str | None, gantt: str | None, quiet: bool, params: list[tuple[str, float]],
-                 calibration: str | None, measured: str | None, coll: str | None) -> None:
+def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_bytes: float | None, model: str | None,
+                 placement: str, seed: int, as_json: bool, messages_file: str | None, gantt: str | None, quiet: bool,
+                 params: list[tuple[str, float]], calibration: str | None, measured: str | None, coll: str | None) -> None:
     """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network).
 
     Without --json, --messages or --gantt nothing per message is kept: memory follows the
@@ -137,7 +138,9 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, model: str | None
     def run(json_path: Path | None) -> None:
         """The replay and every file it writes; `deliver` shows the JSON only if all succeeded."""
         try:
-            result = simulate(load_platform(platform), load_trace(trace, format=trace_format), model=model, placement=placement, seed=seed,
+            hosts = load_platform(platform)  # the platform's errors first
+            loaded = load_trace(trace, format=trace_format, derived_datatype_bytes=derived_datatype_bytes)
+            result = simulate(hosts, loaded, model=model, placement=placement, seed=seed,
                               record_messages=measured is not None, record_timeline=bool(gantt),
                               json_path=None if measured else json_path, on_messages=table,
                               on_progress=progress, params=params, coll=coll)
@@ -171,6 +174,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, model: str | None
             table.discard()
     for warning in results[0].warnings:
         err.print(f"[bold yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+    warn_derived_datatypes(results[0].derived_datatype_ops, derived_datatype_bytes)
     if measured_times is not None and as_json:
         # The user asked for every measured message: the document is built in memory.
         click.echo(json.dumps({**results[0].to_dict(), "accuracy": report}))

@@ -8,7 +8,7 @@ import json
 
 import click
 
-from .common import Style, fail, failing
+from .common import Style, derived_datatype_option, fail, failing, warn_derived_datatypes
 
 #: How these commands have always printed their errors: emoji codes (`:name:`) become emoji.
 STYLE: Style = {"emoji": True}
@@ -73,16 +73,20 @@ def record_cmd(output: str, mpicc: str | None, keep: str | None, timeout: float 
 @click.option("--platform", default=None, metavar="PLATFORM", help="Platform whose first host's speed is the rate.")
 @click.option("--trace-format", type=click.Choice(["auto", "json", "toml", "ti"]), default="auto", show_default=True,
               help="Format of TRACE.")
+@derived_datatype_option
 def export_cmd(trace: str, fmt: str, output: str, flops_per_second: float | None, platform: str | None,
-               trace_format: str) -> None:
+               trace_format: str, derived_datatype_bytes: float | None) -> None:
     """Write TRACE in SimGrid's time-independent format, for SimGrid's offline replay.
 
     Ops TI cannot express (a `sync` send, `"any"` source or tag, a sendrecv with a tag other
     than 0, a wait that is not on the oldest pending request of its source, destination and
     tag) are errors naming the op; nothing is written then.
     """
+    from ..api import load_trace
     from ..traces.export import export_ti
 
     with failing(**STYLE):
-        index = export_ti(trace, output, flops_per_second=flops_per_second, platform=platform, trace_format=trace_format)
+        loaded = load_trace(trace, trace_format, derived_datatype_bytes=derived_datatype_bytes)
+        index = export_ti(loaded, output, flops_per_second=flops_per_second, platform=platform)
     click.echo(f"wrote {index} ({fmt})")
+    warn_derived_datatypes(loaded.derived_datatype_ops, derived_datatype_bytes)

@@ -53,15 +53,15 @@ SEED = Param("seed", "int", 0, "Seed of every random draw of the run.", minimum=
 
 
 def _simulate(platform: str, trace: str, format: str, model: str | None, placement: str, seed: int,
-              coll: str | None) -> dict[str, Any]:
+              coll: str | None, derived_datatype_bytes: float | None) -> dict[str, Any]:
     from ..api import load_trace, simulate
 
-    result = simulate(platform, load_trace(trace, format=format), model=model,
-                      placement=placement, seed=seed, record_messages=False, record_timeline=False, coll=coll)
+    result = simulate(platform, load_trace(trace, format=format, derived_datatype_bytes=derived_datatype_bytes),
+                      model=model, placement=placement, seed=seed, record_messages=False, record_timeline=False, coll=coll)
     stats = result.message_stats
     return {"makespan": result.makespan, "model_used": result.model, "messages": int(stats["count"]),
             "bytes": float(stats["bytes"]), "mean_message_s": float(stats["mean_seconds"]),
-            "max_message_s": float(stats["max_seconds"])}
+            "max_message_s": float(stats["max_seconds"]), "derived_datatype_ops": result.derived_datatype_ops}
 
 
 def _cosched(workload: str | None, jobs: int, interarrival_s: float, classes: str, mix: str, policy: str,
@@ -142,8 +142,10 @@ def _commands() -> dict[str, Command]:
             Param("placement", "str", "explicit", "Ranks onto hosts.", choices=tuple(_core.placements())),
             SEED,
             Param("coll", "str", None, "Collective algorithms, e.g. `mpich` or `bcast=binomial`."),
+            Param("derived_datatype_bytes", "float", None, "Bytes per element of a TI trace's derived datatype "
+                  "(id -1; default 0, as SimGrid's replay reads it).", minimum=0, maximum=2**31 - 1),
         ), {"makespan": "float", "model_used": "str", "messages": "int", "bytes": "float", "mean_message_s": "float",
-            "max_message_s": "float"}, _simulate),
+            "max_message_s": "float", "derived_datatype_ops": "int"}, _simulate),
         Command("cosched.run", "Schedule a job workload (a file, or a seeded NAS workload) under a policy "
                 "(commaware.cosched.run).", (
             Param("workload", "file", None, "Workload file (JSON or SWF); default: a generated NAS workload."),

@@ -29,18 +29,19 @@ def first_host_speed(platform: Platform) -> float:
 
 
 def export_ti(trace: Source | Trace, directory: str | Path, *, flops_per_second: float | None = None,
-              platform: Source | Platform | None = None, trace_format: str = "auto") -> Path:
+              platform: Source | Platform | None = None, trace_format: str = "auto",
+              derived_datatype_bytes: float | None = None) -> Path:
     """Write `trace` as a SimGrid TI trace into `directory` (created; it must not exist or be
     empty); returns the index file. `compute {seconds}` becomes flops at `flops_per_second`,
     else at the speed of `platform`'s first host, else 1e9 (written in a comment line of every
-    rank file). Raises `TraceError` naming the op TI cannot express, `OptionsError` for a bad
-    rate or directory."""
+    rank file). `trace_format` and `derived_datatype_bytes` are `load_trace`'s. Raises
+    `TraceError` naming the op TI cannot express, `OptionsError` for a bad rate or directory."""
     target = Path(directory)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise input_error(_core.OptionsError, "--output", "", f"{target} exists and is not an empty directory")
     if not target.parent.is_dir():
         raise input_error(_core.OptionsError, "--output", "", f"{target}: the directory {target.parent} does not exist")
-    loaded = load_trace(trace, trace_format)
+    loaded = load_trace(trace, trace_format, derived_datatype_bytes=derived_datatype_bytes)
     if flops_per_second is None:
         flops_per_second = first_host_speed(load_platform(platform)) if platform is not None else DEFAULT_FLOPS_PER_SECOND
         origin = "the first host of the platform" if platform is not None else "the default"

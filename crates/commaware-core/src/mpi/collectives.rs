@@ -58,13 +58,16 @@ pub(crate) enum Order {
 
 /// Receives from every other rank (if `recv_from`), then sends to every other rank (if
 /// `send_to`), each in its order (`Below` and `Above` take only the ranks on that side), all posted together and then all awaited (MPI_Waitall);
-/// rank `r` of `p`. What a send carries is the op's block for its destination.
+/// rank `r` of `p`. What a send carries is the op's block for its destination. A fan may
+/// take only the ranks `window` (positions in its orders) of them.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Fan {
     r: usize,
     p: usize,
     recv_from: Option<Order>,
     send_to: Option<Order>,
+    /// The first position taken in each order, and how many at most.
+    window: (usize, usize),
 }
 
 impl Fan {
@@ -75,16 +78,17 @@ impl Fan {
 
     /// How many ranks `order` goes through.
     fn count(self, order: Order) -> usize {
-        match order {
+        let all = match order {
             Order::Below => self.r,
             Order::Above => self.p - 1 - self.r,
             _ => self.p - 1,
-        }
+        };
+        all.saturating_sub(self.window.0).min(self.window.1)
     }
 
     /// The `i`-th other rank in `order`.
     fn peer(self, order: Order, i: usize) -> usize {
-        let (r, p) = (self.r, self.p);
+        let (r, p, i) = (self.r, self.p, i + self.window.0);
         match order {
             Order::Ascending => i + (i >= r) as usize,
             Order::Upward => (r + 1 + i) % p,
@@ -139,11 +143,13 @@ pub enum Algo {
     Pairwise,
     /// Alltoall: XOR partners, power of two only (SimGrid's `pair`).
     Pair,
-    /// Alltoall: round i sends to rank + i, receives from rank − i; allgather(v): the ring;
-    /// reduce-scatter: Open MPI's ring (`ompi_ring`), each rank passing on the partial sums
-    /// of blocks r − 1, r − 2, … to rank + 1.
+    /// Alltoall: round i sends to rank + i, receives from rank − i; alltoallv: SimGrid's
+    /// `ring`, XOR partners for a power of two and rank ± i otherwise (the same exchange as
+    /// `pairwise`); allgather(v): the ring; reduce-scatter: Open MPI's ring (`ompi_ring`),
+    /// each rank passing on the partial sums of blocks r − 1, r − 2, … to rank + 1.
     Ring,
-    /// Bruck: log p rounds of store-and-forward (alltoall, allgather).
+    /// Bruck: log p rounds of store-and-forward (alltoall, allgather); alltoallv: SimGrid's
+    /// `bruck`, which is MPICH's scattered algorithm (batches of 4 receives and 4 sends).
     Bruck,
     /// Gatherv, scatterv: the root deals with each rank in turn.
     Linear,
@@ -217,7 +223,7 @@ pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("reduce", &[Algo::Binomial, Algo::BasicLinear, Algo::OmpiBinomial]),
     ("allreduce", &[Algo::Rdb, Algo::Lr, Algo::RabRdb, Algo::Redbcast]),
     ("alltoall", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::Bruck, Algo::BasicLinear]),
-    ("alltoallv", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::BasicLinear]),
+    ("alltoallv", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::BasicLinear, Algo::Bruck]),
     ("gather", &[Algo::Binomial, Algo::BasicLinear]),
     ("gatherv", &[Algo::Linear]),
     ("scatter", &[Algo::Binomial, Algo::OmpiBinomial, Algo::BasicLinear, Algo::LinearNb]),
@@ -240,7 +246,9 @@ const SPELLINGS: &[(&[&str], &str, &str)] = &[
     (&["gather"], "ompi_binomial", "binomial"),
     (&[], "ompi_basic_linear", "basic_linear"),
     (&["barrier"], "dissemination", "ompi_bruck"),
-    (&["alltoall", "alltoallv", "reduce_scatter"], "mpich", "pairwise"),
+    (&["alltoall", "reduce_scatter"], "mpich", "pairwise"),
+    // SimGrid's `alltoallv__mpich` runs its bruck.
+    (&["alltoallv"], "mpich", "bruck"),
     (&["reduce_scatter"], "mpich_pair", "pairwise"),
     // SimGrid's "ring" allgather sends straight to rank + i; its neighbour-forwarding ring
     // (MPICH's, ours) is NTSLR.
@@ -408,6 +416,9 @@ fn mpich(op: &OpSpec, p: usize) -> Option<Algo> {
         // MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE 256 with at least 8 ranks: Bruck. MPICH's
         // medium-size algorithm (batches of isend/irecv) is not modelled: pairwise instead.
         OpSpec::Alltoall { bytes, .. } => Some(if bytes < 256.0 && p >= 8 { Algo::Bruck } else { Algo::Pairwise }),
+        // MPICH's alltoallv (not in place) posts its receives and sends in batches: SimGrid's
+        // `alltoallv__mpich` runs its bruck, which does that 4 at a time.
+        OpSpec::Alltoallv { .. } => Some(Algo::Bruck),
         // MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE 524288 (recursive doubling for a power of two
         // below it), MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE 81920 (Bruck otherwise below it).
         OpSpec::Allgather { bytes, .. } => {
@@ -789,7 +800,24 @@ fn linear(r: usize, p: usize, root: usize, k: usize, to_root: bool, descending: 
 
 /// Round 0 of rank `r` of `p` is a fan (none when it has no other rank).
 fn fan_round(r: usize, p: usize, k: usize, recv_from: Option<Order>, send_to: Option<Order>) -> Option<Round> {
-    (k == 0 && p > 1).then_some(Round::Fan(Fan { r, p, recv_from, send_to }))
+    (k == 0 && p > 1).then_some(Round::Fan(Fan { r, p, recv_from, send_to, window: (0, usize::MAX) }))
+}
+
+/// SimGrid's `alltoallv__bruck` (MPICH's "scattered" alltoallv) posts at most this many
+/// receives and sends at a time (`bblock`, MPICH's MPIR_PARAM_ALLTOALL_THROTTLE).
+const ALLTOALLV_BLOCK: usize = 4;
+
+/// Round k of SimGrid's alltoallv bruck: ranks r + 4k, …, r + 4k + 3 (mod p, without r
+/// itself), receives from each posted in that order, then sends to r − 4k, …, r − 4k − 3,
+/// then a wait for all.
+fn scattered(r: usize, p: usize, k: usize) -> Option<Round> {
+    let first = k * ALLTOALLV_BLOCK;
+    if first >= p {
+        return None;
+    }
+    // Positions in the Upward / Downward orders, which leave out r itself (offset 0).
+    let (from, to) = (first.max(1) - 1, (first + ALLTOALLV_BLOCK).min(p) - 1);
+    Some(Round::Fan(Fan { r, p, recv_from: Some(Order::Upward), send_to: Some(Order::Downward), window: (from, to - from) }))
 }
 
 /// Round `k` of a barrier with algorithm `algo`; every message is empty.
@@ -1048,7 +1076,9 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
         (OpSpec::Alltoall { .. }, Algo::BasicLinear) => fan_round(r, p, k, Some(Order::Upward), Some(Order::Downward)),
         (OpSpec::Alltoallv { .. }, Algo::BasicLinear) => fan_round(r, p, k, Some(Order::Ascending), Some(Order::Ascending)),
         (OpSpec::Alltoall { bytes, .. }, a) => pairwise(r, p, k, xor_of(a), |_| *bytes),
-        (OpSpec::Alltoallv { bytes, .. }, a) => pairwise(r, p, k, xor_of(a), |dst| bytes[dst]),
+        (OpSpec::Alltoallv { .. }, Algo::Bruck) => scattered(r, p, k),
+        // SimGrid's alltoallv ring is its pairwise exchange: XOR partners for a power of two.
+        (OpSpec::Alltoallv { bytes, .. }, a) => pairwise(r, p, k, (a == Algo::Pair).then_some(true), |dst| bytes[dst]),
         (OpSpec::ReduceScatter { bytes, .. }, Algo::RecursiveHalving) => recursive_halving(r, p, k, bytes),
         // Round k passes on block r − 1 − k.
         (OpSpec::ReduceScatter { bytes, .. }, Algo::Ring) => ring(r, p, k, |b| bytes[(b + p - 1) % p]),
@@ -1209,6 +1239,35 @@ mod tests {
         for (p, spec) in [(6, "allgather=bruck"), (8, "allgather=rdb"), (7, "allgather=ring")] {
             assert_eq!(total(OpSpec::Allgather { bytes: 10.0, comm: 0 }, p, spec), (p * (p - 1)) as f64 * 10.0, "{spec}");
         }
+    }
+
+    #[test]
+    fn alltoallv_ring_is_smpis_and_bruck_goes_four_ranks_at_a_time() {
+        let op = |p: usize| OpSpec::Alltoallv { bytes: (0..p).map(|j| 10.0 * (j + 1) as f64).collect(), comm: 0 };
+        // SimGrid's ring: XOR partners on a power of two (round k: k + 1), rank ± i otherwise.
+        let sr = |p: usize, algo: Algo, r: usize, k: u32| match round(&op(p), algo, r, p, k) {
+            Some(Round::SendRecv { dst, src, bytes }) => (dst, src, bytes),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(sr(4, Algo::Ring, 1, 1), (3, 3, 40.0));
+        assert_eq!(sr(6, Algo::Ring, 1, 1), (3, 5, 40.0));
+        assert_eq!((sr(8, Algo::Ring, 5, 2), sr(8, Algo::Pairwise, 5, 2)), ((6, 6, 70.0), (6, 6, 70.0)));
+        assert!(round(&op(4), Algo::Ring, 0, 4, 3).is_none());
+        // Bruck on 6: receives from r + 1, r + 2, r + 3, sends to r − 1, r − 2, r − 3; then r + 4, r + 5.
+        let fan = |r: usize, k: u32| match round(&op(6), Algo::Bruck, r, 6, k) {
+            Some(Round::Fan(f)) => (0..f.posts()).map(|i| f.post(&op(6), i)).map(|x| format!("{x:?}")).collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(fan(2, 0), ["Recv(3)", "Recv(4)", "Recv(5)", "Send { to: 1, bytes: 20.0 }", "Send { to: 0, bytes: 10.0 }", "Send { to: 5, bytes: 60.0 }"]);
+        assert_eq!(fan(2, 1), ["Recv(0)", "Recv(1)", "Send { to: 4, bytes: 50.0 }", "Send { to: 3, bytes: 40.0 }"]);
+        assert!(round(&op(6), Algo::Bruck, 2, 6, 2).is_none());
+        for p in [2, 4, 5, 8, 9, 12] {
+            let every: f64 = (0..p).map(|j| 10.0 * (j + 1) as f64).sum();
+            assert_eq!(total(op(p), p, "alltoallv=bruck"), (p as f64) * every - (0..p).map(|r| 10.0 * (r + 1) as f64).sum::<f64>(), "{p}");
+        }
+        // SimGrid's alltoallv `mpich` is its bruck, for the spelling and the preset.
+        assert_eq!(Collectives::parse("alltoallv=mpich").unwrap().pick(&op(8), 8), Algo::Bruck);
+        assert_eq!(Collectives::parse("mpich").unwrap().pick(&op(8), 8), Algo::Bruck);
     }
 
     #[test]

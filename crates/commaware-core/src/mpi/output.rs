@@ -78,7 +78,11 @@ impl<W: Write> JsonStream<W> {
             let makespan = serde_json::to_string(&result.makespan).map_err(std::io::Error::from)?;
             let stats = serde_json::to_string(&result.message_stats).map_err(std::io::Error::from)?;
             let warnings = serde_json::to_string(&result.warnings).map_err(std::io::Error::from)?;
-            write!(self.out, "  \"makespan\": {makespan},\n  \"message_stats\": {stats},\n  \"warnings\": {warnings},\n  \"ranks\": [")?;
+            write!(
+                self.out,
+                "  \"makespan\": {makespan},\n  \"message_stats\": {stats},\n  \"warnings\": {warnings},\n  \"derived_datatype_ops\": {},\n  \"ranks\": [",
+                result.derived_datatype_ops
+            )?;
             for (k, r) in result.ranks.iter().enumerate() {
                 self.out.write_all(if k == 0 { b"\n    " } else { b",\n    " })?;
                 serde_json::to_writer(&mut self.out, r).map_err(std::io::Error::from)?;

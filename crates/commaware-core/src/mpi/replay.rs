@@ -213,6 +213,8 @@ pub struct SimResult {
     pub host_names: Vec<String>,
     /// Inputs that were accepted but have no effect (e.g. `pair_bandwidth` under `maxmin`).
     pub warnings: Vec<String>,
+    /// The trace's [`Trace::derived_datatype_ops`]: ops a derived datatype sized.
+    pub derived_datatype_ops: u64,
 }
 
 const NONE: u32 = u32::MAX;
@@ -385,6 +387,7 @@ pub fn simulate_observed(
     };
     rp.run()?;
     let mut result = rp.finish(model_name);
+    result.derived_datatype_ops = trace.derived_datatype_ops;
     if result.model != platform.network.model && !platform.network.parameters.is_empty() {
         result.warnings.push(format!(
             "network.parameters are for the platform's model {}; the {} model ignores them",
@@ -765,10 +768,14 @@ impl<'a, 'o> Replay<'a, 'o> {
         if req < self.trace.n_user_reqs[r] {
             self.ranks[r].unwaited.push(req);
         }
-        let found = self.unmatched_sends[r].iter().position(|&m| {
-            let m = &self.msgs[m as usize];
-            m.ctx == ctx && src.map_or(true, |s| s == m.src) && tag.map_or(true, |t| t == m.tag)
-        });
+        let matches = |m: &Msg| m.ctx == ctx && src.map_or(true, |s| s == m.src) && tag.map_or(true, |t| t == m.tag);
+        // A wildcard receive takes the oldest matching eager message before any rendezvous one,
+        // as SMPI does (it looks in the eager messages' mailbox first); a receive naming its
+        // source and tag takes the oldest, MPI's order.
+        let eager_first = (src.is_none() || tag.is_none())
+            .then(|| self.unmatched_sends[r].iter().position(|&m| !self.msgs[m as usize].rendezvous && matches(&self.msgs[m as usize])))
+            .flatten();
+        let found = eager_first.or_else(|| self.unmatched_sends[r].iter().position(|&m| matches(&self.msgs[m as usize])));
         match found {
             None => {
                 let origin = self.ranks[r].cursor.op;
@@ -958,7 +965,7 @@ impl<'a, 'o> Replay<'a, 'o> {
             stats.mean_seconds /= stats.count as f64;
         }
         let host_names = hosts.iter().map(|h| h.name.clone()).collect();
-        SimResult { model, makespan, message_stats: stats, ranks, host_names, warnings: Vec::new() }
+        SimResult { model, makespan, message_stats: stats, ranks, host_names, warnings: Vec::new(), derived_datatype_ops: 0 }
     }
 }
 

@@ -21,7 +21,9 @@
 //!   flops after the collective; the same for `reduce`, `scan`, `exscan`, `reducescatter`);
 //!   `alltoall SEND RECV [DT1] [DT2]` → `alltoall` with the block SEND × size(DT1);
 //! * `reduce COUNT COMP [ROOT] [DT]`; `scan|exscan COUNT COMP [DT]`;
-//!   `gather|scatter SEND RECV [ROOT] [DT1] [DT2]` (block SEND × size(DT1));
+//!   `gather|scatter SEND RECV [ROOT] [DT1] [DT2]` (block SEND × size(DT1) on a gather's
+//!   other ranks and a scatter's root, RECV × size(DT2) on the rest; four arguments are
+//!   `SEND ROOT DT1 DT2`, as smpirun writes a receive count of 0);
 //!   `allgather SEND RECV [DT1] [DT2]`;
 //! * v-collectives, with one count per rank (P = the rank count): `gatherv SEND RECV×P
 //!   [ROOT] [DT1] [DT2]` (only the root knows the receive counts: rank r's entry is its
@@ -33,8 +35,26 @@
 //!   stays pending for a later `wait`, which returns at once if the test consumed it;
 //!   `network.test_seconds` plays SimGrid's `smpi/test` injected time);
 //! * `comm_split`, `comm_dup`, `location`: ignored, as SimGrid's replay does.
+//! * `Ssend|ISsend DST TAG COUNT [DT]` (what `smpirun -trace-ti` writes for MPI_Ssend and
+//!   MPI_Issend; SimGrid's replay does not know these actions) → `send|isend` with `sync`.
 //!
-//! Datatype ids are SimGrid's (`Datatype::decode`), see [`datatype_size`].
+//! Datatype ids are SimGrid's (`Datatype::decode`), see [`datatype_size`]. A derived
+//! datatype (MPI_Type_vector, MPI_Type_create_struct, …) is written as id `-1`, which
+//! SimGrid's replay decodes as MPI_DATATYPE_NULL: 0 bytes. It is read so by default, or as
+//! [`TiOptions::derived_datatype_bytes`] bytes per element, and the ops it sized are counted
+//! ([`Trace::derived_datatype_ops`]).
+//!
+//! Peers and tags as `smpirun -trace-ti` 3.32 writes them: it translates a peer to its world
+//! rank, so MPI_ANY_SOURCE and MPI_PROC_NULL both come out as `-333` (MPI_UNDEFINED), while
+//! MPI_ANY_TAG is `-444`. SimGrid's replay takes `-333` for a rank (it deadlocks on an
+//! any-source receive and aborts on a send to MPI_PROC_NULL). Here:
+//! * `send|isend|Ssend|ISsend -333 …` is a send to MPI_PROC_NULL: no message; the request of
+//!   an `isend` completes at once (its `wait`/`test` lines do nothing);
+//! * `recv -333 …` and `sendRecv … -333` (source) receive from any source (a blocking receive
+//!   from MPI_PROC_NULL is not written at all);
+//! * `irecv -333 …` is either: an MPI_ANY_SOURCE receive if rank R has messages of that tag
+//!   that no other receive of R takes, an MPI_PROC_NULL one if it has none (see [`resolve`]);
+//! * tag `-444` on a receive (and its `wait`/`test` key) is any tag.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -50,8 +70,41 @@ pub const IGNORED: &[&str] = &["comm_size", "comm_split", "comm_dup", "location"
 /// Largest element count SimGrid accepts (it converts counts to a C `int`).
 const MAX_COUNT: f64 = i32::MAX as f64;
 
+/// The peer `smpirun -trace-ti` writes for MPI_ANY_SOURCE and MPI_PROC_NULL: MPI_UNDEFINED,
+/// the world rank of no process (`MPI_COMM_WORLD->group()->rank(...)`).
+pub const UNDEFINED_PEER: i64 = -333;
+/// SimGrid's MPI_ANY_TAG, written as is.
+pub const ANY_TAG: i64 = -444;
+/// The datatype id SimGrid writes for a derived datatype (`Datatype::id` of a type it did
+/// not predefine), decoded by its replay as MPI_DATATYPE_NULL (size 0).
+pub const DERIVED_DATATYPE: i64 = -1;
+
+/// How to read a TI trace.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct TiOptions {
+    /// Bytes per element of a derived datatype (id -1): 0, SimGrid's replay's reading, by default.
+    pub derived_datatype_bytes: f64,
+}
+
+impl TiOptions {
+    /// Options with `derived_datatype_bytes`, which must be a whole number of bytes that an MPI
+    /// datatype's size can be (0 to 2^31 - 1).
+    pub fn new(derived_datatype_bytes: Option<f64>) -> Result<TiOptions> {
+        let Some(b) = derived_datatype_bytes else { return Ok(TiOptions::default()) };
+        if !b.is_finite() || b < 0.0 || b.fract() != 0.0 || b > MAX_COUNT {
+            return Err(Error::new(
+                crate::error::ErrorKind::Options,
+                "derived_datatype_bytes",
+                format!("must be a whole number of bytes from 0 to {} (an MPI datatype's size), got {b}", i32::MAX),
+            ));
+        }
+        Ok(TiOptions { derived_datatype_bytes: b })
+    }
+}
+
 /// Size in bytes of SimGrid's predefined datatype `id` (the ids `Datatype::decode` knows,
-/// sizes of an LP64 Linux host), or `None` for an id it does not know.
+/// sizes of an LP64 Linux host), or `None` for an id it does not know. The derived datatype's
+/// `-1` is not here: [`TiOptions`] says how to read it.
 pub fn datatype_size(id: i64) -> Option<f64> {
     let size: u32 = match id {
         0 => 8,  // MPI_DOUBLE
@@ -99,6 +152,7 @@ pub fn datatype_size(id: i64) -> Option<f64> {
         52 => 8,
         53 => 16,
         54 => 32, // MPI_CXX_{FLOAT,DOUBLE,LONG_DOUBLE}_COMPLEX
+        55 | 56 => 0, // MPI_UB, MPI_LB (markers without data)
         57 => 1,  // MPI_PACKED
         58 | 59 => 8, // MPI_PTR, MPI_COUNT
         _ => return None,
@@ -124,6 +178,10 @@ impl Origin {
     }
 }
 
+/// A request's key in SimGrid's request store: (source, destination, tag) as the trace
+/// writes them (`-333` for an undefined peer, `-444` for any tag).
+type Key = (i64, i64, i64);
+
 /// One rank's program being built.
 #[derive(Default)]
 struct RankBuild {
@@ -132,17 +190,34 @@ struct RankBuild {
     lines: Vec<usize>,
     /// Bytes per element of the default datatype (1 until `init` with an argument).
     default_size: Option<f64>,
-    /// Pending requests by (source, destination, tag), oldest first.
-    pending: HashMap<(usize, usize, i64), VecDeque<usize>>,
+    /// Bytes per element of a derived datatype (id -1).
+    derived_size: f64,
+    /// Whether the current action sized something with a derived datatype.
+    derived_here: bool,
+    /// Ops sized with a derived datatype.
+    derived_ops: u64,
+    /// Pending requests by key, oldest first; `None` is a request to MPI_PROC_NULL (it
+    /// completed at once: its wait and test do nothing).
+    pending: HashMap<Key, VecDeque<Option<usize>>>,
     n_requests: usize,
     n_pending: usize,
     /// Line of the last op (for the final waitall).
     last_line: usize,
+    /// Whether the rank has an `irecv -333` (its only irecvs from any source).
+    undefined_irecv: bool,
+}
+
+/// A TI text parsed into a trace spec: each op's line, and how many ops a derived datatype sized.
+pub struct Parsed {
+    pub spec: TraceSpec,
+    /// Per rank, the line (1-based, in the rank's text) of each op.
+    pub lines: Vec<Vec<usize>>,
+    pub derived_datatype_ops: u64,
 }
 
 /// Parse a shared TI text (every line starts with its rank) into a trace spec. The rank
 /// count is the largest rank seen plus one.
-pub fn parse_shared(text: &str) -> Result<(TraceSpec, Vec<Vec<usize>>)> {
+pub fn parse_shared(text: &str, options: TiOptions) -> Result<Parsed> {
     // First the rank count: the per-rank size lists of v-collectives have one entry per rank.
     let mut p = 0;
     for (i, raw) in text.lines().enumerate() {
@@ -158,7 +233,7 @@ pub fn parse_shared(text: &str) -> Result<(TraceSpec, Vec<Vec<usize>>)> {
         p = p.max(r + 1);
     }
     let mut ranks: Vec<RankBuild> = Vec::new();
-    ranks.resize_with(p, RankBuild::default);
+    ranks.resize_with(p, || RankBuild::new(options));
     let mut toks: Vec<&str> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
@@ -168,11 +243,11 @@ pub fn parse_shared(text: &str) -> Result<(TraceSpec, Vec<Vec<usize>>)> {
         let r = parse_rank(Origin::Shared, line, toks[0], "rank")?;
         action(&mut ranks[r], r, p, Origin::Shared, line, &toks)?;
     }
-    finish(ranks)
+    finish(ranks, Origin::Shared)
 }
 
 /// Parse one TI text per rank (`(rank, text)`; ranks must be 0..P-1, each once).
-pub fn parse_ranks(parts: &[(usize, &str)]) -> Result<(TraceSpec, Vec<Vec<usize>>)> {
+pub fn parse_ranks(parts: &[(usize, &str)], options: TiOptions) -> Result<Parsed> {
     let p = parts.len();
     let mut order: Vec<Option<&str>> = vec![None; p];
     for &(r, text) in parts {
@@ -195,7 +270,7 @@ pub fn parse_ranks(parts: &[(usize, &str)]) -> Result<(TraceSpec, Vec<Vec<usize>
             .enumerate()
             .map(|(c, texts)| {
                 scope.spawn(move || {
-                    texts.iter().enumerate().map(|(i, t)| parse_rank_text(c * chunk + i, p, t.unwrap_or(""))).collect::<Vec<_>>()
+                    texts.iter().enumerate().map(|(i, t)| parse_rank_text(c * chunk + i, p, t.unwrap_or(""), options)).collect::<Vec<_>>()
                 })
             })
             .collect();
@@ -203,13 +278,13 @@ pub fn parse_ranks(parts: &[(usize, &str)]) -> Result<(TraceSpec, Vec<Vec<usize>
             built.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
         }
     });
-    finish(built.into_iter().collect::<Result<Vec<_>>>()?)
+    finish(built.into_iter().collect::<Result<Vec<_>>>()?, Origin::Rank(0))
 }
 
 /// Rank `r`'s program from its own text (`p` ranks in all).
-fn parse_rank_text(r: usize, p: usize, text: &str) -> Result<RankBuild> {
+fn parse_rank_text(r: usize, p: usize, text: &str, options: TiOptions) -> Result<RankBuild> {
     let origin = Origin::Rank(r);
-    let mut b = RankBuild::default();
+    let mut b = RankBuild::new(options);
     // About 20 bytes a line: reserve once instead of growing.
     b.ops.reserve(text.len() / 20);
     b.lines.reserve(text.len() / 20);
@@ -229,15 +304,19 @@ fn parse_rank_text(r: usize, p: usize, text: &str) -> Result<RankBuild> {
 }
 
 /// A validated trace from a shared TI text.
-pub fn trace_from_shared(text: &str) -> Result<Trace> {
-    let (spec, lines) = parse_shared(text)?;
-    Trace::from_spec(spec).map_err(|e| relocate(e, &lines, Origin::Shared))
+pub fn trace_from_shared(text: &str, options: TiOptions) -> Result<Trace> {
+    validated(parse_shared(text, options)?, Origin::Shared)
 }
 
 /// A validated trace from one TI text per rank.
-pub fn trace_from_ranks(parts: &[(usize, &str)]) -> Result<Trace> {
-    let (spec, lines) = parse_ranks(parts)?;
-    Trace::from_spec(spec).map_err(|e| relocate(e, &lines, Origin::Rank(0)))
+pub fn trace_from_ranks(parts: &[(usize, &str)], options: TiOptions) -> Result<Trace> {
+    validated(parse_ranks(parts, options)?, Origin::Rank(0))
+}
+
+fn validated(parsed: Parsed, origin: Origin) -> Result<Trace> {
+    let mut trace = Trace::from_spec(parsed.spec).map_err(|e| relocate(e, &parsed.lines, origin))?;
+    trace.derived_datatype_ops = parsed.derived_datatype_ops;
+    Ok(trace)
 }
 
 /// For an error of the per-rank form, the rank it is about (its field starts `rank R`)
@@ -271,6 +350,40 @@ fn parse_tag(o: Origin, line: usize, tok: &str) -> Result<i64> {
     }
 }
 
+/// A receive's tag: a tag >= 0, or `-444` (MPI_ANY_TAG).
+fn parse_recv_tag(o: Origin, line: usize, tok: &str) -> Result<i64> {
+    if tok.parse::<i64>() == Ok(ANY_TAG) {
+        return Ok(ANY_TAG);
+    }
+    parse_tag(o, line, tok).map_err(|mut e| {
+        e.reason = format!("{} (or {ANY_TAG}, MPI_ANY_TAG)", e.reason);
+        e
+    })
+}
+
+/// A peer: a rank, or `-333` (MPI_ANY_SOURCE or MPI_PROC_NULL as smpirun writes them): `None`.
+fn parse_peer(o: Origin, line: usize, tok: &str, what: &str) -> Result<Option<usize>> {
+    if tok.parse::<i64>() == Ok(UNDEFINED_PEER) {
+        return Ok(None);
+    }
+    parse_rank(o, line, tok, what).map(Some).map_err(|mut e| {
+        e.reason = format!("{} (or {UNDEFINED_PEER}, MPI_ANY_SOURCE or MPI_PROC_NULL)", e.reason);
+        e
+    })
+}
+
+fn peer_key(peer: Option<usize>) -> i64 {
+    peer.map_or(UNDEFINED_PEER, |r| r as i64)
+}
+
+fn tag_spec(tag: i64) -> TagSpec {
+    if tag == ANY_TAG {
+        TagSpec::Any
+    } else {
+        TagSpec::Value(tag)
+    }
+}
+
 /// A finite non-negative number (flops, seconds).
 fn parse_amount(o: Origin, line: usize, tok: &str, what: &str) -> Result<f64> {
     match tok.parse::<f64>() {
@@ -293,17 +406,36 @@ fn parse_count(o: Origin, line: usize, tok: &str) -> Result<f64> {
 }
 
 impl RankBuild {
+    fn new(options: TiOptions) -> RankBuild {
+        RankBuild { derived_size: options.derived_datatype_bytes, ..RankBuild::default() }
+    }
+
     fn push(&mut self, op: OpSpec, line: usize) {
         self.ops.push(op);
         self.lines.push(line);
         self.last_line = line;
     }
 
-    fn datatype(&self, o: Origin, line: usize, tok: Option<&&str>) -> Result<f64> {
+    /// Bytes per element of datatype `tok` (the default datatype when absent); a derived
+    /// datatype (-1) marks the action as sized by one.
+    fn datatype(&mut self, o: Origin, line: usize, tok: Option<&&str>) -> Result<f64> {
         let Some(tok) = tok else { return Ok(self.default_size.unwrap_or(1.0)) };
         let id: i64 = tok.parse().map_err(|_| Error::trace(o.field(line), format!("expected a datatype id (an integer), got `{tok}`")))?;
-        datatype_size(id).ok_or_else(|| Error::trace(o.field(line), format!("unknown datatype id {id}")))
+        if id == DERIVED_DATATYPE {
+            self.derived_here = true;
+            return Ok(self.derived_size);
+        }
+        datatype_size(id).ok_or_else(|| Error::trace(o.field(line), format!("unknown datatype id {id} (SimGrid's ids are 0 to 59, and -1 for a derived datatype)")))
     }
+
+    /// A receive's datatype: checked, but the message's size is the sender's.
+    fn recv_datatype(&mut self, o: Origin, line: usize, tok: Option<&&str>) -> Result<()> {
+        let sized = self.derived_here;
+        self.datatype(o, line, tok)?;
+        self.derived_here = sized;
+        Ok(())
+    }
+
 
     /// An optional root rank (default 0).
     fn root(&self, o: Origin, line: usize, tok: Option<&&str>) -> Result<usize> {
@@ -322,15 +454,70 @@ impl RankBuild {
         }
     }
 
-    fn post(&mut self, key: (usize, usize, i64)) {
-        self.pending.entry(key).or_default().push_back(self.n_requests);
+    fn post(&mut self, key: Key) {
+        self.pending.entry(key).or_default().push_back(Some(self.n_requests));
         self.n_requests += 1;
         self.n_pending += 1;
     }
+
+    /// A request to MPI_PROC_NULL: complete at once.
+    fn post_null(&mut self, key: Key) {
+        self.pending.entry(key).or_default().push_back(None);
+    }
+
+    /// A send (`sync`: MPI_Ssend) or, `nonblocking`, an isend of `bytes` to `dst`; to
+    /// MPI_PROC_NULL (`None`), no message.
+    #[allow(clippy::too_many_arguments)]
+    fn send(&mut self, r: usize, dst: Option<usize>, tag: i64, bytes: f64, sync: bool, nonblocking: bool, line: usize) {
+        let key = (r as i64, peer_key(dst), tag);
+        let Some(dst) = dst else {
+            if nonblocking {
+                self.post_null(key);
+            }
+            return;
+        };
+        if nonblocking {
+            self.push(OpSpec::Isend { dst, bytes, tag, sync, comm: 0 }, line);
+            self.post(key);
+        } else {
+            self.push(OpSpec::Send { dst, bytes, tag, sync, comm: 0 }, line);
+        }
+    }
 }
 
-/// Apply one action line (`tokens[0]` is the rank, `tokens[1]` the action) to rank `r`.
+/// What an action `smpirun -trace-ti` 3.32 writes but no replay reads stands for.
+fn unreadable(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "ibarrier" | "ibcast" | "ireduce" | "iallreduce" | "iscan" | "iexscan" | "igather" | "igatherv" | "iallgather"
+        | "iallgatherv" | "iscatter" | "iscatterv" | "ialltoall" | "ialltoallv" | "ireducescatter" => {
+            "a non-blocking collective; its wait line names no request of the trace"
+        }
+        "waitAny" => "MPI_Waitany: the trace does not say which request completed",
+        "testany" | "testall" | "testsome" => "MPI_Testany, MPI_Testall or MPI_Testsome: the trace does not say which requests completed",
+        "Start" | "Startall" => "a persistent request started",
+        "bsend" | "ibsend" => "MPI_Bsend or MPI_Ibsend",
+        _ => return None,
+    })
+}
+
+/// The key of a `wait` or `test` line: SRC DST TAG.
+fn wait_key(o: Origin, line: usize, args: &[&str]) -> Result<Key> {
+    let src = parse_peer(o, line, args[0], "source rank")?;
+    let dst = parse_peer(o, line, args[1], "destination rank")?;
+    let tag = parse_recv_tag(o, line, args[2])?;
+    Ok((peer_key(src), peer_key(dst), tag))
+}
+
+/// Apply one action line (`tokens[0]` is the rank, `tokens[1]` the action) to rank `r`,
+/// counting it when a derived datatype sized it.
 fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens: &[&str]) -> Result<()> {
+    b.derived_here = false;
+    apply(b, r, p, o, line, tokens)?;
+    b.derived_ops += b.derived_here as u64;
+    Ok(())
+}
+
+fn apply(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens: &[&str]) -> Result<()> {
     let Some(&name) = tokens.get(1) else {
         return Err(Error::trace(o.field(line), "a rank but no action"));
     };
@@ -360,41 +547,45 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             let seconds = parse_amount(o, line, args[0], "seconds")?;
             b.push(OpSpec::Sleep { seconds }, line);
         }
-        "send" | "isend" => {
+        "send" | "isend" | "Ssend" | "ISsend" => {
             arity(3, 4, "DST TAG COUNT [DATATYPE]")?;
-            let dst = parse_rank(o, line, args[0], "destination rank")?;
+            let dst = parse_peer(o, line, args[0], "destination rank")?;
             let tag = parse_tag(o, line, args[1])?;
             let bytes = parse_count(o, line, args[2])? * b.datatype(o, line, args.get(3))?;
-            if name == "send" {
-                b.push(OpSpec::Send { dst, bytes, tag, sync: false, comm: 0 }, line);
-            } else {
-                b.push(OpSpec::Isend { dst, bytes, tag, sync: false, comm: 0 }, line);
-                b.post((r, dst, tag));
-            }
+            let (sync, nonblocking) = match name {
+                "send" => (false, false),
+                "isend" => (false, true),
+                "Ssend" => (true, false),
+                _ => (true, true),
+            };
+            b.send(r, dst, tag, bytes, sync, nonblocking, line);
         }
         "recv" | "irecv" => {
             arity(3, 4, "SRC TAG COUNT [DATATYPE]")?;
-            let src = parse_rank(o, line, args[0], "source rank")?;
-            let tag = parse_tag(o, line, args[1])?;
+            let src = parse_peer(o, line, args[0], "source rank")?;
+            let tag = parse_recv_tag(o, line, args[1])?;
             parse_count(o, line, args[2])?;
-            b.datatype(o, line, args.get(3))?;
+            b.recv_datatype(o, line, args.get(3))?;
+            let peer = src.map_or(Peer::Any, Peer::Rank);
             if name == "recv" {
-                b.push(OpSpec::Recv { src: Peer::Rank(src), tag: TagSpec::Value(tag), comm: 0 }, line);
+                b.push(OpSpec::Recv { src: peer, tag: tag_spec(tag), comm: 0 }, line);
             } else {
-                b.push(OpSpec::Irecv { src: Peer::Rank(src), tag: TagSpec::Value(tag), comm: 0 }, line);
-                b.post((src, r, tag));
+                b.undefined_irecv |= src.is_none();
+                b.push(OpSpec::Irecv { src: peer, tag: tag_spec(tag), comm: 0 }, line);
+                b.post((peer_key(src), r as i64, tag));
             }
         }
         "wait" => {
             arity(3, 3, "SRC DST TAG")?;
-            let src = parse_rank(o, line, args[0], "source rank")?;
-            let dst = parse_rank(o, line, args[1], "destination rank")?;
-            let tag = parse_tag(o, line, args[2])?;
-            let req = b.pending.get_mut(&(src, dst, tag)).and_then(|q| q.pop_front()).ok_or_else(|| {
+            let key = wait_key(o, line, args)?;
+            let req = b.pending.get_mut(&key).and_then(|q| q.pop_front()).ok_or_else(|| {
+                let (src, dst, tag) = key;
                 Error::trace(o.field(line), format!("no pending isend/irecv with source {src}, destination {dst} and tag {tag} to wait for"))
             })?;
-            b.n_pending -= 1;
-            b.push(OpSpec::Wait { req }, line);
+            if let Some(req) = req {
+                b.n_pending -= 1;
+                b.push(OpSpec::Wait { req }, line);
+            }
         }
         "waitall" => {
             // `smpirun -trace-ti` writes how many requests were waited for; SimGrid's replay
@@ -434,7 +625,7 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             let send = parse_count(o, line, args[0])?;
             parse_count(o, line, args[1])?;
             let bytes = send * b.datatype(o, line, args.get(2))?;
-            b.datatype(o, line, args.get(3))?;
+            b.recv_datatype(o, line, args.get(3))?;
             b.push(OpSpec::Alltoall { bytes, comm: 0 }, line);
         }
         "reduce" => {
@@ -456,11 +647,30 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
         }
         "gather" | "scatter" => {
             arity(2, 5, "SEND_COUNT RECV_COUNT [ROOT] [SEND_DATATYPE] [RECV_DATATYPE]")?;
+            // smpirun writes both datatypes but leaves out a receive count of 0 (a gather's other
+            // ranks often pass 0): four arguments are SEND ROOT DT1 DT2. (SimGrid's replay reads
+            // them as SEND RECV ROOT DT1, and deadlocks on the wrong root.)
+            let full;
+            let args: &[&str] = if args.len() == 4 {
+                full = [args[0], "0", args[1], args[2], args[3]];
+                &full
+            } else {
+                args
+            };
+            // The block is what MPI reads on this rank: the send side of a gather's non-root and
+            // of a scatter's root, the receive side of the others (a gather's root writes SEND 0
+            // for MPI_IN_PLACE; a scatter's other ranks may pass any send count).
             let send = parse_count(o, line, args[0])?;
-            parse_count(o, line, args[1])?;
+            let recv = parse_count(o, line, args[1])?;
             let root = b.root(o, line, args.get(2))?;
-            let bytes = send * b.datatype(o, line, args.get(3))?;
-            b.datatype(o, line, args.get(4))?;
+            let bytes = if (r == root) == (name == "scatter") {
+                let bytes = send * b.datatype(o, line, args.get(3))?;
+                b.recv_datatype(o, line, args.get(4))?;
+                bytes
+            } else {
+                b.recv_datatype(o, line, args.get(3))?;
+                recv * b.datatype(o, line, args.get(4))?
+            };
             b.push(if name == "gather" { OpSpec::Gather { root, bytes, comm: 0 } } else { OpSpec::Scatter { root, bytes, comm: 0 } }, line);
         }
         "allgather" => {
@@ -468,7 +678,7 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             let send = parse_count(o, line, args[0])?;
             parse_count(o, line, args[1])?;
             let bytes = send * b.datatype(o, line, args.get(2))?;
-            b.datatype(o, line, args.get(3))?;
+            b.recv_datatype(o, line, args.get(3))?;
             b.push(OpSpec::Allgather { bytes, comm: 0 }, line);
         }
         "gatherv" => {
@@ -502,7 +712,7 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             parse_count(o, line, args[p])?;
             let root = b.root(o, line, args.get(p + 1))?;
             let dt1 = b.datatype(o, line, args.get(p + 2))?;
-            b.datatype(o, line, args.get(p + 3))?;
+            b.recv_datatype(o, line, args.get(p + 3))?;
             let bytes = b.counts(o, line, &args[..p], dt1)?;
             b.push(OpSpec::Scatterv { root, bytes, comm: 0 }, line);
         }
@@ -511,8 +721,8 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
             parse_count(o, line, args[0])?;
             parse_count(o, line, args[p + 1])?;
             let dt1 = b.datatype(o, line, args.get(2 * p + 2))?;
-            let dt2 = b.datatype(o, line, args.get(2 * p + 3))?;
-            b.counts(o, line, &args[p + 2..2 * p + 2], dt2)?;
+            b.recv_datatype(o, line, args.get(2 * p + 3))?;
+            b.counts(o, line, &args[p + 2..2 * p + 2], 1.0)?;
             let bytes = b.counts(o, line, &args[1..=p], dt1)?;
             b.push(OpSpec::Alltoallv { bytes, comm: 0 }, line);
         }
@@ -526,47 +736,171 @@ fn action(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens:
         }
         "sendRecv" => {
             arity(4, 6, "SEND_COUNT DST RECV_COUNT SRC [SEND_DATATYPE] [RECV_DATATYPE]")?;
+            // smpirun writes nothing for an MPI_Sendrecv with an MPI_PROC_NULL side (the other
+            // side still moves data, unrecorded); -333 here is an MPI_ANY_SOURCE source.
             let send = parse_count(o, line, args[0])?;
-            let dst = parse_rank(o, line, args[1], "destination rank")?;
+            let dst = parse_peer(o, line, args[1], "destination rank")?;
             parse_count(o, line, args[2])?;
-            let src = parse_rank(o, line, args[3], "source rank")?;
+            let src = parse_peer(o, line, args[3], "source rank")?;
             let bytes = send * b.datatype(o, line, args.get(4))?;
-            b.datatype(o, line, args.get(5))?;
-            b.push(OpSpec::Sendrecv { dst, bytes, tag: 0, src: Peer::Rank(src), recvtag: TagSpec::Value(0), comm: 0 }, line);
+            b.recv_datatype(o, line, args.get(5))?;
+            let src = src.map_or(Peer::Any, Peer::Rank);
+            match dst {
+                Some(dst) => {
+                    b.push(OpSpec::Sendrecv { dst, bytes, tag: 0, src, recvtag: TagSpec::Value(0), comm: 0 }, line);
+                }
+                None => b.push(OpSpec::Recv { src, tag: TagSpec::Value(0), comm: 0 }, line),
+            }
         }
         "test" => {
             // SimGrid tests the oldest pending request with that key: consumed if it has
             // completed (a later wait on it returns at once), kept otherwise; no such
             // request, nothing (an earlier test took it).
             arity(3, 3, "SRC DST TAG")?;
-            let src = parse_rank(o, line, args[0], "source rank")?;
-            let dst = parse_rank(o, line, args[1], "destination rank")?;
-            let tag = parse_tag(o, line, args[2])?;
-            if let Some(&req) = b.pending.get(&(src, dst, tag)).and_then(|q| q.front()) {
+            let key = wait_key(o, line, args)?;
+            if let Some(&Some(req)) = b.pending.get(&key).and_then(|q| q.front()) {
                 b.push(OpSpec::Test { req }, line);
             }
         }
-        _ => return Err(Error::trace(o.field(line), format!("unknown action `{name}`"))),
+        _ => {
+            let reason = match unreadable(name) {
+                Some(why) => format!("`{name}` ({why}) cannot be replayed: SimGrid's replay does not read it either"),
+                None => format!("unknown action `{name}`"),
+            };
+            return Err(Error::trace(o.field(line), reason));
+        }
     }
     Ok(())
 }
 
 /// The spec and each op's line; a rank with requests still pending gets a final waitall.
-fn finish(ranks: Vec<RankBuild>) -> Result<(TraceSpec, Vec<Vec<usize>>)> {
+fn finish(mut ranks: Vec<RankBuild>, origin: Origin) -> Result<Parsed> {
     if ranks.is_empty() {
         return Err(Error::trace("", "the trace has no actions"));
     }
+    resolve(&mut ranks, origin)?;
     let mut ops = Vec::with_capacity(ranks.len());
     let mut lines = Vec::with_capacity(ranks.len());
+    let mut derived_datatype_ops = 0;
     for mut b in ranks {
         if b.n_pending > 0 {
             let l = b.last_line;
             b.push(OpSpec::Waitall, l);
         }
+        derived_datatype_ops += b.derived_ops;
         ops.push(b.ops);
         lines.push(b.lines);
     }
-    Ok((TraceSpec { ranks: ops, placement: None }, lines))
+    Ok(Parsed { spec: TraceSpec { ranks: ops, placement: None }, lines, derived_datatype_ops })
+}
+
+/// Tell each `irecv -333` apart: smpirun writes MPI_ANY_SOURCE and MPI_PROC_NULL alike. For
+/// each rank and tag, the messages sent to the rank that its receives from named ranks and its
+/// blocking any-source receives (`recv -333`: a blocking receive from MPI_PROC_NULL is not
+/// written) leave over are for its `irecv -333`s: all of them are MPI_ANY_SOURCE when there
+/// are as many messages left as such irecvs, all MPI_PROC_NULL when none is left (they are
+/// removed, with their `wait` and `test` lines). A rank with any-tag receives is counted over
+/// all tags. A number in between cannot be told apart: an error naming the first such line.
+/// (TI has no other any-source irecv: these are the rank's `Irecv { src: Any }` ops.)
+fn resolve(ranks: &mut [RankBuild], origin: Origin) -> Result<()> {
+    if !ranks.iter().any(|b| b.undefined_irecv) {
+        return Ok(());
+    }
+    let tag_of = |t: &TagSpec| match t {
+        TagSpec::Value(t) => *t,
+        TagSpec::Any => ANY_TAG,
+    };
+    let mut sent: HashMap<(usize, i64), u64> = HashMap::new();
+    for op in ranks.iter().flat_map(|b| &b.ops) {
+        if let OpSpec::Send { dst, tag, .. } | OpSpec::Isend { dst, tag, .. } | OpSpec::Sendrecv { dst, tag, .. } = op {
+            *sent.entry((*dst, *tag)).or_default() += 1;
+        }
+    }
+    for (d, b) in ranks.iter_mut().enumerate().filter(|(_, b)| b.undefined_irecv) {
+        // Receives that take a message by tag: from a named rank, or blocking from any; and the
+        // irecv -333 lines (request, tag, line).
+        let mut taken: HashMap<i64, u64> = HashMap::new();
+        let mut undefined: Vec<(usize, i64, usize)> = Vec::new();
+        let mut req = 0;
+        for (op, &line) in b.ops.iter().zip(&b.lines) {
+            match op {
+                OpSpec::Irecv { src: Peer::Any, tag, .. } => undefined.push((req, tag_of(tag), line)),
+                OpSpec::Recv { tag, .. } | OpSpec::Irecv { tag, .. } | OpSpec::Sendrecv { recvtag: tag, .. } => {
+                    *taken.entry(tag_of(tag)).or_default() += 1
+                }
+                _ => {}
+            }
+            req += matches!(op, OpSpec::Isend { .. } | OpSpec::Irecv { .. }) as usize;
+        }
+        // Over all tags when an any-tag receive may take a message of any tag.
+        let all_tags = taken.contains_key(&ANY_TAG) || undefined.iter().any(|u| u.1 == ANY_TAG);
+        let group = |tag: i64| if all_tags { ANY_TAG } else { tag };
+        let in_group = |tag: i64, g: i64| all_tags || tag == g;
+        let mut groups: Vec<i64> = undefined.iter().map(|u| group(u.1)).collect();
+        groups.sort_unstable();
+        groups.dedup();
+        let mut null = Vec::new();
+        for g in groups {
+            let messages: u64 = sent.iter().filter(|(&(dst, tag), _)| dst == d && in_group(tag, g)).map(|(_, &n)| n).sum();
+            let taken: u64 = taken.iter().filter(|(&tag, _)| in_group(tag, g)).map(|(_, &n)| n).sum();
+            let irecvs: Vec<&(usize, i64, usize)> = undefined.iter().filter(|u| group(u.1) == g).collect();
+            let left = messages.saturating_sub(taken);
+            if left == 0 {
+                null.extend(irecvs.iter().map(|u| u.0));
+            } else if left < irecvs.len() as u64 {
+                let tags = if all_tags { "of any tag".to_string() } else { format!("with tag {g}") };
+                let o = match origin {
+                    Origin::Shared => Origin::Shared,
+                    Origin::Rank(_) => Origin::Rank(d),
+                };
+                return Err(Error::trace(
+                    o.field(irecvs[0].2),
+                    format!(
+                        "rank {d} has {} `irecv {UNDEFINED_PEER}` {tags} (smpirun writes MPI_ANY_SOURCE and MPI_PROC_NULL alike) \
+                         but {left} message{} for them: which are MPI_PROC_NULL cannot be told",
+                        irecvs.len(),
+                        if left == 1 { "" } else { "s" }
+                    ),
+                ));
+            }
+            // Otherwise every one is MPI_ANY_SOURCE (more messages than irecvs: the replay
+            // reports those left unmatched).
+        }
+        if !null.is_empty() {
+            null.sort_unstable();
+            drop_requests(b, &null);
+        }
+    }
+    Ok(())
+}
+
+/// Remove requests `null` (sorted, of `irecv` ops) of rank `b`, with the waits and tests on
+/// them, and renumber the others.
+fn drop_requests(b: &mut RankBuild, null: &[usize]) {
+    let is_null = |req: usize| null.binary_search(&req).is_ok();
+    let new_index = |req: usize| req - null.partition_point(|&n| n < req);
+    let mut next = 0;
+    let mut keep = Vec::with_capacity(b.ops.len());
+    for op in b.ops.iter_mut() {
+        keep.push(match op {
+            OpSpec::Isend { .. } | OpSpec::Irecv { .. } => {
+                next += 1;
+                !is_null(next - 1)
+            }
+            OpSpec::Wait { req } | OpSpec::Test { req } => {
+                let k = !is_null(*req);
+                *req = new_index(*req);
+                k
+            }
+            _ => true,
+        });
+    }
+    let mut k = keep.iter();
+    b.ops.retain(|_| *k.next().unwrap_or(&true));
+    let mut k = keep.iter();
+    b.lines.retain(|_| *k.next().unwrap_or(&true));
+    // Requests still pending at the end get a final waitall: none if only these were.
+    b.n_pending = b.pending.values().flatten().filter(|q| q.is_some_and(|q| !is_null(q))).count();
 }
 
 /// Turn a `ranks[R][I]...` field of a [`Trace::from_spec`] error into the TI line.
@@ -651,13 +985,26 @@ mod tests {
         .unwrap()
     }
 
-    fn err(text: &str) -> Error {
-        trace_from_shared(text).unwrap_err()
+    fn shared(text: &str) -> Result<Trace> {
+        trace_from_shared(text, TiOptions::default())
     }
+
+    fn ranks(parts: &[(usize, &str)]) -> Result<Trace> {
+        trace_from_ranks(parts, TiOptions::default())
+    }
+
+    fn err(text: &str) -> Error {
+        shared(text).unwrap_err()
+    }
+
+    fn ops(t: &Trace, r: usize) -> Vec<String> {
+        t.spec.ranks[r].iter().map(|o| o.describe()).collect()
+    }
+
 
     #[test]
     fn ti_same_ops_as_hand_written_json() {
-        let ti = trace_from_shared(TI).unwrap();
+        let ti = shared(TI).unwrap();
         let json = Trace::from_json(JSON).unwrap();
         for r in 0..3 {
             let a: Vec<String> = ti.spec.ranks[r].iter().map(|o| o.describe()).collect();
@@ -670,7 +1017,7 @@ mod tests {
     fn ti_replays_with_the_json_makespan() {
         let p = platform();
         let opts = SimOptions::default();
-        let a = simulate(&p, &trace_from_shared(TI).unwrap(), &opts);
+        let a = simulate(&p, &shared(TI).unwrap(), &opts);
         let b = simulate(&p, &Trace::from_json(JSON).unwrap(), &opts);
         match (a, b) {
             (Ok(a), Ok(b)) => {
@@ -690,17 +1037,17 @@ mod tests {
             per[r].push('\n');
         }
         let parts: Vec<(usize, &str)> = per.iter().enumerate().map(|(r, t)| (r, t.as_str())).collect();
-        let a = trace_from_ranks(&parts).unwrap();
-        let b = trace_from_shared(TI).unwrap();
+        let a = ranks(&parts).unwrap();
+        let b = shared(TI).unwrap();
         assert_eq!(format!("{:?}", a.spec), format!("{:?}", b.spec));
-        let e = trace_from_ranks(&[(0, "0 init\n"), (1, "0 init\n")]).unwrap_err();
+        let e = ranks(&[(0, "0 init\n"), (1, "0 init\n")]).unwrap_err();
         assert_eq!(e.field, "rank 1 line 1");
         assert_eq!(split_rank_field(&e.field), Some((1, "line 1".to_string())));
     }
 
     #[test]
     fn ti_init_switches_datatype() {
-        let t = trace_from_shared("0 init\n0 isend 1 0 10\n0 send 1 0 10 5\n1 init 1\n1 recv 0 0 10\n1 send 0 0 10\n0 recv 1 0 10\n0 waitall\n1 irecv 0 0 10\n1 wait 0 1 0\n").unwrap();
+        let t = shared("0 init\n0 isend 1 0 10\n0 send 1 0 10 5\n1 init 1\n1 recv 0 0 10\n1 send 0 0 10\n0 recv 1 0 10\n0 waitall\n1 irecv 0 0 10\n1 wait 0 1 0\n").unwrap();
         let b: Vec<String> = t.spec.ranks[0].iter().map(|o| o.describe()).collect();
         assert_eq!(b[0], "isend(dst=1, bytes=10, tag=0)");
         assert_eq!(b[1], "send(dst=1, bytes=40, tag=0)");
@@ -709,7 +1056,7 @@ mod tests {
 
     #[test]
     fn ti_wait_pops_oldest_with_key() {
-        let t = trace_from_shared(
+        let t = shared(
             "0 isend 1 5 1\n0 isend 1 5 2\n0 isend 1 6 3\n0 wait 0 1 6\n0 wait 0 1 5\n0 wait 0 1 5\n\
              1 irecv 0 5 1\n1 irecv 0 5 1\n1 irecv 0 6 1\n",
         )
@@ -722,7 +1069,7 @@ mod tests {
 
     #[test]
     fn test_looks_at_the_oldest_pending_request_and_leaves_it_pending() {
-        let t = trace_from_shared("0 isend 1 5 8\n0 isend 1 5 8\n0 test 0 1 5\n0 wait 0 1 5\n0 test 0 1 9\n1 recv 0 5 8\n1 recv 0 5 8\n").unwrap();
+        let t = shared("0 isend 1 5 8\n0 isend 1 5 8\n0 test 0 1 5\n0 wait 0 1 5\n0 test 0 1 9\n1 recv 0 5 8\n1 recv 0 5 8\n").unwrap();
         let ops: Vec<String> = t.spec.ranks[0].iter().map(|o| o.describe()).collect();
         // The test names request 0 and the wait then takes the same one; a test with no
         // pending request of its key writes nothing; request 1 is waited for at the end.
@@ -761,5 +1108,160 @@ mod tests {
         assert!(e.reason.contains("no actions"), "{e}");
         let e = err("0 send 1 -1 4\n");
         assert!(e.reason.contains("negative"), "{e}");
+    }
+
+    fn with_derived(text: &str, bytes: f64) -> Trace {
+        trace_from_shared(text, TiOptions::new(Some(bytes)).unwrap()).unwrap()
+    }
+
+    /// As `smpirun -trace-ti` writes a program with an MPI_Type_vector (datatype -1).
+    const DERIVED: &str = "\
+0 init
+1 init
+0 isend 1 1 60 -1
+1 irecv 0 1 60 -1
+0 waitall 1
+1 waitall 1
+0 sendRecv 3 1 3 1 -1 -1
+1 sendRecv 3 0 3 0 -1 -1
+0 bcast 50 1 -1
+1 bcast 50 1 -1
+0 gather 2 2 0 -1 -1
+1 gather 2 2 0 -1 -1
+0 alltoall 4 4 -1 0
+1 alltoall 4 4 -1 0
+0 allreduce 10 0 0
+1 allreduce 10 0 0
+";
+
+    #[test]
+    fn a_derived_datatype_carries_0_bytes_or_the_size_given_and_is_counted() {
+        let t = shared(DERIVED).unwrap();
+        assert_eq!(
+            ops(&t, 0),
+            [
+                "isend(dst=1, bytes=0, tag=1)",
+                "waitall",
+                "sendrecv(dst=1, bytes=0, tag=0, src=1, recvtag=0)",
+                "bcast(root=1, bytes=0)",
+                "gather(root=0, bytes=0)",
+                "alltoall(bytes=0)",
+                "allreduce(bytes=80)"
+            ]
+        );
+        // isend, sendRecv, bcast, gather, alltoall on both ranks; not the irecv (the size is the
+        // sender's) nor the allreduce of doubles.
+        assert_eq!(t.derived_datatype_ops, 9);
+        let t = with_derived(DERIVED, 1600.0);
+        assert_eq!(ops(&t, 0)[0], "isend(dst=1, bytes=96000, tag=1)");
+        assert_eq!(ops(&t, 1)[3..6], ["bcast(root=1, bytes=80000)", "gather(root=0, bytes=3200)", "alltoall(bytes=6400)"]);
+        assert_eq!(t.derived_datatype_ops, 9);
+        assert_eq!(shared(TI).unwrap().derived_datatype_ops, 0);
+        // SimGrid's other ids still need to be known.
+        for id in ["-2", "60", "99"] {
+            let e = err(&format!("0 send 1 0 4 {id}\n"));
+            assert_eq!(e.field, "line 1");
+            assert!(e.reason.contains(&format!("unknown datatype id {id}")) && e.reason.contains("-1 for a derived"), "{e}");
+        }
+    }
+
+    #[test]
+    fn derived_datatype_bytes_is_a_whole_number_an_mpi_size_can_be() {
+        for ok in [0.0, 1.0, 1600.0, 2147483647.0] {
+            assert_eq!(TiOptions::new(Some(ok)).unwrap().derived_datatype_bytes, ok);
+        }
+        assert_eq!(TiOptions::new(None).unwrap(), TiOptions::default());
+        for bad in [-1.0, 0.5, f64::NAN, f64::INFINITY, 2147483648.0, 1e300] {
+            let e = TiOptions::new(Some(bad)).unwrap_err();
+            assert_eq!((e.kind, e.field.as_str()), (crate::error::ErrorKind::Options, "derived_datatype_bytes"), "{bad}");
+            assert!(e.reason.contains("whole number of bytes from 0 to 2147483647"), "{e}");
+        }
+    }
+
+    #[test]
+    fn undefined_peers_are_any_source_or_proc_null_and_444_is_any_tag() {
+        // Rank 0 sends to MPI_PROC_NULL (blocking and not: the isend's wait and test do
+        // nothing), receives from any source (blocking, and an irecv a message is left for),
+        // and with any tag; rank 2's sendRecv receives from any source.
+        let t = shared(
+            "0 send -333 9 10 0\n0 isend -333 9 10 0\n0 test 0 -333 9\n0 wait 0 -333 9\n\
+             0 recv -333 6 100 0\n0 irecv -333 7 100 0\n0 wait -333 0 7\n0 recv 1 -444 5 0\n\
+             1 send 0 6 100 0\n1 send 0 7 100 0\n1 send 0 12 5 0\n2 sendRecv 5 2 5 -333 0 0\n",
+        )
+        .unwrap();
+        assert_eq!(
+            ops(&t, 0),
+            ["recv(src=any, tag=6)", "irecv(src=any, tag=7)", "wait(req=0)", "recv(src=1, tag=any)"]
+        );
+        assert_eq!(ops(&t, 2), ["sendrecv(dst=2, bytes=40, tag=0, src=any, recvtag=0)"]);
+        // Keys with -333 and -444 still have to name a pending request.
+        let e = err("0 irecv -333 7 1 0\n0 wait 1 0 7\n1 send 0 7 1\n");
+        assert_eq!(e.field, "line 2");
+        let e = err("0 send -2 0 1\n");
+        assert!(e.reason.contains("or -333, MPI_ANY_SOURCE or MPI_PROC_NULL"), "{e}");
+        let e = err("0 recv 1 -5 1\n1 send 0 0 1\n");
+        assert!(e.reason.contains("or -444, MPI_ANY_TAG"), "{e}");
+        assert!(err("0 send 1 -444 1\n").reason.contains("negative"));
+    }
+
+    #[test]
+    fn an_irecv_from_333_with_no_message_left_is_proc_null() {
+        // A line of 3 ranks exchanging with both neighbours, MPI_PROC_NULL past the ends: rank
+        // 0's irecv from below and rank 2's from above have nothing to receive.
+        let mut text = String::new();
+        for r in 0..3i64 {
+            let (down, up) = (if r == 0 { -333 } else { r - 1 }, if r == 2 { -333 } else { r + 1 });
+            text += &format!(
+                "{r} irecv {down} 1 10 0\n{r} irecv {up} 2 10 0\n{r} isend {up} 1 10 0\n{r} isend {down} 2 10 0\n\
+                 {r} test {down} {r} 1\n{r} wait {down} {r} 1\n{r} wait {up} {r} 2\n{r} wait {r} {up} 1\n{r} wait {r} {down} 2\n"
+            );
+        }
+        let t = shared(&text).unwrap();
+        assert_eq!(ops(&t, 0), ["irecv(src=1, tag=2)", "isend(dst=1, bytes=80, tag=1)", "wait(req=0)", "wait(req=1)"]);
+        assert_eq!(ops(&t, 2), ["irecv(src=1, tag=1)", "isend(dst=1, bytes=80, tag=2)", "test(req=0)", "wait(req=0)", "wait(req=1)"]);
+        assert_eq!(ops(&t, 1).len(), 9);
+        // Lines stay with their ops: an error after the removal names the right line.
+        let e = trace_from_shared(&format!("{text}0 wait 0 1 1\n"), TiOptions::default()).unwrap_err();
+        assert_eq!(e.field, format!("line {}", text.lines().count() + 1));
+        // Two irecv -333 on one tag and one message for them: which is MPI_PROC_NULL is unknown.
+        let e = err("0 irecv -333 1 10 0\n0 irecv -333 1 10 0\n1 send 0 1 10 0\n");
+        assert_eq!(e.field, "line 1");
+        assert!(e.reason.contains("rank 0 has 2 `irecv -333` with tag 1") && e.reason.contains("but 1 message for them"), "{e}");
+        // With an any-tag receive, messages of every tag count.
+        let t = shared("0 irecv -333 1 10 0\n0 recv 1 -444 10 0\n1 send 0 5 10 0\n1 send 0 6 10 0\n").unwrap();
+        assert_eq!(ops(&t, 0)[0], "irecv(src=any, tag=1)");
+        let t = shared("0 irecv -333 1 10 0\n0 recv 1 -444 10 0\n1 send 0 5 10 0\n").unwrap();
+        assert_eq!(ops(&t, 0), ["recv(src=1, tag=any)"]);
+    }
+
+    #[test]
+    fn gather_and_scatter_read_the_block_mpi_reads_and_smpiruns_four_argument_form() {
+        // MPI_IN_PLACE at a gather's root (SEND 0), a receive count of 0 left out on the other
+        // ranks (SEND ROOT DT1 DT2), a scatter whose other ranks pass a send count of 0.
+        let t = shared("0 gather 0 30 0 0 0\n1 gather 30 0 0 0\n1 gather 30 30 0 0 0\n0 gather 30 30 0 0 0\n0 scatter 20 20 0 1 1\n1 scatter 0 20 0 1 1\n").unwrap();
+        assert_eq!(ops(&t, 0), ["gather(root=0, bytes=240)", "gather(root=0, bytes=240)", "scatter(root=0, bytes=80)"]);
+        assert_eq!(ops(&t, 1), ["gather(root=0, bytes=240)", "gather(root=0, bytes=240)", "scatter(root=0, bytes=80)"]);
+        // Fewer than four arguments keep SimGrid's reading: SEND RECV [ROOT].
+        let t = shared("0 gather 5 5 1\n1 gather 5 5 1\n").unwrap();
+        assert_eq!(ops(&t, 0), ["gather(root=1, bytes=5)"]);
+    }
+
+    #[test]
+    fn ssend_is_a_synchronous_send_and_unreplayable_actions_say_why() {
+        let t = shared("0 Ssend 1 3 10 0\n0 ISsend 1 4 10 0\n0 wait 0 1 4\n1 recv 0 3 10 0\n1 recv 0 4 10 0\n").unwrap();
+        assert_eq!(t.spec.ranks[0][0], OpSpec::Send { dst: 1, bytes: 80.0, tag: 3, sync: true, comm: 0 });
+        assert_eq!(t.spec.ranks[0][1], OpSpec::Isend { dst: 1, bytes: 80.0, tag: 4, sync: true, comm: 0 });
+        for (line, words) in [
+            ("0 ibcast 100 0 0", "non-blocking collective"),
+            ("0 iallreduce 100 0 0", "non-blocking collective"),
+            ("0 waitAny 2", "which request completed"),
+            ("0 Startall", "persistent"),
+            ("0 bsend 1 0 10 0", "MPI_Bsend"),
+        ] {
+            let e = err(&format!("0 init\n{line}\n"));
+            assert_eq!(e.field, "line 2");
+            assert!(e.reason.contains(words) && e.reason.contains("SimGrid's replay does not read it either"), "{e}");
+        }
+        assert_eq!(err("0 frobnicate\n").reason, "unknown action `frobnicate`");
     }
 }

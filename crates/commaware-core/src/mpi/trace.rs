@@ -96,6 +96,9 @@ pub struct Trace {
     /// Per rank and op: a collective's position among its communicator's collectives
     /// (the tag of its messages); empty for a rank without collectives.
     coll_seq: Vec<Vec<u32>>,
+    /// Ops whose size a derived datatype gave (SimGrid TI traces: datatype id -1, read as
+    /// [`crate::mpi::ti::TiOptions::derived_datatype_bytes`] per element); 0 for other traces.
+    pub derived_datatype_ops: u64,
 }
 
 impl Trace {
@@ -164,7 +167,7 @@ impl Trace {
             n_user_reqs.push(validate_rank(r, &sizes, ops)?);
         }
         let coll_seq = match_collectives(&spec.ranks, &comms)?;
-        Ok(Trace { spec, n_user_reqs, comms: comms.members, local: comms.local, coll_seq })
+        Ok(Trace { spec, n_user_reqs, comms: comms.members, local: comms.local, coll_seq, derived_datatype_ops: 0 })
     }
 
     /// Rank `r`'s communicator `comm` (its own id): the communicator's members and `r`'s

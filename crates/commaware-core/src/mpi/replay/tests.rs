@@ -193,6 +193,23 @@ fn tags_and_any_source_match_in_posting_order() {
 }
 
 #[test]
+fn a_wildcard_receive_takes_an_eager_message_before_an_older_rendezvous_one() {
+    // As SMPI: rank 1's rendezvous send is posted at 0, rank 2's eager one at 0.05 (there by
+    // 0.1); rank 0's first any-source receive, at 0.2, takes the eager message, so the
+    // rendezvous transfer waits for the second receive, at 0.3, and ends at 0.5.
+    let ranks = r#"[{"op": "compute", "flops": 2e8}, {"op": "recv", "src": "any", "tag": 6},
+                    {"op": "compute", "flops": 1e8}, {"op": "recv", "src": "any", "tag": 6}],
+                   [{"op": "send", "dst": 0, "bytes": 2e5, "tag": 6}],
+                   [{"op": "compute", "flops": 5e7}, {"op": "send", "dst": 0, "bytes": 5e4, "tag": 6}]"#;
+    let res = run(&platform(""), &format!(r#"{{"ranks": [{ranks}]}}"#));
+    assert!(close(res.ranks[1].end, 0.5) && close(res.ranks[0].end, 0.5), "{:?}", res.ranks);
+    // Receives that name their source take the rendezvous message at 0.2 (it ends at 0.4).
+    let named = ranks.replacen(r#""src": "any""#, r#""src": 1"#, 1).replacen(r#""src": "any""#, r#""src": 2"#, 1);
+    let res = run(&platform(""), &format!(r#"{{"ranks": [{named}]}}"#));
+    assert!(close(res.ranks[1].end, 0.4) && close(res.ranks[0].end, 0.5), "{:?}", res.ranks);
+}
+
+#[test]
 fn same_input_same_bytes() {
     let p = platform("");
     let t = r#"{"ranks": [[{"op": "alltoall", "bytes": 1e5}],[{"op": "alltoall", "bytes": 1e5}],[{"op": "alltoall", "bytes": 1e5}]]}"#;
