@@ -52,7 +52,8 @@ STATUS_STYLE = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "not_reproduce
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Write DIR/report.html (self-contained: every figure and table), checks.json and figures/.")
 @click.option("--quick", is_flag=True, help="Smaller samples where a check samples (paper 003: 20 random "
-              "configurations per point instead of 100); about a minute for all; wider intervals, so an ordering "
+              "configurations per point instead of 100, paper 002: 10 seeds instead of 20); about five minutes for all; "
+              "wider intervals, so an ordering "
               "claim a full run decides may stay not_reproduced.")
 @click.option("--force", is_flag=True, help="Replace --out DIR if it exists and is not empty.")
 @click.option("--json", "as_json", is_flag=True, help='Print {"checks": [...], "counts": {kind: {status: n}}}, '
@@ -72,7 +73,7 @@ def reproduce_cmd(paper: str, out_dir: str | None, quick: bool, force: bool, as_
     or self_check (our code against our code).
 
     \b
-      commaware reproduce all --quick --out report    # report/report.html, about a minute
+      commaware reproduce all --quick --out report    # report/report.html, about five minutes
       commaware reproduce 004 --json
     """
     from ..reproduce import html_report, runner
