@@ -88,7 +88,10 @@ def test_every_ordering_row_is_judged_link_by_link_over_ten_seeds_by_the_interva
         unit = c["extra"]["unit"]
         for label, link in links.items():
             assert f"{label}: mean {link['mean_difference']:+.4g}" in c["note"], (c["name"], label)
-            assert f"95 % CI {link['ci95_low']:+.4g}" in c["note"], (c["name"], label)
+            # one claim, one 95 %: every link's interval is simultaneous over the row's links
+            assert link["comparisons"] == len(links), (c["name"], label)
+            level = "95 % CI" if len(links) == 1 else f"simultaneous 95 % CI of {len(links)}"
+            assert f"{level} {link['ci95_low']:+.4g}" in c["note"], (c["name"], label)
             if c["status"] != "pass" and link["status"] != "pass":
                 # the analysis names each link that does not hold, with its mean from the run
                 assert f"{label} (mean {link['mean_difference']:+.3g})" in c["note"], (c["name"], label)
@@ -140,8 +143,11 @@ def test_claim_combines_links_by_the_interval_rule_by_hand():
     ok = paper002.claim("c", "x", {"a": D, "b": up}, "setup")
     assert ok.status == "pass" and ok.kind == "reproduction"
     assert ok.extra["weakest_link"] == "a"  # the lower interval
-    assert ok.extra["ci95_low"] == pytest.approx(1 - HALF, rel=1e-5) and ok.extra["ci95_high"] == pytest.approx(1 + HALF, rel=1e-5)
-    assert ok.extra["links"]["b"]["ci95_low"] == pytest.approx(2 - HALF, rel=1e-5)
+    # two links: each interval at 1 − 0.05/2, t(0.9875, 9) = 2.685 (a t table), half-width 2.685 / sqrt(10)
+    half2 = 2.685 / 10 ** 0.5
+    assert ok.extra["ci95_low"] == pytest.approx(1 - half2, abs=1e-4) and ok.extra["ci95_high"] == pytest.approx(1 + half2, abs=1e-4)
+    assert ok.extra["links"]["b"]["ci95_low"] == pytest.approx(2 - half2, abs=1e-4)
+    assert ok.extra["comparisons"] == 2 and 1 - half2 < 1 - HALF  # wider than the lone 95 % interval
     tie = paper002.claim("c", "x", {"a": D, "b": centred}, "setup", why=lambda j: "because")
     assert tie.status == "not_reproduced" and tie.extra["weakest_link"] == "b"
     assert "NOT REPRODUCED: because; tried: 10 seeds" in tie.note
