@@ -65,7 +65,7 @@ def reproduce_cmd(paper: str, out_dir: str | None, quick: bool, force: bool, as_
                   quiet: bool) -> None:
     """Run the reproduction checks of PAPER (000-004) or all.
 
-    Each check's status is pass, fail (ours disagrees and our code is suspect) or
+    Each check's status is pass, fail (ours disagrees beyond the tolerance, or beyond seed noise) or
     not_reproduced (a faithful implementation does not give the paper's claim; the note says
     what was assumed, what was tried and the likely cause). Exit 1 only if a check fails.
     Each row's kind says what evidence it is: reproduction (the headline count), in_sample

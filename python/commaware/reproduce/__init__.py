@@ -6,7 +6,8 @@ Each paper module registers checks with :func:`check`; a check returns one or mo
 Every row has a ``status``:
 
 * ``pass``: ours agrees with the paper (within the tolerance, or the claim holds);
-* ``fail``: ours disagrees and our code is suspect; ``commaware reproduce`` exits 1;
+* ``fail``: ours disagrees (beyond the tolerance, or an ordering claim whose interval lies on
+  the other side; our code or the paper's setup is then in question); ``commaware reproduce`` exits 1;
 * ``not_reproduced``: a faithful implementation, on the inputs stated in the row, does not give
   the paper's claim; the row's ``note`` says what was assumed, what was tried and the likely
   cause. It does not change the exit code. A row is only labelled so after that analysis.

@@ -119,7 +119,7 @@ def render(papers: list[str], checks: list[Check], figures: list[Path], quick: b
              "prints (the headline); <em>in sample</em>, a parameter fitted or a reconstruction chosen using the "
              "value the row checks; <em>arithmetic</em>, the paper's own numbers recomputed; <em>self check</em>, "
              "our code against our code. A <em>not reproduced</em> row is a faithful implementation that does not "
-             "give the paper's claim on the inputs its note states; <em>fail</em> means our code is suspect. "
+             "give the paper's claim on the inputs its note states; <em>fail</em> means ours disagrees beyond the tolerance, or beyond seed noise for an ordering claim. "
              "<em>Paper inconsistent</em> rows assert the paper's own formula and are counted apart.</p>",
              "<h2 id=summary>Summary</h2><table><thead><tr><th>paper</th><th>title</th><th>checks</th>"
              + "".join(f"<th>{k.replace('_', ' ')}<br>pass / fail / not reproduced</th>" for k in runner.KINDS)
