@@ -319,6 +319,7 @@ def test_swf_round_trip_and_field_mapping(tmp_path):
     ("5 40 -1 1O 1 -1 -1 1 10 -1 1 1 1 1 1 -1 -1 -1", "line 4, field 4 (run time): not a number: `1O`"),
     ("5 40 -1 10 1 -1 -1 1 10 -1 1 1 1 1 1 -1 -1", "line 4: expected 18 fields, got 17"),
     ("5 40 -1 10 2.5 -1 -1 -1 10 -1 1 1 1 1 1 -1 -1 -1", "line 4, field 5 (allocated processors)"),
+    ("1 40 -1 10 1 -1 -1 1 10 -1 1 1 1 1 1 -1 -1 -1", "line 4, field 1 (job number): job id 1 is used twice (first on line 2)"),
 ])
 def test_malformed_swf_line_exit_2(cli, tmp_path, line, needle):
     path = tmp_path / "bad.swf"

@@ -101,6 +101,8 @@ impl SwfLog {
     pub fn jobs(&self) -> Result<(Vec<Job>, Skipped)> {
         let mut jobs = Vec::with_capacity(self.records.len());
         let mut skipped = Skipped::default();
+        // A job number names one job (as in a JSON workload), skipped records included.
+        let mut first_line: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
         for (rec, &lineno) in self.records.iter().zip(&self.lines) {
             let err = |k: usize, why: String| Error::workload(format!("line {lineno}, {}", field_name(k)), why);
             for (k, &v) in rec.iter().enumerate() {
@@ -111,6 +113,9 @@ impl SwfLog {
             let id = rec[0];
             if id < 0.0 || id.fract() != 0.0 {
                 return Err(err(0, format!("must be a whole number >= 0, got {}", fmt_num(id))));
+            }
+            if let Some(first) = first_line.insert(id as u64, lineno) {
+                return Err(err(0, format!("job id {} is used twice (first on line {first})", fmt_num(id))));
             }
             let runtime = rec[3];
             if runtime < 0.0 {
@@ -300,6 +305,12 @@ mod tests {
         let e = SwfLog::parse("\n\n1 0 -1 10 1.5 -1 -1 -1 10 -1 1 1 1 1 1 -1 -1 -1\n").unwrap().jobs().unwrap_err();
         assert_eq!(e.field, "line 3, field 5 (allocated processors)", "{e}");
         assert!(e.reason.contains("whole number"), "{e}");
+        let e = SwfLog::parse("1 0 -1 10 1 -1 -1 1 10 -1 1 1 1 1 1 -1 -1 -1\n; c\n1 5 -1 -3 1 -1 -1 1 10 -1 1 1 1 1 1 -1 -1 -1\n")
+            .unwrap()
+            .jobs()
+            .unwrap_err();
+        assert_eq!(e.field, "line 3, field 1 (job number)", "{e}");
+        assert!(e.reason.contains("job id 1 is used twice (first on line 1)"), "{e}");
         assert_eq!(parse_number("-12").unwrap(), -12.0);
         assert_eq!(parse_number("358.00").unwrap(), 358.0);
         assert!(parse_number("inf").is_err() && parse_number("").is_err() && parse_number("1e999").is_err());
