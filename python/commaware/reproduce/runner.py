@@ -116,17 +116,15 @@ def summary(checks: list[Check]) -> str:
     """The one-line summary. The headline is the reproductions; rows flagged paper_inconsistent
     are counted apart from every kind's statuses (they assert the paper's own formula, not its
     printed value)."""
-    by_kind = counts_by_kind(checks)
+    every = counts_by_kind(checks)
+    plain = counts_by_kind([c for c in checks if not c.paper_inconsistent])
     parts = []
     for kind in KINDS:
-        k = by_kind[kind]
-        flagged = [c for c in checks if c.kind == kind and c.paper_inconsistent]
-        plain = {s: k[s] - sum(c.status == s for c in flagged) for s in STATUSES}
-        rows = sum(k[s] for s in STATUSES)
+        rows, flagged, p = sum(every[kind][s] for s in STATUSES), every[kind]["paper_inconsistent"], plain[kind]
         if rows or kind == REPRODUCTION:
-            apart = f"; {len(flagged)} paper_inconsistent" if flagged else ""
-            parts.append(f"{rows} {kind.replace('_', ' ')}: {plain[PASS]} pass, {plain[FAIL]} fail, "
-                         f"{plain[NOT_REPRODUCED]} not reproduced{apart}")
+            apart = f"; {flagged} paper_inconsistent" if flagged else ""
+            parts.append(f"{rows} {kind.replace('_', ' ')}: {p[PASS]} pass, {p[FAIL]} fail, "
+                         f"{p[NOT_REPRODUCED]} not reproduced{apart}")
     return f"{len(checks)} checks. " + ". ".join(parts) + "."
 
 
