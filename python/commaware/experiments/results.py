@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
@@ -137,11 +138,15 @@ class Store:
         return sorted(self.rows.glob("*.parquet"))
 
     def _part_ids(self, parts: Iterable[Path]) -> set[str]:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         ids: set[str] = set()
         for part in parts:
-            ids.update(pq.read_table(part, columns=["run_id"]).column("run_id").to_pylist())
+            try:
+                ids.update(pq.read_table(part, columns=["run_id"]).column("run_id").to_pylist())
+            except pa.ArrowException as exc:  # not Parquet, truncated, or without run_id
+                raise _error(part, "", f"not a readable Parquet file of rows ({_first_line(exc)})") from None
         return ids
 
     def run_ids(self) -> set[str]:
@@ -175,8 +180,14 @@ class Store:
             partial = self._partial(final)
             con = duckdb.connect(":memory:")
             try:
-                con.execute(f"COPY (SELECT * FROM read_parquet({_sql_list(take)}, union_by_name = true) ORDER BY run_id) "
-                            f"TO {_sql_string(str(partial))} (FORMAT parquet, COMPRESSION zstd)")
+                try:
+                    con.execute(f"COPY (SELECT * FROM read_parquet({_sql_list(take)}, union_by_name = true) ORDER BY run_id) "
+                                f"TO {_sql_string(str(partial))} (FORMAT parquet, COMPRESSION zstd)")
+                except duckdb.Error:
+                    bad = unreadable_file(take)  # a corrupt row file, named; else the write failed
+                    if bad is not None:
+                        raise bad from None
+                    raise
                 os.replace(partial, final)
             finally:
                 con.close()
@@ -232,34 +243,179 @@ def _sql_list(files: list[Path]) -> str:
     return "[" + ", ".join(_sql_string(str(f)) for f in files) + "]"
 
 
+#: DuckDB's numeric column types, by name (a list of numbers, INTEGER[], is not one).
+_NUMERIC_TYPE = re.compile(r"U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)|FLOAT|DOUBLE|DECIMAL\(\d+, ?\d+\)")
+_DENIED = re.compile(r'Cannot access (?:file|directory) "(?P<path>[^"]*)"')
+
+
+def is_numeric(type_name: str) -> bool:
+    """Whether DuckDB's type `type_name` (as DESCRIBE and a result's description give it) is a number."""
+    return _NUMERIC_TYPE.fullmatch(type_name) is not None
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def unreadable_file(files: Iterable[Path]) -> _core.InputError | None:
+    """An error naming the first of `files` that DuckDB cannot read whole (a corrupt or truncated
+    Parquet file), or None when every one reads."""
+    import duckdb
+
+    con = duckdb.connect(":memory:")
+    try:
+        for f in files:
+            try:  # every column of every row, hashed: all pages are decoded, nothing is kept
+                con.execute("SELECT sum(hash(t)) FROM read_parquet(?) t", [str(f)]).fetchall()
+            except duckdb.Error as exc:
+                reason = _first_line(exc).replace(f" '{f}'", "").replace(f" \"{f}\"", "")
+                return _error(f, "", f"not a readable Parquet file ({reason})")
+        return None
+    finally:
+        con.close()
+
+
+def _sql_error(path: str | os.PathLike[str], field: str, exc: Exception, files: list[Path]) -> _core.InputError:
+    """The InputError of a DuckDB error met while running a query: a file outside the store
+    refused, an unreadable file of the store by its path, or the SQL's own error."""
+    import duckdb
+
+    denied = _DENIED.search(str(exc))
+    if denied:
+        return _error(path, field, f"access to {denied['path']!r} is refused: a query reads the view `runs` "
+                                   "of the store and nothing else")
+    # Errors of the SQL itself, met before a row is read, need no look at the files.
+    sql_own = (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException, duckdb.PermissionException,
+               duckdb.InterruptException, duckdb.OutOfMemoryException)
+    if not isinstance(exc, sql_own):
+        bad = unreadable_file(files)
+        if bad is not None:
+            return bad
+    return _error(path, field, _first_line(exc))
+
+
 def connect(path: str | os.PathLike[str]) -> Any:
-    """An in-memory DuckDB connection with the view `runs`: every stored row, each run_id once."""
+    """An in-memory DuckDB connection with the view `runs`: every stored row, each run_id once.
+
+    It reads the store's row files and nothing else: once the view is made, external access is
+    disabled (no file, directory, database or extension outside them) and the configuration is
+    locked. A Parquet file of the store that cannot be read is an InputError naming it."""
+    return _connect(path)[0]
+
+
+def _connect(path: str | os.PathLike[str]) -> tuple[Any, list[Path]]:
+    """`connect`'s connection and the row files its view reads."""
     import duckdb
 
     store = open_store(path)
-    con = duckdb.connect(":memory:")
     files = store.files()
-    if files:
-        con.execute(f"CREATE VIEW runs AS SELECT * EXCLUDE (filename) FROM read_parquet({_sql_list(files)}, union_by_name = true, "
-                    "filename = true) QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY filename) = 1")
-    else:
-        types = {"str": "VARCHAR", "int": "BIGINT", "float": "DOUBLE"}
-        columns = ", ".join(f"NULL::{types[kind]} AS {name}" for name, kind in {**META_COLUMNS, **EXECUTION_COLUMNS}.items())
-        con.execute(f"CREATE VIEW runs AS SELECT {columns} WHERE false")
-    return con
+    con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    try:
+        con.execute("SET enable_progress_bar = false")  # DuckDB's own bar on stderr, on long queries
+        if files:
+            try:
+                con.execute(f"CREATE VIEW runs AS SELECT * EXCLUDE (filename) FROM read_parquet({_sql_list(files)}, "
+                            "union_by_name = true, filename = true) "
+                            "QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY filename) = 1")
+            except duckdb.Error as exc:
+                raise unreadable_file(files) or _error(path, "", f"cannot read the stored rows: {_first_line(exc)}") from None
+        else:
+            types = {"str": "VARCHAR", "int": "BIGINT", "float": "DOUBLE"}
+            columns = ", ".join(f"NULL::{types[kind]} AS {name}" for name, kind in {**META_COLUMNS, **EXECUTION_COLUMNS}.items())
+            con.execute(f"CREATE VIEW runs AS SELECT {columns} WHERE false")
+        con.execute("SET allowed_paths = ?", [[str(f) for f in files]])
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+    except BaseException:
+        con.close()
+        raise
+    return con, files
+
+
+def select_statement(con: Any, path: str | os.PathLike[str], sql: str, field: str = "SQL") -> Any:
+    """The one SELECT statement of `sql` (WITH, FROM-first, DESCRIBE, SHOW and SUMMARIZE are
+    SELECTs), parsed by `con`. Anything else is an InputError naming it: no statement, several,
+    or one that would do more than read (COPY, ATTACH, INSTALL, LOAD, CREATE, DROP, INSERT, SET...)."""
+    import duckdb
+
+    try:
+        statements = con.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise _error(path, field, _first_line(exc)) from None
+    if not statements:
+        raise _error(path, field, "empty: give one SELECT statement")
+    if len(statements) > 1:
+        raise _error(path, field, f"{len(statements)} statements: give one SELECT statement")
+    statement = statements[0]
+    if statement.type != duckdb.StatementType.SELECT:
+        words = re.sub(r"--[^\n]*|/\*.*?\*/", " ", statement.query, flags=re.S).split()
+        keyword = words[0].upper() if words and words[0].isalpha() else statement.type.name
+        raise _error(path, field, f"{keyword} is refused: a query only reads the store (one SELECT statement)")
+    return statement
+
+
+class QueryRows:
+    """The rows of one query, read a batch at a time (never the whole result at once).
+
+    `columns` and `types` (DuckDB's type names) describe them; `fetch(n)` returns up to `n`
+    rows as tuples, an empty list at the end. Use it as a context manager (it closes the
+    connection). Errors met while reading are InputErrors, as `query`'s."""
+
+    def __init__(self, path: str | os.PathLike[str], sql: str) -> None:
+        import duckdb
+
+        self._path = path
+        self._con, self._files = _connect(path)
+        try:
+            statement = select_statement(self._con, path, sql)
+            try:
+                self._con.execute(statement)
+            except duckdb.Error as exc:
+                raise _sql_error(path, "SQL", exc, self._files) from None
+            description = self._con.description or []
+        except BaseException:
+            self._con.close()
+            raise
+        self.columns: list[str] = [d[0] for d in description]
+        self.types: list[str] = [str(d[1]) for d in description]
+
+    def numeric(self) -> list[bool]:
+        """Which columns hold numbers."""
+        return [is_numeric(t) for t in self.types]
+
+    def fetch(self, n: int) -> list[tuple[Any, ...]]:
+        import duckdb
+
+        try:
+            return self._con.fetchmany(n)
+        except duckdb.Error as exc:
+            raise _sql_error(self._path, "SQL", exc, self._files) from None
+
+    def frame(self) -> pd.DataFrame:
+        """Every row not fetched yet, as a pandas DataFrame."""
+        import duckdb
+
+        try:
+            return self._con.fetch_df()
+        except duckdb.Error as exc:
+            raise _sql_error(self._path, "SQL", exc, self._files) from None
+
+    def close(self) -> None:
+        self._con.close()
+
+    def __enter__(self) -> QueryRows:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
 def query(path: str | os.PathLike[str], sql: str) -> pd.DataFrame:
-    """Run `sql` over the view `runs` of the results directory; raises InputError on an SQL error."""
-    import duckdb
-
-    con = connect(path)
-    try:
-        return con.execute(sql).df()
-    except duckdb.Error as exc:
-        raise _error(path, "SQL", str(exc).strip().splitlines()[0]) from None
-    finally:
-        con.close()
+    """Run `sql`, one SELECT statement, over the view `runs` of the results directory, and return
+    every row it gives; raises InputError on an SQL error or a statement that is not a SELECT.
+    `QueryRows(path, sql)` reads a big result in batches instead."""
+    with QueryRows(path, sql) as rows:
+        return rows.frame()
 
 
 def load(path: str | os.PathLike[str]) -> pd.DataFrame:
@@ -272,25 +428,27 @@ def plot(path: str | os.PathLike[str], x: str, y: str, hue: str | None = None, o
     """Draw `y` against `x` (one line or bar group per value of `hue`) to an .svg or .png file:
     the mean over the rows that share x and hue, with ± one standard deviation. A numeric `x`
     gives lines, any other bars. `where` is an SQL condition on the rows."""
+    import duckdb
     import numpy as np
 
     output = Path(output)
     if output.suffix.lower() not in (".svg", ".png"):
         raise _error(output, "", "the chart must be .svg or .png")
-    con = connect(path)
+    con, files = _connect(path)
     try:
         types = dict(con.execute("SELECT column_name, column_type FROM (DESCRIBE runs)").fetchall())
         for field, column in (("x", x), ("y", y), ("hue", hue)):
             if column is not None and column not in types:
                 raise _error(path, field, f"unknown column `{column}` (columns: {', '.join(types)})")
-        numeric = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "UBIGINT", "DECIMAL")
-        if not types[y].startswith(numeric):
+        if not is_numeric(types[y]):
             raise _error(path, "y", f"column `{y}` is {types[y]}, not a number")
         selected = ", ".join(f'"{c}"' for c in dict.fromkeys(c for c in (x, y, hue) if c is not None))
+        statement = select_statement(con, path, f"SELECT {selected} FROM runs" + (f" WHERE {where}" if where else ""),
+                                     field="where")
         try:
-            frame = con.execute(f"SELECT {selected} FROM runs" + (f" WHERE {where}" if where else "")).df()
-        except Exception as exc:  # duckdb.Error
-            raise _error(path, "where", str(exc).strip().splitlines()[0]) from None
+            frame = con.execute(statement).fetch_df()
+        except duckdb.Error as exc:
+            raise _sql_error(path, "where", exc, files) from None
     finally:
         con.close()
     frame = frame.dropna(subset=[y])
@@ -299,7 +457,7 @@ def plot(path: str | os.PathLike[str], x: str, y: str, hue: str | None = None, o
     groups = [x] if hue is None else [hue, x]
     stats = frame.groupby(groups, dropna=False)[y].agg(["mean", "std", "count"]).reset_index()
     stats["std"] = stats["std"].fillna(0.0)
-    line = types[x].startswith(numeric)
+    line = is_numeric(types[x])
 
     import matplotlib
 
