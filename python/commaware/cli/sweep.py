@@ -4,16 +4,24 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
+from decimal import Decimal
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 import click
 
 from .common import Table, err, fail, failing, out
 
-#: Rows shown in the terminal table of `sweep` and `results query` (--json prints all).
+if TYPE_CHECKING:
+    from ..experiments.results import QueryRows
+
+#: Rows shown in the terminal table of `sweep`, and printed by `results query` unless --limit or --all.
 SHOWN_ROWS = 20
+#: Rows `results query --all` reads from DuckDB at a time (and prints per terminal table).
+BATCH_ROWS = 1000
 #: Columns of the terminal table of `sweep`: the parameters that vary, then the first outputs.
 MAX_COLUMNS = 9
 
@@ -39,18 +47,29 @@ class SweepProgress:
         self._progress.update(self._task, completed=done, total=total)
 
 
+def _cell(value: Any) -> str:
+    """A value in a terminal table: "-" when missing, floats to 5 significant digits."""
+    return "-" if value is None else f"{value:.5g}" if isinstance(value, float) else str(value)
+
+
+def _print_table(title: str | None, columns: list[str], numeric: list[bool], rows: list[tuple[Any, ...]]) -> None:
+    """`rows` as a rich table on stdout, numeric columns right-aligned."""
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for col, number in zip(columns, numeric):
+        table.add_column(str(col), justify="right" if number else "left", no_wrap=True, overflow="ellipsis")
+    for values in rows:
+        table.add_row(*(_cell(v) for v in values))
+    out.print(table)
+
+
 def _show(frame: Any, title: str, columns: list[str] | None = None) -> None:
     """The first SHOWN_ROWS rows of `frame` as a rich table on stdout."""
     columns = columns or list(frame.columns)
-    table = Table(title=title, title_justify="left", header_style="bold")
-    for col in columns:
-        table.add_column(str(col), justify="right" if frame[col].dtype.kind in "iuf" else "left", no_wrap=True,
-                         overflow="ellipsis")
     shown = frame.head(SHOWN_ROWS)[columns]
     missing = shown.isna().to_numpy()
-    for values, gaps in zip(shown.itertuples(index=False), missing):
-        table.add_row(*("-" if gap else f"{v:.5g}" if isinstance(v, float) else str(v) for v, gap in zip(values, gaps)))
-    out.print(table)
+    rows = [tuple(None if gap else v for v, gap in zip(values, gaps))
+            for values, gaps in zip(shown.itertuples(index=False), missing)]
+    _print_table(title, columns, [frame[col].dtype.kind in "iuf" for col in columns], rows)
     if len(frame) > SHOWN_ROWS:
         out.print(f"(first {SHOWN_ROWS} of {len(frame)} rows; --json prints all)")
 
@@ -60,6 +79,22 @@ def _echo_json(frame: Any) -> None:
     rows = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
     click.echo(json.dumps(rows, indent=1, allow_nan=False,
                           default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v)))  # numpy arrays, timestamps
+
+
+def _json_value(value: Any) -> Any:
+    """A value of a query's row as JSON carries it: NaN and infinities null, decimals as numbers,
+    lists and structs recursively, anything else (dates, times, UUIDs) as its text."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Decimal):
+        return _json_value(float(value))
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    return str(value)
 
 
 @click.command("sweep")
@@ -148,19 +183,82 @@ def results_group() -> None:
 @results_group.command("query")
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
 @click.argument("sql")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as a JSON array of rows.")
-def results_query_cmd(directory: str, sql: str, as_json: bool) -> None:
-    """Run SQL (DuckDB) over DIR's rows: the view `runs` has one row per run (run_id, command,
-    the parameters, params_json, inputs_hash, code_version, seed, the outputs, wall_s, host,
-    finished_at)."""
-    from ..experiments.results import query
+@click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
+              help=f"Print at most N rows; the query stops there [default: {SHOWN_ROWS}].")
+@click.option("--all", "all_rows", is_flag=True, help="Print every row, streamed a batch at a time.")
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON array.")
+def results_query_cmd(directory: str, sql: str, limit: Optional[int], all_rows: bool, as_json: bool) -> None:
+    """Run one SQL SELECT statement (DuckDB) over DIR's rows: the view `runs` has one row per
+    run (run_id, command, the parameters, params_json, inputs_hash, code_version, seed, the
+    outputs, wall_s, host, finished_at).
 
+    The query only reads the store: anything but one SELECT (COPY, ATTACH, INSTALL, CREATE,
+    DROP, INSERT, SET, several statements) and any file outside the store is refused (exit 2).
+    Rows are printed as they are read: the first --limit of them (20), or --all.
+    """
+    from ..experiments.results import QueryRows
+
+    if limit is not None and all_rows:
+        fail("--limit and --all: give one")
+    wanted = None if all_rows else limit or SHOWN_ROWS
     with failing():
-        frame = query(directory, sql)
-    if as_json:
-        _echo_json(frame)
-    else:
-        _show(frame, f"{len(frame)} row(s)")
+        rows = QueryRows(directory, sql)
+    with rows:
+        if as_json:
+            _stream_json(rows, wanted)
+        else:
+            _stream_table(rows, wanted)
+
+
+def _first_rows(rows: QueryRows, wanted: int | None) -> tuple[list[tuple[Any, ...]], bool]:
+    """The first batch (all `wanted` rows, or BATCH_ROWS with --all) and whether more follow; read
+    before anything is printed, so an error of the query leaves stdout empty."""
+    with failing():
+        first = rows.fetch(BATCH_ROWS if wanted is None else wanted + 1)
+    if wanted is not None:
+        return first[:wanted], len(first) > wanted
+    return first, len(first) == BATCH_ROWS
+
+
+def _more_rows(rows: QueryRows) -> Iterator[list[tuple[Any, ...]]]:
+    while True:
+        with failing():
+            batch = rows.fetch(BATCH_ROWS)
+        if not batch:
+            return
+        yield batch
+
+
+def _cut_note(wanted: int) -> str:
+    return f"first {wanted} rows shown; --limit N or --all for more"
+
+
+def _stream_table(rows: QueryRows, wanted: int | None) -> None:
+    """Rich tables on stdout (one per BATCH_ROWS rows with --all), then the count of rows."""
+    first, more = _first_rows(rows, wanted)
+    _print_table(None, rows.columns, rows.numeric(), first)
+    shown = len(first)
+    if wanted is None and more:
+        for batch in _more_rows(rows):
+            _print_table(None, rows.columns, rows.numeric(), batch)
+            shown += len(batch)
+    out.print(f"({_cut_note(shown)})" if wanted is not None and more else f"{shown} row(s)", highlight=False)
+
+
+def _stream_json(rows: QueryRows, wanted: int | None) -> None:
+    """A JSON array, one row per line, written a batch at a time."""
+    first, more = _first_rows(rows, wanted)
+    batches = itertools.chain([first], _more_rows(rows) if wanted is None and more else [])
+    encode = json.JSONEncoder(allow_nan=False).encode
+    sep = "[\n"
+    for batch in batches:
+        text = ",\n".join(encode({c: _json_value(v) for c, v in zip(rows.columns, values)}) for values in batch)
+        if text:
+            click.echo(sep + text, nl=False)
+            sep = ",\n"
+    click.echo("[]" if sep == "[\n" else "\n]")
+    if wanted is not None and more:
+        err.print(f"note: {_cut_note(wanted)}", highlight=False)
 
 
 @results_group.command("plot")
