@@ -194,7 +194,8 @@ def results_query_cmd(directory: str, sql: str, limit: Optional[int], all_rows: 
 
     The query only reads the store: anything but one SELECT (COPY, ATTACH, INSTALL, CREATE,
     DROP, INSERT, SET, several statements) and any file outside the store is refused (exit 2).
-    Rows are printed as they are read: the first --limit of them (20), or --all.
+    The result is streamed, never held whole: the first --limit N rows (20 by default; the
+    query stops there), or --all of them. docs/sweeps.md has the details.
     """
     from ..experiments.results import QueryRows
 
