@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,10 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._errors import input_error, option_error
-from .api import Source, param_list, read_input, read_json_object
+from .api import Source, param_list, paused_gc, read_input, read_json_object
 
 if TYPE_CHECKING:
     import pandas as pd
+
+#: log10 of the largest float: a larger state-set count is given by its log only.
+_FLOAT_LOG10 = math.log10(sys.float_info.max)
 
 #: Models `penalties` takes (contention_free would give every communication penalty 1).
 SCHEME_MODELS = ("gige", "myrinet", "infiniband", "ib-simgrid", "maxmin")
@@ -52,13 +56,19 @@ class PenaltyReport:
     @property
     def state_sets(self) -> int | float | None:
         """Myrinet: the number of state sets, the product over the connected components;
-        an exact integer, or a float when some component was estimated, None when an
-        estimate overflows a float or the estimator failed (see `state_sets_log10`)."""
+        an exact integer, or a float when some component was estimated, None when the count
+        is beyond a float's range (about 10^308, exact or estimated) or the estimator failed
+        (see `state_sets_log10`)."""
         if self.model != "myrinet":
             return None
         if self.state_sets_estimated:
             total = math.prod(c["sets"] for c in self.components)
             return total if math.isfinite(total) else None
+        log10 = self.state_sets_log10
+        if log10 is None or log10 > _FLOAT_LOG10:
+            # Thousands of components multiply to thousands of digits (more than JSON writers
+            # take): beyond a float's range, as for estimates, only the log is given.
+            return None
         return math.prod(int(c["sets_exact"]) for c in self.components)
 
     @property
@@ -122,7 +132,8 @@ def penalties(scheme: Source, model: str = "gige",
     `params` overriding the model's defaults. Raises SchemeError or OptionsError."""
     text, name, fmt = read_input(scheme, _core.SchemeError)
     try:
-        d = _core.scheme_penalties(text, name, fmt, model, param_list(params))
+        with paused_gc():  # 10^5 communications are 10^5 lists and 2·10^5 tuples, and no cycle
+            d = _core.scheme_penalties(text, name, fmt, model, param_list(params))
     except _core.OptionsError as exc:
         raise option_error(exc) from None
     return PenaltyReport(**d)

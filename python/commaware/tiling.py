@@ -157,16 +157,20 @@ def analyze(space: Sequence[int], procs: Sequence[int], tile_height: int, *, t_c
 
 
 def sweep(space: Sequence[int], procs: Sequence[int], *, heights: Sequence[int] | None = None,
-          progress: Callable[[int, int, int], None] | None = None, **kwargs: Any) -> dict[str, Any]:
+          progress: Callable[[int, int, int], None] | None = None,
+          starting: Callable[[int, int, int], None] | None = None, **kwargs: Any) -> dict[str, Any]:
     """`analyze` at every tile height (default: the divisors of DIMZ up to DIMZ / max p,
     §5.4), with the best z of each time column; with `sci`, also eq. (7)'s closed-form
-    z_opt and T_min (`z_opt_sci`, `T_min_sci`)."""
+    z_opt and T_min (`z_opt_sci`, `T_min_sci`). `starting(k, n, z)` is called before the
+    k-th of n heights, `progress(k, n, z)` after it."""
     mapping = kwargs.get("mapping")
     zs = list(heights) if heights is not None else _core_call(_core.tiling_sweep_heights, list(space), list(procs), mapping)
     if not zs:
         raise input_error(_core.OptionsError, "--sweep-z", "", "no tile height divides the mapping dimension up to DIMZ / max p")
     rows = []
     for i, z in enumerate(zs):
+        if starting is not None:
+            starting(i + 1, len(zs), z)
         rows.append(analyze(space, procs, z, **kwargs))
         if progress is not None:
             progress(i + 1, len(zs), z)

@@ -195,6 +195,50 @@ def test_gige_mixed_strong_and_weak_sides():
     assert penalties(s, "gige").by_id == pytest.approx(exp, rel=1e-12)
 
 
+def test_large_star_beside_a_small_hand_case():
+    # The per-node sides are computed once per node (a star of Δ arcs used to cost Δ² and took
+    # a minute at 10^5): the penalties must be those of the formulas, whatever the star's size.
+    # Small case: a 0→1, b 0→2, c 0→3, d 4→3, f 5→3.  out: 0:3, 4:1, 5:1; in: 3:3, 1:1, 2:1.
+    # Big star: node 100 sends to 101..100+n, each destination receiving once.
+    n = 50_000
+    small = [(0, 1), (0, 2), (0, 3), (4, 3), (5, 3)]
+    s = scheme(*small, *[(100, 100 + j) for j in range(1, n + 1)], ids=[*"abcdf", *(f"s{j}" for j in range(n))])
+    # GigE.  C_o^m of 0: destinations' in-degrees 1, 1, 3 → {c}, card 1.
+    #   a, b ∉: p_o = 3β(1 − γo) = 1.99125; Δi = 1.
+    #   c ∈: p_o = 3β(1 + γo·2) = 2.7675; C_i^m of 3: sources' out-degrees 3, 1, 1 → {c}, card 1,
+    #        c ∈: p_i = 3β(1 + γi·2) = 2.412; p = 2.7675.
+    #   d, f: Δo = 1; ∉ C_i^m: p_i = 3β(1 − γi) = 2.169.
+    #   Star: every destination has in-degree 1, so C_o^m is the whole star (card n): nβ(1 + γo·0).
+    gige = {"a": 3 * BETA * (1 - GO), "b": 3 * BETA * (1 - GO), "c": 3 * BETA * (1 + 2 * GO),
+            "d": 3 * BETA * (1 - GI), "f": 3 * BETA * (1 - GI)}
+    assert gige == pytest.approx({"a": 1.99125, "b": 1.99125, "c": 2.7675, "d": 2.169, "f": 2.169})
+    r = penalties(s, "gige")
+    assert r.penalties[:5] == approx_list(list(gige.values()))
+    assert r.penalties[5:] == approx_list([n * BETA] * n)
+    assert r.side_out[2] == (3, 2.0) and r.side_in[2] == (3, 2.0) and r.side_in[3] == (3, -1.0)
+    assert r.side_out[5] == (n, 0.0) and r.side_in[5] == (1, 0.0)
+    # SimGrid's IB (βe 0.965, βs 0.925, γs 1.35).  Node 0 sends to 3 (in-degree 3 > 2) and to
+    # 1, 2 (in-degree 1): its largest outgoing weight is 3·βs·γs = 3.74625.  Into 3: three
+    # distinct senders, one comm from each: 1·βe·3 = 2.895.
+    #   a, b, c: max(3.74625, 1 or 2.895) = 3.74625; d, f: Δo = 1 → max(1, 2.895) = 2.895.
+    #   Star: no destination receives more than two: n·βs; Δi = 1.
+    ib = [3 * 0.925 * 1.35] * 3 + [0.965 * 3] * 2
+    assert ib == pytest.approx([3.74625] * 3 + [2.895] * 2)
+    r = penalties(s, "ib-simgrid")
+    assert r.penalties[:5] == approx_list(ib)
+    assert r.penalties[5:] == approx_list([n * 0.925] * n)
+
+
+def test_ib_simgrid_parallel_arcs_count_per_sender():
+    # Into node 9: two parallel arcs from 0 (a, b), one from 1 (c), one from 2 (d).  Distinct
+    # senders 3; from 0: 2 comms → 2·βe·3 = 5.79; from 1 or 2: 1·βe·3 = 2.895.  Node 0 sends
+    # twice, both to 9 (in-degree 4 > 2): 2·βs·γs = 2.4975 < 5.79.
+    s = scheme((0, 9), (0, 9), (1, 9), (2, 9), ids="abcd")
+    r = penalties(s, "ib-simgrid")
+    assert r.by_id == pytest.approx({"a": 2 * 0.965 * 3, "b": 2 * 0.965 * 3, "c": 0.965 * 3, "d": 0.965 * 3}, rel=1e-12)
+    assert r.by_id == pytest.approx({"a": 5.79, "b": 5.79, "c": 2.895, "d": 2.895}, rel=1e-12)
+
+
 # -- 3. Myrinet --------------------------------------------------------------------------
 
 
@@ -439,6 +483,48 @@ def test_cli_table():
     myr = run_cli("penalties", FIG6, "--model", "myrinet", env={"COLUMNS": "200"})
     assert myr.returncode == 0, myr.stderr
     assert "state sets: 5 (exact)" in myr.stdout
+
+
+def test_cli_table_shows_the_first_rows(tmp_path):
+    path = tmp_path / "star60.json"
+    path.write_text(json.dumps(star(60)))
+    rows = lambda text: [ln for ln in text.splitlines() if ln.startswith("│ c")]  # noqa: E731
+    proc = run_cli("penalties", path, env={"COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    assert len(rows(proc.stdout)) == 50
+    assert "first 50 of 60 communications shown" in proc.stdout
+    proc = run_cli("penalties", path, "--limit", "3", env={"COLUMNS": "200"})
+    assert len(rows(proc.stdout)) == 3 and "first 3 of 60" in proc.stdout
+    proc = run_cli("penalties", path, "--all", env={"COLUMNS": "200"})
+    assert len(rows(proc.stdout)) == 60 and "shown" not in proc.stdout
+    # A star of 60: every penalty 60β = 45.
+    assert all(r.split("│")[-2].strip() == "45" for r in rows(proc.stdout))
+    check_fails(("penalties", path, "--limit", "3", "--all"), "--limit and --all")
+
+
+def test_myrinet_count_beyond_a_float_is_given_by_its_log(tmp_path):
+    # 110 disjoint complete bipartite K5,6 blocks: each has 6!/1! = 720 maximal matchings and
+    # each arc's coefficient is that of K4,5, 5!/1! = 120, so every penalty is 720/120 = 6.
+    # The count 720^110 ≈ 10^314 is exact but beyond a float: state_sets is null (JSON writers
+    # refuse ints of thousands of digits), state_sets_log10 = 110·log10(720).
+    arcs = [(11 * b + i, 11 * b + 5 + j) for b in range(110) for i in range(5) for j in range(6)]
+    path = tmp_path / "blocks.json"
+    path.write_text(json.dumps(scheme(*arcs)))
+    r = penalties(path, "myrinet")
+    assert not r.state_sets_estimated and len(r.components) == 110
+    assert r.penalties == approx_list([6.0] * len(arcs), rel=1e-9)
+    assert r.state_sets is None
+    assert r.state_sets_log10 == pytest.approx(110 * math.log10(720), rel=1e-12)
+    proc = run_cli("penalties", path, "--model", "myrinet", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["state_sets"] is None and doc["state_sets_estimated"] is False
+    assert doc["components"][0]["state_sets"] == 720
+    proc = run_cli("penalties", path, "--model", "myrinet", "--limit", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert f"state sets: about 10^{110 * math.log10(720):.2f} (exact)" in proc.stdout
+    # 107 blocks, 720^107 ≈ 10^305.9, still fit: the exact integer.
+    assert penalties(scheme(*arcs[:107 * 30]), "myrinet").state_sets == 720 ** 107
 
 
 # -- 7. bad input -----------------------------------------------------------------------

@@ -9,6 +9,10 @@ import click
 from ..sharing import SCHEME_MODELS
 from .common import Table, fail, failing, out, param_option
 
+#: Communications the terminal table shows unless --limit or --all say otherwise (a table
+#: takes about a millisecond a row: 10^5 rows would take minutes).
+SHOWN_ROWS = 50
+
 
 @click.command("penalties")
 @click.argument("scheme", metavar="SCHEME.json", type=click.Path(dir_okay=False))
@@ -22,8 +26,11 @@ from .common import Table, fail, failing, out, param_option
 @click.option("--latency", type=float, default=0.0, show_default=True, help="Latency in s (with --static-times).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: model, parameters, penalties, conflicts, "
               "degrees (and state_sets for myrinet, static_times_s).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
+              help=f"Table: show the first N communications (default {SHOWN_ROWS}); --json gives them all.")
+@click.option("--all", "all_rows", is_flag=True, help="Table: show every communication (slow beyond thousands).")
 def penalties_cmd(scheme: str, model: str, params: list[tuple[str, float]], static_times: bool, size: float | None,
-                  bandwidth: float | None, latency: float, as_json: bool) -> None:
+                  bandwidth: float | None, latency: float, as_json: bool, limit: int | None, all_rows: bool) -> None:
     """Penalty of each communication of SCHEME.json under an interconnect model (paper 004).
 
     A penalty p means the communication takes p times as long as alone. SCHEME.json is
@@ -38,6 +45,8 @@ def penalties_cmd(scheme: str, model: str, params: list[tuple[str, float]], stat
     """
     from ..sharing import penalties
 
+    if limit is not None and all_rows:
+        fail("--limit and --all: give one")
     if static_times:
         if bandwidth is None or not bandwidth > 0 or bandwidth == float("inf"):
             fail("--static-times needs --bandwidth B (bytes/s, > 0)")
@@ -57,15 +66,21 @@ def penalties_cmd(scheme: str, model: str, params: list[tuple[str, float]], stat
     table = Table(title=f"{scheme} under {model}", title_justify="left", header_style="bold")
     for col in ("comm", "src→dst", "Δo", "Δi", "conflicts", "penalty", *(["time (s)"] if times else [])):
         table.add_column(col, justify="right" if col in ("Δo", "Δi", "penalty", "time (s)") else "left")
-    for k, cid in enumerate(report.ids):
+    shown = len(report.ids) if all_rows else min(len(report.ids), limit or SHOWN_ROWS)
+    for k, cid in enumerate(report.ids[:shown]):
         table.add_row(cid, f"{report.src[k]}→{report.dst[k]}", str(report.delta_out[k]), str(report.delta_in[k]),
                       ", ".join(report.conflicts[k]) or "-", f"{report.penalties[k]:.4g}",
                       *([f"{times[cid]:.6g}"] if times else []))
     out.print(table)
+    if shown < len(report.ids):
+        out.print(f"first {shown:,} of {len(report.ids):,} communications shown; --limit N or --all for more, "
+                  "--json for all of them", highlight=False)
     out.print("parameters: " + (", ".join(f"{k}={v:g}" for k, v in report.parameters.items()) or "none"), highlight=False)
     if model == "myrinet":
         how = "estimated (importance sampling; 95% CI per component in --json)" if report.state_sets_estimated else "exact"
-        out.print(f"state sets: {report.state_sets} ({how})", highlight=False)
+        sets, log10 = report.state_sets, report.state_sets_log10
+        count = sets if sets is not None else f"about 10^{log10:.2f}" if log10 is not None else "unknown (estimator failed)"
+        out.print(f"state sets: {count} ({how})", highlight=False)
 
 
 @click.group("calibrate", context_settings={"help_option_names": ["-h", "--help"]})

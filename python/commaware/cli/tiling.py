@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any, Optional
 
 import click
 
 from .common import Table, err, fail, failing, out, param_option
 
+
+#: With --json to a file or a pipe, the sweep's progress lines come at most this often (s).
+PROGRESS_EVERY_S = 10.0
 
 #: The options geometry mode (--deps, --h, --tile) does not read: given there, they are an error.
 GEOMETRY_UNUSED = ("procs", "tile_height", "sweep_z", "platform", "model", "params", "t_c", "sci", "t_start_dma",
@@ -97,11 +101,21 @@ def tiling_cmd(space: str, procs: Optional[str], tile_height: Optional[int], swe
         if tile_height is not None:
             doc = tl.analyze(dims, grid, tile_height, **kwargs)
         else:
-            def progress(i: int, n: int, z: int) -> None:
-                if not as_json or err.is_terminal:
-                    err.print(f"z = {z} ({i}/{n})", highlight=False)
+            # A line per tile height on stderr as it starts (the small heights take longest:
+            # z = 1 simulates DIMZ tiles per rank); with --json to a file or pipe, at most one
+            # every PROGRESS_EVERY_S seconds, the first at once.
+            every = 0.0 if not as_json or err.is_terminal else PROGRESS_EVERY_S
+            last = [-float("inf")]
 
-            doc = tl.sweep(dims, grid, progress=progress, **kwargs)
+            def starting(i: int, n: int, z: int) -> None:
+                now = time.monotonic()
+                if now - last[0] >= every:
+                    last[0] = now
+                    tiles = dims[m if m is not None else dims.index(max(dims))] // z
+                    what = "formulas" if no_simulate else f"simulating {tiles:,} tiles per rank"
+                    err.print(f"z = {z} ({i}/{n}): {what}", highlight=False)
+
+            doc = tl.sweep(dims, grid, starting=starting, **kwargs)
             if plot:
                 tl.plot_sweep(doc, plot)
     if as_json:

@@ -14,7 +14,7 @@
 //! for Myrinet (§V-B) its whole connected component.
 
 use super::myrinet;
-use super::penalty::{conflict_classes, Adjacency, PenaltyModel};
+use super::penalty::{conflict_classes, Adjacency, LocalScratch, PenaltyModel};
 use super::{water_fill, FlowId, FlowNet, LinkId, MaxMin, RemovedFlow, SharingModel};
 
 const NONE: u32 = u32::MAX;
@@ -120,6 +120,8 @@ pub struct Penalized {
     rates: Vec<f64>,
     /// `ib-simgrid` without a backbone: incremental max-min under the caps.
     capped: Option<CappedMaxMin>,
+    /// The local formulas' per-node aggregates, forgotten before each re-evaluation.
+    local: LocalScratch,
 }
 
 impl Penalized {
@@ -140,6 +142,7 @@ impl Penalized {
             affected: Vec::new(),
             rates: Vec::new(),
             capped: None,
+            local: LocalScratch::default(),
         }
     }
 
@@ -249,8 +252,9 @@ impl Penalized {
                 }
             }
             m => {
+                self.local.forget();
                 for &f in &self.affected {
-                    self.penalty[f as usize] = m.local_penalty(&view, f);
+                    self.penalty[f as usize] = self.local.local_penalty(m, &view, f);
                 }
             }
         }

@@ -114,24 +114,171 @@ impl Side {
     }
 }
 
-/// Emission and reception sides of communication `c` (§V-A, Definition 1):
-/// C_o^m holds the communications of c's source whose destination has the largest
-/// in-degree; C_i^m those into c's destination whose source has the largest out-degree.
-pub fn gige_sides<A: Adjacency>(a: &A, c: u32) -> (Side, Side) {
-    let (s, d) = a.ends(c);
-    let (out, inn) = (a.outgoing(s), a.incoming(d));
-    let (max_o, card_o) = max_and_count(out.iter().map(|&k| a.incoming(a.ends(k).1).len()));
-    let (max_i, card_i) = max_and_count(inn.iter().map(|&k| a.outgoing(a.ends(k).0).len()));
-    (
-        Side { delta: out.len(), strongly_slowed: inn.len() == max_o, card: card_o },
-        Side { delta: inn.len(), strongly_slowed: out.len() == max_i, card: card_i },
-    )
+/// What the local formulas read around a node's sending side: over the communications it
+/// sends, the largest in-degree of their destinations, how many reach it, and whether some
+/// destination receives more than two (resp. at most two) communications (SimGrid's IB γs).
+#[derive(Debug, Clone, Copy, Default)]
+struct SendSide {
+    max_in: usize,
+    card: usize,
+    to_busy: bool,
+    to_quiet: bool,
 }
 
-/// GigE penalty of communication `c` (§V-A): p = max(p_o, p_i).
-pub fn gige_penalty<A: Adjacency>(a: &A, c: u32, p: &GigeParams) -> f64 {
-    let (o, i) = gige_sides(a, c);
-    o.penalty(p.beta, p.gamma_o).max(i.penalty(p.beta, p.gamma_i))
+/// What the local formulas read around a node's receiving side: over the communications it
+/// receives, the largest out-degree of their sources and how many reach it; and its distinct
+/// senders with the number of communications from each, `senders[start..start + len]` of
+/// [`LocalScratch`], sorted by sender (SimGrid's IB incoming penalty).
+#[derive(Debug, Clone, Copy, Default)]
+struct RecvSide {
+    max_out: usize,
+    card: usize,
+    start: usize,
+    len: usize,
+}
+
+/// The per-node aggregates of the local formulas (GigE §V-A, SimGrid's IB), each computed
+/// once per node and kept until [`LocalScratch::forget`]. The formulas of a communication read
+/// the degrees of its source's destinations and of its destination's sources; computing them
+/// per communication costs Δ each, Δ² for a node of degree Δ (a star of 100,000 arcs took a
+/// minute). Through this cache each node's side is computed once, so a whole scheme takes time
+/// linear in its arcs. The aggregates are only valid while the graph is unchanged: the engine
+/// forgets them before each re-evaluation.
+#[derive(Debug, Clone)]
+pub struct LocalScratch {
+    epoch: u32,
+    send_mark: Vec<u32>,
+    send: Vec<SendSide>,
+    recv_mark: Vec<u32>,
+    recv: Vec<RecvSide>,
+    /// (sender, communications from it) of each receiving side computed in this epoch.
+    senders: Vec<(u32, u32)>,
+    scratch: Vec<u32>,
+}
+
+impl Default for LocalScratch {
+    fn default() -> Self {
+        // Marks start at 0, so the first epoch is 1.
+        LocalScratch { epoch: 1, send_mark: Vec::new(), send: Vec::new(), recv_mark: Vec::new(), recv: Vec::new(),
+                       senders: Vec::new(), scratch: Vec::new() }
+    }
+}
+
+impl LocalScratch {
+    /// Drop every aggregate (the graph changed).
+    pub fn forget(&mut self) {
+        self.senders.clear();
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.send_mark.iter_mut().for_each(|m| *m = 0);
+            self.recv_mark.iter_mut().for_each(|m| *m = 0);
+            self.epoch = 1;
+        }
+    }
+
+    fn send_side<A: Adjacency>(&mut self, a: &A, s: u32) -> SendSide {
+        let i = s as usize;
+        if self.send_mark.len() <= i {
+            self.send_mark.resize(i + 1, 0);
+            self.send.resize(i + 1, SendSide::default());
+        }
+        if self.send_mark[i] != self.epoch {
+            let out = a.outgoing(s);
+            let (max_in, card) = max_and_count(out.iter().map(|&k| a.incoming(a.ends(k).1).len()));
+            let busy = |k: &u32| a.incoming(a.ends(*k).1).len() > 2;
+            self.send[i] = SendSide { max_in, card, to_busy: out.iter().any(busy), to_quiet: !out.iter().all(busy) };
+            self.send_mark[i] = self.epoch;
+        }
+        self.send[i]
+    }
+
+    fn recv_side<A: Adjacency>(&mut self, a: &A, d: u32, with_senders: bool) -> RecvSide {
+        let i = d as usize;
+        if self.recv_mark.len() <= i {
+            self.recv_mark.resize(i + 1, 0);
+            self.recv.resize(i + 1, RecvSide::default());
+        }
+        if self.recv_mark[i] != self.epoch {
+            let inn = a.incoming(d);
+            let (max_out, card) = max_and_count(inn.iter().map(|&k| a.outgoing(a.ends(k).0).len()));
+            self.recv[i] = RecvSide { max_out, card, start: 0, len: usize::MAX };
+            self.recv_mark[i] = self.epoch;
+        }
+        if with_senders && self.recv[i].len == usize::MAX {
+            self.scratch.clear();
+            self.scratch.extend(a.incoming(d).iter().map(|&k| a.ends(k).0));
+            self.scratch.sort_unstable();
+            let start = self.senders.len();
+            for &x in &self.scratch {
+                let n = self.senders.len();
+                if n > start && self.senders[n - 1].0 == x {
+                    self.senders[n - 1].1 += 1;
+                } else {
+                    self.senders.push((x, 1));
+                }
+            }
+            self.recv[i].start = start;
+            self.recv[i].len = self.senders.len() - start;
+        }
+        self.recv[i]
+    }
+
+    /// Emission and reception sides of communication `c` (§V-A, Definition 1):
+    /// C_o^m holds the communications of c's source whose destination has the largest
+    /// in-degree; C_i^m those into c's destination whose source has the largest out-degree.
+    pub fn gige_sides<A: Adjacency>(&mut self, a: &A, c: u32) -> (Side, Side) {
+        let (s, d) = a.ends(c);
+        let (out, inn) = (a.outgoing(s).len(), a.incoming(d).len());
+        let so = self.send_side(a, s);
+        let ri = self.recv_side(a, d, false);
+        (
+            Side { delta: out, strongly_slowed: inn == so.max_in, card: so.card },
+            Side { delta: inn, strongly_slowed: out == ri.max_out, card: ri.card },
+        )
+    }
+
+    /// GigE penalty of communication `c` (§V-A): p = max(p_o, p_i).
+    pub fn gige_penalty<A: Adjacency>(&mut self, a: &A, c: u32, p: &GigeParams) -> f64 {
+        let (o, i) = self.gige_sides(a, c);
+        o.penalty(p.beta, p.gamma_o).max(i.penalty(p.beta, p.gamma_i))
+    }
+
+    /// SimGrid's IB penalty of communication `c` from s to d (SimGrid's
+    /// `NetworkIBModel::compute_IB_factors`): the largest outgoing penalty of s, where each
+    /// of its n_out communications weighs n_out·βs, times γs when its destination receives
+    /// more than two; and the incoming penalty (comms from s to d)·βe·(distinct senders to d)
+    /// when d receives more than one. Both are 1 without conflict.
+    pub fn ib_simgrid_penalty<A: Adjacency>(&mut self, a: &A, c: u32, p: &IbParams) -> f64 {
+        let (s, d) = a.ends(c);
+        let n_out = a.outgoing(s).len();
+        let max_out = if n_out <= 1 {
+            1.0
+        } else {
+            let side = self.send_side(a, s);
+            // The largest of n_out·βs·γs (to a busy destination) and n_out·βs (to a quiet one).
+            let weigh = |on: bool, f: f64| if on { n_out as f64 * p.beta_s * f } else { 0.0 };
+            weigh(side.to_busy, p.gamma_s).max(weigh(side.to_quiet, 1.0))
+        };
+        let my_in = if a.incoming(d).len() <= 1 {
+            1.0
+        } else {
+            let side = self.recv_side(a, d, true);
+            let senders = &self.senders[side.start..side.start + side.len];
+            let from_s = senders.binary_search_by_key(&s, |x| x.0).map_or(0, |k| senders[k].1);
+            from_s as f64 * p.beta_e * side.len as f64
+        };
+        my_in.max(max_out)
+    }
+
+    /// Penalty of one communication under a local model (not Myrinet, whose penalties
+    /// come per component: [`myrinet::myrinet_penalties`]).
+    pub fn local_penalty<A: Adjacency>(&mut self, model: &PenaltyModel, a: &A, c: u32) -> f64 {
+        match model {
+            PenaltyModel::Gige { params, .. } => self.gige_penalty(a, c, params),
+            PenaltyModel::IbSimgrid(p) => self.ib_simgrid_penalty(a, c, p),
+            PenaltyModel::Myrinet(_) => unreachable!("Myrinet penalties are computed per component"),
+        }
+    }
 }
 
 fn max_and_count(values: impl Iterator<Item = usize>) -> (usize, usize) {
@@ -144,35 +291,6 @@ fn max_and_count(values: impl Iterator<Item = usize>) -> (usize, usize) {
         }
     }
     best
-}
-
-/// SimGrid's IB penalty of communication `c` from s to d (SimGrid's
-/// `NetworkIBModel::compute_IB_factors`): the largest outgoing penalty of s, where each
-/// of its n_out communications weighs n_out·βs, times γs when its destination receives
-/// more than two; and the incoming penalty (comms from s to d)·βe·(distinct senders to d)
-/// when d receives more than one. Both are 1 without conflict.
-pub fn ib_simgrid_penalty<A: Adjacency>(a: &A, c: u32, p: &IbParams) -> f64 {
-    let (s, d) = a.ends(c);
-    let out = a.outgoing(s);
-    let n_out = out.len() as f64;
-    let max_out = if out.len() <= 1 {
-        1.0
-    } else {
-        out.iter()
-            .map(|&k| n_out * p.beta_s * if a.incoming(a.ends(k).1).len() > 2 { p.gamma_s } else { 1.0 })
-            .fold(0.0, f64::max)
-    };
-    let inn = a.incoming(d);
-    let my_in = if inn.len() <= 1 {
-        1.0
-    } else {
-        let mut senders: Vec<u32> = inn.iter().map(|&k| a.ends(k).0).collect();
-        let from_s = senders.iter().filter(|&&x| x == s).count() as f64;
-        senders.sort_unstable();
-        senders.dedup();
-        from_s * p.beta_e * senders.len() as f64
-    };
-    my_in.max(max_out)
 }
 
 /// One communication of a scheme file.
@@ -380,16 +498,6 @@ impl PenaltyModel {
             PenaltyModel::IbSimgrid(p) => vec![("beta_e", p.beta_e), ("beta_s", p.beta_s), ("gamma_s", p.gamma_s)],
         }
     }
-
-    /// Penalty of one communication under a local model (not Myrinet, whose penalties
-    /// come per component: [`myrinet::myrinet_penalties`]).
-    pub fn local_penalty<A: Adjacency>(&self, a: &A, c: u32) -> f64 {
-        match self {
-            PenaltyModel::Gige { params, .. } => gige_penalty(a, c, params),
-            PenaltyModel::IbSimgrid(p) => ib_simgrid_penalty(a, c, p),
-            PenaltyModel::Myrinet(_) => unreachable!("Myrinet penalties are computed per component"),
-        }
-    }
 }
 
 impl From<MyrinetOptions> for PenaltyModel {
@@ -472,16 +580,17 @@ pub fn analyze(comms: &[(u32, u32)], model: Option<&PenaltyModel>) -> SchemeAnal
     let (delta_out, delta_in) = (0..n).map(|c| g.degrees(c)).map(|(o, i)| (o as u32, i as u32)).unzip();
     let conflicts = (0..n).map(|c| conflict_classes(&g, c)).collect();
     let mut components = Vec::new();
+    let mut local = LocalScratch::default();
     let penalties = match model {
         Some(PenaltyModel::Myrinet(opts)) => {
             let r = myrinet::myrinet_penalties(&g.ends, opts);
             components = r.components;
             r.penalties
         }
-        Some(m) => (0..n).map(|c| m.local_penalty(&g, c)).collect(),
+        Some(m) => (0..n).map(|c| local.local_penalty(m, &g, c)).collect(),
         None => maxmin_penalties(&g),
     };
-    let sides = (0..n).map(|c| gige_sides(&g, c)).collect();
+    let sides = (0..n).map(|c| local.gige_sides(&g, c)).collect();
     SchemeAnalysis { delta_out, delta_in, conflicts, penalties, sides, components }
 }
 
