@@ -1,5 +1,5 @@
 """Shared fixtures: paths, a runner for the CLI in a subprocess, and the marks of the tests that
-need MPI or SimGrid."""
+need MPI, SimGrid or Slurm."""
 
 from __future__ import annotations
 
@@ -85,17 +85,27 @@ def requires_mpi_mark(reason: str) -> pytest.MarkDecorator:
                               reason=f"MPI not available: {reason}")
 
 
-def requires_simgrid_mark(available: tuple[bool, str], tests: str) -> pytest.MarkDecorator:
-    """Skip when the SimGrid peer cannot run (``available``: ``simgrid_peer.simgrid_available()``),
-    with "``tests`` tests SKIPPED: reason" in pytest's warnings summary, unless
-    COMMAWARE_REQUIRE_SIMGRID=1 (CI): then the test runs and fails with the reason."""
+def requires_peer_mark(available: tuple[bool, str], tests: str, peer: str, variable: str) -> pytest.MarkDecorator:
+    """Skip when `peer` (SimGrid, Slurm) cannot run (``available``: its ``*_available()``), with
+    "``tests`` tests SKIPPED: reason" in pytest's warnings summary, unless the environment
+    variable `variable` is 1 (CI sets it): then the test runs and fails with the reason."""
     ok, reason = available
     if not ok:
         # Shown in pytest's warnings summary; suppressed (not raised) where warnings are errors.
         with contextlib.suppress(Warning):
-            warnings.warn(f"{tests} tests SKIPPED: {reason}", stacklevel=2)
-    return pytest.mark.skipif(not ok and os.environ.get("COMMAWARE_REQUIRE_SIMGRID") != "1",
-                              reason=f"SimGrid not available: {reason}")
+            warnings.warn(f"{tests} tests SKIPPED: {reason}", stacklevel=3)
+    return pytest.mark.skipif(not ok and os.environ.get(variable) != "1", reason=f"{peer} not available: {reason}")
+
+
+def requires_simgrid_mark(available: tuple[bool, str], tests: str) -> pytest.MarkDecorator:
+    """`requires_peer_mark` for SimGrid (``simgrid_peer.simgrid_available()``; COMMAWARE_REQUIRE_SIMGRID)."""
+    return requires_peer_mark(available, tests, "SimGrid", "COMMAWARE_REQUIRE_SIMGRID")
+
+
+def requires_slurm_mark(available: tuple[bool, str], tests: str) -> pytest.MarkDecorator:
+    """`requires_peer_mark` for a single-node Slurm (``slurm_single_node.slurm_available()``;
+    COMMAWARE_REQUIRE_SLURM)."""
+    return requires_peer_mark(available, tests, "Slurm", "COMMAWARE_REQUIRE_SLURM")
 
 
 @pytest.fixture(scope="module")

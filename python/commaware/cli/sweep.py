@@ -108,15 +108,23 @@ def _json_value(value: Any) -> Any:
               help="Option of SLURMCluster/PBSCluster (repeatable), e.g. cores=8 memory=16GB queue=normal "
                    "walltime=01:00:00; a VALUE that parses as JSON is taken as such.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="With --jobqueue: batch jobs to start (default 1).")
+@click.option("--jobqueue-timeout", "jobqueue_timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="SECONDS",
+              help="With --jobqueue: the longest wait for the jobs to be submitted and a first worker to start, and for "
+                   "new workers once all have gone; past it the sweep stops with exit 2, its jobs cancelled "
+                   "[default: 300].")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Worker processes of the local Dask cluster (default: the machine's cores).")
 @click.option("--serial", is_flag=True, help="Run in this process, without Dask (the reference).")
 @click.option("--no-compact", "no_compact", is_flag=True, help="Keep one Parquet file per run (no merge at the end).")
+@click.option("--max-runs", "max_runs", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Refuse a spec of more than N runs, counted before any is built [default: 1,000,000].")
 @click.option("--json", "as_json", is_flag=True, help="Print the spec's rows as a JSON array.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar on stderr.")
 def sweep_cmd(spec: str, out_dir: Optional[str], scheduler: Optional[str], jobqueue: Optional[str],
-              jobqueue_options: tuple[str, ...], jobs: Optional[int], workers: Optional[int], serial: bool,
-              no_compact: bool, as_json: bool, quiet: bool) -> None:
+              jobqueue_options: tuple[str, ...], jobs: Optional[int], jobqueue_timeout: Optional[float],
+              workers: Optional[int], serial: bool, no_compact: bool, max_runs: Optional[int], as_json: bool,
+              quiet: bool) -> None:
     """Run every run of SPEC.toml (a command, fixed parameters, a grid or a list of runs) and
     store each row in the results directory as soon as it finishes.
 
@@ -135,8 +143,10 @@ def sweep_cmd(spec: str, out_dir: Optional[str], scheduler: Optional[str], jobqu
         fail(f"{' and '.join(places)}: give one place to run")
     if workers is not None and (scheduler or jobqueue):
         fail(f"--workers: sizes the local cluster only, not {places[0]}")
-    if (jobs is not None or jobqueue_options) and not jobqueue:
-        fail(f"{'--jobs' if jobs is not None else '--jobqueue-option'}: goes with --jobqueue")
+    alone = [name for name, given in (("--jobs", jobs is not None), ("--jobqueue-option", bool(jobqueue_options)),
+                                      ("--jobqueue-timeout", jobqueue_timeout is not None)) if given]
+    if alone and not jobqueue:
+        fail(f"{alone[0]}: goes with --jobqueue")
     from ..experiments import sweep
 
     try:
@@ -144,7 +154,9 @@ def sweep_cmd(spec: str, out_dir: Optional[str], scheduler: Optional[str], jobqu
             options = dict(sweep.parse_option(item) for item in jobqueue_options)
             show = not quiet and err.is_terminal
             kwargs: dict[str, Any] = dict(scheduler=scheduler, jobqueue=jobqueue, jobqueue_options=options, jobs=jobs,
-                                          workers=workers, serial=serial, compact=not no_compact)
+                                          workers=workers, serial=serial, compact=not no_compact,
+                                          jobqueue_timeout=jobqueue_timeout or sweep.JOBQUEUE_TIMEOUT_S,
+                                          max_runs=max_runs or sweep.MAX_RUNS)
             if show:
                 with SweepProgress() as progress:
                     frame = sweep.run(spec, out_dir, progress=progress, **kwargs)

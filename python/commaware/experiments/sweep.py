@@ -28,6 +28,7 @@ import itertools
 import json
 import math
 import os
+import re
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -47,6 +48,15 @@ JOBQUEUES = ("slurm", "pbs")
 MAX_CHUNK = 64
 #: How long to try reaching a Dask scheduler.
 CONNECT_TIMEOUT = "20s"
+#: Most runs a spec may give (its grid's product, or its list of runs), counted before any is
+#: built: a run costs about 1.5 kB here, so a million runs about 1.5 GB (`max_runs` raises it).
+MAX_RUNS = 1_000_000
+#: Deepest nesting of a spec: keys, tables and arrays on the way from the top to a value
+#: (`[grid]` `seed = [1]` is 3). A spec needs 3; deeper is refused before it is parsed.
+MAX_SPEC_DEPTH = 32
+#: Default bound, in seconds, on submitting the batch jobs of --jobqueue and seeing a worker start
+#: (and on a sweep left without any worker): past it the sweep stops instead of waiting forever.
+JOBQUEUE_TIMEOUT_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -119,15 +129,108 @@ def _check_value(param: Param, value: Any, source: str, field: str, base: Path) 
     return value
 
 
+#: One token of a TOML document, as far as its nesting goes: strings (whose brackets, dots and
+#: `#` are text), comments, line ends, brackets, `=`, `,`, `.`, and the rest.
+_TOML_TOKEN = re.compile(r"""
+    (?P<string>\"\"\"(?:\\[\s\S]|[^\\])*?\"\"\""{0,2} | '''[\s\S]*?''''{0,2}
+               | "(?:\\.|[^"\\\n])*" | '[^'\n]*')
+  | (?P<comment>\#[^\n]*)
+  | (?P<newline>\n)
+  | (?P<space>[ \t\r]+)
+  | (?P<punct>[][{}=,.])
+  | (?P<other>[^][{}=,.\s"'\#]+ | .)
+""", re.VERBOSE)
+
+
+def _toml_too_deep(text: str, limit: int) -> int | None:
+    """The line where `text` (TOML) nests deeper than `limit` levels, or None. A level is a key of
+    a dotted key or of a [table] header, or an array or inline table; the scan stops at the
+    first line too deep, so a document nested 10^5 levels costs no more than its first lines
+    (Python's tomllib recurses once per bracket and takes quadratic time over dotted keys)."""
+    stack: list[tuple[str, int]] = []  # the open arrays and inline tables, with their levels
+    header = 0  # levels of the current [table] or [[array of tables]]
+    mode, base, parts, depth = "start", 0, 0, 0
+    for match in _TOML_TOKEN.finditer(text):
+        kind, token = match.lastgroup, match.group()
+        if kind in ("space", "comment"):
+            continue
+        if kind == "newline":
+            if not stack:
+                mode = "start"
+            continue
+        if mode == "start":  # a line of the document: a [header] or a key
+            if token == "[":
+                mode, parts, depth = "header", 0, 1
+            else:
+                mode, base, parts = "key", header, 1
+                depth = base + parts
+        elif mode == "header":
+            if token == "[" and parts == 0:
+                depth += 1  # [[array of tables]]: the array and its table
+            elif token == "]":
+                header, mode = depth, "rest"
+            elif token == ".":
+                depth += 1
+            elif parts == 0:
+                parts = 1
+        elif kind == "punct" and token in "]}":
+            if stack:
+                stack.pop()
+            if stack:
+                mode, depth = "value", stack[-1][1]
+            else:
+                mode = "rest"
+        elif kind == "punct" and token == "," and stack:
+            opener, level = stack[-1]
+            mode, base, parts, depth = ("key", level, 1, level + 1) if opener == "{" else ("value", level, 0, level)
+        elif mode == "key":
+            if token == ".":
+                parts += 1
+                depth = base + parts
+            elif token == "=":
+                mode = "value"
+        elif mode == "value" and token in ("[", "{"):
+            depth += 1
+            stack.append((token, depth))
+            if token == "{":
+                mode, base, parts = "key", depth, 1
+                depth += 1
+        if depth > limit:
+            return text.count("\n", 0, match.start()) + 1
+    return None
+
+
+def _nested_over(value: Any, limit: int) -> str | None:
+    """The path of the first value of a spec dict nested deeper than `limit` levels, or None."""
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        obj, path, depth = stack.pop()
+        if depth > limit:
+            return path
+        if isinstance(obj, Mapping):
+            stack.extend((item, f"{path}.{key}" if path else str(key), depth + 1) for key, item in obj.items())
+        elif isinstance(obj, (list, tuple)):
+            stack.extend((item, f"{path}[{i}]", depth + 1) for i, item in enumerate(obj))
+    return None
+
+
 def _read_spec(spec: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dict[str, Any], str, Path]:
     """The spec document, its name for messages, and the folder its file paths start from."""
     import tomllib
 
+    deep = f"nested more than {MAX_SPEC_DEPTH} levels deep (a sweep spec needs 3)"
     if isinstance(spec, Mapping):
+        field = _nested_over(spec, MAX_SPEC_DEPTH)
+        if field is not None:
+            raise input_error(_core.InputError, "<dict>", field, deep)
         return dict(spec), "<dict>", Path.cwd()
     path = Path(spec)
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8")), str(path), path.resolve().parent
+        text = path.read_text(encoding="utf-8")
+        line = _toml_too_deep(text, MAX_SPEC_DEPTH)
+        if line is not None:
+            raise input_error(_core.InputError, str(path), f"line {line}", deep)
+        return tomllib.loads(text), str(path), path.resolve().parent
     except OSError as exc:
         raise input_error(_core.InputError, str(path), "", f"cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
@@ -136,9 +239,10 @@ def _read_spec(spec: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dict[s
         raise input_error(_core.InputError, str(path), "", f"not valid TOML: {exc}") from None
 
 
-def load_spec(spec: str | os.PathLike[str] | Mapping[str, Any]) -> Spec:
+def load_spec(spec: str | os.PathLike[str] | Mapping[str, Any], max_runs: int = MAX_RUNS) -> Spec:
     """Read and check a spec (TOML file or dict): every run with its parameters and run_id.
-    Raises InputError naming the spec, the field and the reason. Identical runs are run once."""
+    Raises InputError naming the spec, the field and the reason. Identical runs are run once.
+    A spec of more than `max_runs` runs is refused before any run is built."""
     doc, source, base = _read_spec(spec)
 
     def bad(field: str, reason: str) -> _core.InputError:
@@ -185,6 +289,12 @@ def load_spec(spec: str | os.PathLike[str] | Mapping[str, Any]) -> Spec:
         if not values:
             raise bad(f"grid.{key}", "empty list (a grid axis needs at least one value)")
         axes.append([(key, _check_value(param, v, source, f"grid.{key}[{i}]", base)) for i, v in enumerate(values)])
+    count = len(doc["runs"]) if "runs" in doc and isinstance(doc["runs"], list) else math.prod(len(a) for a in axes)
+    if count > max_runs:
+        what = "list of runs" if "runs" in doc else " × ".join(f"{len(a):,}" for a in axes) + " grid"
+        raise bad("runs" if "runs" in doc else "grid",
+                  f"{count:,} runs (a {what}) is more than the limit of {max_runs:,} runs "
+                  f"(split the sweep, or raise the limit with --max-runs)")
     if "runs" in doc:
         runs = doc["runs"]
         if not isinstance(runs, list) or not runs:
@@ -286,20 +396,153 @@ def jobqueue_class(jobqueue: str) -> Any:
     return cls
 
 
+def _last_line(text: str) -> str:
+    """The last non-empty line of `text` (a command's error output), cut to 300 characters."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    line = lines[-1] if lines else "(no output)"
+    return line if len(line) <= 300 else f"{line[:300]}... ({len(line):,} characters)"
+
+
+@contextlib.contextmanager
+def _quiet_logs(*names: str) -> Iterator[None]:
+    """The loggers `names` silenced (their errors are reported as one line by the caller)."""
+    import logging
+
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+
+
+def start_jobqueue(jobqueue: str, options: Mapping[str, Any] | None = None, jobs: int = 1,
+                   timeout: float = JOBQUEUE_TIMEOUT_S) -> Any:
+    """dask_jobqueue's SLURMCluster or PBSCluster made with `options`, its `jobs` batch jobs
+    submitted and at least one of their workers connected, all within `timeout` seconds.
+    Otherwise the cluster is closed (its submitted jobs cancelled) and InputError names the
+    cause in one line: the submit command is missing or failed (its last line of error: an
+    unreachable controller, a refused option), or no worker started in time (the jobs wait in
+    the queue, or die at start)."""
+    import asyncio
+
+    cls = jobqueue_class(jobqueue)
+    submit: str = getattr(cls, "job_cls").submit_command  # noqa: B009
+
+    def bad(reason: str) -> _core.InputError:
+        return input_error(_core.InputError, "--jobqueue", "", f"{jobqueue}: {reason}")
+
+    deadline = time.monotonic() + timeout
+    with _quiet_logs("distributed", "dask_jobqueue", "tornado", "asyncio"):
+        kwargs = dict(options or {})
+        # The scheduler's web server on a free port (not 8787, maybe taken, with a warning).
+        kwargs.setdefault("scheduler_options", {"dashboard_address": ":0"})
+        try:
+            cluster = cls(**kwargs)
+        except (TypeError, ValueError) as exc:
+            raise input_error(_core.InputError, "--jobqueue-option", "", " ".join(str(exc).split())) from None
+        try:
+            # scale() would submit in a background callback that logs a failure and retries;
+            # here the submission is awaited, so a failure ends the sweep with its reason.
+            for _ in range(jobs):
+                cluster.worker_spec.update(cluster.new_worker_spec())
+            cluster.sync(_submit, cluster, timeout)
+            cluster.wait_for_workers(1, timeout=max(deadline - time.monotonic(), 0.001))
+            return cluster
+        except RuntimeError as exc:  # dask_jobqueue: "Command exited with non-zero exit code ... stderr: ..."
+            text = str(exc)
+            failed = "non-zero exit code" in text
+            reason = f"`{submit}` failed: {_last_line(text.partition('stderr:')[2] if failed else text)}"
+        except (TimeoutError, asyncio.TimeoutError):
+            ids = [str(job.job_id) for job in list(cluster.workers.values()) if getattr(job, "job_id", None)]
+            if ids:
+                reason = (f"no worker started within {timeout:g} s (--jobqueue-timeout): batch job{'s' * (len(ids) > 1)} "
+                          f"{', '.join(ids)} submitted but not running (still queued, or failing at start: see "
+                          f"`{'squeue' if jobqueue == 'slurm' else 'qstat'}` and the jobs' output)")
+            else:
+                reason = f"`{submit}` did not answer within {timeout:g} s (--jobqueue-timeout)"
+        except OSError as exc:
+            reason = f"cannot run `{submit}`: {exc.strerror or exc}"
+        except ValueError as exc:  # no job id in the submit command's output
+            reason = f"`{submit}` printed no job id: {_last_line(str(exc))}"
+        raise bad(reason + _abandon(cluster))
+
+
+def _children() -> set[int]:
+    """The process ids of this process's children."""
+    import psutil  # type: ignore[import-untyped]  # a dependency of distributed
+
+    return {child.pid for child in psutil.Process().children()}
+
+
+def _kill_children(keep: set[int]) -> None:
+    """Kill this process's children but `keep` (those it had before submitting), and theirs: a
+    submit command that hangs, left alone, could still submit a job after the sweep gave up."""
+    import psutil  # type: ignore[import-untyped]
+
+    for child in psutil.Process().children():
+        if child.pid not in keep:
+            with contextlib.suppress(psutil.Error):
+                for process in [*child.children(recursive=True), child]:
+                    with contextlib.suppress(psutil.Error):
+                        process.kill()
+
+
+async def _submit(cluster: Any, timeout: float) -> None:
+    """Submit the batch jobs of `cluster`'s worker specs (on its event loop), and wait for the
+    submit commands; past `timeout` seconds, kill them (TimeoutError). Raises their errors."""
+    import asyncio
+
+    before = _children()
+    task = asyncio.ensure_future(cluster._correct_state())
+    done, _ = await asyncio.wait([task], timeout=timeout)
+    if not done:
+        _kill_children(before)
+        with contextlib.suppress(Exception):  # the killed commands' errors, collected (no "never retrieved")
+            await asyncio.wait_for(task, 10)
+        raise TimeoutError(f"no answer in {timeout:g} s")
+    task.result()
+
+
+def _abandon(cluster: Any) -> str:
+    """Cancel the batch jobs `cluster` submitted (its cancel command, bounded in time) and close
+    it at once, quietly; returns what to add to the error ("; job 12 cancelled", or why not)."""
+    import subprocess
+
+    from distributed.core import Status
+
+    jobs = [job for job in list(cluster.workers.values()) if getattr(job, "job_id", None)]
+    said = ""
+    if jobs:
+        command = [*jobs[0].cancel_command.split(), *(str(job.job_id) for job in jobs)]
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=30)
+            said = f"; cancelled with `{command[0]}`" if proc.returncode == 0 else \
+                f"; `{command[0]}` failed, cancel the jobs yourself: {_last_line(proc.stderr or proc.stdout)}"
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            said = f"; could not run `{command[0]}` ({getattr(exc, 'strerror', None) or exc}): cancel the jobs yourself"
+    # Closing the cluster would cancel the jobs again (and stall on a job that never ran, whose
+    # worker never connected): they are done with, or their submission failed.
+    for job in list(getattr(cluster, "_created", ())):
+        job.job_id = None
+        job.status = Status.failed if job.status == Status.created else Status.closed
+    with contextlib.suppress(Exception):
+        cluster.close(timeout=10)
+    return said
+
+
 def make_cluster(jobqueue: str | None, options: Mapping[str, Any] | None = None, jobs: int | None = None,
-                 workers: int | None = None) -> Any:
-    """A Dask cluster: dask_jobqueue's SLURMCluster or PBSCluster with `options`, scaled to
-    `jobs` jobs; else a LocalCluster of `workers` processes (default: the machine's cores)."""
+                 workers: int | None = None, jobqueue_timeout: float = JOBQUEUE_TIMEOUT_S) -> Any:
+    """A Dask cluster: dask_jobqueue's SLURMCluster or PBSCluster with `options`, `jobs` jobs
+    submitted and a worker started within `jobqueue_timeout` s (`start_jobqueue`); else a
+    LocalCluster of `workers` processes (default: the machine's cores)."""
     import logging
 
     if jobqueue is not None:
-        cls = jobqueue_class(jobqueue)
-        try:
-            cluster = cls(**dict(options or {}))
-        except (TypeError, ValueError) as exc:
-            raise input_error(_core.InputError, "--jobqueue-option", "", str(exc)) from None
-        cluster.scale(jobs=jobs or 1)
-        return cluster
+        return start_jobqueue(jobqueue, options, jobs or 1, jobqueue_timeout)
     from distributed import LocalCluster
 
     return LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
@@ -307,40 +550,61 @@ def make_cluster(jobqueue: str | None, options: Mapping[str, Any] | None = None,
 
 
 def _run_dask(client: Any, runs: list[RunSpec], store_path: str, code_version: str, workers: int,
-              progress: Callable[[int], None]) -> None:
-    """Submit the chunks, keeping about 4 per worker in flight; stop at the first failing run."""
-    from distributed import as_completed
+              progress: Callable[[int], None], idle_timeout: float | None = None) -> None:
+    """Submit the chunks, keeping about 4 per worker in flight; stop at the first failing run.
+    With `idle_timeout`, a cluster left without any worker that long (its batch jobs ended)
+    stops the sweep (TimeoutError) instead of waiting for workers that will not come."""
+    from distributed import wait
 
     chunks = _chunks(runs, workers)
     window = 4 * max(workers, 1)
     submit = lambda chunk: client.submit(execute_chunk, chunk, store_path, code_version, pure=False)  # noqa: E731
-    pending = as_completed([submit(c) for c in itertools.islice(chunks, window)])
-    for future in pending:
-        done, error = future.result()
-        progress(done)
-        if error is not None:
-            client.cancel(list(pending.futures))
-            raise input_error(_core.InputError, "", "", error)
-        following = next(chunks, None)
-        if following is not None:
-            pending.add(submit(following))
+    pending = {submit(c) for c in itertools.islice(chunks, window)}
+    idle_since: float | None = None
+    while pending:
+        try:
+            finished, pending = wait(pending, timeout=None if idle_timeout is None else 2.0, return_when="FIRST_COMPLETED")
+        except TimeoutError:  # only with idle_timeout: is any worker left?
+            if client.scheduler_info().get("workers"):
+                idle_since = None
+            elif idle_since is None:
+                idle_since = time.monotonic()
+            elif time.monotonic() - idle_since > (idle_timeout or 0):
+                client.cancel(list(pending))
+                raise TimeoutError(f"no worker left for {idle_timeout:g} s (--jobqueue-timeout): the batch jobs ended "
+                                   f"(wall time?); the runs stored so far stay, run the same command to resume")
+            continue
+        for future in finished:
+            done, error = future.result()
+            progress(done)
+            if error is not None:
+                client.cancel(list(pending))
+                raise input_error(_core.InputError, "", "", error)
+            following = next(chunks, None)
+            if following is not None:
+                pending.add(submit(following))
 
 
 def run(spec: str | os.PathLike[str] | Mapping[str, Any], out: str | os.PathLike[str] | None = None, *,
         scheduler: str | None = None, jobqueue: str | None = None, jobqueue_options: Mapping[str, Any] | None = None,
         jobs: int | None = None, workers: int | None = None, serial: bool = False, compact: bool = True,
-        progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+        progress: Callable[[int, int], None] | None = None, jobqueue_timeout: float = JOBQUEUE_TIMEOUT_S,
+        max_runs: int = MAX_RUNS) -> pd.DataFrame:
     """Run every run of `spec` not yet in the results directory `out`, and return the spec's rows
     (in spec order) from the store.
 
     Where: `serial` in this process; `scheduler` (tcp://HOST:PORT) an existing Dask cluster;
     `jobqueue` ("slurm" or "pbs") a dask_jobqueue cluster made with `jobqueue_options` and
-    `jobs` jobs; by default a LocalCluster of `workers` processes. `progress(done, total)` is
-    called as runs finish. With `compact`, the per-run files are merged at the end.
+    `jobs` jobs, which must submit and start a worker within `jobqueue_timeout` seconds (and
+    a sweep left that long without workers stops); by default a LocalCluster of `workers`
+    processes. `progress(done, total)` is called as runs finish. With `compact`, the per-run
+    files are merged at the end. A spec of more than `max_runs` runs is refused.
     The DataFrame's `.attrs` has `ran` (runs done now) and `stored` (found already stored)."""
     from .results import code_version, open_store
 
-    parsed = load_spec(spec)
+    if not (jobqueue_timeout > 0 and math.isfinite(jobqueue_timeout)):
+        raise input_error(_core.InputError, "--jobqueue-timeout", "", f"must be a positive number of seconds, got {jobqueue_timeout!r}")
+    parsed = load_spec(spec, max_runs)
     if jobqueue is not None:
         jobqueue_class(jobqueue)  # before the results directory is made
     if out is None:
@@ -367,13 +631,15 @@ def run(spec: str | os.PathLike[str] | Mapping[str, Any], out: str | os.PathLike
         if todo and not serial:
             from distributed import Client
 
-            cluster = None if scheduler else stack.enter_context(make_cluster(jobqueue, jobqueue_options, jobs, workers))
+            cluster = None if scheduler else stack.enter_context(
+                make_cluster(jobqueue, jobqueue_options, jobs, workers, jobqueue_timeout))
             client = stack.enter_context(Client(scheduler if scheduler else cluster, timeout=CONNECT_TIMEOUT))
         store = open_store(out, create=True)
         store.remove_stale_partials()
         if client is not None:
-            n_workers = len(client.scheduler_info().get("workers", {})) or workers or jobs or 1
-            _run_dask(client, todo, str(store.path.resolve()), version, n_workers, advance)
+            n_workers = max(len(client.scheduler_info().get("workers", {})), workers or jobs or 1)
+            _run_dask(client, todo, str(store.path.resolve()), version, n_workers, advance,
+                      jobqueue_timeout if jobqueue else None)
         for chunk in _chunks(todo, 1) if client is None else ():
             count, error = execute_chunk(chunk, str(store.path), version)
             advance(count)
