@@ -127,7 +127,7 @@ def _read_spec(spec: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dict[s
         return dict(spec), "<dict>", Path.cwd()
     path = Path(spec)
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8")), str(path), path.resolve().parent
+        return tomllib.loads(path.read_text(encoding="utf-8-sig")), str(path), path.resolve().parent  # a BOM is dropped
     except OSError as exc:
         raise input_error(_core.InputError, str(path), "", f"cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
