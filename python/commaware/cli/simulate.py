@@ -108,6 +108,9 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
     Without --json, --messages or --gantt nothing per message is kept: memory follows the
     messages in flight, not the messages sent.
 
+    Inputs are read within limits: COMMAWARE_MAX_INPUT_BYTES (default 1G, once decompressed),
+    COMMAWARE_MAX_LINE_BYTES (16M a line), 80 levels of nesting (docs/formats.md).
+
     \b
     Examples:
       commaware simulate examples/cluster16.json examples/ring.json
