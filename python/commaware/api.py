@@ -99,8 +99,8 @@ def read_text_file(path: Path, error: type[_core.InputError], *, decompress: boo
                     start = buf.lstrip(b" \t\r\n")
                     if start.startswith(BOM.encode()):
                         start = start[3:].lstrip(b" \t\r\n")
-                    if start:
-                        lines_checked = start[:1] not in (b"{", b"[")
+                    if start:  # a TOML file may start with `[table]`
+                        lines_checked = start[:1] not in (b"{", b"[") or ".toml" in map(str.lower, path.suffixes)
                 if lines_checked is False:
                     continue
                 first = chunk.find(b"\n")

@@ -108,6 +108,11 @@ def test_the_line_limit_is_configurable_and_spares_json(tmp_path):
     code, _, _, output = measured_cli("simulate", PLATFORM, ti, env={"COMMAWARE_MAX_LINE_BYTES": "4K"})
     assert code == 2 and f"{ti}: line 2: longer than 4 KiB (the limit; COMMAWARE_MAX_LINE_BYTES raises it)" \
         in one_error_line(output)
+    # TOML is line-oriented, even when it starts with a [table] as JSON starts with an array.
+    toml = tmp_path / "long.toml"
+    toml.write_text("[cluster]\ncount = 4\nspeed = 1e9\n# " + "x" * 5000 + "\n")
+    code, _, _, output = measured_cli("simulate", toml, EXAMPLES / "ring.json", env={"COMMAWARE_MAX_LINE_BYTES": "4K"})
+    assert code == 2 and f"{toml}: line 4: longer than 4 KiB" in one_error_line(output)
     # A JSON document is one line when json.dumps writes it: only its total size is bounded.
     trace = tmp_path / "one_line.json"
     trace.write_text(json.dumps({"ranks": [[{"op": "compute", "flops": 1}] * 1000]}))
