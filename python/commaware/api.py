@@ -10,6 +10,7 @@ import gc
 import gzip
 import json
 import lzma
+import os
 import re
 from contextlib import contextmanager
 from functools import cached_property
@@ -19,12 +20,127 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Callable, Union
 
 from . import _core
-from ._errors import find_unserialisable, input_error, option_error, with_source
+from ._errors import E, find_unserialisable, input_error, option_error, with_source
 
 if TYPE_CHECKING:
     import pandas as pd
 
 Source = Union[str, Path, dict]
+
+
+#: The environment variables that bound a text input, and their defaults: the size of the
+#: text once decompressed (a trace's files together) and the length of one line.
+MAX_INPUT_ENV, MAX_INPUT_DEFAULT = "COMMAWARE_MAX_INPUT_BYTES", 1 << 30
+MAX_LINE_ENV, MAX_LINE_DEFAULT = "COMMAWARE_MAX_LINE_BYTES", 1 << 24
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+#: Decompressed bytes read at a time.
+_CHUNK = 1 << 20
+#: A UTF-8 byte-order mark: accepted at the start of any text input, and dropped.
+BOM = "\ufeff"
+
+
+def input_limit(variable: str, default: int) -> int:
+    """The byte count `variable` sets in the environment (a whole number, with an optional
+    K, M, G or T suffix, powers of 1,024: `2G`), else `default`; another value is an
+    OptionsError naming the variable."""
+    text = os.environ.get(variable, "").strip()
+    if not text:
+        return default
+    m = re.fullmatch(r"(\d{1,15})\s*([KMGT]?)(?:i?B)?", text, re.IGNORECASE)
+    if m is None or int(m.group(1)) == 0:
+        raise input_error(_core.OptionsError, variable, "",
+                          f"expected a byte count > 0 such as 1073741824 or 1G, got {text[:100]!r}")
+    return int(m.group(1)) * _SIZE_UNITS[m.group(2).upper()]
+
+
+def fmt_bytes(n: int) -> str:
+    """`512 B`, `16 MiB`, `1.5 GiB`: a limit as the messages show it."""
+    for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.4g} {unit}"
+    return f"{n} B"
+
+
+def read_text_file(path: Path, error: type[_core.InputError], *, decompress: bool, used: int = 0,
+                   lenient: bool = False) -> str:
+    """The UTF-8 text of the file at `path`, read in bounded chunks: a .gz or .xz file (when
+    `decompress`) is decompressed as it is read, and reading stops with `error`, naming the file
+    and the limit, as soon as the text exceeds COMMAWARE_MAX_INPUT_BYTES (with the `used`
+    bytes of the trace's other files) or, unless the text is a JSON document
+    (it starts with `{` or `[`), a line exceeds COMMAWARE_MAX_LINE_BYTES: a small archive
+    holding gigabytes costs no more than the limits. A leading byte-order mark is dropped;
+    `lenient` shows bytes that are not UTF-8 as U+FFFD instead of refusing them."""
+    name = str(path)
+    max_total = input_limit(MAX_INPUT_ENV, MAX_INPUT_DEFAULT)
+    others = " with the trace's other files" if used else ""
+    max_line = input_limit(MAX_LINE_ENV, MAX_LINE_DEFAULT)
+
+    def bad(field: str, reason: str) -> _core.InputError:
+        return input_error(error, name, field, reason)
+
+    suffix = path.suffix.lower() if decompress else ""
+    opener: Any = {".gz": gzip.open, ".xz": lzma.open}.get(suffix, open)
+    buf = bytearray()
+    try:
+        with opener(path, "rb") as stream:
+            if opener is open:
+                size = os.fstat(stream.fileno()).st_size
+                if used + size > max_total:
+                    raise bad("", f"the text is more than {fmt_bytes(max_total)}{others} (the limit; "
+                                  f"{MAX_INPUT_ENV} raises it)")
+            lines_checked: bool | None = None  # None until the first byte that is not blank
+            line, carry = 1, 0  # the current line's number and the bytes of it read so far
+            step = min(_CHUNK, max_line)
+            while chunk := stream.read(step):
+                buf += chunk
+                if used + len(buf) > max_total:
+                    what = "once decompressed " if opener is not open else ""
+                    raise bad("", f"the text is {what}more than {fmt_bytes(max_total)}{others} (the limit; "
+                                  f"{MAX_INPUT_ENV} raises it)")
+                if lines_checked is None:
+                    start = buf.lstrip(b" \t\r\n")
+                    if start.startswith(BOM.encode()):
+                        start = start[3:].lstrip(b" \t\r\n")
+                    if start:  # a TOML file may start with `[table]`
+                        lines_checked = start[:1] not in (b"{", b"[") or ".toml" in map(str.lower, path.suffixes)
+                if lines_checked is False:
+                    continue
+                first = chunk.find(b"\n")
+                if first < 0:
+                    carry += len(chunk)
+                else:
+                    carry += first
+                    # A chunk is no longer than the limit: only a line across chunks can exceed it.
+                    if carry <= max_line:
+                        line += chunk.count(b"\n")
+                        carry = len(chunk) - chunk.rfind(b"\n") - 1
+                if carry > max_line:
+                    raise bad(f"line {line}", f"longer than {fmt_bytes(max_line)} (the limit; {MAX_LINE_ENV} "
+                                              "raises it)")
+    except OSError as exc:  # includes gzip.BadGzipFile
+        raise bad("", f"cannot read: {exc.strerror or exc}") from None
+    except (lzma.LZMAError, EOFError, ValueError) as exc:  # ValueError: e.g. a NUL character in the path
+        raise bad("", f"cannot read: {exc}") from None
+    try:
+        text = buf.decode("utf-8", errors="replace" if lenient else "strict")
+    except UnicodeDecodeError as exc:
+        raise bad("", f"not UTF-8 text (byte {exc.start} is {buf[exc.start]:#04x})") from None
+    del buf
+    return text[1:] if text.startswith(BOM) else text
+
+
+def parse_json(text: str, name: str, error: type[E]) -> Any:
+    """The JSON value of `text` (read from `name`); malformed JSON, or JSON nested more
+    deeply than the core's readers allow (`_core.MAX_NESTING`), raises `error`."""
+    deep = _core.json_too_deep(text)
+    if deep is not None:
+        raise input_error(error, name, "", deep)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:  # positions as the core gives them
+        raise input_error(error, name, "", f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except ValueError as exc:
+        raise input_error(error, name, "", f"malformed JSON: {exc}") from None
 
 
 def read_input(source: Any, error: type[_core.InputError]) -> tuple[str, str, str]:
@@ -43,16 +159,7 @@ def read_input(source: Any, error: type[_core.InputError]) -> tuple[str, str, st
         raise input_error(error, f"<{type(source).__name__}>", "",
                           f"expected a file path or a dict, got {type(source).__name__}")
     path = Path(source)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise input_error(error, str(path), "", f"cannot read: {exc.strerror or exc}") from None
-    except ValueError as exc:  # e.g. a NUL character in the path
-        raise input_error(error, str(path), "", f"cannot read: {exc}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise input_error(error, str(path), "", f"not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x})") from None
+    text = read_text_file(path, error, decompress=False)
     return text, str(path), "toml" if path.suffix.lower() == ".toml" else "json"
 
 
@@ -60,10 +167,7 @@ def read_json_object(source: Any, error: type[_core.InputError], expected: str) 
     """(the JSON object, name for error messages) of a path or dict, read by `read_input`;
     malformed JSON or another JSON value raises `error` (`expected` says what was wanted)."""
     text, name, _ = read_input(source, error)
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise input_error(error, name, "", f"malformed JSON: {exc}") from None
+    doc = parse_json(text, name, error)
     if not isinstance(doc, dict):
         raise input_error(error, name, "", f"expected a JSON object {expected}")
     return doc, name
@@ -130,24 +234,9 @@ TRACE_FORMATS = ("auto", "json", "toml", "ti")
 _TI_LINE = re.compile(r"^\s*\d+\s+[A-Za-z_]\w*(\s|$)")
 
 
-def _read_text(path: Path, error: type[_core.InputError]) -> str:
-    """The UTF-8 text of `path`, decompressed when it ends in .gz or .xz."""
-    name = str(path)
-    try:
-        raw = path.read_bytes()
-        suffix = path.suffix.lower()
-        if suffix == ".gz":
-            raw = gzip.decompress(raw)
-        elif suffix == ".xz":
-            raw = lzma.decompress(raw)
-    except OSError as exc:  # includes gzip.BadGzipFile
-        raise input_error(error, name, "", f"cannot read: {exc.strerror or exc}") from None
-    except (lzma.LZMAError, EOFError, ValueError) as exc:
-        raise input_error(error, name, "", f"cannot read: {exc}") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise input_error(error, name, "", f"not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x})") from None
+def _read_text(path: Path, error: type[_core.InputError], used: int = 0) -> str:
+    """The UTF-8 text of `path`, decompressed when it ends in .gz or .xz (`read_text_file`)."""
+    return read_text_file(path, error, decompress=True, used=used)
 
 
 def _first_line(text: str) -> tuple[int, str] | None:
@@ -170,7 +259,11 @@ def _is_index(text: str, base: Path) -> bool:
 
 
 def _load_ti_ranks(files: list[tuple[int, Path]], name: str, derived_datatype_bytes: float | None) -> Trace:
-    parts = [(rank, _read_text(path, _core.TraceError), str(path)) for rank, path in files]
+    parts, used = [], 0
+    for rank, path in files:  # within the size limit together
+        text = _read_text(path, _core.TraceError, used)
+        used += len(text)
+        parts.append((rank, text, str(path)))
     return Trace(_core.load_trace_ti_ranks(parts, name, derived_datatype_bytes), name)
 
 

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Union
 
 from . import _core
 from ._errors import find_unserialisable, input_error
+from .api import read_text_file
 
 if TYPE_CHECKING:
     import numpy as np
@@ -81,21 +82,8 @@ def load_workload(source: WorkloadLike, format: str | None = None) -> _core.Work
     fmt = format or ("swf" if path.suffix.lower() == ".swf" else "json")
     if fmt not in ("json", "swf"):
         raise input_error(_core.OptionsError, "format", "", f"unknown workload format `{fmt}` (known: json, swf)")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise input_error(_core.WorkloadError, str(path), "", f"cannot read: {exc.strerror or exc}") from None
-    except ValueError as exc:  # e.g. a NUL character in the path
-        raise input_error(_core.WorkloadError, str(path), "", f"cannot read: {exc}") from None
-    if fmt == "swf":
-        # The numbers are ASCII; archive headers are sometimes Latin-1: keep them readable.
-        text = raw.decode("utf-8", errors="replace")
-    else:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise input_error(_core.WorkloadError, str(path), "",
-                              f"not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x})") from None
+    # The numbers of an SWF log are ASCII; archive headers are sometimes Latin-1: keep them readable.
+    text = read_text_file(path, _core.WorkloadError, decompress=False, lenient=fmt == "swf")
     return _core.load_workload(text, str(path), fmt)
 
 

@@ -9,6 +9,8 @@ the GigE family on measurements (§V-A) and computes the accuracy measures of §
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import sys
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._errors import input_error, option_error
-from .api import Source, param_list, paused_gc, read_input, read_json_object
+from .api import Source, param_list, parse_json, paused_gc, read_input, read_json_object
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -185,18 +187,8 @@ def read_schemes(source: Source, *, measured: bool = False,
 
 def _read_scheme_file(path: Any) -> tuple[dict[str, Any], str]:
     """The JSON object of a file (path) of schemes to measure, and its name for error messages."""
-    source = str(path)
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise input_error(_core.SchemeError, source, "", f"cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise input_error(_core.SchemeError, source, "", "is not UTF-8 text") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise input_error(_core.SchemeError, source, "",
-                          f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    text, source, _ = read_input(str(path), _core.SchemeError)
+    doc = parse_json(text, source, _core.SchemeError)
     if not isinstance(doc, dict):
         raise input_error(_core.SchemeError, source, "", 'must be an object {"comms": [...]} or {"schemes": [...]}')
     return doc, source
@@ -373,11 +365,24 @@ def read_measured_csv(path: str) -> pd.DataFrame:
     def bad(field: str, reason: str) -> _core.TraceError:
         return input_error(_core.TraceError, path, field, reason)
 
+    text, _, _ = read_input(path, _core.TraceError)
+    # Every row has the header's fields (pandas would take a longer row's first field as
+    # an index, or stop at the first longer row with its own words).
+    reader = csv.reader(io.StringIO(text))
+    header: list[str] | None = None
     try:
-        frame = pd.read_csv(path)
-    except OSError as exc:
-        raise bad("", f"cannot read: {exc.strerror or exc}") from None
-    except (ValueError, UnicodeDecodeError) as exc:
+        for record in reader:
+            if not record:
+                continue
+            if header is None:
+                header = [name.strip() for name in record]
+            elif len(record) != len(header):
+                raise bad(f"row {reader.line_num}", f"expected {len(header)} fields ({', '.join(header)}), got {len(record)}")
+    except csv.Error as exc:
+        raise bad(f"row {reader.line_num}", f"malformed CSV: {exc}") from None
+    try:
+        frame = pd.read_csv(io.StringIO(text))
+    except ValueError as exc:
         raise bad("", f"malformed CSV: {str(exc).splitlines()[0]}") from None
     keys = ["message"] if "message" in frame.columns else ["src", "dst", "seq"]
     for col in [*keys, "measured_s"]:

@@ -32,6 +32,8 @@ TREE.json::
 the root), ``ir_r`` the interference on this node of receiving and ``ir_s`` the interference
 on the *parent* of sending to this node, both per MB/s (fractions: 0.05 = 5 % per MB/s),
 ``send_limit_mb_s`` this node's B_s (optional; absent or null = unlimited). MB = 2^20 bytes.
+Every number is at most 1e15, and so is each interference term IR_r·Z·C^n and IR_s(i)·Z·C^n
+(the parent's C).
 Errors are :class:`commaware.PlatformError` naming the file, the field and the reason.
 """
 
@@ -147,12 +149,26 @@ class LPResult:
 # -- reading a tree ----------------------------------------------------------------------
 
 
+#: The largest number a tree may hold, and the largest interference a node may take from
+#: receiving or sending one task per second (IR·Z·C^n): far beyond any measured tree, and
+#: small enough that neither the bound's arithmetic nor the LP solver (HiGHS refuses
+#: coefficients above 1e15) overflows.
+MAX_VALUE = 1e15
+MAX_LOAD = 1e15
+
+
 def _number(name: str, where: str, value: Any, *, positive: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise input_error(_core.PlatformError, name, where, f"expected a number, got {json.dumps(value)}")
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:  # an integer beyond any float
+        raise input_error(_core.PlatformError, name, where,
+                          f"must be at most {MAX_VALUE:g}, got an integer of {len(str(abs(value)))} digits") from None
     if not math.isfinite(x):
         raise input_error(_core.PlatformError, name, where, NON_FINITE)
+    if x > MAX_VALUE:
+        raise input_error(_core.PlatformError, name, where, f"must be at most {MAX_VALUE:g}, got {x:g}")
     if positive and x <= 0:
         raise input_error(_core.PlatformError, name, where, f"must be > 0, got {value}")
     if x < 0:
@@ -265,6 +281,15 @@ def load_tree(source: TreeSource) -> Tree:
         limit = node.get("send_limit_mb_s")
         if limit is not None:
             bs[k] = _number(name, f"{where}.send_limit_mb_s", limit)
+    # The interference terms of §3.1 in tasks/s: IR_r·Z·C^n at the node, IR_s(i)·Z·C^n at its parent.
+    for k in range(n):
+        if k == root:
+            continue
+        for key, ir, c, whose in (("ir_r", irr[k], rate[k], "its"), ("ir_s", irs[k], rate[parent[k]], "its parent's")):
+            load = ir * z * c
+            if load > MAX_LOAD:
+                raise input_error(_core.PlatformError, name, f"nodes[{k}].{key}",
+                                  f"{key} × task_mb × {whose} compute_rate is {load:g}, more than {MAX_LOAD:g}")
     return Tree(name, z, ids, parent, rate, link, irr, irs, bs, root, order)
 
 
@@ -516,9 +541,14 @@ def lp_bound(tree: TreeSource, ports: str = "multi") -> LPResult:
     bounds = [(0.0, u) for u in upper] + [(0.0, None)] * n
     cost = np.zeros(2 * n)
     cost[tree.root] = -1.0
-    res = linprog(cost, A_ub=a_ub, b_ub=np.concatenate(b_ub), A_eq=a_eq, b_eq=np.zeros(n), bounds=bounds,
-                  method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
-    if res.status != 0:  # pragma: no cover - T = S = 0 is always feasible and T is bounded
-        raise RuntimeError(f"linprog failed on {tree.source}: {res.message}")
+    try:
+        res = linprog(cost, A_ub=a_ub, b_ub=np.concatenate(b_ub), A_eq=a_eq, b_eq=np.zeros(n), bounds=bounds,
+                      method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+    except ValueError as exc:  # scipy refuses an infinite coefficient (a rate over a tiny task_mb)
+        raise input_error(_core.PlatformError, tree.source, "",
+                          f"the LP solver cannot take this tree's numbers: {exc}") from None
+    if res.status != 0:  # T = S = 0 is always feasible and T is bounded: only numbers too far apart fail
+        raise input_error(_core.PlatformError, tree.source, "",
+                          f"the LP solver cannot solve this tree ({res.message}): its numbers span too wide a range")
     x = res.x
     return LPResult(ports, float(x[tree.root]), x[:n].tolist(), x[n:].tolist())

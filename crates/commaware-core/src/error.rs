@@ -124,12 +124,64 @@ pub fn parse_input<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str, 
     }
 }
 
+/// How deeply arrays and objects (JSON), or arrays and inline tables (TOML), may nest in
+/// any input: far beyond what any of our formats needs, and shallow enough that no reader,
+/// ours or Python's, runs out of stack. It is the toml crate's own limit, which reports
+/// it as "cannot recurse further" (`parse_toml` names it as this limit).
+pub const MAX_NESTING: usize = 80;
+
+/// The reason to refuse JSON `text` nested more than [`MAX_NESTING`] levels deep (with the
+/// line and column of the first array or object too deep when `positions`), or `None`.
+/// One pass over the bytes, skipping strings, before any parser recurses.
+pub fn json_too_deep(text: &str, positions: bool) -> Option<String> {
+    let b = text.as_bytes();
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let (mut line, mut line_start) = (1usize, 0usize);
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'\n' {
+            line += 1;
+            line_start = i + 1;
+        }
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == b'\\' {
+                escaped = true;
+            } else if c == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    let at = if positions {
+                        let column = text[line_start..i].chars().count() + 1;
+                        format!(" at line {line} column {column}")
+                    } else {
+                        String::new()
+                    };
+                    return Some(format!("nested more than {MAX_NESTING} levels deep (the limit for arrays and objects){at}"));
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Parse JSON text into `T`, reporting the path of the failing field.
 pub fn parse_json<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str) -> Result<T> {
     parse_json_text(kind, text, true)
 }
 
 fn parse_json_text<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str, positions: bool) -> Result<T> {
+    if let Some(reason) = json_too_deep(text, positions) {
+        return Err(Error::new(kind, "", reason));
+    }
     let de = &mut serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().clone();
@@ -160,6 +212,9 @@ fn parse_json_text<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str, 
 pub fn parse_toml<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str) -> Result<T> {
     let de = toml::de::Deserializer::parse(text).map_err(|e| {
         let at = span_position(text, e.span());
+        if e.message().contains("cannot recurse further") {
+            return Error::new(kind, "", format!("nested more than {MAX_NESTING} levels deep (the limit for arrays and inline tables){at}"));
+        }
         Error::new(kind, "", format!("malformed TOML: {}{at}", one_line(e.message())))
     })?;
     serde_path_to_error::deserialize(de).map_err(|e| {
@@ -632,6 +687,30 @@ mod tests {
         assert!(e.reason.contains("line 1"), "{e}");
         let e = parse_toml::<Doc>(ErrorKind::Platform, "ranks = [[{op = \"sleep\", seconds = nan}]]\ncount = inf\n").unwrap_err();
         assert_eq!(e.field, "count", "{e}");
+    }
+
+    #[test]
+    fn nesting_beyond_the_limit_is_named_in_json_and_toml() {
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        // MAX_NESTING levels are read (the error is then about the value, not its depth).
+        let e = err(&format!(r#"{{"ranks": {}}}"#, nested(MAX_NESTING - 1)));
+        assert!(!e.reason.contains("nested"), "{e}");
+        for text in [format!(r#"{{"ranks": {}}}"#, nested(MAX_NESTING)), format!(r#"{{"ranks": {}}}"#, nested(100_000))] {
+            let e = err(&text);
+            assert_eq!(e.field, "", "{e}");
+            assert_eq!(e.reason, format!("nested more than {MAX_NESTING} levels deep (the limit for arrays and objects) at line 1 column {}", 11 + MAX_NESTING - 1));
+        }
+        // Brackets inside strings do not nest; a dict's error has no position.
+        assert!(json_too_deep(&format!(r#"{{"a": "{}\""}}"#, "[".repeat(1000)), true).is_none());
+        let e = parse_input::<Doc>(ErrorKind::Trace, &format!(r#"{{"ranks": {}}}"#, nested(MAX_NESTING)), Format::Dict).unwrap_err();
+        assert!(e.reason.ends_with("(the limit for arrays and objects)"), "{e}");
+        // TOML: the toml crate's limit is ours (80 arrays in a table parse, 81 do not).
+        let toml_text = |n: usize| format!("count = 1\nranks = {}\n", nested(n));
+        assert!(!parse_toml::<Doc>(ErrorKind::Platform, &toml_text(MAX_NESTING)).unwrap_err().reason.contains("nested"));
+        for n in [MAX_NESTING + 1, 100_000] {
+            let e = parse_toml::<Doc>(ErrorKind::Platform, &toml_text(n)).unwrap_err();
+            assert!(e.reason.starts_with(&format!("nested more than {MAX_NESTING} levels deep (the limit for arrays and inline tables) at line 2")), "{e}");
+        }
     }
 
     #[test]

@@ -52,3 +52,11 @@ pub(crate) fn column<'py, const N: usize>(py: Python<'py>, values: impl Iterator
     let raw: Vec<u8> = values.flatten().collect();
     PyBytes::new(py, &raw)
 }
+
+/// The reason to refuse JSON `text` nested more deeply than the core's readers allow
+/// (`MAX_NESTING`), with its line and column, or None: Python's JSON readers check with it
+/// first, so their limit and message are the core's.
+#[pyfunction]
+pub(crate) fn json_too_deep(py: Python<'_>, text: &str) -> Option<String> {
+    py.allow_threads(|| commaware_core::error::json_too_deep(text, true))
+}

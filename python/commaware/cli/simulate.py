@@ -108,6 +108,9 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
     Without --json, --messages or --gantt nothing per message is kept: memory follows the
     messages in flight, not the messages sent.
 
+    Inputs are read within limits: COMMAWARE_MAX_INPUT_BYTES (default 1G, once decompressed),
+    COMMAWARE_MAX_LINE_BYTES (16M a line), 80 levels of nesting (docs/formats.md).
+
     \b
     Examples:
       commaware simulate examples/cluster16.json examples/ring.json
@@ -146,6 +149,10 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
                               on_progress=progress, params=params, coll=coll)
         finally:
             progress.close()
+        if measured_times is not None:  # before any output is kept: a bad measurement leaves none
+            from ..sharing import accuracy
+
+            reports.append(accuracy(result.messages, measured_times, str(measured)))
         if table is not None:
             table.close(result.host_names)
         if gantt:
@@ -155,6 +162,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
         results.append(result)
 
     measured_times = None
+    reports: list[dict[str, Any]] = []
     try:
         with failing(writing="", named_by_error=True):
             if measured:
@@ -165,24 +173,20 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
                 deliver(run, None)
             else:
                 run(None)
-            if measured_times is not None:
-                from ..sharing import accuracy
-
-                report = accuracy(results[0].messages, measured_times, str(measured))
     finally:
         if table is not None:
             table.discard()
     for warning in results[0].warnings:
         err.print(f"[bold yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
     warn_derived_datatypes(results[0].derived_datatype_ops, derived_datatype_bytes)
-    if measured_times is not None and as_json:
+    if reports and as_json:
         # The user asked for every measured message: the document is built in memory.
-        click.echo(json.dumps({**results[0].to_dict(), "accuracy": report}))
+        click.echo(json.dumps({**results[0].to_dict(), "accuracy": reports[0]}))
         return
     if not as_json:
         print_result(results[0], f"{trace} on {platform}")
-    if measured_times is not None:
-        print_accuracy(report)
+    if reports:
+        print_accuracy(reports[0])
 
 
 def print_accuracy(report: dict[str, Any]) -> None:

@@ -226,11 +226,15 @@ def _read_spec(spec: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dict[s
         return dict(spec), "<dict>", Path.cwd()
     path = Path(spec)
     try:
+<<<<<<< HEAD
         text = path.read_text(encoding="utf-8")
         line = _toml_too_deep(text, MAX_SPEC_DEPTH)
         if line is not None:
             raise input_error(_core.InputError, str(path), f"line {line}", deep)
         return tomllib.loads(text), str(path), path.resolve().parent
+=======
+        return tomllib.loads(path.read_text(encoding="utf-8-sig")), str(path), path.resolve().parent  # a BOM is dropped
+>>>>>>> i30-bounds
     except OSError as exc:
         raise input_error(_core.InputError, str(path), "", f"cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:

@@ -232,9 +232,30 @@ pub fn parse_shared(text: &str, options: TiOptions) -> Result<Parsed> {
         }
         p = p.max(r + 1);
     }
+    // Every rank below the largest has lines, as every rank of the per-rank forms has a file.
+    let mut seen = vec![false; p];
+    let mut toks: Vec<&str> = Vec::new();
+    for raw in text.lines() {
+        if tokens_into(raw, &mut toks) {
+            if let Ok(r) = toks[0].parse::<usize>() {
+                seen[r] = true;
+            }
+        }
+    }
+    if let Some(missing) = seen.iter().position(|s| !s) {
+        // Name the first line of a rank above the gap, as the per-rank forms name its file.
+        for (i, raw) in text.lines().enumerate() {
+            if tokens_into(raw, &mut toks) {
+                let r = parse_rank(Origin::Shared, i + 1, toks[0], "rank")?;
+                if r > missing {
+                    let present = seen.iter().filter(|s| **s).count();
+                    return Err(Error::trace(Origin::Shared.field(i + 1), rank_gap(r, present, &format!("lines of {present} ranks"), missing)));
+                }
+            }
+        }
+    }
     let mut ranks: Vec<RankBuild> = Vec::new();
     ranks.resize_with(p, || RankBuild::new(options));
-    let mut toks: Vec<&str> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         if !tokens_into(raw, &mut toks) {
@@ -252,7 +273,8 @@ pub fn parse_ranks(parts: &[(usize, &str)], options: TiOptions) -> Result<Parsed
     let mut order: Vec<Option<&str>> = vec![None; p];
     for &(r, text) in parts {
         if r >= p {
-            return Err(Error::trace(format!("rank {r}"), format!("rank {r} out of range ({p} rank texts given)")));
+            let missing = (0..p).find(|m| !parts.iter().any(|&(q, _)| q == *m)).unwrap_or(0);
+            return Err(Error::trace(format!("rank {r}"), rank_gap(r, p, &format!("{p} rank texts"), missing)));
         }
         if order[r].is_some() {
             return Err(Error::trace(format!("rank {r}"), "given twice"));
@@ -279,6 +301,12 @@ pub fn parse_ranks(parts: &[(usize, &str)], options: TiOptions) -> Result<Parsed
         }
     });
     finish(built.into_iter().collect::<Result<Vec<_>>>()?, Origin::Rank(0))
+}
+
+/// Why rank `r` is refused when `count` ranks are `given` (their own texts, or lines) and
+/// rank `missing`, below `r`, has none: the ranks are 0 to count − 1, each present.
+fn rank_gap(r: usize, count: usize, given: &str, missing: usize) -> String {
+    format!("rank {r} out of range ({given} given, none for rank {missing}: the ranks must be 0 to {}, each present)", count.max(1) - 1)
 }
 
 /// Rank `r`'s program from its own text (`p` ranks in all).
@@ -1102,6 +1130,13 @@ mod tests {
         let e = err("0 send 7 0 4\n1 init\n");
         assert_eq!(e.field, "line 1");
         assert!(e.reason.contains("out of range"), "{e}");
+        // A rank without lines below the largest is refused, as the per-rank forms refuse it.
+        let e = err("0 init\n# rank 1 has no line\n2 init\n0 compute 1\n2 compute 1\n");
+        assert_eq!(e.field, "line 3");
+        assert_eq!(e.reason, "rank 2 out of range (lines of 2 ranks given, none for rank 1: the ranks must be 0 to 1, each present)");
+        let e = ranks(&[(0, "0 init\n"), (2, "2 init\n")]).unwrap_err();
+        assert_eq!(e.field, "rank 2");
+        assert_eq!(e.reason, "rank 2 out of range (2 rank texts given, none for rank 1: the ranks must be 0 to 1, each present)");
         let e = err("0 barrier\n1 bcast 4\n");
         assert_eq!(e.field, "line 2");
         let e = err("# nothing\n");
