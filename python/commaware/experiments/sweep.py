@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from .. import _core
 from .._errors import input_error
+from ..api import read_text_file
 from .sweepable import JSON_TYPES, REQUIRED, Command, Param, commands, resolve
 
 if TYPE_CHECKING:
@@ -226,19 +227,11 @@ def _read_spec(spec: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dict[s
         return dict(spec), "<dict>", Path.cwd()
     path = Path(spec)
     try:
-<<<<<<< HEAD
-        text = path.read_text(encoding="utf-8")
+        text = read_text_file(path, _core.InputError, decompress=False)  # bounded; a BOM is dropped
         line = _toml_too_deep(text, MAX_SPEC_DEPTH)
         if line is not None:
             raise input_error(_core.InputError, str(path), f"line {line}", deep)
         return tomllib.loads(text), str(path), path.resolve().parent
-=======
-        return tomllib.loads(path.read_text(encoding="utf-8-sig")), str(path), path.resolve().parent  # a BOM is dropped
->>>>>>> i30-bounds
-    except OSError as exc:
-        raise input_error(_core.InputError, str(path), "", f"cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise input_error(_core.InputError, str(path), "", f"not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise input_error(_core.InputError, str(path), "", f"not valid TOML: {exc}") from None
 
