@@ -52,3 +52,33 @@ pub(crate) fn column<'py, const N: usize>(py: Python<'py>, values: impl Iterator
     let raw: Vec<u8> = values.flatten().collect();
     PyBytes::new(py, &raw)
 }
+
+/// A JSON value as Python objects (dict, list, str, int, float, bool, None).
+pub(crate) fn json_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    use pyo3::types::{PyDict, PyList};
+    use serde_json::Value;
+    Ok(match v {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => u.into_pyobject(py)?.into_any(),
+            (None, Some(i)) => i.into_pyobject(py)?.into_any(),
+            _ => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
+        },
+        Value::String(s) => py_str(py, s.clone())?.into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(json_to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => {
+            let d = PyDict::new(py);
+            for (k, item) in map {
+                d.set_item(k, json_to_py(py, item)?)?;
+            }
+            d.into_any()
+        }
+    })
+}
