@@ -180,9 +180,21 @@ pub fn summarize(trace: &Trace, matrix: bool) -> (TraceSummary, Option<Matrix>) 
     (s, matrix)
 }
 
-/// The JSON Schema of [`TraceSummary`] (`commaware schema trace-summary`).
+/// Op kinds that are no collective (the others of [`OP_NAMES`] are).
+const NOT_COLLECTIVE: [&str; 11] = ["compute", "send", "isend", "recv", "irecv", "wait", "waitall", "sleep", "sendrecv", "test", "waitany"];
+
+/// The JSON Schema of [`TraceSummary`] (`commaware schema trace-summary`), the keys of
+/// `ops_per_kind` and `collectives` restricted to the op names.
 pub fn json_schema() -> String {
-    serde_json::to_string_pretty(&schemars::schema_for!(TraceSummary)).expect("schema serialises")
+    let mut schema = serde_json::to_value(schemars::schema_for!(TraceSummary)).expect("schema serialises");
+    let collectives: Vec<&str> = OP_NAMES.iter().copied().filter(|n| !NOT_COLLECTIVE.contains(n)).collect();
+    if let Some(p) = schema.pointer_mut("/properties/ops_per_kind") {
+        p["propertyNames"] = serde_json::json!({"enum": OP_NAMES});
+    }
+    if let Some(p) = schema.pointer_mut("/properties/collectives") {
+        p["propertyNames"] = serde_json::json!({"enum": collectives});
+    }
+    serde_json::to_string_pretty(&schema).expect("schema serialises")
 }
 
 #[cfg(test)]
@@ -217,6 +229,17 @@ mod tests {
         assert_eq!(s.computation.flops, 1e6);
         assert_eq!(m.unwrap(), vec![(1, 0, 100.0), (1, 2, 50.0), (2, 0, 7.0)]);
         assert!(summarize(&t, false).1.is_none());
+    }
+
+    #[test]
+    fn schema_names_the_collectives() {
+        let schema: serde_json::Value = serde_json::from_str(&json_schema()).unwrap();
+        let names = schema.pointer("/properties/collectives/propertyNames/enum").unwrap().as_array().unwrap();
+        for n in ["barrier", "bcast", "alltoallv", "reduce_scatter", "comm_split", "comm_dup"] {
+            assert!(names.iter().any(|v| v == n), "{n}");
+        }
+        assert!(!names.iter().any(|v| v == "send" || v == "waitany"));
+        assert_eq!(names.len(), OP_NAMES.len() - NOT_COLLECTIVE.len());
     }
 
     #[test]
