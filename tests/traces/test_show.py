@@ -206,3 +206,13 @@ def test_bad_matrix_suffix_exit_2(tmp_path, cli):
     path, _ = write_formats(tmp_path)["json"]
     proc = cli("trace", "show", path, "--matrix", tmp_path / "m.pdf")
     assert proc.returncode == 2 and "--matrix needs a .svg or .png" in proc.stderr
+
+
+def test_bad_options_exit_2(tmp_path, cli):
+    path, _ = write_formats(tmp_path)["ti-shared"]
+    proc = cli("trace", "show", path, "--derived-datatype-bytes", "-1")
+    assert proc.returncode == 2 and "--derived-datatype-bytes" in proc.stderr and proc.stdout == ""
+    proc = cli("trace", "show", path, "--matrix", tmp_path / "missing" / "m.svg")
+    assert proc.returncode == 2 and "cannot write" in proc.stderr
+    proc = cli("trace", "show", tmp_path / "nope.txt")
+    assert proc.returncode == 2 and "nope.txt: cannot read" in proc.stderr
