@@ -64,6 +64,7 @@ bench: build
 	$(PY) benches/bench_tiling.py
 	$(PY) benches/bench_cosched.py
 	$(PY) benches/bench_ti_replay.py
+	$(PY) benches/bench_trace_show.py
 	$(PY) benches/bench_sweep.py
 
 clean:

@@ -26,9 +26,10 @@ from ._core import (
     WorkloadError,
     __version__,
 )
-from .api import Platform, Result, Trace, load_platform, load_trace, simulate
+from .api import CommMatrix, Platform, Result, Trace, load_platform, load_trace, simulate, summarize_trace
 
 __all__ = [
+    "CommMatrix",
     "CommawareError",
     "DeadlockError",
     "InputError",
@@ -48,4 +49,5 @@ __all__ = [
     "load_platform",
     "load_trace",
     "simulate",
+    "summarize_trace",
 ]

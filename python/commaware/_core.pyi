@@ -7,6 +7,7 @@ __all__ = [
     "DeadlockError", "InternalError", "OutputError", "OP_NAMES", "INTERVAL_KINDS", "MulticastError", "MulticastInstance", "MulticastReport",
     "multicast_load", "multicast_schedule", "multicast_check", "multicast_execute", "multicast_generate",
     "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "load_trace", "load_trace_ti_ranks", "export_ti",
+    "trace_summary", "trace_summary_schema",
     "simulate", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements",
     "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "kernel_run", "kernel_task", "__version__",
     "TileBlock", "tiling_sequential",
@@ -93,6 +94,12 @@ def load_trace_ti_ranks(
     parts: list[tuple[int, str, str]], source: str, derived_datatype_bytes: float | None = None
 ) -> Trace: ...
 def export_ti(trace: Trace, flops_per_second: float, header: str, source: str) -> list[str]: ...
+def trace_summary(trace: Trace, matrix: bool = False) -> tuple[str, dict[str, bytes] | None]:
+    """The summary of `trace` as JSON text (`commaware trace show --json`, schema `trace_summary_schema`), and
+    with `matrix` the point-to-point bytes per (sender, receiver) pair as byte columns `src`
+    (uint32), `dst` (uint32), `bytes` (float64), sorted by sender then receiver."""
+    ...
+def trace_summary_schema() -> str: ...
 def simulate(
     platform: Platform,
     trace: Trace,

@@ -217,8 +217,60 @@ class Trace:
         SimGrid's replay); 0 for other traces."""
         return self._core.derived_datatype_ops
 
+    def summary(self) -> dict[str, Any]:
+        """What `commaware trace show --json` prints: ranks, ops per kind, point-to-point bytes
+        per rank, calls and bytes per collective kind as the trace states them (schema:
+        `commaware schema trace-summary`). See `summarize_trace`."""
+        return summarize_trace(self)[0]
+
+    def comm_matrix(self) -> CommMatrix:
+        """The rank-to-rank matrix of point-to-point bytes (sparse; see `summarize_trace`)."""
+        matrix = summarize_trace(self, matrix=True)[1]
+        assert matrix is not None
+        return matrix
+
     def __repr__(self) -> str:
         return f"Trace({self.source!r}, ranks={self.n_ranks}, ops={self.n_ops})"
+
+
+class CommMatrix:
+    """Point-to-point bytes from rank to rank, as sparse triplets: `src[i]` sent `bytes[i]` bytes
+    in all to `dst[i]` (world ranks; pairs that exchanged no message are left out), sorted by
+    sender then receiver. Memory follows the pairs that talk, at most `n_ranks` squared."""
+
+    def __init__(self, n_ranks: int, columns: dict[str, bytes]) -> None:
+        import numpy as np
+
+        self.n_ranks = n_ranks
+        self.src = np.frombuffer(columns["src"], dtype="u4")
+        self.dst = np.frombuffer(columns["dst"], dtype="u4")
+        self.bytes = np.frombuffer(columns["bytes"], dtype="f8")
+
+    def dense(self, per_cell: int = 1) -> Any:
+        """A square numpy array of bytes, sender rows by receiver columns, with `per_cell`
+        consecutive ranks summed into one cell per axis (ceil(n_ranks / per_cell) cells)."""
+        import numpy as np
+
+        if per_cell < 1:
+            raise ValueError("per_cell must be at least 1")
+        cells = -(-self.n_ranks // per_cell)
+        flat = (self.src.astype(np.int64) // per_cell) * cells + self.dst.astype(np.int64) // per_cell
+        return np.bincount(flat, weights=self.bytes, minlength=cells * cells).reshape(cells, cells)
+
+    def __repr__(self) -> str:
+        return f"CommMatrix(ranks={self.n_ranks}, pairs={len(self.src)})"
+
+
+def summarize_trace(trace: Trace, matrix: bool = False) -> tuple[dict[str, Any], CommMatrix | None]:
+    """One pass of the core over `trace`'s ops: the summary (`Trace.summary`) and, with `matrix`,
+    the `CommMatrix` of point-to-point bytes.
+
+    Collectives are counted as the trace states them, with MPI's count convention (the buffer
+    of a bcast or allreduce, the block per destination of an alltoall), not as the messages a
+    collective algorithm would make of them; they are not in the matrix."""
+    text, columns = _core.trace_summary(trace._core, matrix)
+    summary = json.loads(text)
+    return summary, None if columns is None else CommMatrix(summary["ranks"], columns)
 
 
 def load_platform(source: Source | Platform) -> Platform:

@@ -65,12 +65,12 @@ def write_gantt(result: Result, path: str | Path, title: str = "") -> None:
     fig.axes[0].set_title(title, fontsize="medium")
     fig.tight_layout()
     try:
-        _save_atomically(fig, path)
+        save_atomically(fig, path)
     finally:
         plt.close(fig)
 
 
-def _save_atomically(fig: Any, path: Path) -> None:
+def save_atomically(fig: Any, path: Path) -> None:
     """Save through a temporary file beside `path`, created as open() creates files (mode
     0666 & ~umask; tempfile.mkstemp would make it 0600), then renamed over `path`."""
     folder = path.parent if str(path.parent) else Path(".")

@@ -15,7 +15,8 @@ from conftest import EXAMPLES, ROOT
 
 @pytest.mark.parametrize("what,generate", [("platform", _core.platform_schema), ("trace", _core.trace_schema),
                                            ("multicast", _core.multicast_schema), ("scheme", _core.scheme_schema),
-                                           ("workload", _core.workload_schema)])
+                                           ("workload", _core.workload_schema),
+                                           ("trace-summary", _core.trace_summary_schema)])
 def test_docs_schema_up_to_date(what, generate):
     path = ROOT / "docs" / f"{what}.schema.json"
     assert json.loads(path.read_text()) == json.loads(generate()), (

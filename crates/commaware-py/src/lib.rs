@@ -57,6 +57,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulation::load_trace, m)?)?;
     m.add_function(wrap_pyfunction!(traces::load_trace_ti_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(traces::export_ti, m)?)?;
+    m.add_function(wrap_pyfunction!(traces::trace_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(traces::trace_summary_schema, m)?)?;
     m.add_function(wrap_pyfunction!(simulation::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulation::platform_schema, m)?)?;
     m.add_function(wrap_pyfunction!(taskfarm::kernel_run, m)?)?;

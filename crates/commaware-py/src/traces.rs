@@ -1,6 +1,9 @@
 //! SimGrid time-independent traces in and out.
 
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+
+use crate::convert::{column, py_str};
 
 use crate::errors::guarded;
 use crate::simulation::Trace;
@@ -39,4 +42,36 @@ pub(crate) fn export_ti(py: Python<'_>, trace: &Trace, flops_per_second: f64, he
             commaware_core::mpi::ti_export::export(&trace.0.spec, flops_per_second, &header).map_err(|e| e.in_source(source))
         })
     })
+}
+
+/// The summary of `trace` (`commaware trace show`) as JSON text, and with `matrix` the
+/// rank-to-rank point-to-point bytes as sparse byte columns `src` (u4), `dst` (u4) and
+/// `bytes` (f8), sorted by sender then receiver (else None).
+#[pyfunction]
+#[pyo3(signature = (trace, matrix=false))]
+pub(crate) fn trace_summary<'py>(py: Python<'py>, trace: &Trace, matrix: bool) -> PyResult<(Bound<'py, PyString>, Option<Bound<'py, PyDict>>)> {
+    let (text, pairs) = py.allow_threads(|| {
+        guarded(|| {
+            let (summary, pairs) = commaware_core::mpi::summary::summarize(&trace.0, matrix);
+            Ok((serde_json::to_string(&summary).unwrap_or_default(), pairs))
+        })
+    })?;
+    let summary = py_str(py, text)?;
+    let columns = match pairs {
+        None => None,
+        Some(m) => {
+            let d = PyDict::new(py);
+            d.set_item("src", column(py, m.iter().map(|x| x.0.to_ne_bytes())))?;
+            d.set_item("dst", column(py, m.iter().map(|x| x.1.to_ne_bytes())))?;
+            d.set_item("bytes", column(py, m.iter().map(|x| x.2.to_ne_bytes())))?;
+            Some(d)
+        }
+    };
+    Ok((summary, columns))
+}
+
+/// The JSON Schema of `trace_summary`'s dict (`commaware trace show --json`).
+#[pyfunction]
+pub(crate) fn trace_summary_schema() -> String {
+    commaware_core::mpi::summary::json_schema()
 }

@@ -1,5 +1,6 @@
-"""`commaware trace ...`: record real MPI runs as traces, and export traces to SimGrid's
-time-independent format. See `commaware.traces.record` and `commaware.traces.export`.
+"""`commaware trace ...`: record real MPI runs as traces, export traces to SimGrid's
+time-independent format, and look at a trace (`show`). See `commaware.traces.record`,
+`commaware.traces.export` and `commaware.traces.show`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ STYLE: Style = {"emoji": True}
 
 @click.group("trace", context_settings={"help_option_names": ["-h", "--help"]})
 def trace_group() -> None:
-    """Record traces of real MPI runs; export traces to SimGrid's TI format."""
+    """Record traces of real MPI runs; export traces to SimGrid's TI format; look at a trace."""
 
 
 @trace_group.command("record", context_settings={"ignore_unknown_options": True})
@@ -89,4 +90,52 @@ def export_cmd(trace: str, fmt: str, output: str, flops_per_second: float | None
         loaded = load_trace(trace, trace_format, derived_datatype_bytes=derived_datatype_bytes)
         index = export_ti(loaded, output, flops_per_second=flops_per_second, platform=platform)
     click.echo(f"wrote {index} ({fmt})")
+    warn_derived_datatypes(loaded.derived_datatype_ops, derived_datatype_bytes)
+
+
+@trace_group.command("show")
+@click.argument("trace", metavar="TRACE")
+@click.option("--format", "trace_format", type=click.Choice(["auto", "json", "toml", "ti"]), default="auto",
+              show_default=True, help="Format of TRACE (as simulate reads it; TI also as an index, a directory, .gz, .xz).")
+@click.option("--matrix", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+              help="Draw the rank-to-rank point-to-point bytes to FILE.svg or FILE.png (a heat map on a log colour "
+                   "scale; ranks binned into blocks beyond 512).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (schema: commaware schema trace-summary).")
+@derived_datatype_option
+def show_cmd(trace: str, trace_format: str, matrix: str | None, as_json: bool,
+             derived_datatype_bytes: float | None) -> None:
+    """Look at a trace before replaying it: its ranks, ops of each kind, the point-to-point
+    bytes each rank sends and receives, and the calls and bytes of each collective kind.
+
+    \b
+        commaware trace show TRACE --matrix comm.svg
+
+    Collectives are counted as the trace states them, with MPI's count convention: the
+    buffer of a bcast, reduce, allreduce, scan or exscan, the block per rank of a gather,
+    scatter, allgather or alltoall (the block sent to each destination), the whole count
+    lists of the v-variants (every rank's send counts for alltoallv). They are not expanded
+    into the messages a collective algorithm would send, and are not in the matrix, which
+    holds point-to-point bytes only (send, isend, sendrecv; world ranks).
+    """
+    from pathlib import Path
+
+    from ..api import load_trace, summarize_trace
+    from ..traces.show import text_lines, write_matrix
+
+    if matrix and Path(matrix).suffix.lower() not in (".svg", ".png"):
+        fail(f"{matrix}: --matrix needs a .svg or .png file")
+    with failing():
+        loaded = load_trace(trace, trace_format, derived_datatype_bytes=derived_datatype_bytes)
+    summary, pairs = summarize_trace(loaded, matrix=bool(matrix))
+    if matrix:
+        assert pairs is not None
+        with failing(writing=matrix):
+            write_matrix(pairs, matrix, title=f"{Path(trace).name}: point-to-point bytes, sender to receiver")
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    else:
+        for line in text_lines(summary, trace):
+            click.echo(line)
+        if matrix:
+            click.echo(f"wrote {matrix}")
     warn_derived_datatypes(loaded.derived_datatype_ops, derived_datatype_bytes)

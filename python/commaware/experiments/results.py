@@ -464,7 +464,7 @@ def plot(path: str | os.PathLike[str], x: str, y: str, hue: str | None = None, o
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..gantt import _save_atomically
+    from ..gantt import save_atomically
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     series = [(None, stats)] if hue is None else list(stats.groupby(hue, dropna=False, sort=True))
@@ -488,7 +488,7 @@ def plot(path: str | os.PathLike[str], x: str, y: str, hue: str | None = None, o
     ax.set_title(title or f"{y} against {x}", fontsize="medium")
     fig.tight_layout()
     try:
-        _save_atomically(fig, output)
+        save_atomically(fig, output)
     finally:
         plt.close(fig)
     return output

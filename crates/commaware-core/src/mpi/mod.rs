@@ -2,6 +2,7 @@
 //! schedules of collectives ([`collectives`]), readers and writers of SimGrid's
 //! time-independent traces ([`ti`], [`ti_export`]), ranks onto hosts ([`placement`]),
 //! MPI matching semantics driving the engine ([`replay`]), streamed results ([`output`]),
+//! a look at a trace before replaying it ([`summary`]),
 //! and loading a platform file with every layer's checks ([`platform_file`]).
 
 pub mod collectives;
@@ -10,6 +11,7 @@ pub mod output;
 pub mod placement;
 pub mod platform_file;
 pub mod replay;
+pub mod summary;
 pub mod ti;
 pub mod ti_export;
 pub mod trace;

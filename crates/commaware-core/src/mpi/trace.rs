@@ -187,6 +187,16 @@ impl Trace {
         self.comm_of(r, comm).1.len()
     }
 
+    /// The world rank of rank `local` of rank `r`'s communicator `comm` (its own id).
+    pub fn world_rank(&self, r: usize, comm: usize, local: usize) -> usize {
+        self.comm_of(r, comm).1[local] as usize
+    }
+
+    /// Rank `r`'s rank in its communicator `comm` (its own id).
+    pub fn rank_in(&self, r: usize, comm: usize) -> usize {
+        self.comm_of(r, comm).2
+    }
+
     /// Check that `coll`'s algorithms suit every collective's communicator.
     pub fn check_collectives(&self, coll: &Collectives) -> Result<()> {
         for (r, ops) in self.spec.ranks.iter().enumerate() {
