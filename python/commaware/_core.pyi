@@ -145,6 +145,9 @@ def tiling_sequential(dimx: int, dimy: int, dimz: int) -> TileBlock:
 def multicast_schema() -> str: ...
 def sharing_models() -> list[str]: ...
 def placements() -> list[str]: ...
+def stop_running_calls() -> None:
+    """Stop every long core call running now, in any thread (each raises CommawareError); calls
+    started afterwards run as usual (a thread pool's workers on Ctrl-C)."""
 
 @final
 class MulticastInstance:
