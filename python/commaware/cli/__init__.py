@@ -11,15 +11,19 @@ import click
 from .. import _core
 from . import (cosched, interference, measure, multicast, reproduce, schema, sharing, simulate, sweep, taskfarm,
                throughput, tiling, trace)
-from .common import err
+from .common import EXIT_INTERRUPTED, err, fail
 
 
 class _Main(click.Group):
-    """The top-level group: a caught Rust panic (InternalError) is one line and exit 1, not a traceback."""
+    """The top-level group: a caught Rust panic (InternalError) is one line and exit 1, not a
+    traceback; Ctrl-C is one line and exit 130, once the command's partial outputs are removed
+    (each writer removes its own on the way out: `output.deliver`, `MessageFile.discard`, ...)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            fail("interrupted (Ctrl-C)", EXIT_INTERRUPTED)
         except _core.InternalError as exc:
             from rich.markup import escape
 

@@ -61,6 +61,8 @@ err = _LazyConsole(stderr=True)
 EXIT_FAILED = 1
 #: Bad input: nothing was done.
 EXIT_BAD_INPUT = 2
+#: Stopped by Ctrl-C (SIGINT), as a shell reports a process that a SIGINT ended: 128 + 2.
+EXIT_INTERRUPTED = 130
 
 
 class Style(TypedDict, total=False):
