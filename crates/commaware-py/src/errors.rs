@@ -64,6 +64,13 @@ pub(crate) fn guarded<T>(f: impl FnOnce() -> Result<T, Error>) -> PyResult<T> {
     }
 }
 
+/// `text` with each value longer than about 100 characters cut, with its length: what the
+/// core does to its own messages, for the messages made in Python.
+#[pyfunction]
+pub(crate) fn cut_long_values(text: &str) -> String {
+    commaware_core::error::cut_long_values(text).into_owned()
+}
+
 /// How often a long core call run by [`interruptible`] asks Python for pending signals.
 const SIGNAL_CHECK_EVERY: Duration = Duration::from_millis(50);
 
