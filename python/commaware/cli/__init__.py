@@ -34,7 +34,10 @@ class _Main(click.Group):
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(_core.__version__, prog_name="commaware")
 def main() -> None:
-    """Predict how long communicating work takes on a cluster, and which schedule is best."""
+    """Predict how long communicating work takes on a cluster, and which schedule is best.
+
+    Exit codes: 0 done, 1 the run failed, 2 bad input (one error line), 130 stopped by
+    Ctrl-C (within about a second, leaving no partial output)."""
 
 
 for command in (
