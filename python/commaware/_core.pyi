@@ -8,7 +8,7 @@ __all__ = [
     "multicast_load", "multicast_schedule", "multicast_check", "multicast_execute", "multicast_generate",
     "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "load_trace", "load_trace_ti_ranks", "export_ti",
     "trace_summary", "trace_summary_schema",
-    "simulate", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements",
+    "simulate", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements", "stop_running_calls", "cut_long_values",
     "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "kernel_run", "kernel_task", "__version__",
     "TileBlock", "tiling_sequential",
     "taskfarm", "TASKFARM_ALGORITHMS", "COLLECTIVE_ALGORITHMS",
@@ -159,6 +159,12 @@ def tiling_sequential(dimx: int, dimy: int, dimz: int) -> TileBlock:
 def multicast_schema() -> str: ...
 def sharing_models() -> list[str]: ...
 def placements() -> list[str]: ...
+def cut_long_values(text: str) -> str:
+    """`text` with each run of non-blank characters longer than 100 cut to 99 and `…`, followed
+    by its length: `… (N characters)` (what the core does to its own error messages)."""
+def stop_running_calls() -> None:
+    """Stop every long core call running now, in any thread (each raises CommawareError); calls
+    started afterwards run as usual (a thread pool's workers on Ctrl-C)."""
 
 @final
 class MulticastInstance:

@@ -19,7 +19,9 @@ MAX_DEPTH = 1000
 
 
 def input_error(cls: type[E], source: str, field: str, reason: str) -> E:
-    """An exception of `cls` (one of the `_core` InputError classes) with its attributes set."""
+    """An exception of `cls` (one of the `_core` InputError classes) with its attributes set;
+    values echoed in `field` and `reason` are cut as the core cuts them (`_core.cut_long_values`)."""
+    field, reason = _core.cut_long_values(field), _core.cut_long_values(reason)
     head = ": ".join(part for part in (source, field) if part)
     exc = cls(f"{head}: {reason}" if head else reason)
     exc.source, exc.field, exc.reason = source, field, reason

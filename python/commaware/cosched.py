@@ -280,7 +280,9 @@ def compare(workload: WorkloadLike | None = None, *, nas_jobs: int | None = None
     finish: the comparison is deterministic given the seeds. `progress(done, total)` is
     called after each run, from the calling thread."""
     import os
-    from concurrent.futures import ThreadPoolExecutor, as_completed
+    from concurrent.futures import as_completed
+
+    from ._pool import thread_pool
 
     if (workload is None) == (nas_jobs is None):
         raise input_error(_core.OptionsError, "workload", "", "give either a workload or nas_jobs, not both")
@@ -328,7 +330,7 @@ def compare(workload: WorkloadLike | None = None, *, nas_jobs: int | None = None
                 seed=s, params=None if p in BATCH_POLICIES else params)
         return dict(r.summary)
 
-    with ThreadPoolExecutor(max_workers=n_workers) as pool:
+    with thread_pool(n_workers) as pool:
         futures = {pool.submit(one, k): k for k in unique}
         done = 0
         for fut in as_completed(futures):

@@ -22,6 +22,14 @@ def partial_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.partial")
 
 
+def requested_names(text: str) -> str:
+    """`text` (an error message) with each partial file's name (`partial_path`) replaced by the
+    name of the file the user asked for: `/d/.out.parquet.4242.partial` -> `/d/out.parquet`."""
+    import re
+
+    return re.sub(r"\.([^/\\\s'\"]+)\.[0-9]+\.partial\b", r"\1", text)
+
+
 def deliver(write: Callable[[Path], None], output: str | Path | None) -> None:
     """Write a document with `write(path)` into a partial file, then move it to `output`, or
     copy it to stdout when `output` is None. Nothing appears unless `write` succeeded."""

@@ -20,6 +20,10 @@ PLATFORM_CASES = [
     ("malformed", "{ not json", "malformed JSON"),
     ("zero_bw", with_network(bandwidth=0), "network.bandwidth: must be > 0"),
     ("neg_latency", with_network(latency=-1), "network.latency: must be >= 0"),
+    # Issue 30: a latency this long made the clock overflow, reported as "the trace deadlocks".
+    ("latency_overflow", with_network(latency=1e308), "network.latency: 1e308 s is too long for any progress to be "
+     "made (the simulated clock would overflow); must be at most 1e12 s"),
+    ("overhead_overflow", with_network(send_overhead=1e20), "network.send_overhead: 1e20 s is too long"),
     ("neg_envelope", with_network(envelope_bytes=-16), "network.envelope_bytes: must be >= 0"),
     ("neg_test_seconds", with_network(test_seconds=-1), "network.test_seconds: must be >= 0"),
     ("neg_reduction_cost", with_network(reduction_flops_per_byte=-2), "network.reduction_flops_per_byte: must be >= 0"),

@@ -40,9 +40,16 @@ pub struct Error {
 
 impl Error {
     /// A new error; numbers of more than 20 digits in `reason` are shown in scientific
-    /// notation (`1e300`, not 301 digits).
+    /// notation (`1e300`, not 301 digits), and values echoed in `field` or `reason` are cut
+    /// to [`ECHO_LIMIT`] characters ([`cut_long_values`]).
     pub fn new(kind: ErrorKind, field: impl Into<String>, reason: impl Into<String>) -> Self {
-        Error { kind, source: String::new(), field: field.into(), reason: tidy_numbers(&reason.into()) }
+        let (field, reason) = (field.into(), reason.into());
+        Error {
+            kind,
+            source: String::new(),
+            field: cut_long_values(&field).into_owned(),
+            reason: tidy_numbers(&cut_long_values(&reason)),
+        }
     }
     pub fn platform(field: impl Into<String>, reason: impl Into<String>) -> Self {
         Self::new(ErrorKind::Platform, field, reason)
@@ -187,7 +194,7 @@ fn parse_json_text<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str, 
         let path = e.path().clone();
         let inner = e.into_inner();
         let mut field = path_string(&path);
-        let full = inner.to_string();
+        let full = cut_long_values(&inner.to_string()).into_owned(); // before any copy of a huge value
         let bare = strip_position(&full);
         let at = if positions && inner.line() > 0 { format!(" at line {} column {}", inner.line(), inner.column()) } else { String::new() };
         let reason = if inner.is_syntax() || inner.is_eof() {
@@ -215,13 +222,13 @@ pub fn parse_toml<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str) -
         if e.message().contains("cannot recurse further") {
             return Error::new(kind, "", format!("nested more than {MAX_NESTING} levels deep (the limit for arrays and inline tables){at}"));
         }
-        Error::new(kind, "", format!("malformed TOML: {}{at}", one_line(e.message())))
+        Error::new(kind, "", format!("malformed TOML: {}{at}", one_line(&cut_long_values(e.message()))))
     })?;
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().clone();
         let inner = e.into_inner();
         let mut field = path_string(&path);
-        let message = one_line(inner.message());
+        let message = one_line(&cut_long_values(inner.message()));
         let segments: Vec<_> = path.iter().cloned().collect();
         if let Ok(Some(node)) = toml::de::Deserializer::parse(text)
             .and_then(|de| serde::de::DeserializeSeed::deserialize(Follow(&segments), de))
@@ -542,6 +549,60 @@ pub fn check_amount(kind: ErrorKind, field: &str, value: f64, positive: bool) ->
     Ok(())
 }
 
+/// The most characters of one value (a run of non-blank characters) an error message echoes.
+pub const ECHO_LIMIT: usize = 100;
+
+/// `text` with every run of non-blank characters longer than [`ECHO_LIMIT`] characters cut to
+/// its first [`ECHO_LIMIT`] - 1 and `…`, followed by ` (N characters)`: a 200 MB op name is not echoed
+/// whole. Borrowed when nothing is cut.
+pub fn cut_long_values(text: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    let long = |word: &str| word.len() > ECHO_LIMIT && word.chars().nth(ECHO_LIMIT).is_some();
+    if text.len() <= ECHO_LIMIT || !text.split(char::is_whitespace).any(long) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(ECHO_LIMIT * 4);
+    let mut rest = text;
+    while !rest.is_empty() {
+        let word_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let (word, after) = rest.split_at(word_end);
+        if long(word) {
+            // ECHO_LIMIT characters with the ellipsis: cutting again changes nothing.
+            let cut = word.char_indices().nth(ECHO_LIMIT - 1).map_or(word.len(), |(i, _)| i);
+            out.push_str(&word[..cut]);
+            out.push_str(&format!("… ({} characters)", word.chars().count()));
+        } else {
+            out.push_str(word);
+        }
+        let blank_end = after.find(|c: char| !c.is_whitespace()).unwrap_or(after.len());
+        out.push_str(&after[..blank_end]);
+        rest = &after[blank_end..];
+    }
+    Cow::Owned(out)
+}
+
+/// The longest duration an input may give, in seconds (about 31,700 years; messages say
+/// "1e12"): beyond it, the
+/// simulated clock would lose all precision and, near 1e308, overflow, so that no event could
+/// ever happen again (the run would look like a deadlock).
+pub const MAX_SECONDS: f64 = 1e12;
+
+/// Check a duration in seconds is finite, >= 0 and at most [`MAX_SECONDS`].
+pub fn check_seconds(kind: ErrorKind, field: &str, value: f64) -> Result<()> {
+    check_amount(kind, field, value, false)?;
+    if value > MAX_SECONDS {
+        return Err(Error::new(
+            kind,
+            field,
+            format!(
+                "{} s is too long for any progress to be made (the simulated clock would overflow); must be at most 1e12 s",
+                fmt_num(value)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// An empty vector with room for `n` items, or an error naming `field` when the
 /// memory cannot be had (instead of aborting the process).
 pub fn try_with_capacity<T>(kind: ErrorKind, field: &str, n: usize) -> Result<Vec<T>> {
@@ -725,5 +786,41 @@ mod tests {
             assert_eq!(e.field, "nodes");
             assert!(e.reason.contains("cannot be allocated"), "{e}");
         }
+    }
+
+    #[test]
+    fn long_values_are_cut_with_their_length() {
+        let op = "é".repeat(250);
+        let e = Error::new(ErrorKind::Trace, format!("ranks[0].{op}"), format!("unknown variant `{op}`, expected one of `send`"));
+        // The word "`éé…é`," is 253 characters: its first 99 are kept, with the ellipsis.
+        assert_eq!(e.reason, format!("unknown variant `{}… (253 characters) expected one of `send`", "é".repeat(98)));
+        assert_eq!(e.field, format!("ranks[0].{}… (259 characters)", "é".repeat(90)));
+        // Short words and the blanks between them are kept as written.
+        assert!(matches!(cut_long_values("a  b\tc"), std::borrow::Cow::Borrowed("a  b\tc")));
+        let exact = "x".repeat(ECHO_LIMIT);
+        assert_eq!(cut_long_values(&exact), exact);
+    }
+
+    #[test]
+    fn a_json_error_on_a_huge_op_name_echoes_about_100_characters() {
+        let text = format!(r#"{{"ranks": [[{{"op": "{}"}}]]}}"#, "x".repeat(1_000_000));
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        enum Op {
+            Send,
+        }
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct One {
+            op: Op,
+        }
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Doc {
+            ranks: Vec<Vec<One>>,
+        }
+        let e = parse_json::<Doc>(ErrorKind::Trace, &text).unwrap_err();
+        assert!(e.to_string().len() < 300, "{}", &e.to_string()[..300]);
+        assert!(e.reason.starts_with(&format!("unknown variant `{}… (1000003 characters) expected", "x".repeat(ECHO_LIMIT - 2))), "{}", e.reason);
     }
 }

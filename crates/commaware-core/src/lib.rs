@@ -4,7 +4,8 @@
 //! (dependencies point down; `tests/layers.rs` fails on a cycle between modules):
 //!
 //! - [`error`] (the one error type, its kinds and the input checks every reader shares)
-//!   and [`util`] (a seeded random generator, an indexed min-tree).
+//!   and [`util`] (a seeded random generator, an indexed min-tree, stopping a long
+//!   computation from outside).
 //! - [`network`]: the platform as plain validated specifications (hosts, NICs, the
 //!   switch and backbone, each host's interference rates) and the bandwidth-sharing
 //!   models that rate concurrent transfers on its links ([`network::sharing`]: max-min,

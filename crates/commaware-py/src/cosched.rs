@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
 use crate::convert::{column, py_str};
-use crate::errors::guarded;
+use crate::errors::{guarded, interruptible};
 
 /// A job workload (paper 002): JSON jobs or an SWF log, checked.
 #[pyclass(frozen, module = "commaware._core")]
@@ -173,8 +173,8 @@ pub(crate) fn cosched_run(
     let policy = policy.to_owned();
     let allocation = allocation.to_owned();
     let params_json = params_json.map(str::to_owned);
-    let r = py.allow_threads(|| {
-        guarded(|| {
+    let r = interruptible(py, || {
+        {
             let mut params: cosched::TsParams = match &params_json {
                 Some(text) => commaware_core::error::parse_json(commaware_core::error::ErrorKind::Options, text)?,
                 None => cosched::TsParams::default(),
@@ -185,7 +185,7 @@ pub(crate) fn cosched_run(
             let batch = cosched::Policy::from_name(&policy).is_ok();
             params.mpl = mpl.unwrap_or(if batch { 1 } else { params.mpl });
             workload.0.run(&cosched::RunSpec { policy, params })
-        })
+        }
     });
     r.map(CoschedResult)
 }

@@ -1,8 +1,12 @@
 //! The one error type across the boundary: core errors become typed Python exceptions
 //! (a subclass per kind, with `source`, `field` and `reason`), and a Rust panic becomes
-//! `InternalError` instead of crossing into Python.
+//! `InternalError` instead of crossing into Python; [`interruptible`] lets Ctrl-C stop a long
+//! core call.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use commaware_core::{Error, ErrorKind};
 use pyo3::exceptions::PyException;
@@ -57,5 +61,59 @@ pub(crate) fn guarded<T>(f: impl FnOnce() -> Result<T, Error>) -> PyResult<T> {
                 .unwrap_or_else(|| "unknown panic".into());
             Err(InternalError::new_err(format!("internal error (please report): {what}")))
         }
+    }
+}
+
+/// `text` with each value longer than about 100 characters cut, with its length: what the
+/// core does to its own messages, for the messages made in Python.
+#[pyfunction]
+pub(crate) fn cut_long_values(text: &str) -> String {
+    commaware_core::error::cut_long_values(text).into_owned()
+}
+
+/// How often a long core call run by [`interruptible`] asks Python for pending signals.
+const SIGNAL_CHECK_EVERY: Duration = Duration::from_millis(50);
+
+/// Bumped by [`stop_running_calls`]: the interruptible calls started before stop.
+static STOP_EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// Stop every interruptible core call running now, in any thread (each raises CommawareError
+/// "stopped by the caller"); calls started afterwards run as usual. Python delivers Ctrl-C to
+/// the main thread only: a thread pool calls this so that its workers stop too.
+#[pyfunction]
+pub(crate) fn stop_running_calls() {
+    STOP_EPOCH.fetch_add(1, Ordering::SeqCst);
+}
+
+/// [`guarded`] `f` without the GIL, stoppable by Ctrl-C: the core's long loops ask
+/// `util::cancel::check`, and the answer here is Python's signal check (at most every 50 ms;
+/// it does something on the main thread only), or [`stop_running_calls`] from any thread. What a
+/// signal handler raised (KeyboardInterrupt) is returned instead of the core's "stopped" error.
+pub(crate) fn interruptible<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
+    let raised: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
+    let slot = Arc::clone(&raised);
+    let mut last = Instant::now();
+    let epoch = STOP_EPOCH.load(Ordering::SeqCst);
+    let poll = move || {
+        if last.elapsed() < SIGNAL_CHECK_EVERY {
+            return false;
+        }
+        last = Instant::now();
+        if STOP_EPOCH.load(Ordering::SeqCst) != epoch {
+            return true;
+        }
+        match Python::with_gil(|py| py.check_signals()) {
+            Ok(()) => false,
+            Err(e) => {
+                *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                true
+            }
+        }
+    };
+    let r = py.allow_threads(|| guarded(|| commaware_core::util::cancel::watching(poll, f)));
+    let interrupt = raised.lock().unwrap_or_else(|p| p.into_inner()).take();
+    match interrupt {
+        Some(e) => Err(e),
+        None => r,
     }
 }

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use crate::convert::{py_str, write_file};
-use crate::errors::guarded;
+use crate::errors::{guarded, interruptible};
 use crate::simulation::{Outputs, SimResult, run_forwarded};
 
 #[pyfunction]
@@ -120,10 +120,8 @@ pub(crate) fn multicast_schedule(
     seed: u64,
     receivers: Option<Vec<usize>>,
 ) -> PyResult<MulticastReport> {
-    py.allow_threads(|| {
-        guarded(|| mc::Report::run(&instance.0, mc::algorithm_from_name(algorithm)?, seed, receivers.as_deref()))
-    })
-    .map(MulticastReport)
+    interruptible(py, || mc::Report::run(&instance.0, mc::algorithm_from_name(algorithm)?, seed, receivers.as_deref()))
+        .map(MulticastReport)
 }
 
 /// Check a schedule against every rule; returns an error message or None.

@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
 use crate::convert::{column, py_str};
-use crate::errors::{OptionsError, guarded, to_py};
+use crate::errors::{OptionsError, guarded, interruptible, to_py};
 
 #[pyclass(frozen, module = "commaware._core")]
 pub(crate) struct Platform(pub(crate) commaware_core::Platform);
@@ -287,8 +287,8 @@ pub(crate) fn run_forwarded(
     if out.batch_size == 0 {
         return Err(OptionsError::new_err("batch_size must be > 0"));
     }
-    let r = py.allow_threads(|| {
-        guarded(|| {
+    let r = interruptible(py, || {
+        {
             let json = match &out.json_path {
                 None => None,
                 Some(path) => {
@@ -315,7 +315,7 @@ pub(crate) fn run_forwarded(
                 Ok(res)
             });
             Ok((res, fw))
-        })
+        }
     });
     let (res, mut fw) = r?;
     if let Some(e) = fw.raised.take() {

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 
 use crate::convert::{f32_bytes, floats_from_buffer, py_str};
-use crate::errors::{guarded, to_py};
+use crate::errors::{guarded, interruptible, to_py};
 use crate::simulation::{Platform, Trace};
 
 fn tiling_axis(axis: &str) -> PyResult<TilingAxis> {
@@ -241,13 +241,11 @@ pub(crate) fn tiling_simulate<'py>(
     params: Vec<(String, f64)>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let schedule = schedule.to_owned();
-    let r = py.allow_threads(|| {
-        guarded(|| {
-            let g = grid_tiling(space, &procs, tile_height, mapping)?;
-            tiling::CostModel { t_c, latency: 0.0, bandwidth: 1.0 }.check()?;
-            let opts = SimOptions { model, params, ..SimOptions::default() };
-            tiling::simulate_program(&platform.0, &g, tiling::Schedule::from_name(&schedule)?, g.tiling.tile_volume() * t_c, &opts)
-        })
+    let r = interruptible(py, || {
+        let g = grid_tiling(space, &procs, tile_height, mapping)?;
+        tiling::CostModel { t_c, latency: 0.0, bandwidth: 1.0 }.check()?;
+        let opts = SimOptions { model, params, ..SimOptions::default() };
+        tiling::simulate_program(&platform.0, &g, tiling::Schedule::from_name(&schedule)?, g.tiling.tile_volume() * t_c, &opts)
     })?;
     let d = PyDict::new(py);
     d.set_item("makespan", r.makespan)?;

@@ -11,15 +11,19 @@ import click
 from .. import _core
 from . import (cosched, interference, measure, multicast, reproduce, schema, sharing, simulate, sweep, taskfarm,
                throughput, tiling, trace)
-from .common import err
+from .common import EXIT_INTERRUPTED, err, fail
 
 
 class _Main(click.Group):
-    """The top-level group: a caught Rust panic (InternalError) is one line and exit 1, not a traceback."""
+    """The top-level group: a caught Rust panic (InternalError) is one line and exit 1, not a
+    traceback; Ctrl-C is one line and exit 130, once the command's partial outputs are removed
+    (each writer removes its own on the way out: `output.deliver`, `MessageFile.discard`, ...)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            fail("interrupted (Ctrl-C)", EXIT_INTERRUPTED)
         except _core.InternalError as exc:
             from rich.markup import escape
 
@@ -30,7 +34,10 @@ class _Main(click.Group):
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(_core.__version__, prog_name="commaware")
 def main() -> None:
-    """Predict how long communicating work takes on a cluster, and which schedule is best."""
+    """Predict how long communicating work takes on a cluster, and which schedule is best.
+
+    Exit codes: 0 done, 1 the run failed, 2 bad input (one error line), 130 stopped by
+    Ctrl-C (within about a second, leaving no partial output)."""
 
 
 for command in (

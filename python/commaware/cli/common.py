@@ -61,6 +61,8 @@ err = _LazyConsole(stderr=True)
 EXIT_FAILED = 1
 #: Bad input: nothing was done.
 EXIT_BAD_INPUT = 2
+#: Stopped by Ctrl-C (SIGINT), as a shell reports a process that a SIGINT ended: 128 + 2.
+EXIT_INTERRUPTED = 130
 
 
 class Style(TypedDict, total=False):
@@ -75,9 +77,11 @@ def fail(message: str, code: int = EXIT_BAD_INPUT, *, markup: bool = False, emoj
 
     The message is text: rich markup (`[tag]`) and emoji codes (`:x:`) in it are shown as
     written, unless `markup` or `emoji` ask otherwise (`measure` and `trace` print their
-    messages so, as they always have)."""
+    messages so, as they always have). A value longer than about 100 characters echoed in it is
+    cut, with its length (`_core.cut_long_values`, as the core's own messages)."""
     from rich.markup import escape
 
+    message = _core.cut_long_values(message)
     err.print(f"[bold red]error:[/] {message if markup else escape(message)}", highlight=False, soft_wrap=True,
               emoji=emoji)
     sys.exit(code)
@@ -92,7 +96,8 @@ def failing(writing: str | None = None, *, named_by_error: bool = False, code: i
     With `writing` (the file the block writes) or `named_by_error`, a failed write is one error
     line too, and exit `code`: the core's OutputError as it says, an OSError as `FILE: cannot
     write: REASON`, FILE being `writing`, or with `named_by_error` the file the OSError names
-    (`writing` when it names none)."""
+    (`writing` when it names none). A file written under a partial name (`output.partial_path`)
+    is named as the user asked for it."""
     try:
         yield
     except _core.InputError as exc:
@@ -100,10 +105,13 @@ def failing(writing: str | None = None, *, named_by_error: bool = False, code: i
     except (_core.OutputError, OSError) as exc:
         if writing is None and not named_by_error:
             raise
+        from ..output import requested_names
+
         if isinstance(exc, _core.OutputError):
-            fail(str(exc), code, **style)
-        target = (exc.filename or writing) if named_by_error else writing
-        fail(f"{target}: cannot write: {exc.strerror or exc}", code, **style)
+            fail(requested_names(str(exc)), code, **style)
+        target = requested_names(str((exc.filename or writing) if named_by_error else writing))
+        reason = requested_names(str(exc.strerror or exc))
+        fail(f"{target}: cannot write: {reason}" if target else f"cannot write: {reason}", code, **style)
 
 
 def parse_params(ctx: click.Context | None, param: click.Parameter | None, values: tuple[str, ...]) -> list[tuple[str, float]]:

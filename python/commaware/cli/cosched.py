@@ -102,12 +102,22 @@ def cosched_group() -> None:
     """Cluster job scheduling (paper 002): run workloads under batch and time-sharing policies."""
 
 
-def _swf_max_procs(header: list[str]) -> Optional[int]:
-    for line in header:
-        m = re.match(r";\s*MaxProcs:\s*(\d+)", line)
-        if m:
-            return int(m.group(1))
-    return None
+def _swf_nodes(workload: str, header: list[str]) -> int:
+    """The processors of an SWF log without --nodes: its `; MaxProcs:` header, in 1..2^24; a
+    missing or bad one is exit 2 naming the header field and its line."""
+    field = re.compile(r";\s*MaxProcs:\s*(.*?)\s*$")
+    if not any(field.match(line) for line in header):
+        fail(f"{workload}: the log has no `; MaxProcs:` header line: give --nodes (processors)")
+    with open(workload, encoding="utf-8", errors="replace") as log:  # the header's line number
+        for number, line in enumerate(log, 1):
+            m = field.match(line)
+            if m:
+                break
+    value = m.group(1) if m else ""
+    if re.fullmatch(r"[0-9]{1,9}", value) and 1 <= int(value) <= 2**24:
+        return int(value)
+    fail(f"{workload}: line {number}: header MaxProcs: must be a whole number of processors in 1..2^24, "
+         f"got {value!r}; or give --nodes")
 
 
 @cosched_group.command("run")
@@ -181,9 +191,7 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
         w = load_workload(workload)
     if nodes is None:
         if w.is_swf:
-            nodes = _swf_max_procs(w.header)
-            if nodes is None:
-                fail(f"{workload}: the log has no `; MaxProcs:` header line: give --nodes (processors)")
+            nodes = _swf_nodes(workload, w.header)
         else:
             nodes = DEFAULT_NODES
     with failing():
@@ -316,9 +324,7 @@ def cosched_compare_cmd(workload: Optional[str], nas_jobs: Optional[int], intera
         with failing():
             source = load_workload(workload)
         if nodes is None:
-            nodes = _swf_max_procs(source.header) if source.is_swf else DEFAULT_NODES
-            if nodes is None:
-                fail(f"{workload}: the log has no `; MaxProcs:` header line: give --nodes (processors)")
+            nodes = _swf_nodes(workload, source.header) if source.is_swf else DEFAULT_NODES
     progress_bar = None
     task = None
     if not quiet and err.is_terminal:

@@ -47,10 +47,10 @@ import statistics
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Sequence
 
+from .._pool import thread_pool
 from . import mpi
 from .mpi import MeasureError, bad_option, is_int
 
@@ -263,7 +263,7 @@ def _run(policy: str, jobs: int, ranks: int, base_plan: dict[str, Any], cmd: lis
     if progress:
         print(f"commaware measure cosched: {policy}: {jobs} jobs x {ranks} ranks at once", file=sys.stderr, flush=True)
     t0 = time.monotonic()
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    with thread_pool(jobs) as pool:
         futures = [pool.submit(one, j) for j in range(jobs)]
         results, errors = [], []
         for f in futures:

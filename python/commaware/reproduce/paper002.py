@@ -51,11 +51,12 @@ import json
 import math
 import os
 import random
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from pathlib import Path
 from typing import Any, Callable
 
 from .. import cosched
+from .._pool import thread_pool
 from .runner import (ARITHMETIC, FAIL, NOT_REPRODUCED, PASS, REPRODUCTION, Check, Ordering, check, ordering, quick,
                      report)
 
@@ -188,7 +189,7 @@ def _fig6(n: int) -> dict[str, dict[str, list[float]]]:
         b, p, s = key
         return float(cosched.run(docs[(b, s)], p, 16, "packing").summary["avg_exec_s"])
 
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # the core releases the GIL
+    with thread_pool(os.cpu_count() or 1) as pool:  # the core releases the GIL
         futures = {pool.submit(one, k): k for k in todo}
         for done, fut in enumerate(as_completed(futures), 1):
             got[futures[fut]] = fut.result()

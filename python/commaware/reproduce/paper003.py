@@ -71,12 +71,13 @@ import math
 import os
 import statistics
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from commaware import multicast as m
+from commaware._pool import thread_pool
 from commaware.reproduce.runner import (ARITHMETIC, FAIL, IN_SAMPLE, MIN_SEEDS, NOT_REPRODUCED, PASS, REPRODUCTION,
                                         SELF_CHECK, Check, Ordering, check, ordering, quick, report)
 
@@ -422,7 +423,7 @@ def compute(keys: list[str] | None = None, runs: int | None = None, seed: int = 
         started = time.perf_counter()
         detail = "configurations" if all(k in SETTINGS for k in todo) else f"{', '.join(todo)} (analysis)"
         report(0, len(jobs), detail)
-        with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+        with thread_pool(workers or os.cpu_count() or 1) as pool:
             futures = [pool.submit(_run_point, st, x, r, seed) for st, x, r in jobs]
             for done, _ in enumerate(as_completed(futures), 1):
                 report(done, len(jobs), detail)  # in this thread: the caller's progress display

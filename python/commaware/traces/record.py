@@ -20,9 +20,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,9 +176,18 @@ def _rank_files(scratch: Path, suffix: str) -> dict[int, Path]:
     return found
 
 
-def _failure(code: int, scratch: Path) -> str:
-    """Which ranks failed, from the recorder's per-rank exit and abort files."""
+#: What Open MPI's launcher (mpirun, or prterun in Open MPI 5) prints when it refuses to run as root.
+_ROOT_REFUSAL = re.compile(r"has detected an attempt to run as root")
+
+
+def _failure(code: int, scratch: Path, stderr: str = "") -> str:
+    """Which ranks failed, from the recorder's per-rank exit and abort files; `stderr` (the
+    launcher's last lines) tells a launcher that refused to start from a program that failed."""
     parts = _rank_files(scratch, "part")
+    if not parts and _ROOT_REFUSAL.search(stderr):
+        return (f"mpirun refused to run as root (exit code {code}), so no rank started: add --allow-run-as-root "
+                "after mpirun, or set OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 (or run as "
+                "another user)")
     exits = {r: p.read_text().strip() for r, p in _rank_files(scratch, "exit").items()}
     aborts = {r: p.read_text().strip() for r, p in _rank_files(scratch, "abort").items()}
     metas = _rank_files(scratch, "meta")
@@ -238,6 +249,41 @@ def merge(scratch: Path, output: Path) -> Recording:
                      hosts=[metas[r]["host"] for r in range(size)], warnings=warnings)
 
 
+def _run_echoing_stderr(argv: list[str], env: dict[str, str], timeout: float | None, name: str) -> tuple[int, str]:
+    """Run `argv`, its stdout and stderr passed through as they come; (exit code, the last 50
+    lines of its stderr). Stopped (and a RecordError) after `timeout` s, or on Ctrl-C."""
+    import threading
+    from collections import deque
+
+    try:
+        proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    except OSError as exc:
+        raise RecordError(f"cannot start {name}: {exc.strerror or exc}") from None
+    tail: deque[bytes] = deque(maxlen=50)
+
+    def echo() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            tail.append(line)
+            sys.stderr.write(line.decode(errors="replace"))
+            sys.stderr.flush()
+
+    reader = threading.Thread(target=echo, daemon=True)
+    reader.start()
+    try:
+        code = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise RecordError(f"{name} did not finish within {timeout} s and was stopped") from None
+    except BaseException:  # Ctrl-C: stop the launcher too
+        proc.kill()
+        proc.wait()
+        raise
+    reader.join(timeout=5)
+    return code, b"".join(tail).decode(errors="replace")
+
+
 def record(command: Sequence[str], output: str | Path, *, mpicc: str | None = None, keep: str | Path | None = None,
            timeout: float | None = None) -> Recording:
     """Run `command` (e.g. ``["mpirun", "-np", "4", "./app"]``) with every rank recorded, and
@@ -263,13 +309,8 @@ def record(command: Sequence[str], output: str | Path, *, mpicc: str | None = No
         for stale in scratch.glob("rank-*.*"):
             stale.unlink()
         argv, env = _instrumented(command, library, scratch.resolve())
-        try:
-            proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, timeout=timeout)
-        except OSError as exc:
-            raise RecordError(f"cannot start {command[0]}: {exc.strerror or exc}") from None
-        except subprocess.TimeoutExpired:
-            raise RecordError(f"{command[0]} did not finish within {timeout} s and was stopped") from None
-        if proc.returncode != 0:
-            raise RecordError(_failure(proc.returncode, scratch), proc.returncode if proc.returncode > 0 else 1)
+        code, stderr = _run_echoing_stderr(argv, env, timeout, command[0])
+        if code != 0:
+            raise RecordError(_failure(code, scratch, stderr), code if code > 0 else 1)
         return merge(scratch, output)
 

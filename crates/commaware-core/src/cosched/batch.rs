@@ -366,7 +366,7 @@ pub fn simulate(jobs: &[BatchJob], processors: u64, policy: Policy) -> Result<Ba
     });
     let js: Vec<BatchJob> = order.iter().map(|&i| jobs[i]).collect();
     let mut sim = Sim::new(&js, processors, policy);
-    sim.run();
+    sim.run()?;
     let records = js
         .iter()
         .enumerate()
@@ -419,16 +419,18 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn run(&mut self) {
+    /// The scheduling passes, until every job ended; stops when the caller asks (`util::cancel`).
+    fn run(&mut self) -> Result<()> {
         let n = self.js.len();
         let mut next = 0;
         loop {
+            crate::util::cancel::check()?;
             let t_end = self.ends.peek().map(|Reverse((t, _))| t.0);
             let t_arr = (next < n).then(|| self.js[next].submit);
             let now = match (t_end, t_arr) {
                 (Some(a), Some(b)) => a.min(b),
                 (Some(a), None) | (None, Some(a)) => a,
-                (None, None) => break,
+                (None, None) => return Ok(()),
             };
             // 1. every job end at this instant
             while let Some(&Reverse((t, j))) = self.ends.peek() {

@@ -1238,6 +1238,9 @@ pub fn simulate(jobs: &[Job], policy: TsPolicy, params: &TsParams) -> Result<TsR
     let mut events = 0u64;
     while let Some(Reverse(ev)) = sim.heap.pop() {
         events += 1;
+        if events % 1024 == 0 {
+            crate::util::cancel::check()?;
+        }
         let now = ev.t;
         match ev.kind {
             Kind::Arrive(j) => {

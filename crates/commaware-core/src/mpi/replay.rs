@@ -223,7 +223,8 @@ const TAG_RANK: u64 = 0;
 const TAG_MSG: u64 = 1 << 62;
 const TAG_RECV_OVERHEAD: u64 = 2 << 62;
 const TAG_MASK: u64 = 3 << 62;
-/// Engine steps between looks at the wall clock for progress reports.
+/// Engine steps between looks at the wall clock for progress reports, and between asks
+/// whether the caller wants the replay stopped (`util::cancel`).
 const PROGRESS_CHECK_STEPS: u64 = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -424,6 +425,9 @@ impl<'a, 'o> Replay<'a, 'o> {
             for k in 0..done.len() {
                 let c = done[k];
                 self.on_completion(c);
+            }
+            if events % PROGRESS_CHECK_STEPS == 0 {
+                crate::util::cancel::check()?;
             }
             if let Some(every) = every {
                 if every <= 0.0 || events % PROGRESS_CHECK_STEPS == 0 {

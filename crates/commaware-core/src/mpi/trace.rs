@@ -163,6 +163,7 @@ impl Trace {
         let comms = resolve_comms(&spec.ranks)?;
         let mut n_user_reqs = Vec::with_capacity(p);
         for (r, ops) in spec.ranks.iter().enumerate() {
+            crate::util::cancel::check()?; // a rank of millions of operations takes a while
             let sizes: Vec<usize> = comms.local[r].iter().map(|&(g, _)| comms.members[g as usize].len()).collect();
             n_user_reqs.push(validate_rank(r, &sizes, ops)?);
         }

@@ -5,6 +5,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use crate::util::cancel;
 use crate::util::mintree::MinTree;
 use crate::util::rng::SplitMix64;
 use super::keys::Key;
@@ -31,6 +32,9 @@ pub(crate) fn fef(st: &mut State) {
         }
     }
     while st.remaining > 0 {
+        if cancel::check().is_err() {
+            return; // the caller's own check returns the error
+        }
         let (i, j, m) = if st.naive {
             // Reference: scan every (sender, receiver, source) triple.
             let mut b = (f64::INFINITY, 0, 0, 0, 0);
@@ -101,6 +105,9 @@ pub(crate) fn ecf(st: &mut State) {
     };
     let mut fresh: Option<(usize, Option<usize>)> = None;
     while st.remaining > 0 {
+        if cancel::check().is_err() {
+            return; // the caller's own check returns the error
+        }
         let (c, j, m) = if st.naive {
             let mut b = (f64::INFINITY, 0, 0);
             for j in 0..n {
@@ -234,6 +241,9 @@ pub(crate) fn receiver_first(st: &mut State, mut picker: Picker) {
     let mut active: Vec<usize> = (0..n).filter(|&j| st.is_waiting(j)).collect();
     let (mut cursor, mut forced_at) = (0, 0);
     while st.remaining > 0 {
+        if cancel::check().is_err() {
+            return; // the caller's own check returns the error
+        }
         let j = match &mut picker {
             Picker::Wr => heap.pop().unwrap().0 .2,
             Picker::Eaf => loop {

@@ -112,6 +112,8 @@ impl Report {
         let t0 = Instant::now();
         let sched = super::run(inst, alg, seed, receivers.map(|r| r.to_vec()), false);
         let scheduling_seconds = t0.elapsed().as_secs_f64();
+        // A scheduler the caller stopped (`util::cancel`) left its schedule unfinished.
+        crate::util::cancel::check()?;
         Ok(Report {
             algorithm: alg.name().to_string(),
             completion_time: sched.completion_time,

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{check_amount, try_with_capacity, Error, ErrorKind, Result};
+use crate::error::{check_amount, check_seconds, try_with_capacity, Error, ErrorKind, Result};
 use crate::network::interference_spec::{Interference, InterferenceSpec};
 
 /// A homogeneous cluster shorthand: `count` identical hosts named `{prefix}{i}`.
@@ -163,16 +163,17 @@ impl NetworkSpec {
     pub fn check(&self) -> Result<()> {
         let pos = |field: &str, v: f64| check_amount(ErrorKind::Platform, field, v, true);
         let nonneg = |field: &str, v: f64| check_amount(ErrorKind::Platform, field, v, false);
+        let seconds = |field: &str, v: f64| check_seconds(ErrorKind::Platform, field, v);
         pos("network.bandwidth", self.bandwidth)?;
-        nonneg("network.latency", self.latency)?;
+        seconds("network.latency", self.latency)?;
         nonneg("network.eager_threshold", self.eager_threshold)?;
         nonneg("network.envelope_bytes", self.envelope_bytes)?;
-        nonneg("network.test_seconds", self.test_seconds)?;
+        seconds("network.test_seconds", self.test_seconds)?;
         nonneg("network.reduction_flops_per_byte", self.reduction_flops_per_byte)?;
-        nonneg("network.memory_latency", self.memory_latency)?;
-        nonneg("network.send_overhead", self.send_overhead)?;
+        seconds("network.memory_latency", self.memory_latency)?;
+        seconds("network.send_overhead", self.send_overhead)?;
         nonneg("network.send_overhead_per_byte", self.send_overhead_per_byte)?;
-        nonneg("network.recv_overhead", self.recv_overhead)?;
+        seconds("network.recv_overhead", self.recv_overhead)?;
         nonneg("network.recv_overhead_per_byte", self.recv_overhead_per_byte)?;
         if let Some(b) = self.backbone {
             pos("network.backbone", b)?;
@@ -408,9 +409,9 @@ impl Platform {
             pos(&f("bandwidth_up"), h.bandwidth_up)?;
             pos(&f("bandwidth_down"), h.bandwidth_down)?;
             check_cores(|| f("cores"), h.cores)?;
-            nonneg(&f("send_overhead"), h.overhead.send)?;
+            check_seconds(ErrorKind::Platform, &f("send_overhead"), h.overhead.send)?;
             nonneg(&f("send_overhead_per_byte"), h.overhead.send_per_byte)?;
-            nonneg(&f("recv_overhead"), h.overhead.recv)?;
+            check_seconds(ErrorKind::Platform, &f("recv_overhead"), h.overhead.recv)?;
             nonneg(&f("recv_overhead_per_byte"), h.overhead.recv_per_byte)?;
         }
         let total_cores: usize = hosts.iter().map(|h| h.cores).sum();
@@ -469,8 +470,12 @@ impl Platform {
                         "bandwidth" | "speed" | "bandwidth_up" | "bandwidth_down" | "backbone" | "memory_bandwidth" => {
                             prop["exclusiveMinimum"] = 0.into()
                         }
-                        "latency" | "eager_threshold" | "envelope_bytes" | "test_seconds" | "reduction_flops_per_byte" | "memory_latency" | "memory" | "send_overhead"
-                        | "send_overhead_per_byte" | "recv_overhead" | "recv_overhead_per_byte" => prop["minimum"] = 0.into(),
+                        "latency" | "test_seconds" | "memory_latency" | "send_overhead" | "recv_overhead" => {
+                            prop["minimum"] = 0.into();
+                            prop["maximum"] = crate::error::MAX_SECONDS.into();
+                        }
+                        "eager_threshold" | "envelope_bytes" | "reduction_flops_per_byte" | "memory"
+                        | "send_overhead_per_byte" | "recv_overhead_per_byte" => prop["minimum"] = 0.into(),
                         "count" => {
                             prop["minimum"] = 1.into();
                             prop["maximum"] = MAX_HOSTS.into();

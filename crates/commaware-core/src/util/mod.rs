@@ -1,5 +1,7 @@
-//! Small utilities shared by every layer: a seeded random generator ([`rng`]) and an
-//! indexed min-tree ([`mintree`]) for next-event and next-finish searches.
+//! Small utilities shared by every layer: a seeded random generator ([`rng`]), an
+//! indexed min-tree ([`mintree`]) for next-event and next-finish searches, and the way a
+//! caller stops a long computation ([`cancel`]).
 
+pub mod cancel;
 pub mod mintree;
 pub mod rng;

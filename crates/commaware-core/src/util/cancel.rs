@@ -1,0 +1,106 @@
+//! Stopping a long computation from outside: the caller runs it under [`watching`] with a
+//! `poll` function, and the computation's loops call [`check`] every so often; once `poll`
+//! answers true, `check` returns an [`ErrorKind::Aborted`] error, which the loop returns.
+//!
+//! The poll is kept per thread for the duration of `watching`, so the loops take no extra
+//! parameter and a computation run without a watcher is never stopped. Once the poll said
+//! stop, every later `check` under the same watcher says so too (a loop that only breaks
+//! can leave the error to its caller's `check`). The core knows
+//! nothing of what the poll asks: the Python binding asks Python whether a signal (Ctrl-C)
+//! is pending.
+
+use std::cell::RefCell;
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The poll, and whether it already said stop.
+type Poll = (Box<dyn FnMut() -> bool>, bool);
+
+thread_local! {
+    static POLL: RefCell<Option<Poll>> = const { RefCell::new(None) };
+}
+
+/// Run `f` with `poll` as this thread's stop question; the previous one (if any) comes back
+/// afterwards, even if `f` panics.
+pub fn watching<T>(poll: impl FnMut() -> bool + 'static, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Poll>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            POLL.with(|p| *p.borrow_mut() = previous);
+        }
+    }
+    let _restore = Restore(POLL.with(|p| p.borrow_mut().replace((Box::new(poll), false))));
+    f()
+}
+
+/// The error a stopped computation returns.
+pub fn stopped() -> Error {
+    Error::new(ErrorKind::Aborted, "", "stopped by the caller")
+}
+
+/// `Err(stopped())` if the watcher asks to stop; `Ok` without a watcher. Costs a call of the
+/// poll, so call it every few microseconds of work or more, not in the tightest loops (the
+/// poll decides how often it really asks, typically by the clock).
+pub fn check() -> Result<()> {
+    let stop = POLL.with(|p| {
+        let Ok(mut p) = p.try_borrow_mut() else { return false };
+        let Some((poll, said)) = p.as_mut() else { return false };
+        *said = *said || poll();
+        *said
+    });
+    if stop {
+        Err(stopped())
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    #[test]
+    fn check_is_ok_without_a_watcher_and_stops_once_the_poll_says_so() {
+        assert!(check().is_ok());
+        let calls = Rc::new(Cell::new(0));
+        let seen = calls.clone();
+        let r = watching(
+            move || {
+                seen.set(seen.get() + 1);
+                seen.get() >= 3
+            },
+            || -> Result<u32> {
+                let mut n = 0;
+                loop {
+                    check()?;
+                    n += 1;
+                }
+                #[allow(unreachable_code)]
+                Ok(n)
+            },
+        );
+        let e = r.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Aborted);
+        assert_eq!(calls.get(), 3);
+        // Once stopped, stopped: the poll is not asked again.
+        let r = watching(|| true, || (check(), check()));
+        assert!(r.0.is_err() && r.1.is_err());
+        // The watcher is gone afterwards.
+        assert!(check().is_ok());
+    }
+
+    #[test]
+    fn an_inner_watcher_gives_the_outer_one_back() {
+        let r = watching(
+            || true,
+            || {
+                watching(|| false, || assert!(check().is_ok()));
+                check()
+            },
+        );
+        assert!(r.is_err());
+    }
+}
