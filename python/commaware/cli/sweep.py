@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 import click
 
-from .common import Table, err, fail, failing, out
+from .common import Progress, Table, err, fail, failing, out
 
 #: Rows shown in the terminal table of `sweep` and `results query` (--json prints all).
 SHOWN_ROWS = 20
@@ -18,25 +18,11 @@ SHOWN_ROWS = 20
 MAX_COLUMNS = 9
 
 
-class SweepProgress:
-    """The sweep's progress bar on stderr (rich, transient): runs done of the spec's runs."""
-
-    def __init__(self) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        self._progress = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-                                  TimeElapsedColumn(), TimeRemainingColumn(), console=err.real(), transient=True)
-        self._task = self._progress.add_task("", total=None)
-
-    def __enter__(self) -> SweepProgress:
-        self._progress.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._progress.stop()
+class SweepProgress(Progress):
+    """The sweep's progress on stderr (the commands' `Progress`): runs done of the spec's runs."""
 
     def __call__(self, done: int, total: int) -> None:
-        self._progress.update(self._task, completed=done, total=total)
+        self.update(done, total)
 
 
 def _show(frame: Any, title: str, columns: list[str] | None = None) -> None:
@@ -44,8 +30,7 @@ def _show(frame: Any, title: str, columns: list[str] | None = None) -> None:
     columns = columns or list(frame.columns)
     table = Table(title=title, title_justify="left", header_style="bold")
     for col in columns:
-        table.add_column(str(col), justify="right" if frame[col].dtype.kind in "iuf" else "left", no_wrap=True,
-                         overflow="ellipsis")
+        table.add_column(str(col), justify="right" if frame[col].dtype.kind in "iuf" else "left")
     shown = frame.head(SHOWN_ROWS)[columns]
     missing = shown.isna().to_numpy()
     for values, gaps in zip(shown.itertuples(index=False), missing):
@@ -78,7 +63,7 @@ def _echo_json(frame: Any) -> None:
 @click.option("--serial", is_flag=True, help="Run in this process, without Dask (the reference).")
 @click.option("--no-compact", "no_compact", is_flag=True, help="Keep one Parquet file per run (no merge at the end).")
 @click.option("--json", "as_json", is_flag=True, help="Print the spec's rows as a JSON array.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar on stderr.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (a bar on a terminal, else a line every 10 s).")
 def sweep_cmd(spec: str, out_dir: Optional[str], scheduler: Optional[str], jobqueue: Optional[str],
               jobqueue_options: tuple[str, ...], jobs: Optional[int], workers: Optional[int], serial: bool,
               no_compact: bool, as_json: bool, quiet: bool) -> None:
@@ -107,14 +92,10 @@ def sweep_cmd(spec: str, out_dir: Optional[str], scheduler: Optional[str], jobqu
     try:
         with failing():
             options = dict(sweep.parse_option(item) for item in jobqueue_options)
-            show = not quiet and err.is_terminal
             kwargs: dict[str, Any] = dict(scheduler=scheduler, jobqueue=jobqueue, jobqueue_options=options, jobs=jobs,
                                           workers=workers, serial=serial, compact=not no_compact)
-            if show:
-                with SweepProgress() as progress:
-                    frame = sweep.run(spec, out_dir, progress=progress, **kwargs)
-            else:
-                frame = sweep.run(spec, out_dir, **kwargs)
+            with SweepProgress("sweep", quiet=quiet, plain=as_json, unit="runs") as progress:
+                frame = sweep.run(spec, out_dir, progress=progress, **kwargs)
     except (OSError, TimeoutError) as exc:  # a file of the results directory, or the Dask cluster
         if getattr(exc, "filename", None):
             fail(f"{exc.filename}: cannot write: {exc.strerror or exc}")

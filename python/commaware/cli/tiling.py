@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import click
 
-from .common import Table, err, fail, failing, out, param_option
+from .common import Progress, Table, fail, failing, out, param_option
 
 
 #: The options geometry mode (--deps, --h, --tile) does not read: given there, they are an error.
@@ -97,11 +97,8 @@ def tiling_cmd(space: str, procs: Optional[str], tile_height: Optional[int], swe
         if tile_height is not None:
             doc = tl.analyze(dims, grid, tile_height, **kwargs)
         else:
-            def progress(i: int, n: int, z: int) -> None:
-                if not as_json or err.is_terminal:
-                    err.print(f"z = {z} ({i}/{n})", highlight=False)
-
-            doc = tl.sweep(dims, grid, progress=progress, **kwargs)
+            with Progress("tiling --sweep-z", plain=as_json, unit="tile heights") as progress:
+                doc = tl.sweep(dims, grid, progress=lambda i, n, z: progress.update(i, n, f"z = {z}"), **kwargs)
             if plot:
                 tl.plot_sweep(doc, plot)
     if as_json:
