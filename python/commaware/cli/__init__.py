@@ -30,7 +30,11 @@ class _Main(click.Group):
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(_core.__version__, prog_name="commaware")
 def main() -> None:
-    """Predict how long communicating work takes on a cluster, and which schedule is best."""
+    """Predict how long communicating work takes on a cluster, and which schedule is best.
+
+    Long commands show their progress on stderr: a bar on a terminal; when stderr is not a
+    terminal, or with --json, a line every 10 s ($COMMAWARE_PROGRESS_SECONDS); none with --quiet.
+    """
 
 
 for command in (

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import TYPE_CHECKING, Any, Iterator, NoReturn, TypedDict
+from typing import TYPE_CHECKING, Any, Iterator, NoReturn, Self, TypedDict
 
 import click
 
@@ -109,13 +109,15 @@ class Progress:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._stage, self._done, self._total, self._detail = "", None, None, ""
+        self._stage, self._detail = "", ""
+        self._done: int | None = None
+        self._total: int | None = None
         self._bar: Any = None
         self._task: Any = None
         self._steps = self._drawn = 0
         self._started = 0.0
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> Self:
         import threading
         import time
 
