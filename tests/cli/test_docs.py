@@ -1,6 +1,7 @@
 """The docs site builds, and every code block in it runs.
 
-Pages: every `docs/*.md` (the nav of mkdocs.yml must list them all, see `test_nav_lists_every_page`).
+Pages: every `docs/*.md` (the nav of mkdocs.yml must list them all, see `test_nav_lists_every_page`),
+and the README.
 The blocks of a page run in order, in one scratch directory where `examples` and `tests` link
 to the repository's, so the docs' relative paths resolve and a file one block writes is there
 for the next. What each block must do:
@@ -14,6 +15,10 @@ for the next. What each block must do:
 - `<!-- schema: NAME -->` on the line before a block: the JSON or TOML document is valid
   against `docs/NAME.schema.json`; `<!-- schema: meta -->` says the block is itself a JSON
   Schema (valid against its metaschema).
+- `<!-- not run: REASON -->` on the line before a block: a block that cannot run here as written
+  (it builds the environment, or names a file of the reader's); REASON says why. Each
+  `commaware ...` line in it is still parsed by the command it names (options, choices, argument
+  count), like the help examples below.
 - `<!-- output -->` on the line before a block: it is what the previous runnable block printed.
   JSON: the printed document holds every key shown with its value (keys left out are not
   checked; lists are shown whole). Text: each line shown is one of the printed lines, in
@@ -35,6 +40,8 @@ Blocks running `commaware measure penalties|tiling|cosched`, `mpirun` or `trace 
 MPI, and blocks using the SimGrid peers (`simgrid_peer`, `smpi_replay`) need SimGrid: without
 it a page runs up to the first such block and the rest is skipped (later blocks may use what
 it makes); COMMAWARE_REQUIRE_MPI=1 and COMMAWARE_REQUIRE_SIMGRID=1 (CI) make them mandatory.
+The blocks find `mpirun` and `mpicc` on PATH, as in an activated `.venv`: the folder of the
+MPI the tests use is put at the end of PATH, and, run as root, Open MPI is told to allow it.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ import math
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -53,6 +61,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from commaware.measure import mpi
 from conftest import ROOT, mpi_reason
 
 DOCS = ROOT / "docs"
@@ -60,7 +69,9 @@ RELATIVE_TOLERANCE = 1e-4
 SHELL = {"sh", "bash", "shell"}
 GENERATED = {"cli.md", "api.md"}
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,})(?P<lang>[\w+-]*)\s*(?P<attrs>.*)$")
-DIRECTIVE = re.compile(r"^\s*<!--\s*(output|schema:\s*[\w-]+)\s*-->\s*$")
+DIRECTIVE = re.compile(r"^\s*<!--\s*(output|schema:\s*[\w-]+|not run:\s*\S.*?)\s*-->\s*$")
+#: The README's blocks run like a page's; its name stands for its path from the root.
+README = "README.md"
 
 
 @dataclass
@@ -74,7 +85,7 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"docs/{self.page}:{self.line}"
+        return f"{self.page if self.page == README else 'docs/' + self.page}:{self.line}"
 
     @property
     def runnable(self) -> bool:
@@ -88,7 +99,7 @@ def expand_snippets(text: str) -> str:
 
 def page_blocks(page: str) -> list[Block]:
     """The fenced blocks of docs/PAGE in order, with the directive comment before each."""
-    lines = (DOCS / page).read_text().splitlines()
+    lines = (ROOT / README if page == README else DOCS / page).read_text().splitlines()
     blocks, i = [], 0
     while i < len(lines):
         m = FENCE.match(lines[i])
@@ -122,7 +133,7 @@ def nav_pages() -> list[str]:
 
 
 PAGES = sorted(path.name for path in DOCS.glob("*.md"))
-RUN_PAGES = [page for page in PAGES if page not in GENERATED]
+RUN_PAGES = [page for page in PAGES if page not in GENERATED] + [README]
 
 
 # ---------------------------------------------------------------- comparing outputs
@@ -189,8 +200,13 @@ def scratch_dir(tmp_path: Path) -> tuple[Path, dict[str, str]]:
         (bin_dir / name).write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {command}"$@"\n')
         (bin_dir / name).chmod(0o755)
     python_path = os.pathsep.join(filter(None, [str(ROOT / "python"), os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": python_path,
-           "COLUMNS": "120", "NO_COLOR": "1"}
+    path = [str(bin_dir), os.environ["PATH"]]
+    mpirun = mpi.find_mpirun()
+    if mpirun is not None and shutil.which(mpirun[0]):  # as `. .venv/bin/activate` gives the wheel's
+        path.append(str(Path(shutil.which(mpirun[0])).parent))
+    env = {**os.environ, "PATH": os.pathsep.join(path), "PYTHONPATH": python_path, "COLUMNS": "120", "NO_COLOR": "1"}
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # Open MPI refuses root unless told (CI runs as root)
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     return work, env
 
 
@@ -248,6 +264,13 @@ def run_page(page: str, tmp_path: Path) -> None:
                 check_text_output(block, printed)
             printed = None  # one output block per run
             continue
+        reasons = [d.split(":", 1)[1].strip() for d in block.directives if d.startswith("not run:")]
+        if reasons:
+            assert block.lang in SHELL, f"{block.where}: only shell blocks are marked not run"
+            for line in block.text.splitlines():
+                if line.strip().startswith("commaware "):
+                    parse_example(line.strip(), block.where)
+            continue
         schemas = [d.split(":", 1)[1].strip() for d in block.directives if d.startswith("schema:")]
         if block.title:
             write_file(block, work / block.title)
@@ -279,6 +302,7 @@ def simgrid_reason() -> str:
 NEEDS = [
     (re.compile(r"commaware measure (penalties|tiling|cosched)|\bmpirun\b|commaware trace record"), "MPI",
      mpi_reason(), "COMMAWARE_REQUIRE_MPI"),
+    (re.compile(r"\bmpicc\b"), "mpicc", mpi_reason(need_mpicc=True), "COMMAWARE_REQUIRE_MPI"),
     (re.compile(r"\b(simgrid_peer|smpi_replay|smpirun)\b"), "SimGrid", simgrid_reason(), "COMMAWARE_REQUIRE_SIMGRID"),
 ]
 
@@ -305,29 +329,35 @@ def help_examples() -> list[tuple[str, str]]:
 
 def test_help_examples_parse():
     """Every example line of the CLI reference names a command and is accepted by its parser."""
+    examples = help_examples()
+    assert len(examples) > 20
+    for where, line in examples:
+        parse_example(line, f"help of `{where}`")
+
+
+def parse_example(line: str, where: str) -> None:
+    """`commaware ...` (one line, as a help text or a not-run block shows it) names a command
+    and is accepted by its parser; fails the test saying `where` otherwise."""
     import click
 
     from commaware.cli import main
 
-    examples = help_examples()
-    assert len(examples) > 20
-    for where, line in examples:
-        synopsis = re.sub(r"\[([^\]]*)\]", r"\1", line)  # `[--json]`: an optional part, given here
-        args = shlex.split(synopsis.split(" > ")[0].split(" | ")[0], comments=True)[1:]
-        ctx = click.Context(main, info_name="commaware")
-        command: click.Command = main
-        while isinstance(command, click.Group):
-            if not (args and args[0] in command.list_commands(ctx)):
-                args.insert(0, getattr(command, "default_command", ""))  # `commaware multicast FILE`
-            sub = command.get_command(ctx, args[0])
-            assert sub is not None, f"help of `{where}`: `{line}` names no command"
-            command, ctx = sub, click.Context(sub, info_name=args.pop(0), parent=ctx)
-        try:
-            command.make_context(command.name or "", list(args), parent=ctx, resilient_parsing=False)
-        except click.exceptions.Exit:
-            pass
-        except click.UsageError as exc:
-            pytest.fail(f"help of `{where}`: `{line}` is refused: {exc}")
+    synopsis = re.sub(r"\[([^\]]*)\]", r"\1", line)  # `[--json]`: an optional part, given here
+    args = shlex.split(synopsis.split(" > ")[0].split(" | ")[0], comments=True)[1:]
+    ctx = click.Context(main, info_name="commaware")
+    command: click.Command = main
+    while isinstance(command, click.Group):
+        if not (args and args[0] in command.list_commands(ctx)):
+            args.insert(0, getattr(command, "default_command", ""))  # `commaware multicast FILE`
+        sub = command.get_command(ctx, args[0])
+        assert sub is not None, f"{where}: `{line}` names no command"
+        command, ctx = sub, click.Context(sub, info_name=args.pop(0), parent=ctx)
+    try:
+        command.make_context(command.name or "", list(args), parent=ctx, resilient_parsing=False)
+    except click.exceptions.Exit:
+        pass
+    except click.UsageError as exc:
+        pytest.fail(f"{where}: `{line}` is refused: {exc}")
 
 
 def docstring_blocks() -> list[tuple[str, str]]:
@@ -397,3 +427,14 @@ def test_site_builds(tmp_path):
     assert "commaware simulate" in cli and "--placement" in cli
     api = (tmp_path / "site" / "api" / "index.html").read_text()
     assert 'id="commaware.api.simulate"' in api and 'id="commaware._core.simulate"' in api
+
+
+def test_not_run_blocks_are_parsed():
+    """A block marked not run still has its `commaware` lines parsed: a wrong option fails it."""
+    readme = page_blocks(README)
+    marked = [b for b in readme if any(d.startswith("not run:") for d in b.directives)]
+    assert marked and all(d.split(":", 1)[1].strip() for b in marked for d in b.directives), "a reason is given"
+    parse_example("commaware reproduce all --quick --out report", "x.md:1")
+    for line in ("commaware reproduce all --quik", "commaware no-such-command", "commaware simulate a.json b.json --placement x"):
+        with pytest.raises((AssertionError, pytest.fail.Exception)):
+            parse_example(line, "x.md:1")

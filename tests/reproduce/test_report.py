@@ -4,6 +4,7 @@ report opened in a real browser (headless Chromium driven by Playwright)."""
 from __future__ import annotations
 
 import base64
+import html
 import json
 import os
 import re
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 from commaware import reproduce
+from commaware.reproduce import html_report
 
 from conftest import run_cli
 
@@ -85,6 +87,13 @@ def test_report_is_self_contained_with_every_plot(report_run):
                                               passed=r["pass"], paper_inconsistent=r.get("paper_inconsistent",
                                                                                          False))
                               for r in rows]) in text
+    # a long value (a schedule, a list of cells) is cut in its cell, and whole in the title shown on hover
+    long_values = [str(r[k]) for r in rows for k in ("paper_value", "ours")
+                   if r[k] is not None and not isinstance(r[k], float) and len(str(r[k])) > html_report.LONG_VALUE]
+    assert long_values, "the quick run has long values (paper 003's schedules, paper 000's cells)"
+    titles = [html.unescape(t) for t in re.findall(r'<span class=cut title="([^"]*)">', text)]
+    for value in long_values:
+        assert value in titles, value[:80]
     # the embedded images decode to what the figure files hold
     figure = next(p for p in (out / "figures").iterdir() if p.stem == alts[0])
     assert base64.b64decode(sources[0].split(",", 1)[1]) == figure.read_bytes()
@@ -138,10 +147,27 @@ def test_report_renders_in_headless_chromium(report_run, tmp_path):
                 const r = i.getBoundingClientRect();
                 return {alt: i.alt, complete: i.complete, natural: i.naturalWidth, w: r.width, h: r.height};
             })""")
+            # the page fits the 1,400 px window: no table (nor anything else) makes it scroll sideways,
+            # and the status cell of every row lies inside the window
+            layout = page.evaluate("""() => ({
+                scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth,
+                tables: Array.from(document.querySelectorAll('table')).map(t => t.getBoundingClientRect().right),
+                status: Array.from(document.querySelectorAll('tr[class^=row-]')).map(r => {
+                    const c = r.cells[6].getBoundingClientRect();
+                    return {text: r.cells[6].textContent, left: c.left, right: c.right, width: c.width};
+                })})""")
             page.screenshot(path=str(shot), full_page=False)
         finally:
             browser.close()
     assert problems == [], problems
+    assert layout["innerWidth"] == 1400 and layout["scrollWidth"] <= 1400, layout["scrollWidth"]
+    assert layout["tables"] and max(layout["tables"]) <= 1400, max(layout["tables"])
+    rows = json.loads((out / "checks.json").read_text())["checks"]
+    assert len(layout["status"]) == len(rows)
+    shown = {"pass": "pass", "fail": "FAIL", "not_reproduced": "not reproduced"}
+    for row, cell in zip(rows, layout["status"]):
+        assert cell["text"] == shown[row["status"]], (row["name"], cell)
+        assert 0 <= cell["left"] and cell["right"] <= 1400 and cell["width"] >= 60, (row["name"], cell)
     assert len(images) >= 5
     for img in images:
         assert img["complete"] and img["natural"] > 0 and img["w"] > 0 and img["h"] > 0, img
@@ -151,3 +177,42 @@ def test_report_renders_in_headless_chromium(report_run, tmp_path):
     assert pixels.shape[0] >= 900 and pixels.shape[1] >= 1300
     colours = np.unique((pixels * 255).astype(np.uint8).reshape(-1, 3), axis=0)
     assert len(colours) > 50 and pixels.std() > 0.05, "the screenshot is blank"
+
+
+def test_long_values_wrap_and_are_cut_with_the_whole_on_hover():
+    """Without a browser: a 700-character schedule is cut to LONG_VALUE characters, says its
+    length, and is whole (escaped) in the title; a short one is shown as it is; the table is laid
+    out fixed with a width per column, which sum to the page's."""
+    schedule = ", ".join(f"({i}, {i % 3}, <{i % 5}>)" for i in range(60))
+    assert len(schedule) > html_report.LONG_VALUE
+    rows = [reproduce.Check("003", "a long sequence", schedule, schedule + "!", 0.0, False, kind="reproduction"),
+            reproduce.Check("004", "a short one", 1.5, 1.5, 1e-9, True, kind="self_check")]
+    page = html_report.render(["003", "004"], rows, [], quick=True)
+    assert sum(share for _, share in html_report.COLUMNS) == 100
+    assert "table-layout: fixed" in page and "white-space: nowrap" not in page
+    titles = [html.unescape(t) for t in re.findall(r'<span class=cut title="([^"]*)">', page)]
+    assert titles == [schedule, schedule + "!"]
+    assert f"({len(schedule):,} characters)" in page and f"({len(schedule) + 1:,} characters)" in page
+    assert html.escape(schedule[:html_report.LONG_VALUE - 1]) + "…</span>" in page
+    assert "<td class=num>1.5</td><td class=num>1.5</td>" in page
+
+
+def test_paper000_heatmap_numbers_are_readable(tmp_path, monkeypatch):
+    """The Fig. 5 heat map's cell numbers are 10 pt, and the figure is not wider than the report's
+    page, so the browser shows them at that size (it scales only wider images down)."""
+    from commaware.reproduce import paper000
+
+    seen = []
+
+    def keep(fig, path):
+        seen.append((fig.get_size_inches()[0], [t for ax in fig.axes for t in ax.texts]))
+        path.write_text("<svg/>")
+        return path
+
+    monkeypatch.setattr(paper000, "save_figure", keep)
+    paper000.plot(tmp_path)
+    ((width_in, texts),) = seen
+    numbers = [t for t in texts if re.fullmatch(r"\d\.\d\d", t.get_text())]
+    assert len(numbers) == 18 * 6
+    assert min(t.get_fontsize() for t in numbers) >= 10
+    assert width_in * 96 <= 1400 - 32, "shown at its own size in a 1,400 px window"

@@ -224,3 +224,33 @@ def test_cli_progress_only_on_a_terminal_and_not_with_quiet():
 
     assert "fake rows" in on_terminal()
     assert "fake rows" not in on_terminal("--quiet")
+
+
+def test_terminal_table_wraps_long_values_at_120_columns():
+    """The summary table at 120 columns (the least `reproduce` prints at) cuts nothing: a
+    schedule of 700 characters with no room folds over lines in its column, and the status
+    column is whole on every row."""
+    import io
+
+    from rich.console import Console
+
+    from commaware.cli.reproduce import check_table
+
+    schedule = "(" + ",".join(f"({i},{i % 3},{i % 5})" for i in range(70)) + ")"
+    rows = [reproduce.Check("003", "Fig. 4(b) ECF sequence of the worked example, every send in order", schedule,
+                            schedule.replace("1", "2"), 0.0, False, kind="reproduction", note="n",
+                            status="not_reproduced", figure="§6 Fig. 4, worked example"),
+            reproduce.Check("004", "Fig. 2 gige star of 2", 1.5, 1.5, 1e-9, True, kind="in_sample",
+                            figure="Fig. 2, one node sending to 1, 2, 3 peers")]
+    console = Console(width=120, file=io.StringIO(), color_system=None)
+    console.print(check_table(rows))
+    text = console.file.getvalue()
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= 120
+    cells = [[cell.strip() for cell in line.split("│")[1:-1]] for line in text.splitlines() if line.startswith("│")]
+    assert all(len(c) == 8 for c in cells)
+    starts = [i for i, c in enumerate(cells) if c[0]] + [len(cells)]  # a row's first line names its paper
+    first, second = (cells[a:b] for a, b in zip(starts, starts[1:]))
+    assert "".join(c[3] for c in first) == schedule and "".join(c[4] for c in first) == schedule.replace("1", "2")
+    assert first[0][7] == "not reproduced" and second[0][7] == "pass" and second[0][0] == "004"
+    assert " ".join(filter(None, (c[2] for c in first))) == rows[0].name
+    assert " ".join(filter(None, (c[1] for c in second))) == rows[1].figure

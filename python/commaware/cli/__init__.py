@@ -37,7 +37,11 @@ def main() -> None:
     """Predict how long communicating work takes on a cluster, and which schedule is best.
 
     Exit codes: 0 done, 1 the run failed, 2 bad input (one error line), 130 stopped by
-    Ctrl-C (within about a second, leaving no partial output)."""
+    Ctrl-C (within about a second, leaving no partial output).
+
+    Long commands show their progress on stderr: a bar on a terminal; when stderr is not a
+    terminal, or with --json, a line every 10 s ($COMMAWARE_PROGRESS_SECONDS); none with --quiet.
+    """
 
 
 for command in (

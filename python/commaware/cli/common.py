@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import TYPE_CHECKING, Any, Iterator, NoReturn, TypedDict
+from typing import TYPE_CHECKING, Any, Iterator, NoReturn, Self, TypedDict
 
 import click
 
@@ -48,14 +48,158 @@ class _LazyConsole:
         self.real().__exit__(*exc)
 
 
-def Table(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 (rich's Table, imported on first use)
-    from rich.table import Table as RichTable
+_TABLE_CLASS: Any = None
 
-    return RichTable(*args, **kwargs)
+
+def Table(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 (rich's Table, imported on first use)
+    """rich's Table, whose columns wrap what does not fit (a word longer than the column folds
+    over lines) instead of cutting it to "…": every command's tables show every character."""
+    global _TABLE_CLASS
+    if _TABLE_CLASS is None:
+        from rich.table import Table as RichTable
+
+        class FoldingTable(RichTable):
+            def add_column(self, *a: Any, overflow: Any = "fold", **kw: Any) -> None:
+                super().add_column(*a, overflow=overflow, **kw)
+
+        _TABLE_CLASS = FoldingTable
+    return _TABLE_CLASS(*args, **kwargs)
 
 
 out = _LazyConsole(min_width=120)
 err = _LazyConsole(stderr=True)
+
+#: Seconds between two plain progress lines (stderr not a terminal, or --json); the environment
+#: variable of that name overrides it.
+PROGRESS_SECONDS = 10.0
+PROGRESS_ENV = "COMMAWARE_PROGRESS_SECONDS"
+
+
+class Progress:
+    """A long command's progress on stderr, the one way every command shows it.
+
+    On a terminal (and without --json) a rich bar, transient: `what`, the current `stage`, done
+    of total `unit`, a detail and the elapsed time, shown once the run has lasted `delay`
+    seconds. Otherwise (stderr piped or to a file, or `plain`, which the commands set with
+    --json) plain lines, ``what: stage: done/total unit, detail (elapsed)``, one every
+    PROGRESS_SECONDS ($COMMAWARE_PROGRESS_SECONDS) while the run lasts, written by a
+    background thread, so a long step that reports nothing still shows that the command runs; a
+    run shorter than that prints none. With `quiet`, nothing.
+
+    The command calls `stage` when a new step begins and `update` as work gets done (from any
+    thread); use it as a context manager around the work."""
+
+    def __init__(self, what: str, *, quiet: bool = False, plain: bool = False, unit: str = "",
+                 delay: float = 0.0) -> None:
+        import threading
+
+        self.what, self.unit, self.delay = what, unit, delay
+        self.mode = "off" if quiet else "plain" if plain or not err.is_terminal else "bar"
+        self.every = PROGRESS_SECONDS
+        if self.mode == "plain":
+            import os
+
+            value = os.environ.get(PROGRESS_ENV, "")
+            try:
+                self.every = float(value) if value else PROGRESS_SECONDS
+            except ValueError:
+                self.every = PROGRESS_SECONDS
+            if not self.every > 0:
+                self.every = PROGRESS_SECONDS
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._stage, self._detail = "", ""
+        self._done: int | None = None
+        self._total: int | None = None
+        self._bar: Any = None
+        self._task: Any = None
+        self._steps = self._drawn = 0
+        self._started = 0.0
+
+    def __enter__(self) -> Self:
+        import threading
+        import time
+
+        self._started = time.monotonic()
+        if self.mode == "plain":
+            self._thread = threading.Thread(target=self._heartbeat, name="commaware-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        with self._lock:
+            if self._bar is not None:
+                self._bar.stop()
+                self._bar = None
+
+    def stage(self, text: str) -> None:
+        """A new step begins (its counts start over)."""
+        with self._lock:
+            self._stage, self._done, self._total, self._detail = text, None, None, ""
+            self._steps += 1
+        self._draw()
+
+    def update(self, done: int | None = None, total: int | None = None, detail: str | None = None) -> None:
+        """`done` of `total` units of the current step, with an optional `detail`."""
+        with self._lock:
+            if done is not None:
+                self._done = done
+            if total is not None:
+                self._total = total
+            if detail is not None:
+                self._detail = detail
+        self._draw()
+
+    def line(self) -> str:
+        """The plain line of the current state."""
+        import time
+
+        with self._lock:
+            stage, done, total, detail = self._stage, self._done, self._total, self._detail
+        parts = [self.what] + ([stage] if stage else [])
+        counts = ""
+        if done is not None:
+            counts = f"{done}/{total if total is not None else '?'}" + (f" {self.unit}" if self.unit else "")
+        tail = ", ".join(filter(None, [counts, detail])) or ("" if stage else "starting")
+        elapsed = int(time.monotonic() - self._started)
+        return ": ".join(parts + ([tail] if tail else [])) + f" ({elapsed // 60}m{elapsed % 60:02d}s elapsed)"
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(self.every):
+            sys.stderr.write(self.line() + "\n")
+            sys.stderr.flush()
+
+    def _draw(self) -> None:
+        if self.mode != "bar":
+            return
+        import time
+
+        if time.monotonic() - self._started < self.delay:
+            return
+        with self._lock:
+            if self._bar is None and not self._stop.is_set():
+                from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+                from rich.progress import Progress as RichProgress
+
+                self._bar = RichProgress(TextColumn("{task.fields[stage]}"), BarColumn(bar_width=16),
+                                         MofNCompleteColumn(), TextColumn("{task.fields[unit]}"),
+                                         TextColumn("{task.description}"), TimeElapsedColumn(),
+                                         console=err.real(), transient=True)
+                self._bar.start()
+            if self._bar is None:
+                return
+            stage = self._stage or self.what
+            if self._task is None or self._drawn != self._steps:  # a new step: its own bar
+                if self._task is not None:
+                    self._bar.remove_task(self._task)
+                self._task = self._bar.add_task("", total=self._total, stage=stage, unit=self.unit)
+                self._drawn = self._steps
+            self._bar.update(self._task, completed=self._done or 0, total=self._total, description=self._detail)
+
 
 #: The run failed: MPI or the recorded program failed, or a measurement could not be written.
 EXIT_FAILED = 1

@@ -11,7 +11,7 @@ from typing import NoReturn, Optional, Sequence
 import click
 
 from .. import _core
-from .common import Table, err, fail, failing, out
+from .common import Progress, Table, err, fail, failing, out
 
 _POLICIES = list(_core.COSCHED_POLICIES)
 _ALLOCATIONS = list(_core.COSCHED_ALLOCATIONS)
@@ -265,7 +265,7 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
                    "min, max, per_seed).")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Write a bar chart of mean response (wait + execution) per policy (.png, .svg, .pdf).")
-@click.option("--quiet", is_flag=True, help="No progress display on stderr.")
+@click.option("--quiet", is_flag=True, help="No progress on stderr (a bar on a terminal, else a line every 10 s).")
 def cosched_compare_cmd(workload: Optional[str], nas_jobs: Optional[int], interarrival: float, classes: str, mix: str,
                         policies: str, allocations: str, seeds: int, first_seed: int, mpl: Optional[int],
                         nodes: Optional[int], params: tuple[str, ...], workers: Optional[int], as_json: bool,
@@ -325,32 +325,12 @@ def cosched_compare_cmd(workload: Optional[str], nas_jobs: Optional[int], intera
             source = load_workload(workload)
         if nodes is None:
             nodes = _swf_nodes(workload, source.header) if source.is_swf else DEFAULT_NODES
-    progress_bar = None
-    task = None
-    if not quiet and err.is_terminal:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        progress_bar = Progress(TextColumn("comparing"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-                                TimeElapsedColumn(), console=err.real(),
-                                transient=True)
-
-    def tick(done: int, total: int) -> None:
-        if progress_bar is not None and task is not None:
-            progress_bar.update(task, completed=done, total=total)
-
-    with failing():
+    with failing(), Progress("cosched compare", quiet=quiet, plain=as_json, unit="runs") as progress:
         try:
-            if progress_bar is not None:
-                progress_bar.start()
-                task = progress_bar.add_task("compare", total=None)
-            try:
-                comparison = compare(source, nas_jobs=nas_jobs, interarrival=interarrival, classes=class_list, mix=mix,
-                                     policies=pols, allocations=allocs, seeds=seeds, first_seed=first_seed,
-                                     processors=nodes or DEFAULT_NODES, mpl=mpl, params=overrides or None,
-                                     workers=workers, progress=tick)
-            finally:
-                if progress_bar is not None:
-                    progress_bar.stop()
+            comparison = compare(source, nas_jobs=nas_jobs, interarrival=interarrival, classes=class_list, mix=mix,
+                                 policies=pols, allocations=allocs, seeds=seeds, first_seed=first_seed,
+                                 processors=nodes or DEFAULT_NODES, mpl=mpl, params=overrides or None,
+                                 workers=workers, progress=lambda done, total: progress.update(done, total))
         except _core.OptionsError as exc:
             _fail_option(exc, {"mpl", "allocation", "policy", "policies", "nodes", "processors", "seeds", "classes",
                                "mix"})

@@ -202,7 +202,7 @@ def interference_cmd(direction: str, rates: str, seconds: float, k: int, n: int,
     out = Console()  # 80 columns wide without a terminal
     table = Table(title="interference fit (paper 000 §2)", title_justify="left", header_style="bold")
     for col in ("column", "samples", "max MB/s", "IR", "const", "stdev", "max error"):
-        table.add_column(col, justify="left" if col == "column" else "right", no_wrap=True, overflow="fold")
+        table.add_column(col, justify="left" if col == "column" else "right")
     for name, c in doc["fit"]["columns"].items():
         lin = c["linear"]
         table.add_row(name, str(c["samples"]), f"{c['max_rate']:.3g}", f"{lin['ir']:.4g}", f"{lin['const']:.4g}",

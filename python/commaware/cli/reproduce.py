@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 from pathlib import Path
@@ -10,41 +9,36 @@ from typing import Any
 
 import click
 
-from .common import Table, err, fail, failing, out
+from .common import Progress, Table, err, fail, failing, out
 
 
-class ReproduceProgress:
-    """`reproduce`'s progress on stderr: which check runs (k of n) and how far it is.
-
-    rich, transient; made only on a terminal and without --quiet. `commaware.reproduce.run` calls `start`
-    for each check, and a long check reports its own work through `advance`."""
-
-    def __init__(self) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self._progress = Progress(TextColumn("{task.fields[check]}"), BarColumn(bar_width=16), MofNCompleteColumn(),
-                                  TextColumn("{task.description}"), TimeElapsedColumn(),
-                                  console=err.real(), transient=True)
-        self._task: Any = None
-
-    def __enter__(self) -> ReproduceProgress:
-        self._progress.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._progress.stop()
+class ReproduceProgress(Progress):
+    """`reproduce`'s progress on stderr (the commands' `Progress`): which check runs (k of n) and
+    how far it is. `commaware.reproduce.run` calls `start` for each check, and a long check
+    reports its own work through `advance`."""
 
     def start(self, index: int, count: int, job: Any) -> None:
-        if self._task is not None:
-            self._progress.remove_task(self._task)
-        self._task = self._progress.add_task("", total=None, check=f"[{index + 1}/{count}] {job.paper} {job.label}")
+        self.stage(f"[{index + 1}/{count}] {job.paper} {job.label}")
 
     def advance(self, done: int, total: int, detail: str) -> None:
-        if self._task is not None:
-            self._progress.update(self._task, completed=done, total=total, description=detail)
+        self.update(done, total, detail)
 
 
 STATUS_STYLE = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "not_reproduced": "[yellow]not reproduced[/]"}
+
+
+def check_table(checks: list[Any]) -> Any:
+    """The rows as a rich table: the short columns (paper, tolerance, kind, status) never wrap;
+    the text and the values wrap, a value with no space (a schedule, a list) folding over lines,
+    so nothing is cut, at any width."""
+    table = Table(header_style="bold")
+    for col, least, most in (("paper", 5, 5), ("figure or table", 8, 22), ("claim", 12, 40), ("paper value", 8, 24),
+                             ("ours", 8, 24), ("tol", 5, 6), ("kind", 12, 12), ("status", 15, 16)):
+        table.add_column(col, min_width=least, max_width=most, no_wrap=col in ("paper", "tol", "kind", "status"))
+    for c in checks:
+        table.add_row(c.paper, c.figure, c.name, str(c.paper_value), str(c.ours), str(c.tolerance), c.kind,
+                      STATUS_STYLE[c.status] + ("*" if c.paper_inconsistent else ""))
+    return table
 
 
 @click.command("reproduce")
@@ -60,7 +54,7 @@ STATUS_STYLE = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "not_reproduce
               "each row with its kind, status and note.")
 @click.option("--plots", type=click.Path(file_okay=False), default=None,
               help="Also write the papers' figures into DIR (without the report).")
-@click.option("--quiet", "-q", is_flag=True, help="No progress display on stderr.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (a bar on a terminal, else a line every 10 s).")
 def reproduce_cmd(paper: str, out_dir: str | None, quick: bool, force: bool, as_json: bool, plots: str | None,
                   quiet: bool) -> None:
     """Run the reproduction checks of PAPER (000-004) or all.
@@ -87,10 +81,9 @@ def reproduce_cmd(paper: str, out_dir: str | None, quick: bool, force: bool, as_
         except html_report.ReportError as exc:
             fail(str(exc))
 
-    show = not quiet and err.is_terminal
     written: Path | None = None
     try:
-        with failing(), ReproduceProgress() if show else contextlib.nullcontext() as progress:
+        with failing(), ReproduceProgress("reproduce", quiet=quiet, plain=as_json) as progress:
             checks = runner.run(papers, progress=progress, quick=quick)
             if plots:
                 figures = runner.plot(papers, Path(plots), progress=progress, quick=quick)
@@ -104,15 +97,7 @@ def reproduce_cmd(paper: str, out_dir: str | None, quick: bool, force: bool, as_
     elif not checks:
         out.print(f"no reproduction checks are registered yet for: {', '.join(papers)}")
     else:
-        table = Table(header_style="bold")
-        for col, least, most in (("paper", 5, 5), ("figure or table", None, 22), ("claim", None, 36), ("paper value", None, 18),
-                                 ("ours", None, 18), ("tol", 5, 6), ("kind", 12, 12), ("status", 15, 16)):
-            # the text columns wrap on a narrow terminal; the short ones never do
-            table.add_column(col, min_width=least, max_width=most, overflow="ellipsis", no_wrap=least is not None)
-        for c in checks:
-            table.add_row(c.paper, c.figure, c.name, str(c.paper_value), str(c.ours), str(c.tolerance), c.kind,
-                          STATUS_STYLE[c.status] + ("*" if c.paper_inconsistent else ""))
-        out.print(table)
+        out.print(check_table(checks))
         if any(c.paper_inconsistent for c in checks):
             out.print("* paper_inconsistent: the paper contradicts itself; the row asserts the paper's own formula "
                       "(counted apart below)", soft_wrap=True)

@@ -10,7 +10,7 @@ import click
 
 from .. import _core
 from ..api import TRACE_FORMATS, Result, load_platform, load_trace, simulate
-from .common import Table, derived_datatype_option, err, fail, failing, out, param_option, seed_option, warn_derived_datatypes
+from .common import Progress, Table, derived_datatype_option, err, fail, failing, out, param_option, seed_option, warn_derived_datatypes
 
 
 def print_result(result: Result, title: str) -> None:
@@ -40,37 +40,14 @@ def print_result(result: Result, title: str) -> None:
         )
 
 
-class ProgressLine:
-    """Progress of a long replay on stderr: simulated time, events per second, elapsed time.
-
-    Shown only on a terminal, and only once the replay has run for `delay` seconds. Called
-    by the core a few times per second (which also lets Ctrl-C stop the replay).
-    """
-
-    def __init__(self, enabled: bool, delay: float = 1.0) -> None:
-        self.enabled = enabled and err.is_terminal
-        self.delay = delay
-        self._progress: Any = None
-        self._task: Any = None
+class ProgressLine(Progress):
+    """Progress of a long replay on stderr (the commands' `Progress`): ranks done, simulated time,
+    events per second. The bar shows once the replay has run for its `delay`. Called by the core
+    a few times per second (which also lets Ctrl-C stop the replay)."""
 
     def __call__(self, now: float, events: int, messages: int, ranks_done: int, ranks: int, elapsed: float) -> None:
-        if not self.enabled or elapsed < self.delay:
-            return
-        if self._progress is None:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self._progress = Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TextColumn("ranks done"),
-                                      TextColumn("{task.description}"), TimeElapsedColumn(), console=err.real(), transient=True)
-            self._progress.start()
-            self._task = self._progress.add_task("", total=ranks)
         rate = events / elapsed if elapsed > 0 else 0.0
-        self._progress.update(self._task, completed=ranks_done,
-                              description=f"t={now:.6g} s  {rate:,.0f} events/s  {messages:,} messages")
-
-    def close(self) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-            self._progress = None
+        self.update(ranks_done, ranks, f"t={now:.6g} s  {rate:,.0f} events/s  {messages:,} messages")
 
 
 @click.command("simulate")
@@ -89,7 +66,7 @@ class ProgressLine:
 @click.option("--messages", "messages_file", type=click.Path(dir_okay=False), default=None,
               help="Write the per-message table to FILE.parquet or FILE.csv while the replay runs.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Draw ranks against time to FILE.svg or FILE.png.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress line on stderr.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (a bar on a terminal after 1 s, else a line every 10 s).")
 @param_option("Sharing-model parameter over the platform's and the model's defaults (repeatable), e.g. beta=0.8.")
 @click.option("--calibration", type=click.Path(dir_okay=False), default=None,
               help="The JSON of `commaware calibrate penalty --json`: its family is the model (unless --model) "
@@ -135,20 +112,17 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
         model = model or family
         params = [*fitted, *params]
     table = MessageFile(messages_file) if messages_file else None
-    progress = ProgressLine(enabled=not quiet)
     results: list[Result] = []
 
     def run(json_path: Path | None) -> None:
         """The replay and every file it writes; `deliver` shows the JSON only if all succeeded."""
-        try:
+        with ProgressLine("simulate", quiet=quiet, plain=as_json, unit="ranks done", delay=1.0) as progress:
             hosts = load_platform(platform)  # the platform's errors first
             loaded = load_trace(trace, format=trace_format, derived_datatype_bytes=derived_datatype_bytes)
             result = simulate(hosts, loaded, model=model, placement=placement, seed=seed,
                               record_messages=measured is not None, record_timeline=bool(gantt),
                               json_path=None if measured else json_path, on_messages=table,
                               on_progress=progress, params=params, coll=coll)
-        finally:
-            progress.close()
         if measured_times is not None:  # before any output is kept: a bad measurement leaves none
             from ..sharing import accuracy
 
@@ -254,7 +228,7 @@ def demo_cmd(examples: str | None, as_json: bool) -> None:
         out.print(f"  {name}: {what}")
     table = Table(header_style="bold")
     for col in ("trace", "placement", "makespan s", "msgs", "MiB", "mean msg ms"):
-        table.add_column(col, no_wrap=True)
+        table.add_column(col)
     for r in rows:
         table.add_row(r["trace"], r["placement"], f"{r['makespan']:.6g}", str(r["messages"]),
                       f"{r['bytes'] / 2**20:.2f}", f"{1e3 * r['mean_message_seconds']:.4g}")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 import click
 
-from .common import Table, err, fail, failing, out
+from .common import Progress, Table, err, fail, failing, out
 
 if TYPE_CHECKING:
     from ..experiments.results import QueryRows
@@ -26,25 +26,11 @@ BATCH_ROWS = 1000
 MAX_COLUMNS = 9
 
 
-class SweepProgress:
-    """The sweep's progress bar on stderr (rich, transient): runs done of the spec's runs."""
-
-    def __init__(self) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        self._progress = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-                                  TimeElapsedColumn(), TimeRemainingColumn(), console=err.real(), transient=True)
-        self._task = self._progress.add_task("", total=None)
-
-    def __enter__(self) -> SweepProgress:
-        self._progress.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._progress.stop()
+class SweepProgress(Progress):
+    """The sweep's progress on stderr (the commands' `Progress`): runs done of the spec's runs."""
 
     def __call__(self, done: int, total: int) -> None:
-        self._progress.update(self._task, completed=done, total=total)
+        self.update(done, total)
 
 
 def _cell(value: Any) -> str:
@@ -56,7 +42,7 @@ def _print_table(title: str | None, columns: list[str], numeric: list[bool], row
     """`rows` as a rich table on stdout, numeric columns right-aligned."""
     table = Table(title=title, title_justify="left", header_style="bold")
     for col, number in zip(columns, numeric):
-        table.add_column(str(col), justify="right" if number else "left", no_wrap=True, overflow="ellipsis")
+        table.add_column(str(col), justify="right" if number else "left")
     for values in rows:
         table.add_row(*(_cell(v) for v in values))
     out.print(table)
@@ -120,7 +106,7 @@ def _json_value(value: Any) -> Any:
 @click.option("--max-runs", "max_runs", type=click.IntRange(min=1), default=None, metavar="N",
               help="Refuse a spec of more than N runs, counted before any is built [default: 1,000,000].")
 @click.option("--json", "as_json", is_flag=True, help="Print the spec's rows as a JSON array.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar on stderr.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (a bar on a terminal, else a line every 10 s).")
 def sweep_cmd(spec: str, out_dir: Optional[str], scheduler: Optional[str], jobqueue: Optional[str],
               jobqueue_options: tuple[str, ...], jobs: Optional[int], jobqueue_timeout: Optional[float],
               workers: Optional[int], serial: bool, no_compact: bool, max_runs: Optional[int], as_json: bool,
@@ -152,16 +138,12 @@ def sweep_cmd(spec: str, out_dir: Optional[str], scheduler: Optional[str], jobqu
     try:
         with failing():
             options = dict(sweep.parse_option(item) for item in jobqueue_options)
-            show = not quiet and err.is_terminal
             kwargs: dict[str, Any] = dict(scheduler=scheduler, jobqueue=jobqueue, jobqueue_options=options, jobs=jobs,
                                           workers=workers, serial=serial, compact=not no_compact,
                                           jobqueue_timeout=jobqueue_timeout or sweep.JOBQUEUE_TIMEOUT_S,
                                           max_runs=max_runs or sweep.MAX_RUNS)
-            if show:
-                with SweepProgress() as progress:
-                    frame = sweep.run(spec, out_dir, progress=progress, **kwargs)
-            else:
-                frame = sweep.run(spec, out_dir, **kwargs)
+            with SweepProgress("sweep", quiet=quiet, plain=as_json, unit="runs") as progress:
+                frame = sweep.run(spec, out_dir, progress=progress, **kwargs)
     except (OSError, TimeoutError) as exc:  # a file of the results directory, or the Dask cluster
         if getattr(exc, "filename", None):
             fail(f"{exc.filename}: cannot write: {exc.strerror or exc}")

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any, Optional
 
 import click
 
-from .common import Table, err, fail, failing, out, param_option
+from .common import Progress, Table, fail, failing, out, param_option
 
-
-#: With --json to a file or a pipe, the sweep's progress lines come at most this often (s).
-PROGRESS_EVERY_S = 10.0
 
 #: The options geometry mode (--deps, --h, --tile) does not read: given there, they are an error.
 GEOMETRY_UNUSED = ("procs", "tile_height", "sweep_z", "platform", "model", "params", "t_c", "sci", "t_start_dma",
@@ -101,21 +97,16 @@ def tiling_cmd(space: str, procs: Optional[str], tile_height: Optional[int], swe
         if tile_height is not None:
             doc = tl.analyze(dims, grid, tile_height, **kwargs)
         else:
-            # A line per tile height on stderr as it starts (the small heights take longest:
-            # z = 1 simulates DIMZ tiles per rank); with --json to a file or pipe, at most one
-            # every PROGRESS_EVERY_S seconds, the first at once.
-            every = 0.0 if not as_json or err.is_terminal else PROGRESS_EVERY_S
-            last = [-float("inf")]
+            # The small heights take longest (z = 1 simulates DIMZ tiles per rank): each height
+            # is reported as it starts.
+            with Progress("tiling --sweep-z", plain=as_json, unit="tile heights") as progress:
 
-            def starting(i: int, n: int, z: int) -> None:
-                now = time.monotonic()
-                if now - last[0] >= every:
-                    last[0] = now
+                def starting(i: int, n: int, z: int) -> None:
                     tiles = dims[m if m is not None else dims.index(max(dims))] // z
                     what = "formulas" if no_simulate else f"simulating {tiles:,} tiles per rank"
-                    err.print(f"z = {z} ({i}/{n}): {what}", highlight=False)
+                    progress.update(i - 1, n, f"z = {z}: {what}")
 
-            doc = tl.sweep(dims, grid, starting=starting, **kwargs)
+                doc = tl.sweep(dims, grid, starting=starting, progress=lambda i, n, z: progress.update(i, n), **kwargs)
             if plot:
                 tl.plot_sweep(doc, plot)
     if as_json:

@@ -32,13 +32,22 @@ MIME = {".svg": "image/svg+xml", ".png": "image/png"}
 STATUS_CLASS = {"pass": "pass", "fail": "fail", "not_reproduced": "nr"}
 STATUS_TEXT = {"pass": "pass", "fail": "FAIL", "not_reproduced": "not reproduced"}
 
+#: Values longer than this (characters) are shown cut, with the whole value on hover.
+LONG_VALUE = 160
+#: The columns of a paper's check table and their share of the page's width (the table is
+#: laid out fixed, so no value can widen it past the page).
+COLUMNS = (("figure or table", 13), ("claim", 24), ("paper value", 13), ("ours", 13), ("tolerance", 7),
+           ("kind", 8), ("status", 9), ("note", 13))
+
 STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1400px; padding: 0 1em; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1400px; padding: 0 1em; color: #222;
+       box-sizing: border-box; }
 h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; } h3 { margin-top: 1.5em; }
-table { border-collapse: collapse; font-size: 0.85em; width: 100%; }
-th, td { border: 1px solid #ddd; padding: 3px 6px; text-align: left; vertical-align: top; }
+table { border-collapse: collapse; font-size: 0.85em; width: 100%; table-layout: fixed; }
+th, td { border: 1px solid #ddd; padding: 3px 6px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
 th { background: #f3f3f3; }
-td.num { text-align: right; white-space: nowrap; }
+td.num { text-align: right; }
+span.cut { text-decoration: underline dotted; cursor: help; }
 .pass { color: #1a7f37; font-weight: 600; } .fail { color: #cf222e; font-weight: 700; }
 .nr { color: #9a6700; font-weight: 600; }
 figure { margin: 1em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
@@ -92,17 +101,32 @@ def _cell(value: object) -> str:
     return "" if value is None else str(value)
 
 
+def _value(value: object) -> str:
+    """A value's cell as HTML: a long one (a schedule, a list) cut to LONG_VALUE characters, with
+    its length, and whole in the title shown on hover; it wraps anywhere in its column."""
+    text = _cell(value)
+    if len(text) <= LONG_VALUE:
+        return html.escape(text)
+    return (f"<span class=cut title=\"{html.escape(text)}\">{html.escape(text[:LONG_VALUE - 1])}…</span> "
+            f"<small>({len(text):,} characters)</small>")
+
+
+def _value_cell(value: object) -> str:
+    """The <td> of a value: numbers to the right, text (a schedule, a claim's wording) to the left."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return f"<td class=num>{_value(value)}</td>" if number else f"<td>{_value(value)}</td>"
+
+
 def _table(rows: Iterable[Check]) -> list[str]:
-    parts = ["<table><thead><tr><th>figure or table</th><th>claim</th><th>paper value</th><th>ours</th>"
-             "<th>tolerance</th><th>kind</th><th>status</th><th>note</th></tr></thead><tbody>"]
+    parts = ["<table class=checks><colgroup>" + "".join(f"<col style='width: {share}%'>" for _, share in COLUMNS)
+             + "</colgroup><thead><tr>" + "".join(f"<th>{name}</th>" for name, _ in COLUMNS) + "</tr></thead><tbody>"]
     for c in rows:
         flag = " <em>(paper inconsistent)</em>" if c.paper_inconsistent else ""
         note = (f"<details><summary>note</summary><div class=note>{html.escape(c.note)}</div></details>"
                 if c.note else "")
         parts.append(
             f"<tr class=row-{STATUS_CLASS[c.status]}><td>{html.escape(c.figure)}</td><td>{html.escape(c.name)}{flag}</td>"
-            f"<td class=num>{html.escape(_cell(c.paper_value))}</td><td class=num>{html.escape(_cell(c.ours))}</td>"
-            f"<td class=num>{html.escape(_cell(c.tolerance))}</td><td>{html.escape(c.kind)}</td>"
+            f"{_value_cell(c.paper_value)}{_value_cell(c.ours)}{_value_cell(c.tolerance)}<td>{html.escape(c.kind)}</td>"
             f"<td class={STATUS_CLASS[c.status]}>{STATUS_TEXT[c.status]}</td><td>{note}</td></tr>")
     parts.append("</tbody></table>")
     return parts
@@ -121,7 +145,10 @@ def render(papers: list[str], checks: list[Check], figures: list[Path], quick: b
              "our code against our code. A <em>not reproduced</em> row is a faithful implementation that does not "
              "give the paper's claim on the inputs its note states; <em>fail</em> means ours disagrees beyond the tolerance, or beyond seed noise for an ordering claim. "
              "<em>Paper inconsistent</em> rows assert the paper's own formula and are counted apart.</p>",
-             "<h2 id=summary>Summary</h2><table><thead><tr><th>paper</th><th>title</th><th>checks</th>"
+             "<h2 id=summary>Summary</h2><table class=summary><colgroup><col style='width: 5%'>"
+             "<col style='width: 27%'><col style='width: 6%'>" + "<col style='width: 12%'>" * len(runner.KINDS)
+             + "<col style='width: 7%'><col style='width: 7%'></colgroup>"
+             "<thead><tr><th>paper</th><th>title</th><th>checks</th>"
              + "".join(f"<th>{k.replace('_', ' ')}<br>pass / fail / not reproduced</th>" for k in runner.KINDS)
              + "<th>paper inconsistent</th><th>figures</th></tr></thead><tbody>"]
     for p in papers:

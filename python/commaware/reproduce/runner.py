@@ -14,12 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
+#: The papers by number: title (authors, venue).
 PAPERS = {
-    "000": "Interference-aware scheduling (Kreaseck et al.)",
-    "001": "Pipelined tiling with overlap (Koziris et al.)",
-    "002": "Coscheduling in clusters (Choi et al.)",
-    "003": "Multiple multicast on heterogeneous NOWs (Wu et al.)",
-    "004": "Predictive models for bandwidth sharing (Vienne et al.)",
+    "000": "Interference-Aware Scheduling (Kreaseck, Carter, Casanova, Ferrante, Nandy)",
+    "001": "A pipelined schedule to minimize completion time for loop tiling with computation and communication "
+           "overlapping (Koziris, Sotiropoulos, Goumas; JPDC 2003)",
+    "002": "Coscheduling in Clusters: Is It a Viable Alternative? (Choi, Kim, Ersoz, Yoo, Das; SIGMETRICS 2004)",
+    "003": "Efficient Multiple Multicast on Heterogeneous Network of Workstations (Wu, Yeh, Liu)",
+    "004": "Predictive models for bandwidth sharing in high performance clusters (Vienne, Martinasso, Vincent, "
+           "Méhaut; Cluster 2008)",
 }
 
 PASS, FAIL, NOT_REPRODUCED = "pass", "fail", "not_reproduced"
