@@ -98,6 +98,16 @@ def tiling_cmd(space: str, procs: Optional[str], tile_height: Optional[int], swe
         kwargs: dict[str, Any] = dict(t_c=t_c if t_c is not None else (tl.T_C_SCI if sci else tl.T_C_FAST_ETHERNET),
                                       platform=platform, model=model, params=params, simulate=not no_simulate, mapping=m,
                                       sci=(t_start_dma, t_sci_interrupt) if sci else None)
+        # Within one tile height, a line on stderr every PROGRESS_EVERY_S seconds while a
+        # program is simulated (z = 1 of a deep space runs for minutes).
+        current = [tile_height]
+
+        def running(schedule: str, now: float, messages: int, done: int, ranks: int, elapsed: float) -> None:
+            err.print(f"z = {current[0]}: {schedule} program at simulated {now:.6g} s, {messages:,} messages, "
+                      f"{done}/{ranks} ranks done ({elapsed:.0f} s)", highlight=False)
+
+        if not no_simulate:
+            kwargs.update(on_progress=running, progress_every=PROGRESS_EVERY_S)
         if tile_height is not None:
             doc = tl.analyze(dims, grid, tile_height, **kwargs)
         else:
@@ -108,6 +118,7 @@ def tiling_cmd(space: str, procs: Optional[str], tile_height: Optional[int], swe
             last = [-float("inf")]
 
             def starting(i: int, n: int, z: int) -> None:
+                current[0] = z
                 now = time.monotonic()
                 if now - last[0] >= every:
                     last[0] = now
