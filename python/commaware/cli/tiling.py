@@ -104,7 +104,7 @@ def tiling_cmd(space: str, procs: Optional[str], tile_height: Optional[int], swe
 
         def running(schedule: str, now: float, messages: int, done: int, ranks: int, elapsed: float) -> None:
             err.print(f"z = {current[0]}: {schedule} program at simulated {now:.6g} s, {messages:,} messages, "
-                      f"{done}/{ranks} ranks done ({elapsed:.0f} s)", highlight=False)
+                      f"{done}/{ranks} ranks done ({elapsed:.0f} s)", highlight=False, soft_wrap=True)
 
         if not no_simulate:
             kwargs.update(on_progress=running, progress_every=PROGRESS_EVERY_S)
