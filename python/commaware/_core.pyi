@@ -260,6 +260,8 @@ def tiling_simulate(
     mapping: int | None = None,
     model: str | None = None,
     params: list[tuple[str, float]] = ...,
+    on_progress: Callable[[float, int, int, int, int, float], object] | None = None,
+    progress_every: float = 10.0,
 ) -> dict[str, Any]: ...
 #: Policies of `cosched_run` (paper 002): the batch ones, then the time-sharing ones.
 COSCHED_POLICIES: list[str]

@@ -100,6 +100,10 @@ class PenaltyReport:
         return out
 
     def to_dict(self) -> dict[str, Any]:
+        with paused_gc():  # a dict per communication (10^5 of them), and no cycle
+            return self._to_dict()
+
+    def _to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
             "model": self.model,
             # Myrinet's parameters are integers (exact_limit, samples, seed).

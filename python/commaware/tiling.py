@@ -132,10 +132,14 @@ def analyze(space: Sequence[int], procs: Sequence[int], tile_height: int, *, t_c
             platform: str | Path | Mapping[str, Any] | Platform | None = None, model: str | None = None,
             params: Mapping[str, float] | Sequence[tuple[str, float]] | None = None,
             sci: bool | tuple[float, float] | None = None, simulate: bool = True,
-            mapping: int | None = None) -> dict[str, Any]:
+            mapping: int | None = None, on_progress: Callable[[str, float, int, int, int, float], None] | None = None,
+            progress_every: float = 10.0) -> dict[str, Any]:
     """One tile height: step counts, t_comp, t_comm, eqs. (3) and (4), with `sci` eq. (7)
     (`T_sci`), and with `simulate` both programs on the platform (`sim_block`,
-    `sim_overlap`). Without a platform, the assumed FastEthernet cluster is used."""
+    `sim_overlap`). Without a platform, the assumed FastEthernet cluster is used.
+    While a program is simulated, `on_progress(schedule, simulated seconds, messages, ranks
+    done, ranks, wall seconds of this program)` is called every `progress_every` wall seconds
+    (a z = 1 run of a deep space takes minutes)."""
     n_procs = 1
     for p in procs:
         n_procs *= max(int(p), 1)
@@ -148,8 +152,13 @@ def analyze(space: Sequence[int], procs: Sequence[int], tile_height: int, *, t_c
     if simulate:
         pl = param_list(params)
         for name in SCHEDULES:
+            report = None
+            if on_progress is not None:
+                def report(now: float, _steps: int, messages: int, done: int, ranks: int, elapsed: float,
+                           name: str = name) -> None:
+                    on_progress(name, now, messages, done, ranks, elapsed)
             run = _core_call(_core.tiling_simulate, plat._core, list(space), list(procs), int(tile_height), float(t_c),
-                             name, mapping, model, pl)
+                             name, mapping, model, pl, on_progress=report, progress_every=float(progress_every))
             row[f"sim_{name}"] = run["makespan"]
             row[f"sim_{name}_max_compute"] = run["max_compute_seconds"]
             row["model"] = run["model"]
@@ -162,7 +171,7 @@ def sweep(space: Sequence[int], procs: Sequence[int], *, heights: Sequence[int] 
     """`analyze` at every tile height (default: the divisors of DIMZ up to DIMZ / max p,
     §5.4), with the best z of each time column; with `sci`, also eq. (7)'s closed-form
     z_opt and T_min (`z_opt_sci`, `T_min_sci`). `starting(k, n, z)` is called before the
-    k-th of n heights, `progress(k, n, z)` after it."""
+    k-th of n heights, `progress(k, n, z)` after it; `on_progress` (see `analyze`) within one."""
     mapping = kwargs.get("mapping")
     zs = list(heights) if heights is not None else _core_call(_core.tiling_sweep_heights, list(space), list(procs), mapping)
     if not zs:

@@ -179,3 +179,31 @@ def test_time_step_of_each_tile():
         tl.time_step([1, 2], "pipelined", 1)
     with pytest.raises(_core.OptionsError, match="--mapping"):
         tl.time_step([1, 2], "block", 2)
+
+
+def test_progress_within_one_tile_height_and_a_raising_callback_stops_it():
+    # A z = 1 height of a deep space is one long simulation per program: with progress_every
+    # near zero the callback is called while each runs, with the schedule's name, a simulated
+    # time that never goes back, and the ranks.
+    calls: list[tuple] = []
+    row = tl.analyze([4, 4, 4096], [2, 2], 1, t_c=tl.T_C_SCI, sci=True,
+                     on_progress=lambda *a: calls.append(a), progress_every=1e-6)
+    assert {c[0] for c in calls} == set(tl.SCHEDULES)
+    for name in tl.SCHEDULES:
+        times = [c[1] for c in calls if c[0] == name]
+        assert times == sorted(times) and times[-1] <= row[f"sim_{name}"]
+    assert all(c[3] <= c[4] == 4 for c in calls)
+    # The same numbers as without progress calls.
+    quiet = tl.analyze([4, 4, 4096], [2, 2], 1, t_c=tl.T_C_SCI, sci=True)
+    assert quiet == row
+
+    class Stop(Exception):
+        pass
+
+    def stop(*_a: object) -> None:
+        raise Stop
+
+    with pytest.raises(Stop):
+        tl.analyze([4, 4, 4096], [2, 2], 1, on_progress=stop, progress_every=1e-6)
+    with pytest.raises(_core.OptionsError, match="progress"):
+        tl.analyze([4, 4, 64], [2, 2], 1, on_progress=stop, progress_every=0.0)

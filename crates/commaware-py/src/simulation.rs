@@ -169,6 +169,16 @@ fn aborted() -> Error {
 }
 
 impl Forward {
+    /// Forwards only progress calls, to `callback` every `every` wall seconds (none without).
+    pub(crate) fn progress_only(callback: Option<PyObject>, every: f64) -> Self {
+        Forward { messages: None, timeline: None, json: None, batch: None, progress: callback.map(|cb| (cb, every)), raised: None }
+    }
+
+    /// What a Python callback raised, to re-raise once the replay has returned.
+    pub(crate) fn take_raised(&mut self) -> Option<PyErr> {
+        self.raised.take()
+    }
+
     /// Call `f` with the GIL; a Python exception stops the replay.
     fn call(&mut self, f: impl FnOnce(Python<'_>) -> PyResult<()>) -> Result<(), Error> {
         Python::with_gil(|py| f(py).and_then(|_| py.check_signals())).map_err(|e| {

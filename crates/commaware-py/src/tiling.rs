@@ -9,7 +9,7 @@ use pyo3::types::{PyBytes, PyDict, PyString};
 
 use crate::convert::{f32_bytes, floats_from_buffer, py_str};
 use crate::errors::{guarded, interruptible, to_py};
-use crate::simulation::{Platform, Trace};
+use crate::simulation::{Forward, Platform, Trace};
 
 fn tiling_axis(axis: &str) -> PyResult<TilingAxis> {
     match axis {
@@ -224,9 +224,12 @@ pub(crate) fn tiling_program(
 }
 
 /// Simulate one schedule's program on `platform` (rank i on host i); returns
-/// {makespan, messages, max_compute_seconds, model}.
+/// {makespan, messages, max_compute_seconds, model}. `on_progress(simulated time, engine
+/// steps, messages, ranks done, ranks, wall seconds)` is called every `progress_every` wall
+/// seconds while it runs (what it raises stops the run and is re-raised).
 #[pyfunction]
-#[pyo3(signature = (platform, space, procs, tile_height, t_c, schedule, mapping=None, model=None, params=Vec::new()))]
+#[pyo3(signature = (platform, space, procs, tile_height, t_c, schedule, mapping=None, model=None, params=Vec::new(),
+                    on_progress=None, progress_every=10.0))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn tiling_simulate<'py>(
     py: Python<'py>,
@@ -239,14 +242,25 @@ pub(crate) fn tiling_simulate<'py>(
     mapping: Option<usize>,
     model: Option<String>,
     params: Vec<(String, f64)>,
+    on_progress: Option<PyObject>,
+    progress_every: f64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let schedule = schedule.to_owned();
+    let mut fw = Forward::progress_only(on_progress, progress_every);
     let r = interruptible(py, || {
         let g = grid_tiling(space, &procs, tile_height, mapping)?;
         tiling::CostModel { t_c, latency: 0.0, bandwidth: 1.0 }.check()?;
+        if !(progress_every.is_finite() && progress_every > 0.0) {
+            return Err(Error::new(ErrorKind::Options, "progress_every", format!("must be a positive number of seconds, got {progress_every}")));
+        }
         let opts = SimOptions { model, params, ..SimOptions::default() };
-        tiling::simulate_program(&platform.0, &g, tiling::Schedule::from_name(&schedule)?, g.tiling.tile_volume() * t_c, &opts)
-    })?;
+        let schedule = tiling::Schedule::from_name(&schedule)?;
+        tiling::simulate_program_observed(&platform.0, &g, schedule, g.tiling.tile_volume() * t_c, &opts, &mut fw)
+    });
+    if let Some(e) = fw.take_raised() {
+        return Err(e);
+    }
+    let r = r?;
     let d = PyDict::new(py);
     d.set_item("makespan", r.makespan)?;
     d.set_item("messages", r.messages)?;

@@ -9,6 +9,10 @@ import click
 
 from .common import Progress, Table, fail, failing, out, param_option
 
+#: How often (s) a simulated program updates the progress detail (the progress itself prints
+#: on its own schedule: a bar on a terminal, else a line every 10 s).
+PROGRESS_EVERY_S = 1.0
+
 
 #: The options geometry mode (--deps, --h, --tile) does not read: given there, they are an error.
 GEOMETRY_UNUSED = ("procs", "tile_height", "sweep_z", "platform", "model", "params", "t_c", "sci", "t_start_dma",
@@ -94,14 +98,24 @@ def tiling_cmd(space: str, procs: Optional[str], tile_height: Optional[int], swe
         kwargs: dict[str, Any] = dict(t_c=t_c if t_c is not None else (tl.T_C_SCI if sci else tl.T_C_FAST_ETHERNET),
                                       platform=platform, model=model, params=params, simulate=not no_simulate, mapping=m,
                                       sci=(t_start_dma, t_sci_interrupt) if sci else None)
-        if tile_height is not None:
-            doc = tl.analyze(dims, grid, tile_height, **kwargs)
-        else:
-            # The small heights take longest (z = 1 simulates DIMZ tiles per rank): each height
-            # is reported as it starts.
-            with Progress("tiling --sweep-z", plain=as_json, unit="tile heights") as progress:
+        # One Progress for the whole command: within one tile height the simulated program
+        # reports where it is (z = 1 of a deep space runs for minutes); a sweep reports each
+        # height as it starts (the small heights take longest: z = 1 simulates DIMZ tiles per rank).
+        with Progress("tiling", plain=as_json, unit="tile heights") as progress:
+            current = [tile_height]
+
+            def running(schedule: str, now: float, messages: int, done: int, ranks: int, elapsed: float) -> None:
+                progress.update(detail=f"z = {current[0]}: {schedule} program at simulated {now:.6g} s, "
+                                       f"{messages:,} messages, {done}/{ranks} ranks done")
+
+            if not no_simulate:
+                kwargs.update(on_progress=running, progress_every=PROGRESS_EVERY_S)
+            if tile_height is not None:
+                doc = tl.analyze(dims, grid, tile_height, **kwargs)
+            else:
 
                 def starting(i: int, n: int, z: int) -> None:
+                    current[0] = z
                     tiles = dims[m if m is not None else dims.index(max(dims))] // z
                     what = "formulas" if no_simulate else f"simulating {tiles:,} tiles per rank"
                     progress.update(i - 1, n, f"z = {z}: {what}")

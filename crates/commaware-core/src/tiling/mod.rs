@@ -7,7 +7,7 @@ pub mod model;
 pub mod programs;
 
 pub use model::{sweep_heights, CostModel, Formulas, Geometry, GridTiling, Schedule, SciModel, SciOptimum, StepReport, TileShape, Tiling};
-pub use programs::{program, simulate_program, TilingRun};
+pub use programs::{program, simulate_program, simulate_program_observed, TilingRun};
 
 #[cfg(test)]
 mod tests;

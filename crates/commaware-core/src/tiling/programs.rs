@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::network::platform::Platform;
-use crate::mpi::replay::{simulate, SimOptions};
+use crate::mpi::replay::{simulate_observed, NoObserver, Observer, SimOptions};
 use crate::mpi::ops::{OpSpec, Peer, TagSpec};
 use crate::mpi::trace::{Trace, TraceSpec};
 
@@ -157,6 +157,18 @@ pub struct TilingRun {
 
 /// Simulate `schedule`'s program on `platform` (rank i on host i).
 pub fn simulate_program(platform: &Platform, g: &GridTiling, schedule: Schedule, t_comp: f64, options: &SimOptions) -> Result<TilingRun> {
+    simulate_program_observed(platform, g, schedule, t_comp, options, &mut NoObserver)
+}
+
+/// [`simulate_program`], reporting to `observer` (its progress calls, for a long height).
+pub fn simulate_program_observed(
+    platform: &Platform,
+    g: &GridTiling,
+    schedule: Schedule,
+    t_comp: f64,
+    options: &SimOptions,
+    observer: &mut dyn Observer,
+) -> Result<TilingRun> {
     let hosts = platform.hosts.len() as u64;
     if hosts < g.n_procs() {
         return Err(Error::new(
@@ -166,7 +178,7 @@ pub fn simulate_program(platform: &Platform, g: &GridTiling, schedule: Schedule,
         ));
     }
     let trace = Trace::from_spec(program(g, schedule, t_comp)?)?;
-    let r = simulate(platform, &trace, options)?;
+    let r = simulate_observed(platform, &trace, options, crate::engine::interference::compute_rate(platform), observer)?;
     Ok(TilingRun {
         makespan: r.makespan,
         messages: r.message_stats.count,

@@ -304,22 +304,18 @@ fn exact_counts(g: &Local) -> Option<(u128, Vec<u128>)> {
     }
     let mut edges: Vec<(usize, usize, u128)> = weight.iter().map(|(&(r, c), &w)| (r, c, w)).collect();
     edges.sort_unstable();
-    let total = count_maximal(g.nrows, g.ncols, &edges)?;
-    // Coefficient of (u, v): maximal matchings of the graph without u and v.
-    let mut coef_of_edge: HashMap<(usize, usize), u128> = HashMap::new();
-    let mut rest = Vec::with_capacity(edges.len());
-    for &(u, v, _) in &edges {
-        rest.clear();
-        rest.extend(edges.iter().copied().filter(|&(r, c, _)| r != u && c != v));
-        coef_of_edge.insert((u, v), count_maximal(g.nrows, g.ncols, &rest)?);
-    }
+    let (total, per_edge) = count_maximal(g.nrows, g.ncols, &edges)?;
+    // Coefficient of (u, v): maximal matchings of the graph without u and v, that is the
+    // (unweighted) number of maximal matchings through the edge (u, v).
+    let coef_of_edge: HashMap<(usize, usize), u128> =
+        edges.iter().zip(per_edge).map(|(&(u, v, _), n)| ((u, v), n)).collect();
     Some((total, g.arcs.iter().map(|e| coef_of_edge[e]).collect()))
 }
 
 /// Order of the rows for the programme: greedily the row that opens the fewest new
 /// columns net of those it closes. Returns the order (rows with edges only) and the
 /// most columns open at once.
-fn plan(nrows: usize, ncols: usize, adj: &[Vec<(usize, u128)>]) -> (Vec<usize>, usize) {
+fn plan<T>(nrows: usize, ncols: usize, adj: &[Vec<(usize, T)>]) -> (Vec<usize>, usize) {
     let mut left = vec![0usize; ncols]; // unprocessed rows of each column
     for list in adj {
         for &(c, _) in list {
@@ -364,18 +360,55 @@ fn plan(nrows: usize, ncols: usize, adj: &[Vec<(usize, u128)>]) -> (Vec<usize>, 
     (order, width)
 }
 
+/// One row of the programme: the bits of its columns, those it closes (their last row),
+/// and per edge its column's bit, its weight and its index in the edge list.
+struct Step {
+    nbr: u64,
+    closing: u64,
+    choices: Vec<(u64, u128, usize)>,
+}
+
+impl Step {
+    /// Calls `f(edge taken or None, next state, weight)` for each live successor of a state.
+    fn successors(&self, (matched, required): (u64, u64), mut f: impl FnMut(Option<usize>, (u64, u64), u128) -> Option<()>) -> Option<()> {
+        // Row unmatched: its free columns must be matched later.
+        let req = required | (self.nbr & !matched);
+        if req & self.closing == 0 {
+            f(None, (matched & !self.closing, req), 1)?;
+        }
+        // Row matched to a free column.
+        for &(bit, w, e) in &self.choices {
+            if matched & bit == 0 {
+                let req = required & !bit;
+                if req & self.closing == 0 {
+                    f(Some(e), ((matched | bit) & !self.closing, req), w)?;
+                }
+            }
+        }
+        Some(())
+    }
+}
+
 /// Number of maximal matchings of the bipartite graph with these weighted edges (the
-/// weight of a matching is the product of its edges' weights), distinct `(row, col)`.
-fn count_maximal(nrows: usize, ncols: usize, edges: &[(usize, usize, u128)]) -> Option<u128> {
+/// weight of a matching is the product of its edges' weights), distinct `(row, col)`,
+/// and per edge the number of maximal matchings through it divided by its weight (the
+/// count of the graph without the edge's row and column).
+///
+/// The programme runs forward over the rows, keeping each row's states and the number
+/// of ways to reach them, then backward, giving each state the number of ways to finish
+/// from it: the matchings through an edge are the sum, over the transitions that take
+/// it, of ways in × weight × ways out. One pass for all the edges, where counting each
+/// edge's graph afresh costs a pass per edge.
+fn count_maximal(nrows: usize, ncols: usize, edges: &[(usize, usize, u128)]) -> Option<(u128, Vec<u128>)> {
     if edges.is_empty() {
-        return Some(1);
+        return Some((1, Vec::new()));
     }
     // Either side may play the rows: take the one that keeps fewer columns open.
     let mut adj = vec![Vec::new(); nrows];
     let mut adj_t = vec![Vec::new(); ncols];
-    for &(r, c, w) in edges {
-        adj[r].push((c, w));
-        adj_t[c].push((r, w));
+    for (e, &(r, c, w)) in edges.iter().enumerate() {
+        adj[r].push((c, (w, e)));
+        adj_t[c].push((r, (w, e)));
     }
     let (order, width) = plan(nrows, ncols, &adj);
     let (order_t, width_t) = plan(ncols, nrows, &adj_t);
@@ -392,24 +425,20 @@ fn count_maximal(nrows: usize, ncols: usize, edges: &[(usize, usize, u128)]) -> 
     }
     let mut slot = vec![usize::MAX; ncols];
     let mut free_slots: Vec<usize> = (0..MAX_OPEN).rev().collect();
-    let mut states = StateMap::default();
-    states.insert((0, 0), 1);
-    let mut next = StateMap::default();
-    let mut choices: Vec<(u64, u128)> = Vec::new();
+    let mut steps = Vec::with_capacity(order.len());
     for &u in &order {
         // Open the row's new columns, then note those it closes.
-        choices.clear();
-        let (mut nbr, mut closing) = (0u64, 0u64);
-        for &(c, w) in &adj[u] {
+        let mut step = Step { nbr: 0, closing: 0, choices: Vec::with_capacity(adj[u].len()) };
+        for &(c, (w, e)) in &adj[u] {
             if slot[c] == usize::MAX {
                 slot[c] = free_slots.pop()?;
             }
             let bit = 1u64 << slot[c];
-            nbr |= bit;
-            choices.push((bit, w));
+            step.nbr |= bit;
+            step.choices.push((bit, w, e));
             left[c] -= 1;
             if left[c] == 0 {
-                closing |= bit;
+                step.closing |= bit;
             }
         }
         // Closing slots are reused from the next row on.
@@ -418,26 +447,45 @@ fn count_maximal(nrows: usize, ncols: usize, edges: &[(usize, usize, u128)]) -> 
                 free_slots.push(slot[c]);
             }
         }
-        next.clear();
-        for (&(matched, required), &n) in &states {
-            // Row unmatched: its free columns must be matched later.
-            let req = required | (nbr & !matched);
-            if req & closing == 0 {
-                add(&mut next, (matched & !closing, req), n)?;
-            }
-            // Row matched to a free column.
-            for &(bit, w) in &choices {
-                if matched & bit == 0 {
-                    let req = required & !bit;
-                    if req & closing == 0 {
-                        add(&mut next, ((matched | bit) & !closing, req), n.checked_mul(w)?)?;
-                    }
-                }
-            }
-        }
-        std::mem::swap(&mut states, &mut next);
+        steps.push(step);
     }
-    states.values().try_fold(0u128, |acc, &n| acc.checked_add(n))
+    // Forward: layers[k] holds the states before the k-th row and their ways in.
+    let mut layers: Vec<StateMap> = Vec::with_capacity(steps.len() + 1);
+    let mut first = StateMap::default();
+    first.insert((0, 0), 1);
+    layers.push(first);
+    for step in &steps {
+        let mut next = StateMap::default();
+        for (&s, &n) in layers.last().expect("the first layer") {
+            step.successors(s, |_, t, w| add(&mut next, t, n.checked_mul(w)?))?;
+        }
+        layers.push(next);
+    }
+    let last = layers.pop().expect("the last layer");
+    let total = last.values().try_fold(0u128, |acc, &n| acc.checked_add(n))?;
+    // Backward: ways out of each state; every state of the last layer is a finish.
+    let mut after: StateMap = last.keys().map(|&s| (s, 1)).collect();
+    let mut per_edge = vec![0u128; edges.len()];
+    for step in steps.iter().rev() {
+        let layer = layers.pop().expect("one layer per row");
+        let mut before = StateMap::default();
+        before.reserve(layer.len());
+        for (&s, &n) in &layer {
+            let mut out = 0u128;
+            step.successors(s, |e, t, w| {
+                // Each successor was reached in the forward pass, so it has its ways out.
+                let ways = after[&t];
+                out = out.checked_add(w.checked_mul(ways)?)?;
+                if let Some(e) = e {
+                    per_edge[e] = per_edge[e].checked_add(n.checked_mul(ways)?)?;
+                }
+                Some(())
+            })?;
+            before.insert(s, out);
+        }
+        after = before;
+    }
+    Some((total, per_edge))
 }
 
 fn add(map: &mut StateMap, key: (u64, u64), n: u128) -> Option<()> {
@@ -820,6 +868,76 @@ mod tests {
                 }
             }
             assert!(r.penalties.iter().all(|&p| p >= 1.0));
+        }
+    }
+
+    /// Maximal matchings of a scheme of up to 64 nodes by backtracking over its arcs
+    /// (include the arc when both its sides are free, or leave it), kept at the leaves when
+    /// every arc left out meets one taken: (count, per arc). Exponential, for ~30 arcs.
+    fn enumerate(comms: &[(u32, u32)]) -> (u128, Vec<u128>) {
+        fn walk(comms: &[(u32, u32)], i: usize, sent: u64, got: u64, taken: &mut Vec<usize>, out: &mut (u128, Vec<u128>)) {
+            if i == comms.len() {
+                let blocked = |&(s, d): &(u32, u32)| sent >> s & 1 == 1 || got >> d & 1 == 1;
+                if comms.iter().all(blocked) {
+                    out.0 += 1;
+                    taken.iter().for_each(|&a| out.1[a] += 1);
+                }
+                return;
+            }
+            let (s, d) = comms[i];
+            if sent >> s & 1 == 0 && got >> d & 1 == 0 {
+                taken.push(i);
+                walk(comms, i + 1, sent | 1 << s, got | 1 << d, taken, out);
+                taken.pop();
+            }
+            walk(comms, i + 1, sent, got, taken, out);
+        }
+        assert!(comms.iter().all(|&(s, d)| s < 64 && d < 64));
+        let mut out = (0, vec![0; comms.len()]);
+        walk(comms, 0, 0, 0, &mut Vec::new(), &mut out);
+        out
+    }
+
+    /// 30-communication components (the exact limit; parallel arcs and nodes that both send
+    /// and receive included): counts, coefficients and penalties equal an enumeration's.
+    /// The complete bipartite 5x6 block also by hand: its maximal matchings are the 6!/1!
+    /// = 720 ways to match all 5 senders, an arc lies in the 5!/1! = 120 of K(4,5), so every
+    /// penalty is 720/120 = 6.
+    #[test]
+    fn exact_30_matches_enumeration() {
+        let k56: Vec<(u32, u32)> = (0..5).flat_map(|s| (5..11).map(move |d| (s, d))).collect();
+        let r = myrinet_penalties(&k56, &MyrinetOptions::default());
+        assert_eq!(r.components[0].sets_exact, Some(720));
+        assert!(r.coefficients.iter().all(|&c| c == 120.0));
+        assert!(r.penalties.iter().all(|&p| p == 6.0));
+        let mut rng = SplitMix64::new(30);
+        let mut cases = vec![k56];
+        for nodes in [6, 8, 10, 12] {
+            for _ in 0..4 {
+                cases.push(random_connected(&mut rng, nodes, 30));
+            }
+        }
+        for _ in 0..4 {
+            // Disjoint senders 0..10 and receivers 10..20, as the benchmark's blocks.
+            let s = loop {
+                let s: Vec<(u32, u32)> = (0..30).map(|_| (rng.below_usize(10) as u32, 10 + rng.below_usize(10) as u32)).collect();
+                if split_components(&s).len() == 1 {
+                    break s;
+                }
+            };
+            cases.push(s);
+        }
+        for s in &cases {
+            let r = myrinet_penalties(s, &MyrinetOptions::default());
+            assert_eq!(r.components.len(), 1);
+            assert!(r.components[0].exact);
+            let (total, per) = enumerate(s);
+            assert_eq!(r.components[0].sets_exact, Some(total), "{s:?}");
+            assert_eq!(r.coefficients, per.iter().map(|&c| c as f64).collect::<Vec<_>>(), "{s:?}");
+            for (i, &(src, _)) in s.iter().enumerate() {
+                let min = (0..s.len()).filter(|&j| s[j].0 == src).map(|j| per[j]).min().unwrap();
+                assert_eq!(r.penalties[i], total as f64 / min as f64, "{s:?}");
+            }
         }
     }
 
