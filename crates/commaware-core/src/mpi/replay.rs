@@ -510,11 +510,11 @@ impl<'a, 'o> Replay<'a, 'o> {
                     self.engine.start_timer(seconds, TAG_RANK | r as u64);
                     return self.block(r, Blocked::Activity(SLEEP));
                 }
-                Step::Send { req, dst, bytes, tag, ctx, sync } => {
+                Step::Send { req, dst, bytes, tag, ctx, sync, nonblocking } => {
                     self.grow_slots(r, req);
                     let mut overhead = platform.hosts[host].overhead.send_time(bytes);
                     if let Some(smpi) = &platform.smpi {
-                        overhead += self.smpi_send_overhead(smpi, r, bytes, sync);
+                        overhead += self.smpi_send_overhead(smpi, bytes, sync, nonblocking);
                     }
                     if overhead > 0.0 && !self.ranks[r].overhead_paid {
                         self.ranks[r].overhead_paid = true;
@@ -669,14 +669,14 @@ impl<'a, 'o> Replay<'a, 'o> {
         done.iter().fold(start, |end, &(at, or)| end.max(at) + or)
     }
 
-    /// SMPI's sender overhead of a send of `bytes` by rank `r` (`Request::start`,
-    /// smpi_request.cpp): `smpi/ois` for an MPI_Isend (and MPI_Sendrecv, whose send is an
+    /// SMPI's sender overhead of a send of `bytes` (`Request::start`, smpi_request.cpp):
+    /// `smpi/ois` for a non-blocking send (MPI_Isend, and MPI_Sendrecv, whose send is an
     /// isend), `smpi/os` for a blocking send that is detached (eager) or synchronous, nothing
-    /// for a blocking rendezvous send. Collectives' sends count as blocking sends.
-    fn smpi_send_overhead(&self, smpi: &SmpiTiming, r: usize, bytes: f64, sync: bool) -> f64 {
+    /// for a blocking rendezvous send. In collectives, a round's lone send is blocking, the
+    /// send of a send-receive round or of a fan is not.
+    fn smpi_send_overhead(&self, smpi: &SmpiTiming, bytes: f64, sync: bool, nonblocking: bool) -> f64 {
         let net = &self.platform.network;
-        let op = &self.trace.spec.ranks[r][self.ranks[r].cursor.op as usize];
-        if matches!(op, OpSpec::Isend { .. } | OpSpec::Sendrecv { .. }) {
+        if nonblocking {
             return smpi.isend_overhead(bytes);
         }
         let plain_rendezvous = bytes >= net.eager_threshold && !sync && !net.synchronous_send;
