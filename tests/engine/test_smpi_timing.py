@@ -111,6 +111,19 @@ def test_concurrent_messages_match_smpi(tmp_path, name, n, network, overheads):
 
 
 @requires_smpi
+def test_heterogeneous_links_match_smpi(tmp_path):
+    """Hosts of different speeds and NIC bandwidths: SMPI's network/weight-S (8775) weighs routes
+    of different bandwidths differently, yet on these traces the makespans agree."""
+    from tests.engine.test_smpi_replay import P2P_PLATFORMS, ring_p2p
+
+    n, platform = P2P_PLATFORMS["hetero4"]
+    for k, trace in enumerate((ring_p2p(n), concurrent(n))):
+        (tmp_path / str(k)).mkdir()
+        smpi, ours = compare(tmp_path / str(k), trace, platform)
+        assert ours == pytest.approx(smpi, rel=1e-9), (k, smpi, ours)
+
+
+@requires_smpi
 @pytest.mark.parametrize("n", [4, 5])
 def test_traced_program_matches_smpi_default_configuration(tmp_path, n):
     """tests/peers/ti_program.c traced by `smpirun -trace-ti`, replayed by SMPI in its default
