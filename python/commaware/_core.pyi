@@ -115,6 +115,7 @@ def simulate(
     progress_every: float = 0.25,
     params: list[tuple[str, float]] = ...,
     coll: str | None = None,
+    smpi: str | None = None,
 ) -> SimResult: ...
 def scheme_penalties(
     text: str, source: str, format: str = "json", model: str = "gige", params: list[tuple[str, float]] = ...

@@ -565,6 +565,7 @@ def simulate(
     progress_every: float = 0.25,
     params: Mapping[str, float] | Sequence[tuple[str, float]] | None = None,
     coll: str | None = None,
+    smpi: str | None = None,
 ) -> Result:
     """Replay `trace` on `platform`.
 
@@ -573,6 +574,9 @@ def simulate(
         model) the platform's `network.parameters`, e.g. {"beta": 0.8} for gige.
     coll: collective algorithms over the platform's `network.collectives`: a preset
         (`mpich`, `ompi`) and/or `collective=algorithm` entries, e.g. "bcast=scatter_lr_allgather,allreduce=rab_rdb".
+    smpi: SMPI's timing model over the platform's `network.smpi`: `simgrid-3.32` (SimGrid
+        3.32's default bandwidth and latency factors and overheads), or `none` for none
+        (docs/formats.md, "SMPI's timing model").
     placement: explicit (the trace's `placement`, else rank i on host i), rrn, rrp or random.
     seed: seed of the random placement.
     record_messages, record_timeline: keep every message / interval in memory for
@@ -599,7 +603,7 @@ def simulate(
                               record_messages=record_messages, record_timeline=record_timeline,
                               json_path=None if json_path is None else str(json_path), on_messages=batches,
                               batch_size=batch_size, on_progress=on_progress, progress_every=progress_every,
-                              params=param_list(params), coll=coll)
+                              params=param_list(params), coll=coll, smpi=smpi)
     except _core.InputError as exc:
         raise name_source(exc, p, t) from None
     return Result(core)

@@ -70,6 +70,16 @@ BASE_CFG = (
     "smpi/ois:0:0:0:0:0",
     "surf/precision:1e-13",
 )
+#: The options of :data:`BASE_CFG` that are not SMPI's timing model: with these alone, SMPI runs
+#: with its default network model (``network/model:SMPI``, which smpirun sets: CM02 sharing
+#: with SMPI's piecewise ``smpi/bw-factor`` and ``smpi/lat-factor`` and ``network/weight-S``
+#: 8775) and its default ``smpi/os``, ``smpi/or``, ``smpi/ois``: what commaware's
+#: ``network.smpi: "simgrid-3.32"`` models (docs/formats.md, "SMPI's timing model").
+DEFAULT_TIMING_CFG = (
+    "network/crosstraffic:0",
+    "network/optim:Full",
+    "surf/precision:1e-13",
+)
 
 
 class SmpiError(RuntimeError):
@@ -162,14 +172,18 @@ def _run_traced(source: str | Path, n_ranks: int, platform: dict[str, Any], out_
                           output=proc.stdout + proc.stderr)
 
 
-def _model_cfg(platform: dict[str, Any], collectives: dict[str, str] | None) -> list[str]:
+def _model_cfg(platform: dict[str, Any], collectives: dict[str, str] | None,
+               smpi_timing: Sequence[str] | None = None) -> list[str]:
     """The options that make SMPI model what commaware models on `platform` (module docstring),
-    with the algorithms `collectives`."""
+    with the algorithms `collectives`; with `smpi_timing` (a list, maybe empty, of options such
+    as ``smpi/os:...``), SMPI keeps its default timing model (:data:`DEFAULT_TIMING_CFG`)
+    under those options instead of the neutral one."""
     eager = int(platform["network"].get("eager_threshold", 65536))
     # MPI_Test sleeps smpi/test before it looks; with grow-injected-times (the default) the
     # sleep grows with every failed test of any rank: off, so a test costs test_seconds.
     test = float(platform["network"].get("test_seconds", 0.0))
-    return [*BASE_CFG, f"smpi/send-is-detached-thresh:{eager}", f"smpi/async-small-thresh:{eager}",
+    base = BASE_CFG if smpi_timing is None else (*DEFAULT_TIMING_CFG, *smpi_timing)
+    return [*base, f"smpi/send-is-detached-thresh:{eager}", f"smpi/async-small-thresh:{eager}",
             f"smpi/test:{test!r}", "smpi/grow-injected-times:no",
             *(f"smpi/{coll}:{algo}" for coll, algo in (collectives or {}).items())]
 
@@ -259,10 +273,12 @@ SCAN_COLL = "scan=linear,exscan=linear"
 
 
 def run_smpi_replay(platform: dict[str, Any], index: str | Path, *, collectives: dict[str, str] | None = None,
-                    extra_cfg: Sequence[str] = (), timeout: float = 300) -> SmpiRun:
+                    extra_cfg: Sequence[str] = (), smpi_timing: Sequence[str] | None = None,
+                    timeout: float = 300) -> SmpiRun:
     """Replay the TI trace of `index` (an index file listing one file per rank, paths relative to
     its directory) in SMPI on `platform` (a commaware platform JSON document), rank i on host i;
-    `collectives` selects SMPI's algorithms (e.g. ``{"bcast": "binomial_tree"}``)."""
+    `collectives` selects SMPI's algorithms (e.g. ``{"bcast": "binomial_tree"}``); `smpi_timing`
+    keeps SMPI's default timing model under those options (:func:`_model_cfg`)."""
     if _which("smpirun") is None:
         raise SmpiError(f"smpirun not found ({INSTALL_HINT})")
     program = build_replay()
@@ -270,7 +286,7 @@ def run_smpi_replay(platform: dict[str, Any], index: str | Path, *, collectives:
     n_ranks = sum(1 for line in index.read_text().splitlines() if line.strip())
     with tempfile.TemporaryDirectory(prefix="commaware-smpi-") as tmp:
         xml, hostfile, _ = _write_platform(Path(tmp), platform, n_ranks)
-        cfg = [*_model_cfg(platform, collectives), *extra_cfg]
+        cfg = [*_model_cfg(platform, collectives, smpi_timing), *extra_cfg]
         cmd = ["smpirun", "-np", str(n_ranks), "-platform", str(xml), "-hostfile", str(hostfile),
                "-replay", str(index), *(f"--cfg={c}" for c in cfg), "--log=root.thres:warning", str(program)]
         try:

@@ -339,7 +339,7 @@ pub(crate) fn run_forwarded(
 #[pyfunction]
 #[pyo3(signature = (platform, trace, model=None, placement="explicit", seed=0, record_messages=true, record_timeline=true,
                     json_path=None, on_messages=None, batch_size=65536, on_progress=None, progress_every=0.25,
-                    params=Vec::new(), coll=None))]
+                    params=Vec::new(), coll=None, smpi=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate(
     py: Python<'_>,
@@ -357,11 +357,12 @@ pub(crate) fn simulate(
     progress_every: f64,
     params: Vec<(String, f64)>,
     coll: Option<String>,
+    smpi: Option<String>,
 ) -> PyResult<SimResult> {
     let out = Outputs { record_messages, record_timeline, json_path, on_messages, batch_size, on_progress, progress_every };
     let placement = Placement::from_name(placement).map_err(to_py)?;
     let collectives = coll.as_deref().map(commaware_core::mpi::collectives::entries).unwrap_or_default();
-    let opts = SimOptions { model: model.clone(), placement, seed, params, collectives };
+    let opts = SimOptions { model: model.clone(), placement, seed, params, collectives, smpi };
     let model_name = model.clone().unwrap_or_else(|| platform.0.network.model.clone());
     let hosts: Vec<String> = platform.0.hosts.iter().map(|h| h.name.clone()).collect();
     run_forwarded(

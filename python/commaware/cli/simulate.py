@@ -77,9 +77,13 @@ class ProgressLine(Progress):
 @click.option("--coll", default=None, metavar="SPEC",
               help="Collective algorithms over the platform's network.collectives: a preset (mpich, ompi) and/or "
               "collective=algorithm entries, e.g. 'bcast=scatter_lr_allgather,allreduce=rab_rdb' (docs/formats.md lists them).")
+@click.option("--smpi", default=None, metavar="PRESET",
+              help="SMPI's timing model over the platform's network.smpi: simgrid-3.32 (SimGrid 3.32's default "
+              "bandwidth and latency factors and overheads, as smpirun uses them), or none (docs/formats.md).")
 def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_bytes: float | None, model: str | None,
                  placement: str, seed: int, as_json: bool, messages_file: str | None, gantt: str | None, quiet: bool,
-                 params: list[tuple[str, float]], calibration: str | None, measured: str | None, coll: str | None) -> None:
+                 params: list[tuple[str, float]], calibration: str | None, measured: str | None, coll: str | None,
+                 smpi: str | None) -> None:
     """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network).
 
     Without --json, --messages or --gantt nothing per message is kept: memory follows the
@@ -97,6 +101,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
       commaware simulate examples/cluster16.json examples/master_worker.json --calibration fit.json
       commaware simulate examples/cluster16.json run.ti --format ti
       commaware simulate examples/cluster16.json examples/alltoall.json --coll mpich
+      commaware simulate examples/cluster16.json run.ti --format ti --smpi simgrid-3.32
     """
     from ..output import MESSAGE_FORMATS, MessageFile, deliver
 
@@ -122,7 +127,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
             result = simulate(hosts, loaded, model=model, placement=placement, seed=seed,
                               record_messages=measured is not None, record_timeline=bool(gantt),
                               json_path=None if measured else json_path, on_messages=table,
-                              on_progress=progress, params=params, coll=coll)
+                              on_progress=progress, params=params, coll=coll, smpi=smpi)
         if measured_times is not None:  # before any output is kept: a bad measurement leaves none
             from ..sharing import accuracy
 

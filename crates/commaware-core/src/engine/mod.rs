@@ -212,6 +212,12 @@ impl Engine {
     /// Start moving `bytes` from `src` to `dst` (host indices). It completes after the
     /// latency plus the transfer at its shared rate.
     pub fn start_transfer(&mut self, src: usize, dst: usize, bytes: f64, tag: Tag) {
+        self.start_transfer_scaled(src, dst, bytes, 1.0, tag)
+    }
+
+    /// [`Engine::start_transfer`] with the route's latency multiplied by `latency_factor`
+    /// (SMPI's `smpi/lat-factor`).
+    pub fn start_transfer_scaled(&mut self, src: usize, dst: usize, bytes: f64, latency_factor: f64, tag: Tag) {
         let n = self.n_hosts as u32;
         let (s, d) = (src as u32, dst as u32);
         let (links, nlinks, latency) = if s == d {
@@ -233,7 +239,7 @@ impl Engine {
             }
         };
         self.live_events += 1;
-        self.push(self.now + latency, What::LatencyDone { transfer: id });
+        self.push(self.now + latency * latency_factor, What::LatencyDone { transfer: id });
     }
 
     /// Start a computation of `flops` on `host`.

@@ -25,6 +25,7 @@ use crate::engine::{ActKind, Completion, ComputeRate, Engine};
 use crate::error::{Error, ErrorKind, Result};
 use crate::mpi::placement::{place, Placement};
 use crate::network::platform::Platform;
+use crate::network::smpi::{SmpiSpec, SmpiTiming};
 use crate::network::sharing::make_model;
 use crate::mpi::ops::{OpSpec, OP_NAMES};
 use crate::mpi::trace::{Cursor, Step, Trace, CTX_USER};
@@ -41,11 +42,14 @@ pub struct SimOptions {
     /// Collective algorithms (`collective` or `preset`, name), over the platform's
     /// `network.collectives`.
     pub collectives: Vec<(String, String)>,
+    /// SMPI's timing model over the platform's `network.smpi`: a preset (`simgrid-3.32`), or
+    /// `none` for none.
+    pub smpi: Option<String>,
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { model: None, placement: Placement::Explicit, seed: 0, params: Vec::new(), collectives: Vec::new() }
+        SimOptions { model: None, placement: Placement::Explicit, seed: 0, params: Vec::new(), collectives: Vec::new(), smpi: None }
     }
 }
 
@@ -234,6 +238,9 @@ enum Blocked {
     Activity(u8),
     /// Waiting for `waiting` requests.
     Wait,
+    /// After a wait or test: SMPI's receive overheads (`smpi/or`) of the eager messages it
+    /// received; the wait's op is done when this ends.
+    WaitOverhead,
     Done,
 }
 
@@ -244,9 +251,12 @@ struct Req {
     /// A user request already waited for (never waited again by `waitall`).
     waited: bool,
     msg: u32,
+    /// When it completed (s), and SMPI's receive overhead (`smpi/or`) its wait pays (s).
+    at: f64,
+    or_seconds: f64,
 }
 
-const FRESH_REQ: Req = Req { done: false, awaited: false, waited: false, msg: NONE };
+const FRESH_REQ: Req = Req { done: false, awaited: false, waited: false, msg: NONE, at: 0.0, or_seconds: 0.0 };
 
 struct RankState {
     host: usize,
@@ -338,6 +348,24 @@ pub fn simulate_observed(
     compute_rate: Box<dyn ComputeRate>,
     observer: &mut dyn Observer,
 ) -> Result<SimResult> {
+    let with_smpi;
+    let platform = match options.smpi.as_deref() {
+        None => platform,
+        Some(name) => {
+            let smpi = if name == "none" {
+                None
+            } else {
+                Some(SmpiTiming::from_spec(&SmpiSpec::Preset(name.to_string())).map_err(|e| Error {
+                    kind: ErrorKind::Options,
+                    field: "smpi".into(),
+                    reason: format!("{} or none", e.reason),
+                    ..e
+                })?)
+            };
+            with_smpi = Platform { smpi, ..platform.clone() };
+            &with_smpi
+        }
+    };
     let model_name = options.model.clone().unwrap_or_else(|| platform.network.model.clone());
     let model = make_model(&model_name, platform, &options.params)?;
     let hosts = place(platform, trace.n_ranks(), options.placement, trace.spec.placement.as_deref(), options.seed)?;
@@ -486,9 +514,12 @@ impl<'a, 'o> Replay<'a, 'o> {
                     self.engine.start_timer(seconds, TAG_RANK | r as u64);
                     return self.block(r, Blocked::Activity(SLEEP));
                 }
-                Step::Send { req, dst, bytes, tag, ctx, sync } => {
+                Step::Send { req, dst, bytes, tag, ctx, sync, nonblocking } => {
                     self.grow_slots(r, req);
-                    let overhead = platform.hosts[host].overhead.send_time(bytes);
+                    let mut overhead = platform.hosts[host].overhead.send_time(bytes);
+                    if let Some(smpi) = &platform.smpi {
+                        overhead += self.smpi_send_overhead(smpi, bytes, sync, nonblocking);
+                    }
                     if overhead > 0.0 && !self.ranks[r].overhead_paid {
                         self.ranks[r].overhead_paid = true;
                         self.engine.start_timer(overhead, TAG_RANK | r as u64);
@@ -524,6 +555,10 @@ impl<'a, 'o> Replay<'a, 'o> {
                     let rq = self.ranks[r].reqs[req as usize];
                     if rq.done && !rq.waited {
                         self.consume(r, req);
+                        if rq.or_seconds > 0.0 {
+                            self.engine.start_timer(rq.or_seconds, TAG_RANK | r as u64);
+                            return self.block(r, Blocked::WaitOverhead);
+                        }
                     }
                 }
                 Step::WaitAny => {
@@ -533,7 +568,12 @@ impl<'a, 'o> Replay<'a, 'o> {
                     let st = &mut self.ranks[r];
                     let open: Vec<u32> = reqs.iter().map(|&q| q as u32).filter(|&q| !st.reqs[q as usize].waited).collect();
                     if let Some(&q) = open.iter().find(|&&q| st.reqs[q as usize].done) {
+                        let or_seconds = st.reqs[q as usize].or_seconds;
                         self.consume(r, q);
+                        if or_seconds > 0.0 {
+                            self.engine.start_timer(or_seconds, TAG_RANK | r as u64);
+                            return self.block(r, Blocked::WaitOverhead);
+                        }
                     } else if !open.is_empty() {
                         for &q in &open {
                             st.reqs[q as usize].awaited = true;
@@ -603,15 +643,59 @@ impl<'a, 'o> Replay<'a, 'o> {
             self.block(r, Blocked::Wait);
             return true;
         }
+        let now = self.now();
+        let until = self.or_chain_end(r, now);
         self.end_wait(r);
+        if until > now {
+            self.engine.start_timer(until - now, TAG_RANK | r as u64);
+            self.block(r, Blocked::WaitOverhead);
+            return true;
+        }
         false
+    }
+
+    /// When SMPI's receive overheads of the wait rank `r` is in end, the wait having begun
+    /// at `start`: SMPI's MPI_Wait/Waitall finish the requests one by one in the order they
+    /// completed (Waitall is a loop of Waitany), and finishing an eager message's receive
+    /// sleeps `smpi/or` (`Request::finish_wait`, smpi_request.cpp). `start` without any.
+    fn or_chain_end(&self, r: usize, start: f64) -> f64 {
+        if !self.platform.smpi.as_ref().is_some_and(|s| s.has_recv_overhead()) {
+            return start;
+        }
+        let st = &self.ranks[r];
+        let mut done: Vec<(f64, f64)> = if st.wait_any {
+            // only the first that completed is finished
+            st.wait_reqs.iter().map(|&q| st.reqs[q as usize]).find(|q| q.done).map(|q| (q.at, q.or_seconds)).into_iter().collect()
+        } else {
+            st.wait_reqs.iter().map(|&q| st.reqs[q as usize]).filter(|q| q.or_seconds > 0.0).map(|q| (q.at, q.or_seconds)).collect()
+        };
+        done.sort_by(|a, b| a.0.total_cmp(&b.0));
+        done.iter().fold(start, |end, &(at, or)| end.max(at) + or)
+    }
+
+    /// SMPI's sender overhead of a send of `bytes` (`Request::start`, smpi_request.cpp):
+    /// `smpi/ois` for a non-blocking send (MPI_Isend, and MPI_Sendrecv, whose send is an
+    /// isend), `smpi/os` for a blocking send that is detached (eager) or synchronous, nothing
+    /// for a blocking rendezvous send. In collectives, a round's lone send is blocking, the
+    /// send of a send-receive round or of a fan is not.
+    fn smpi_send_overhead(&self, smpi: &SmpiTiming, bytes: f64, sync: bool, nonblocking: bool) -> f64 {
+        let net = &self.platform.network;
+        if nonblocking {
+            return smpi.isend_overhead(bytes);
+        }
+        let plain_rendezvous = bytes >= net.eager_threshold && !sync && !net.synchronous_send;
+        if plain_rendezvous {
+            0.0
+        } else {
+            smpi.send_overhead(bytes)
+        }
     }
 
     /// A completed user request taken by a test or a waitany: waited for, its message loses
     /// a holder, and a later wait on it returns at once.
     fn consume(&mut self, r: usize, q: u32) {
         let m = self.ranks[r].reqs[q as usize].msg;
-        self.ranks[r].reqs[q as usize] = Req { done: true, awaited: false, waited: true, msg: NONE };
+        self.ranks[r].reqs[q as usize] = Req { done: true, awaited: false, waited: true, msg: NONE, ..FRESH_REQ };
         if m != NONE {
             self.release(m);
         }
@@ -673,7 +757,12 @@ impl<'a, 'o> Replay<'a, 'o> {
                     self.trace.advance(r, &mut self.ranks[r].cursor, &self.coll);
                 }
             }
+            Blocked::WaitOverhead => {
+                self.interval(r, OVERHEAD, since, now);
+                self.trace.advance(r, &mut self.ranks[r].cursor, &self.coll);
+            }
             Blocked::Wait => {
+                let until = self.or_chain_end(r, since);
                 self.ranks[r].blocked_time += now - since;
                 if self.record_timeline {
                     // Split into waiting for the partner, data moving, and the receive
@@ -686,6 +775,10 @@ impl<'a, 'o> Replay<'a, 'o> {
                     self.interval(r, OVERHEAD, arrived, now);
                 }
                 self.end_wait(r);
+                if until > now {
+                    self.engine.start_timer(until - now, TAG_RANK | r as u64);
+                    return self.block(r, Blocked::WaitOverhead);
+                }
                 self.trace.advance(r, &mut self.ranks[r].cursor, &self.coll);
             }
             _ => unreachable!("unblock of a rank that is not blocked"),
@@ -805,12 +898,30 @@ impl<'a, 'o> Replay<'a, 'o> {
         m.start = now;
         let (s, d) = (self.ranks[m.src as usize].host, self.ranks[m.dst as usize].host);
         // The envelope travels with every message; the eager choice saw the payload alone.
-        self.engine.start_transfer(s, d, m.bytes + self.platform.network.envelope_bytes, TAG_MSG | id as u64);
+        let size = m.bytes + self.platform.network.envelope_bytes;
+        match &self.platform.smpi {
+            None => self.engine.start_transfer(s, d, size, TAG_MSG | id as u64),
+            // SMPI's factors (NetworkCm02Model::communicate): the flow takes its max-min share
+            // of the links, but progresses at that share times the bandwidth factor, so it
+            // moves size / factor bytes at its share; its latency is scaled.
+            Some(smpi) => {
+                let (bw, lat) = (smpi.bw_factor(size), smpi.lat_factor(size));
+                self.engine.start_transfer_scaled(s, d, size / bw, lat, TAG_MSG | id as u64)
+            }
+        }
     }
 
     /// The message's data is at the receiver and its receive is matched: complete
     /// the receive after the receive overhead.
     fn deliver(&mut self, id: u32) {
+        let m = &self.msgs[id as usize];
+        if let Some(smpi) = &self.platform.smpi {
+            // SMPI's receiver overhead: for a message whose send was detached (eager).
+            if !m.rendezvous {
+                let or_seconds = smpi.recv_overhead(m.bytes);
+                self.ranks[m.dst as usize].reqs[m.recv_req as usize].or_seconds = or_seconds;
+            }
+        }
         let m = &self.msgs[id as usize];
         let overhead = self.platform.hosts[self.ranks[m.dst as usize].host].overhead.recv_time(m.bytes);
         if overhead > 0.0 {
@@ -822,8 +933,10 @@ impl<'a, 'o> Replay<'a, 'o> {
     }
 
     fn complete_req(&mut self, r: usize, req: u32) {
+        let now = self.now();
         let rq = &mut self.ranks[r].reqs[req as usize];
         rq.done = true;
+        rq.at = now;
         if rq.awaited && self.ranks[r].blocked == Blocked::Wait {
             self.ranks[r].waiting -= 1;
             if self.ranks[r].waiting == 0 {

@@ -50,8 +50,10 @@ pub enum Step {
     /// Compute `amount` flops, or `amount` seconds at full speed when `seconds`.
     Compute { amount: f64, seconds: bool },
     Sleep { seconds: f64 },
-    /// Post a send into request slot `req`.
-    Send { req: u32, dst: u32, bytes: f64, tag: i64, ctx: u32, sync: bool },
+    /// Post a send into request slot `req`; `nonblocking` for an MPI_Isend (or the send of an
+    /// MPI_Sendrecv or of a fan, which SMPI's algorithms post with isend), not for a blocking
+    /// send: SMPI's sender overheads differ (`smpi/ois`, `smpi/os`).
+    Send { req: u32, dst: u32, bytes: f64, tag: i64, ctx: u32, sync: bool, nonblocking: bool },
     /// Post a receive into request slot `req`; `None` means any.
     Recv { req: u32, src: Option<u32>, tag: Option<i64>, ctx: u32 },
     /// Block until these request slots (the first `n` of `reqs`) completed.
@@ -295,7 +297,7 @@ impl Trace {
             OpSpec::Compute { seconds, .. } => return Step::Compute { amount: seconds.unwrap_or(0.0), seconds: true },
             OpSpec::Sleep { seconds } => return Step::Sleep { seconds },
             OpSpec::Isend { dst, bytes, tag, sync, .. } => {
-                return Step::Send { req: c.user_posted, dst: world(dst), bytes, tag, ctx: user, sync }
+                return Step::Send { req: c.user_posted, dst: world(dst), bytes, tag, ctx: user, sync, nonblocking: true }
             }
             OpSpec::Irecv { src, tag, .. } => return Step::Recv { req: c.user_posted, src: from(src), tag: tag_of(tag), ctx: user },
             OpSpec::Wait { req } => return Step::Wait { reqs: [req as u32, 0], n: 1 },
@@ -304,7 +306,7 @@ impl Trace {
             OpSpec::Waitany { .. } => return Step::WaitAny,
             OpSpec::Send { dst, bytes, tag, sync, .. } => {
                 return match c.micro {
-                    0 => Step::Send { req: a, dst: world(dst), bytes, tag, ctx: user, sync },
+                    0 => Step::Send { req: a, dst: world(dst), bytes, tag, ctx: user, sync, nonblocking: false },
                     _ => Step::Wait { reqs: [a, 0], n: 1 },
                 }
             }
@@ -316,7 +318,7 @@ impl Trace {
             }
             OpSpec::Sendrecv { dst, bytes, tag, src, recvtag, .. } => {
                 return match c.micro {
-                    0 => Step::Send { req: a, dst: world(dst), bytes, tag, ctx: user, sync: false },
+                    0 => Step::Send { req: a, dst: world(dst), bytes, tag, ctx: user, sync: false, nonblocking: true },
                     1 => Step::Recv { req: b, src: from(src), tag: tag_of(recvtag), ctx: user },
                     _ => Step::Wait { reqs: [a, b], n: 2 },
                 }
@@ -331,19 +333,19 @@ impl Trace {
             }
         };
         let tag = self.coll_seq[r][c.op as usize] as i64;
-        let send = |req, dst: usize, bytes: f64| Step::Send { req, dst: world(dst), bytes, tag, ctx: coll_ctx, sync: false };
+        let send = |req, dst: usize, bytes: f64, nonblocking: bool| Step::Send { req, dst: world(dst), bytes, tag, ctx: coll_ctx, sync: false, nonblocking };
         let recv = |req, src: usize| Step::Recv { req, src: Some(world(src)), tag: Some(tag), ctx: coll_ctx };
         match (round, c.micro) {
-            (Round::Send { to, bytes }, 0) => send(a, to, bytes),
+            (Round::Send { to, bytes }, 0) => send(a, to, bytes, false),
             (Round::Recv(s), 0) => recv(a, s),
             (Round::Send { .. } | Round::Recv(_), _) => Step::Wait { reqs: [a, 0], n: 1 },
             // MPI_Sendrecv: both posted, then both waited.
-            (Round::SendRecv { dst, bytes, .. }, 0) => send(a, dst, bytes),
+            (Round::SendRecv { dst, bytes, .. }, 0) => send(a, dst, bytes, true),
             (Round::SendRecv { src, .. }, 1) => recv(b, src),
             (Round::SendRecv { .. }, _) => Step::Wait { reqs: [a, b], n: 2 },
             // A fan's posts take consecutive slots, then one wait for them all.
             (Round::Fan(fan), i) if i < fan.posts() => match fan.post(op, i) {
-                Round::Send { to, bytes } => send(a + i, to, bytes),
+                Round::Send { to, bytes } => send(a + i, to, bytes, true),
                 Round::Recv(s) => recv(a + i, s),
                 _ => unreachable!("a fan posts sends and receives"),
             },

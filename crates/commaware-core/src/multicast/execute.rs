@@ -78,6 +78,7 @@ pub fn to_platform_and_trace(instance: &Instance, schedule: &Schedule, model: &s
             recv_overhead_per_byte: 0.0,
             synchronous_send: false,
             pair_bandwidth: Some(pair),
+            smpi: None,
         },
     };
     let platform = crate::mpi::platform_file::from_spec(spec)?;

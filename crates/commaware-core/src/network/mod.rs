@@ -6,3 +6,4 @@
 pub mod interference_spec;
 pub mod platform;
 pub mod sharing;
+pub mod smpi;

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{check_amount, check_seconds, try_with_capacity, Error, ErrorKind, Result};
 use crate::network::interference_spec::{Interference, InterferenceSpec};
+use crate::network::smpi::{SmpiSpec, SmpiTiming};
 
 /// A homogeneous cluster shorthand: `count` identical hosts named `{prefix}{i}`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -156,6 +157,12 @@ pub struct NetworkSpec {
     /// (a hosts x hosts matrix; the diagonal is ignored). Default: the NIC bandwidths.
     #[serde(default)]
     pub pair_bandwidth: Option<Vec<Vec<f64>>>,
+    /// SMPI's timing model (SimGrid 3.32): `"simgrid-3.32"` for SimGrid's defaults, or
+    /// `{"preset": ..., "bw_factor": "65472:0.94;...", "lat_factor": ..., "os": "0:1e-6:0;...",
+    /// "or": ..., "ois": ...}` in SimGrid's syntax (docs/formats.md, "SMPI's timing model").
+    /// None by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smpi: Option<SmpiSpec>,
 }
 
 impl NetworkSpec {
@@ -258,6 +265,8 @@ impl Overhead {
 pub struct Platform {
     pub hosts: Vec<Host>,
     pub network: NetworkSpec,
+    /// `network.smpi`, parsed; `None` without one.
+    pub smpi: Option<SmpiTiming>,
 }
 
 /// Largest size or count we accept: beyond 2^53 doubles no longer count bytes exactly.
@@ -439,7 +448,8 @@ impl Platform {
                 }
             }
         }
-        Ok(Platform { hosts, network: net })
+        let smpi = net.smpi.as_ref().map(SmpiTiming::from_spec).transpose()?;
+        Ok(Platform { hosts, network: net, smpi })
     }
 
     pub fn host_index(&self, name: &str) -> Option<usize> {
