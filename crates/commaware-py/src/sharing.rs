@@ -5,7 +5,7 @@ use commaware_core::{Error, ErrorKind};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::errors::guarded;
+use crate::errors::interruptible;
 
 #[pyfunction]
 pub(crate) fn sharing_models() -> Vec<&'static str> {
@@ -28,17 +28,15 @@ pub(crate) fn scheme_penalties<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     use commaware_core::network::sharing::penalty::{analyze, class_names, PenaltyModel, Scheme, Side};
     let text = text.to_owned();
-    let (scheme, m, a) = py.allow_threads(|| {
-        guarded(|| {
-            let scheme = Scheme::from_text(&text, Format::from_name(format)?).map_err(|e| e.in_source(source))?;
-            if model == "contention_free" {
-                return Err(Error::new(ErrorKind::Options, "model", "contention_free gives every communication penalty 1: choose gige, myrinet, infiniband, ib-simgrid or maxmin"));
-            }
-            commaware_core::network::sharing::check_model_name(model)?;
-            let m = PenaltyModel::from_params(model, &params, "param.")?;
-            let a = analyze(&scheme.comms, m.as_ref());
-            Ok((scheme, m, a))
-        })
+    let (scheme, m, a) = interruptible(py, || {
+        let scheme = Scheme::from_text(&text, Format::from_name(format)?).map_err(|e| e.in_source(source))?;
+        if model == "contention_free" {
+            return Err(Error::new(ErrorKind::Options, "model", "contention_free gives every communication penalty 1: choose gige, myrinet, infiniband, ib-simgrid or maxmin"));
+        }
+        commaware_core::network::sharing::check_model_name(model)?;
+        let m = PenaltyModel::from_params(model, &params, "param.")?;
+        let a = analyze(&scheme.comms, m.as_ref())?;
+        Ok((scheme, m, a))
     })?;
     let d = PyDict::new(py);
     d.set_item("model", model)?;

@@ -40,6 +40,8 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use crate::error::Result;
+use crate::util::cancel;
 use crate::util::rng::SplitMix64;
 
 /// Exact counting is used on components with at most this many communications.
@@ -100,12 +102,14 @@ pub struct MyrinetResult {
 }
 
 /// Penalties of the communications of a scheme (paper 004 §V-B), component by component.
-pub fn myrinet_penalties(comms: &[(u32, u32)], opts: &MyrinetOptions) -> MyrinetResult {
+/// Stops (`util::cancel`) between components.
+pub fn myrinet_penalties(comms: &[(u32, u32)], opts: &MyrinetOptions) -> Result<MyrinetResult> {
     let n = comms.len();
     let mut penalties = vec![0.0; n];
     let mut coefficients = vec![0.0; n];
     let mut components = Vec::new();
     for (k, members) in split_components(comms).into_iter().enumerate() {
+        cancel::check()?;
         let sub: Vec<(u32, u32)> = members.iter().map(|&i| comms[i]).collect();
         // Each component gets its own stream so that results do not depend on the
         // other components.
@@ -118,7 +122,7 @@ pub fn myrinet_penalties(comms: &[(u32, u32)], opts: &MyrinetOptions) -> Myrinet
         count.comms = members;
         components.push(count);
     }
-    MyrinetResult { penalties, coefficients, components }
+    Ok(MyrinetResult { penalties, coefficients, components })
 }
 
 /// Penalties of one component, for the engine: `comms` is taken as one unit, without
@@ -770,7 +774,7 @@ mod tests {
                     .collect();
                 let (total, per) = naive(&scheme);
                 if total == 5 && per == [1, 2, 2, 2, 2, 3] {
-                    let r = myrinet_penalties(&scheme, &MyrinetOptions::default());
+                    let r = myrinet_penalties(&scheme, &MyrinetOptions::default()).unwrap();
                     if r.penalties == [5.0, 5.0, 5.0, 2.5, 2.5, 2.5] {
                         found += 1;
                         println!("{nodes} nodes: {scheme:?}");
@@ -787,7 +791,7 @@ mod tests {
 
     #[test]
     fn fig6() {
-        let r = myrinet_penalties(&FIG6, &MyrinetOptions::default());
+        let r = myrinet_penalties(&FIG6, &MyrinetOptions::default()).unwrap();
         assert_eq!(r.components.len(), 1);
         assert_eq!(r.components[0].sets_exact, Some(5));
         assert_eq!(r.coefficients, [1.0, 2.0, 2.0, 2.0, 2.0, 3.0]);
@@ -802,7 +806,7 @@ mod tests {
             let into: Vec<(u32, u32)> = (1..=k).map(|s| (s, 0)).collect();
             let parallel = vec![(0, 1); k as usize];
             for s in [star, into, parallel] {
-                let r = myrinet_penalties(&s, &MyrinetOptions::default());
+                let r = myrinet_penalties(&s, &MyrinetOptions::default()).unwrap();
                 assert_eq!(r.components.len(), 1);
                 assert_eq!(r.components[0].sets_exact, Some(k as u128));
                 assert!(r.coefficients.iter().all(|&c| c == 1.0));
@@ -814,11 +818,11 @@ mod tests {
     #[test]
     fn no_conflict_and_in_out() {
         // 0→1 and 1→2: node 1 receives and sends, no conflict.
-        let r = myrinet_penalties(&[(0, 1), (1, 2), (5, 6)], &MyrinetOptions::default());
+        let r = myrinet_penalties(&[(0, 1), (1, 2), (5, 6)], &MyrinetOptions::default()).unwrap();
         assert_eq!(r.components.len(), 3);
         assert_eq!(r.penalties, [1.0, 1.0, 1.0]);
         assert!(r.components.iter().all(|c| c.sets_exact == Some(1) && c.ci95 == (1.0, 1.0)));
-        assert!(myrinet_penalties(&[], &MyrinetOptions::default()).components.is_empty());
+        assert!(myrinet_penalties(&[], &MyrinetOptions::default()).unwrap().components.is_empty());
     }
 
     #[test]
@@ -826,7 +830,7 @@ mod tests {
         // A star of 3 from node 0 and, interleaved, Fig. 6 shifted to nodes 10..13.
         let fig: Vec<(u32, u32)> = FIG6.iter().map(|&(s, d)| (s + 10, d + 10)).collect();
         let scheme = [fig[0], (0, 1), fig[1], fig[2], (0, 2), fig[3], fig[4], (0, 3), fig[5]];
-        let r = myrinet_penalties(&scheme, &MyrinetOptions::default());
+        let r = myrinet_penalties(&scheme, &MyrinetOptions::default()).unwrap();
         assert_eq!(r.components.len(), 2);
         assert_eq!(r.components[0].comms, [0, 2, 3, 5, 6, 8]);
         assert_eq!(r.components[0].sets_exact, Some(5));
@@ -855,7 +859,7 @@ mod tests {
             let nodes = 2 + rng.below_usize(6);
             let arcs = 1 + rng.below_usize(12);
             let s = random_scheme(&mut rng, nodes, arcs);
-            let r = myrinet_penalties(&s, &MyrinetOptions::default());
+            let r = myrinet_penalties(&s, &MyrinetOptions::default()).unwrap();
             let (total, _) = naive(&s);
             let product: u128 = r.components.iter().map(|c| c.sets_exact.unwrap()).product();
             assert_eq!(product, total, "trial {trial}: {s:?}");
@@ -906,7 +910,7 @@ mod tests {
     #[test]
     fn exact_30_matches_enumeration() {
         let k56: Vec<(u32, u32)> = (0..5).flat_map(|s| (5..11).map(move |d| (s, d))).collect();
-        let r = myrinet_penalties(&k56, &MyrinetOptions::default());
+        let r = myrinet_penalties(&k56, &MyrinetOptions::default()).unwrap();
         assert_eq!(r.components[0].sets_exact, Some(720));
         assert!(r.coefficients.iter().all(|&c| c == 120.0));
         assert!(r.penalties.iter().all(|&p| p == 6.0));
@@ -928,7 +932,7 @@ mod tests {
             cases.push(s);
         }
         for s in &cases {
-            let r = myrinet_penalties(s, &MyrinetOptions::default());
+            let r = myrinet_penalties(s, &MyrinetOptions::default()).unwrap();
             assert_eq!(r.components.len(), 1);
             assert!(r.components[0].exact);
             let (total, per) = enumerate(s);
@@ -947,11 +951,11 @@ mod tests {
         for _ in 0..100 {
             let (nodes, arcs) = (2 + rng.below_usize(10), 1 + rng.below_usize(30));
             let s = random_scheme(&mut rng, nodes, arcs);
-            let r = myrinet_penalties(&s, &MyrinetOptions::default());
+            let r = myrinet_penalties(&s, &MyrinetOptions::default()).unwrap();
             let mut perm: Vec<u32> = (0..12).map(|i| 1000 + 7 * i).collect();
             rng.shuffle(&mut perm);
             let t: Vec<(u32, u32)> = s.iter().map(|&(a, b)| (perm[a as usize], perm[b as usize])).collect();
-            let q = myrinet_penalties(&t, &MyrinetOptions::default());
+            let q = myrinet_penalties(&t, &MyrinetOptions::default()).unwrap();
             assert_eq!(r, q);
             assert!(r.penalties.iter().all(|&p| p >= 1.0));
             // Penalty = sets / per-source minimum coefficient.
@@ -1001,7 +1005,7 @@ mod tests {
         let mut worst = (0.0, String::new());
         for (name, s) in hard_cases() {
             let t = Instant::now();
-            let r = myrinet_penalties(&s, &MyrinetOptions::default());
+            let r = myrinet_penalties(&s, &MyrinetOptions::default()).unwrap();
             let dt = t.elapsed().as_secs_f64();
             assert!(r.components.iter().all(|c| c.exact), "{name}");
             assert!(r.penalties.iter().all(|&p| p >= 1.0));
@@ -1021,8 +1025,8 @@ mod tests {
         let mut cases = hard_cases();
         cases.truncate(5 + 7 * 40); // the named cases and the random ones
         for (k, (name, s)) in cases.iter().enumerate().step_by(3) {
-            let exact = myrinet_penalties(s, &MyrinetOptions::default());
-            let est = myrinet_penalties(s, &MyrinetOptions { seed: k as u64, ..forced });
+            let exact = myrinet_penalties(s, &MyrinetOptions::default()).unwrap();
+            let est = myrinet_penalties(s, &MyrinetOptions { seed: k as u64, ..forced }).unwrap();
             let (e, c) = (&exact.components[0], &est.components[0]);
             assert!(!c.exact && c.sets_exact.is_none());
             total += 1;
@@ -1065,7 +1069,7 @@ mod tests {
         let big = random_connected(&mut rng, 600, 3000);
         let opts = MyrinetOptions { samples: 200, ..MyrinetOptions::default() };
         let t = Instant::now();
-        let r = myrinet_penalties(&big, &opts);
+        let r = myrinet_penalties(&big, &opts).unwrap();
         assert!(t.elapsed().as_secs_f64() < 20.0);
         let c = &r.components[0];
         if !c.estimator_failed {
@@ -1080,7 +1084,7 @@ mod tests {
         let big = random_connected(&mut rng, 60, 200);
         let opts = MyrinetOptions::default();
         let t = Instant::now();
-        let r = myrinet_penalties(&big, &opts);
+        let r = myrinet_penalties(&big, &opts).unwrap();
         let dt = t.elapsed().as_secs_f64();
         assert_eq!(r.components.len(), 1);
         let c = &r.components[0];
@@ -1096,7 +1100,7 @@ mod tests {
             c.ci95.1,
             50.0 * (c.ci95.1 - c.ci95.0) / c.sets
         );
-        assert_eq!(r, myrinet_penalties(&big, &opts));
+        assert_eq!(r, myrinet_penalties(&big, &opts)).unwrap();
         assert!(dt < 1.0, "{dt}");
     }
 }

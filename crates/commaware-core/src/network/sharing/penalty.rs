@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::error::{check_amount, parse_input, Error, ErrorKind, Format, Result};
+use crate::util::cancel;
 
 use super::myrinet::{self, MyrinetOptions};
 
@@ -574,24 +575,27 @@ pub struct SchemeAnalysis {
 /// Penalties of a static scheme (the paper's predictions: penalty × t_ref for the whole
 /// scheme, Fig. 4). `maxmin` gives nominal bandwidth / max-min rate on a star of
 /// full-duplex NICs of equal bandwidth.
-pub fn analyze(comms: &[(u32, u32)], model: Option<&PenaltyModel>) -> SchemeAnalysis {
+pub fn analyze(comms: &[(u32, u32)], model: Option<&PenaltyModel>) -> Result<SchemeAnalysis> {
     let g = SchemeGraph::new(comms);
     let n = g.len() as u32;
+    // A scheme may hold millions of communications: the per-communication passes stop
+    // (`util::cancel`) between blocks of them.
+    let checked = |c: u32| if c % 4096 == 0 { cancel::check() } else { Ok(()) };
     let (delta_out, delta_in) = (0..n).map(|c| g.degrees(c)).map(|(o, i)| (o as u32, i as u32)).unzip();
-    let conflicts = (0..n).map(|c| conflict_classes(&g, c)).collect();
+    let conflicts = (0..n).map(|c| checked(c).map(|_| conflict_classes(&g, c))).collect::<Result<_>>()?;
     let mut components = Vec::new();
     let mut local = LocalScratch::default();
     let penalties = match model {
         Some(PenaltyModel::Myrinet(opts)) => {
-            let r = myrinet::myrinet_penalties(&g.ends, opts);
+            let r = myrinet::myrinet_penalties(&g.ends, opts)?;
             components = r.components;
             r.penalties
         }
-        Some(m) => (0..n).map(|c| local.local_penalty(m, &g, c)).collect(),
+        Some(m) => (0..n).map(|c| checked(c).map(|_| local.local_penalty(m, &g, c))).collect::<Result<_>>()?,
         None => maxmin_penalties(&g),
     };
     let sides = (0..n).map(|c| local.gige_sides(&g, c)).collect();
-    SchemeAnalysis { delta_out, delta_in, conflicts, penalties, sides, components }
+    Ok(SchemeAnalysis { delta_out, delta_in, conflicts, penalties, sides, components })
 }
 
 /// Max-min on the scheme's star: each node an up-link and a down-link of capacity 1.
@@ -610,7 +614,7 @@ mod tests {
     use super::*;
 
     fn gige(comms: &[(u32, u32)]) -> Vec<f64> {
-        analyze(comms, Some(&PenaltyModel::Gige { name: "gige", params: GIGE_DEFAULTS })).penalties
+        analyze(comms, Some(&PenaltyModel::Gige { name: "gige", params: GIGE_DEFAULTS })).unwrap().penalties
     }
 
     fn close(a: &[f64], b: &[f64]) {
@@ -659,7 +663,7 @@ mod tests {
 
     #[test]
     fn conflict_classes_lists() {
-        let a = analyze(&[(0, 1), (0, 2), (1, 2), (3, 4)], None);
+        let a = analyze(&[(0, 1), (0, 2), (1, 2), (3, 4)], None).unwrap();
         // 0→1: outgoing (0 sends two), in-out (1 also sends); 0→2: outgoing, incoming;
         // 1→2: incoming, in-out (1 also receives); 3→4: none.
         assert_eq!(a.conflicts, vec![OUTGOING | IN_OUT, OUTGOING | INCOMING, INCOMING | IN_OUT, 0]);
@@ -673,14 +677,14 @@ mod tests {
         // 0→1 and 1→2: each is only in an in-out conflict.
         let comms = [(0, 1), (1, 2)];
         close(&gige(&comms), &[1.0, 1.0]);
-        let ib = analyze(&comms, Some(&PenaltyModel::IbSimgrid(IB_SIMGRID_DEFAULTS))).penalties;
+        let ib = analyze(&comms, Some(&PenaltyModel::IbSimgrid(IB_SIMGRID_DEFAULTS))).unwrap().penalties;
         close(&ib, &[1.0, 1.0]);
-        close(&analyze(&comms, None).penalties, &[1.0, 1.0]);
+        close(&analyze(&comms, None).unwrap().penalties, &[1.0, 1.0]);
     }
 
     #[test]
     fn ib_simgrid_formula() {
-        let ib = |c: &[(u32, u32)]| analyze(c, Some(&PenaltyModel::IbSimgrid(IB_SIMGRID_DEFAULTS))).penalties;
+        let ib = |c: &[(u32, u32)]| analyze(c, Some(&PenaltyModel::IbSimgrid(IB_SIMGRID_DEFAULTS))).unwrap().penalties;
         close(&ib(&[(0, 1), (0, 2)]), &[1.85, 1.85]);
         // Two senders into 2: (1 comm from s)·βe·2 senders.
         close(&ib(&[(0, 2), (1, 2)]), &[1.93, 1.93]);
@@ -694,8 +698,8 @@ mod tests {
 
     #[test]
     fn maxmin_static() {
-        close(&analyze(&[(0, 1), (0, 2), (3, 2)], None).penalties, &[2.0, 2.0, 2.0]);
-        close(&analyze(&[(0, 1), (0, 2), (0, 3), (4, 3)], None).penalties, &[3.0, 3.0, 3.0, 1.5]);
+        close(&analyze(&[(0, 1), (0, 2), (3, 2)], None).unwrap().penalties, &[2.0, 2.0, 2.0]);
+        close(&analyze(&[(0, 1), (0, 2), (0, 3), (4, 3)], None).unwrap().penalties, &[3.0, 3.0, 3.0, 1.5]);
     }
 
     #[test]
