@@ -145,3 +145,51 @@ def alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
     except OSError:
         return False
+
+
+#: A stand-in for mpirun: answers --version, else starts a "rank" that sleeps, records both
+#: process ids and waits. Like mpirun, it gets no SIGINT of its own (`launch` starts it in a
+#: session of its own).
+FAKE_MPIRUN = """#!/bin/sh
+[ "$1" = --version ] && { echo "fake launcher"; exit 0; }
+sleep 120 &
+echo "$$ $!" >> "$FAKE_MPIRUN_PIDS"
+wait
+"""
+
+
+def test_ctrl_c_kills_the_mpiruns_of_measure_cosched_started_from_its_threads(tmp_path):
+    """`measure cosched` starts each job's mpirun from a thread of its pool; Python interrupts the
+    main thread only, so those mpiruns (and their ranks) must be killed for it, not waited for."""
+    fake, pids = tmp_path / "mpirun", tmp_path / "pids"
+    fake.write_text(FAKE_MPIRUN)
+    fake.chmod(0o755)
+    work = tmp_path / "work"
+    work.mkdir()
+    argv = [sys.executable, "-m", "commaware.cli", "measure", "cosched", "--jobs", "3", "--mpirun", str(fake), "--json"]
+    proc = subprocess.Popen(argv, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "FAKE_MPIRUN_PIDS": str(pids)})
+    launched: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(launched) < 6:  # three launchers, each with its rank
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+            launched = [int(p) for p in pids.read_text().split()] if pids.exists() else []
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in launched:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 130, (proc.returncode, stderr[-2000:])
+    assert took < STOP_LIMIT, f"{took:.2f} s to stop"
+    assert stderr.endswith("\nerror: interrupted (Ctrl-C)\n") and "Traceback" not in stderr, stderr[-2000:]
+    assert stdout == ""
+    assert left_running(launched) == []
+    assert files_under(work) == []
