@@ -24,7 +24,8 @@ STOP_LIMIT = 1.5
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> Path:
     """Big inputs, written once: a 64-rank trace of 3,000 alltoalls (12 million messages), a
-    3,000-job NAS-like workload, a 600-node all-to-all multicast instance, a sweep spec."""
+    3,000-job NAS-like workload, a 600-node all-to-all multicast instance, a sweep spec, an empty
+    results store."""
     d = tmp_path_factory.mktemp("interrupt-inputs")
     (d / "c64.json").write_text(json.dumps({
         "cluster": {"count": 64, "speed": 1e9, "cores": 2, "memory": 2**32},
@@ -33,6 +34,9 @@ def inputs(tmp_path_factory) -> Path:
     (d / "a2a.json").write_text(json.dumps({"ranks": [ops] * 64}))
     (d / "sweep.toml").write_text(f'command = "simulate"\n[fixed]\nplatform = "{d / "c64.json"}"\n'
                                   f'trace = "{d / "a2a.json"}"\n[grid]\nplacement = ["rrn", "rrp"]\n')
+    from commaware.experiments.results import open_store
+
+    open_store(d / "store", create=True)  # an empty results store: the query below needs no row
     for args in (["workload", "nas", "--jobs", "3000", "--interarrival", "20", "--seed", "1"],
                  ["multicast", "generate", "--nodes", "600", "--pattern", "all_to_all", "--sizes", "mixed", "-q"]):
         name = "nas3000.json" if args[0] == "workload" else "mc600.json"
@@ -47,18 +51,23 @@ def files_under(path: Path) -> list[str]:
 #: The sweep's results store, made once its Dask workers are up (then they are inside runs).
 STORE = "results/commaware-results.json"
 
-# (id, command line with {in} for the inputs' folder, when to signal: seconds after the start, or
-# a second after a file appears); outputs go to the working directory.
+# (id, command line with {in} for the inputs' folder and @ for a space inside an argument, when to
+# signal: seconds after the start, or a second after a file appears); outputs go to the working directory.
 COMMANDS = [
     ("simulate-json", "simulate {in}/c64.json {in}/a2a.json --json", STARTED),
     ("simulate-files", "simulate {in}/c64.json {in}/a2a.json --messages msgs.parquet --gantt g.svg", STARTED),
     ("cosched-hybrid", "cosched run {in}/nas3000.json --policy hybrid --json --jobs-csv jobs.csv", STARTED),
     ("cosched-conservative", "cosched run {in}/nas3000.json --policy batch-conservative --json", STARTED),
+    ("cosched-compare", "cosched compare --nas-jobs 3000 --interarrival 20 --seeds 4 --policies hybrid,batch-conservative "
+                        "--json --plot fig.svg", STARTED),
     ("multicast-ecfp", "multicast schedule {in}/mc600.json --algorithm ecfp --json", STARTED),
     ("tiling-sweep", "tiling --space 16x16x65536 --procs 4x4 --sweep-z --json --plot sweep.svg", STARTED),
     ("reproduce-pool", "reproduce 003 --quick --json", STARTED),
     ("reproduce-report", "reproduce 002 --quick --out report", STARTED),
     ("sweep-serial", "sweep {in}/sweep.toml --serial --out results --json", STARTED),
+    # A query of 10^11 rows, inside DuckDB at the signal (which it looked at only now and then).
+    ("results-query", "results query {in}/store SELECT@sum(a.range*b.range)@FROM@range(100000)@a,@range(1000000)@b --json",
+     STARTED),
     # Two worker processes of a local Dask cluster, each inside a core call at the signal.
     ("sweep-dask", "sweep {in}/sweep.toml --workers 2 --out results --json", STORE),
     # While the local cluster's workers are still starting (or the first runs begin).
@@ -83,7 +92,7 @@ def test_ctrl_c_stops_a_long_command_at_once_with_exit_130_and_no_output(inputs,
     work, scratch = tmp_path / "work", tmp_path / "tmp"  # scratch: the temporary files (--json's document)
     work.mkdir()
     scratch.mkdir()
-    argv = [sys.executable, "-m", "commaware.cli", *line.replace("{in}", str(inputs)).split()]
+    argv = [sys.executable, "-m", "commaware.cli", *(word.replace("@", " ") for word in line.replace("{in}", str(inputs)).split())]
     proc = subprocess.Popen(argv, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "TMPDIR": str(scratch)})
     children: list[int] = []
