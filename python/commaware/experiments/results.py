@@ -393,6 +393,10 @@ def _interruptible(con: Any, call: Callable[[], T]) -> T:
         return call()
     except duckdb.InterruptException:
         raise KeyboardInterrupt from None
+    except RuntimeError as exc:  # DuckDB's own look at the signal, when it comes first
+        if "interrupted" in str(exc):
+            raise KeyboardInterrupt from None
+        raise
     finally:
         signal.set_wakeup_fd(previous)
         stop.set()
