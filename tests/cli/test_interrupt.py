@@ -24,7 +24,8 @@ STOP_LIMIT = 1.5
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> Path:
     """Big inputs, written once: a 64-rank trace of 3,000 alltoalls (12 million messages), a
-    3,000-job NAS-like workload, a 600-node all-to-all multicast instance, a sweep spec."""
+    3,000-job NAS-like workload, a 600-node all-to-all multicast instance, a sweep spec, an empty
+    results store."""
     d = tmp_path_factory.mktemp("interrupt-inputs")
     (d / "c64.json").write_text(json.dumps({
         "cluster": {"count": 64, "speed": 1e9, "cores": 2, "memory": 2**32},
@@ -33,6 +34,9 @@ def inputs(tmp_path_factory) -> Path:
     (d / "a2a.json").write_text(json.dumps({"ranks": [ops] * 64}))
     (d / "sweep.toml").write_text(f'command = "simulate"\n[fixed]\nplatform = "{d / "c64.json"}"\n'
                                   f'trace = "{d / "a2a.json"}"\n[grid]\nplacement = ["rrn", "rrp"]\n')
+    from commaware.experiments.results import open_store
+
+    open_store(d / "store", create=True)  # an empty results store: the query below needs no row
     for args in (["workload", "nas", "--jobs", "3000", "--interarrival", "20", "--seed", "1"],
                  ["multicast", "generate", "--nodes", "600", "--pattern", "all_to_all", "--sizes", "mixed", "-q"]):
         name = "nas3000.json" if args[0] == "workload" else "mc600.json"
@@ -44,31 +48,58 @@ def files_under(path: Path) -> list[str]:
     return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
 
 
-# (id, command line with {in} for the inputs' folder); outputs go to the working directory.
+#: The sweep's results store, made once its Dask workers are up (then they are inside runs).
+STORE = "results/commaware-results.json"
+
+# (id, command line with {in} for the inputs' folder and @ for a space inside an argument, when to
+# signal: seconds after the start, or a second after a file appears); outputs go to the working directory.
 COMMANDS = [
-    ("simulate-json", "simulate {in}/c64.json {in}/a2a.json --json"),
-    ("simulate-files", "simulate {in}/c64.json {in}/a2a.json --messages msgs.parquet --gantt g.svg"),
-    ("cosched-hybrid", "cosched run {in}/nas3000.json --policy hybrid --json --jobs-csv jobs.csv"),
-    ("cosched-conservative", "cosched run {in}/nas3000.json --policy batch-conservative --json"),
-    ("multicast-ecfp", "multicast schedule {in}/mc600.json --algorithm ecfp --json"),
-    ("tiling-sweep", "tiling --space 16x16x65536 --procs 4x4 --sweep-z --json --plot sweep.svg"),
-    ("reproduce-pool", "reproduce 003 --quick --json"),
-    ("reproduce-report", "reproduce 002 --quick --out report"),
-    ("sweep-serial", "sweep {in}/sweep.toml --serial --out results --json"),
+    ("simulate-json", "simulate {in}/c64.json {in}/a2a.json --json", STARTED),
+    ("simulate-files", "simulate {in}/c64.json {in}/a2a.json --messages msgs.parquet --gantt g.svg", STARTED),
+    ("cosched-hybrid", "cosched run {in}/nas3000.json --policy hybrid --json --jobs-csv jobs.csv", STARTED),
+    ("cosched-conservative", "cosched run {in}/nas3000.json --policy batch-conservative --json", STARTED),
+    ("cosched-compare", "cosched compare --nas-jobs 3000 --interarrival 20 --seeds 4 --policies hybrid,batch-conservative "
+                        "--json --plot fig.svg", STARTED),
+    ("multicast-ecfp", "multicast schedule {in}/mc600.json --algorithm ecfp --json", STARTED),
+    ("tiling-sweep", "tiling --space 16x16x65536 --procs 4x4 --sweep-z --json --plot sweep.svg", STARTED),
+    ("reproduce-pool", "reproduce 003 --quick --json", STARTED),
+    ("reproduce-report", "reproduce 002 --quick --out report", STARTED),
+    ("sweep-serial", "sweep {in}/sweep.toml --serial --out results --json", STARTED),
+    # A query of 10^11 rows, inside DuckDB at the signal (which it looked at only now and then).
+    ("results-query", "results query {in}/store SELECT@sum(a.range*b.range)@FROM@range(100000)@a,@range(1000000)@b --json",
+     STARTED),
+    # Two worker processes of a local Dask cluster, each inside a core call at the signal.
+    ("sweep-dask", "sweep {in}/sweep.toml --workers 2 --out results --json", STORE),
+    # While the local cluster's workers are still starting (or the first runs begin).
+    ("sweep-dask-starting", "sweep {in}/sweep.toml --workers 2 --out results --json", 1.0),
 ]
 
 
-@pytest.mark.parametrize("line", [c[1] for c in COMMANDS], ids=[c[0] for c in COMMANDS])
-def test_ctrl_c_stops_a_long_command_at_once_with_exit_130_and_no_output(inputs, tmp_path, line):
+def wait_for(work: Path, when: float | str, proc: subprocess.Popen[str]) -> None:
+    """Sleep until the signal is due: `when` seconds, or a second after the file `when` appears."""
+    if isinstance(when, float):
+        time.sleep(when)
+        return
+    deadline = time.monotonic() + 60
+    while not (work / when).exists():
+        assert proc.poll() is None and time.monotonic() < deadline, f"no {when}: {proc.communicate()}"
+        time.sleep(0.05)
+    time.sleep(1.0)
+
+
+@pytest.mark.parametrize("line,when", [c[1:] for c in COMMANDS], ids=[c[0] for c in COMMANDS])
+def test_ctrl_c_stops_a_long_command_at_once_with_exit_130_and_no_output(inputs, tmp_path, line, when):
     work, scratch = tmp_path / "work", tmp_path / "tmp"  # scratch: the temporary files (--json's document)
     work.mkdir()
     scratch.mkdir()
-    argv = [sys.executable, "-m", "commaware.cli", *line.replace("{in}", str(inputs)).split()]
+    argv = [sys.executable, "-m", "commaware.cli", *(word.replace("@", " ") for word in line.replace("{in}", str(inputs)).split())]
     proc = subprocess.Popen(argv, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "TMPDIR": str(scratch)})
+    children: list[int] = []
     try:
-        time.sleep(STARTED)
+        wait_for(work, when, proc)
         assert proc.poll() is None, f"finished before the signal: {proc.communicate()}"
+        children = descendants(proc.pid)
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=30)
@@ -83,10 +114,91 @@ def test_ctrl_c_stops_a_long_command_at_once_with_exit_130_and_no_output(inputs,
     assert stderr.endswith("\nerror: interrupted (Ctrl-C)\n") or stderr == "error: interrupted (Ctrl-C)\n", stderr[-2000:]
     assert stderr.count("error") == 1 and "Traceback" not in stderr, stderr[-2000:]
     assert stdout == ""
-    left = files_under(work)
-    if line.startswith("sweep"):
-        # The results store keeps the runs that finished (resumable); none had, and nothing partial is left.
-        assert left == ["results", "results/commaware-results.json", "results/rows"], left
-    else:
-        assert left == [], left
+    # A sweep's results store keeps the runs that finished (resumable); none had, so the store it
+    # made is gone too.
+    assert files_under(work) == []
     assert files_under(scratch) == []
+    assert left_running(children) == []  # Dask's workers and the like
+
+
+def left_running(pids: list[int], grace: float = 1.0) -> list[int]:
+    """Those of `pids` still running `grace` seconds from now (or as soon as none is)."""
+    deadline = time.monotonic() + grace
+    while True:
+        running = [pid for pid in pids if alive(pid)]
+        if not running or time.monotonic() > deadline:
+            return running
+        time.sleep(0.05)
+
+
+def descendants(pid: int) -> list[int]:
+    """The process ids under `pid` (children, theirs, ...), from /proc."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = [], [pid]
+    while frontier:
+        kids = [p for p, parent in parents.items() if parent in frontier]
+        found += kids
+        frontier = kids
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie, waiting for its parent or init to reap it, has stopped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+#: A stand-in for mpirun: answers --version, else starts a "rank" that sleeps, records both
+#: process ids and waits. Like mpirun, it gets no SIGINT of its own (`launch` starts it in a
+#: session of its own).
+FAKE_MPIRUN = """#!/bin/sh
+[ "$1" = --version ] && { echo "fake launcher"; exit 0; }
+sleep 120 &
+echo "$$ $!" >> "$FAKE_MPIRUN_PIDS"
+wait
+"""
+
+
+def test_ctrl_c_kills_the_mpiruns_of_measure_cosched_started_from_its_threads(tmp_path):
+    """`measure cosched` starts each job's mpirun from a thread of its pool; Python interrupts the
+    main thread only, so those mpiruns (and their ranks) must be killed for it, not waited for."""
+    fake, pids = tmp_path / "mpirun", tmp_path / "pids"
+    fake.write_text(FAKE_MPIRUN)
+    fake.chmod(0o755)
+    work = tmp_path / "work"
+    work.mkdir()
+    argv = [sys.executable, "-m", "commaware.cli", "measure", "cosched", "--jobs", "3", "--mpirun", str(fake), "--json"]
+    proc = subprocess.Popen(argv, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "FAKE_MPIRUN_PIDS": str(pids)})
+    launched: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(launched) < 6:  # three launchers, each with its rank
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+            launched = [int(p) for p in pids.read_text().split()] if pids.exists() else []
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in launched:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 130, (proc.returncode, stderr[-2000:])
+    assert took < STOP_LIMIT, f"{took:.2f} s to stop"
+    assert stderr.endswith("\nerror: interrupted (Ctrl-C)\n") and "Traceback" not in stderr, stderr[-2000:]
+    assert stdout == ""
+    assert left_running(launched) == []
+    assert files_under(work) == []

@@ -22,13 +22,14 @@ Quick use::
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import socket
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
 from .. import _core
 from .._errors import input_error
@@ -354,6 +355,58 @@ def select_statement(con: Any, path: str | os.PathLike[str], sql: str, field: st
     return statement
 
 
+T = TypeVar("T")
+
+
+def _interruptible(con: Any, call: Callable[[], T]) -> T:
+    """`call()`, a DuckDB call on `con`, stopped at once by Ctrl-C: the signal reaches Python's
+    handler only when the main thread is back in Python (DuckDB looks now and then, or never),
+    so a thread that wakes at the signal (Python's wakeup fd, written by the C handler) calls
+    `con.interrupt()`, and the call ends with KeyboardInterrupt."""
+    import signal
+    import socket
+    import threading
+
+    import duckdb
+
+    if threading.current_thread() is not threading.main_thread():
+        return call()
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            try:
+                data = reader.recv(64)
+            except OSError:
+                return
+            if not data or stop.is_set():
+                return
+            if signal.SIGINT in data:
+                con.interrupt()
+
+    watcher = threading.Thread(target=watch, name="duckdb interrupt", daemon=True)
+    watcher.start()
+    try:
+        return call()
+    except duckdb.InterruptException:
+        raise KeyboardInterrupt from None
+    except RuntimeError as exc:  # DuckDB's own look at the signal, when it comes first
+        if "interrupted" in str(exc):
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        signal.set_wakeup_fd(previous)
+        stop.set()
+        with contextlib.suppress(OSError):
+            writer.send(b"\0")
+        watcher.join()
+        reader.close()
+        writer.close()
+
+
 class QueryRows:
     """The rows of one query, read a batch at a time (never the whole result at once).
 
@@ -369,7 +422,7 @@ class QueryRows:
         try:
             statement = select_statement(self._con, path, sql)
             try:
-                self._con.execute(statement)
+                _interruptible(self._con, lambda: self._con.execute(statement))
             except duckdb.Error as exc:
                 raise _sql_error(path, "SQL", exc, self._files) from None
             description = self._con.description or []
@@ -387,7 +440,7 @@ class QueryRows:
         import duckdb
 
         try:
-            return self._con.fetchmany(n)
+            return _interruptible(self._con, lambda: self._con.fetchmany(n))
         except duckdb.Error as exc:
             raise _sql_error(self._path, "SQL", exc, self._files) from None
 
@@ -396,7 +449,7 @@ class QueryRows:
         import duckdb
 
         try:
-            return self._con.fetch_df()
+            return _interruptible(self._con, lambda: self._con.fetch_df())
         except duckdb.Error as exc:
             raise _sql_error(self._path, "SQL", exc, self._files) from None
 

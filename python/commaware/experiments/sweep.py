@@ -29,6 +29,7 @@ import json
 import math
 import os
 import re
+import tempfile
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -542,8 +543,45 @@ def make_cluster(jobqueue: str | None, options: Mapping[str, Any] | None = None,
         return start_jobqueue(jobqueue, options, jobs or 1, jobqueue_timeout)
     from distributed import LocalCluster
 
-    return LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                        dashboard_address=None, silence_logs=logging.ERROR)
+    from distributed.core import Status
+    from distributed.deploy.spec import SpecCluster
+
+    before, clusters = _children(), set(SpecCluster._instances)
+    try:
+        return LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                            dashboard_address=None, silence_logs=logging.ERROR)
+    except BaseException:  # Ctrl-C while the workers start: none is left behind, none is waited for
+        from multiprocessing import resource_tracker
+
+        # multiprocessing's resource tracker stays: it cleans up after the killed workers.
+        _kill_children(before | {getattr(resource_tracker._resource_tracker, "_pid", None) or 0})
+        for cluster in set(SpecCluster._instances) - clusters:  # half made: not closed again at exit
+            with contextlib.suppress(Exception):
+                cluster._loop_runner.stop()
+            cluster.status = Status.closed
+            for server in [getattr(cluster, "scheduler", None), *getattr(cluster, "_created", ())]:
+                with contextlib.suppress(Exception):  # their scratch folders, now (not at exit)
+                    server._workdir.release()
+        raise
+
+
+def _kill_workers(cluster: Any) -> None:
+    """Kill the worker processes of a LocalCluster (and theirs) at once, so that closing it waits
+    for no run inside a core call (a graceful close would, for seconds); their nannies are told
+    first not to start them again."""
+    import psutil  # type: ignore[import-untyped]
+    from distributed.core import Status
+
+    for nanny in {*getattr(cluster, "workers", {}).values(), *getattr(cluster, "_created", ())}:  # started or starting
+        pid = getattr(nanny, "pid", None)
+        if getattr(nanny, "status", None) in (Status.running, Status.starting, Status.init):
+            nanny.status = Status.closing_gracefully  # as close_gracefully() does, without its log line
+        if pid:
+            with contextlib.suppress(psutil.Error):
+                worker = psutil.Process(pid)
+                for process in [*worker.children(recursive=True), worker]:
+                    with contextlib.suppress(psutil.Error):
+                        process.kill()
 
 
 def _run_dask(client: Any, runs: list[RunSpec], store_path: str, code_version: str, workers: int,
@@ -623,15 +661,33 @@ def run(spec: str | os.PathLike[str] | Mapping[str, Any], out: str | os.PathLike
 
     advance(0)
     version = code_version()
+    made = not Path(out).exists()
+    new_store: list[Any] = []  # the store, if made by this sweep
     with contextlib.ExitStack() as stack:
+        # Unwound last, once the workers are gone: a store made now and left without a row is
+        # removed (no partial output); one with rows stays (resumable).
+        stack.push(lambda kind, *_: _remove_if_empty(new_store[0], made) if kind is not None and new_store else None)
         client = None
         if todo and not serial:
             from distributed import Client
 
+            # The local cluster's scratch files (Dask's locks, its workers' folders) in a folder
+            # of this sweep, removed after the cluster.
+            scratch = None if scheduler or jobqueue else stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="commaware-dask-", ignore_cleanup_errors=True))
+            if scratch is not None:
+                import dask
+
+                stack.enter_context(dask.config.set({"temporary-directory": scratch}))
             cluster = None if scheduler else stack.enter_context(
                 make_cluster(jobqueue, jobqueue_options, jobs, workers, jobqueue_timeout))
+            if cluster is not None and jobqueue is None:
+                # On Ctrl-C (or any error) the local workers are killed, then the cluster closed.
+                stack.push(lambda kind, *_: _kill_workers(cluster) if kind is not None else None)
             client = stack.enter_context(Client(scheduler if scheduler else cluster, timeout=CONNECT_TIMEOUT))
         store = open_store(out, create=True)
+        if not existing:
+            new_store.append(store)
         store.remove_stale_partials()
         if client is not None:
             n_workers = max(len(client.scheduler_info().get("workers", {})), workers or jobs or 1)
@@ -645,6 +701,24 @@ def run(spec: str | os.PathLike[str] | Mapping[str, Any], out: str | os.PathLike
     if compact:
         store.compact()
     return rows_of(store.path, parsed, ran=len(todo), stored=total - len(todo))
+
+
+def _remove_if_empty(store: Any, made: bool) -> None:
+    """Remove the results store that this sweep made, if it holds no row: the directory when the
+    sweep made it (`made`), else only what it put in it. A store with rows stays (resumable)."""
+    import shutil
+
+    store.remove_stale_partials()  # those of killed workers
+    if any(store.rows.glob("*.parquet")) or any(store.rows.glob(".*.partial")):
+        return
+    if made:
+        shutil.rmtree(store.path, ignore_errors=True)
+        return
+    for entry in list(store.path.iterdir()):
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
 
 
 def rows_of(path: str | os.PathLike[str], spec: Spec, ran: int = 0, stored: int = 0) -> pd.DataFrame:

@@ -263,14 +263,18 @@ def _run(policy: str, jobs: int, ranks: int, base_plan: dict[str, Any], cmd: lis
     if progress:
         print(f"commaware measure cosched: {policy}: {jobs} jobs x {ranks} ranks at once", file=sys.stderr, flush=True)
     t0 = time.monotonic()
-    with thread_pool(jobs) as pool:
-        futures = [pool.submit(one, j) for j in range(jobs)]
-        results, errors = [], []
-        for f in futures:
-            try:
-                results.append(f.result())
-            except MeasureError as exc:
-                errors.append(exc)
+    try:
+        with thread_pool(jobs) as pool:
+            futures = [pool.submit(one, j) for j in range(jobs)]
+            results, errors = [], []
+            for f in futures:
+                try:
+                    results.append(f.result())
+                except MeasureError as exc:
+                    errors.append(exc)
+    except BaseException:  # Ctrl-C reaches this thread only: the pool's mpiruns are killed too
+        mpi.stop_launched()
+        raise
     if errors:
         raise errors[0]
     makespan = time.monotonic() - t0

@@ -8,6 +8,7 @@ that a test replaces them in one place.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -15,6 +16,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections import deque
 from pathlib import Path
@@ -250,6 +252,24 @@ def worker_command(cmd: Sequence[str], ranks: int, flags: Sequence[str], module:
     return [*cmd, "-np", str(ranks), *flags, *extra, sys.executable, "-m", module, "--worker", str(plan), "--out", str(out)]
 
 
+#: The mpirun processes running now (each the leader of its process group), started by `launch`
+#: from any thread; `stop_launched` kills them all.
+_launched: set[subprocess.Popen[str]] = set()
+_launched_lock = threading.Lock()
+
+
+def stop_launched() -> None:
+    """Kill every mpirun started by `launch` that is still running, with its ranks (its process
+    group): on Ctrl-C, Python interrupts the main thread only, and mpirun, in a session of its
+    own, gets no SIGINT from the terminal; those launched from worker threads would run on."""
+    with _launched_lock:
+        running = list(_launched)
+    for proc in running:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, 9)
+
+
 def launch(cmd: list[str], out: Path, progress: bool, timeout: float | None) -> dict[str, Any]:
     """Run one mpirun command, echoing its output to stderr; the worker's document."""
     tail: deque[str] = deque(maxlen=20)
@@ -259,11 +279,12 @@ def launch(cmd: list[str], out: Path, progress: bool, timeout: float | None) -> 
                                 text=True, errors="replace", start_new_session=True)
     except OSError as exc:
         raise MeasureError(f"cannot start {cmd[0]}: {exc.strerror or exc}") from None
+    with _launched_lock:
+        _launched.add(proc)
     timed_out = False
     try:
         assert proc.stdout is not None
         if deadline is not None:
-            import threading
 
             def watchdog() -> None:
                 nonlocal timed_out
@@ -285,6 +306,9 @@ def launch(cmd: list[str], out: Path, progress: bool, timeout: float | None) -> 
             os.killpg(proc.pid, 9)
             proc.wait()
         raise
+    finally:
+        with _launched_lock:
+            _launched.discard(proc)
     last = "\n".join(f"  | {line}" for line in tail)
     if timed_out:
         raise MeasureError(f"mpirun did not finish within {timeout} s and was stopped; its last lines:\n{last}")
