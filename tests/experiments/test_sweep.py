@@ -398,7 +398,7 @@ policy = ["nls", 'hybrid']
     deep_dict: list = []
     for _ in range(DEEP):
         deep_dict = [deep_dict]
-    with pytest.raises(Exception, match=rf"<dict>: fixed\.jobs(\[0\])+: nested more than {sweep.MAX_SPEC_DEPTH} levels"):
+    with pytest.raises(Exception, match=rf"<dict>: fixed\.jobs[\[\]0]+(… \(\d+ characters\))?: nested more than {sweep.MAX_SPEC_DEPTH} levels"):
         sweep.load_spec({"command": "cosched.run", "fixed": {"jobs": deep_dict}})
 
 

@@ -222,10 +222,15 @@ def fail(message: str, code: int = EXIT_BAD_INPUT, *, markup: bool = False, emoj
     The message is text: rich markup (`[tag]`) and emoji codes (`:x:`) in it are shown as
     written, unless `markup` or `emoji` ask otherwise (`measure` and `trace` print their
     messages so, as they always have). A value longer than about 100 characters echoed in it is
-    cut, with its length (`_core.cut_long_values`, as the core's own messages)."""
+    cut, with its length (`_core.cut_long_values`, as the core's own messages); the file the
+    message starts with is not (a path is named whole, however deep)."""
+    import os
+
     from rich.markup import escape
 
-    message = _core.cut_long_values(message)
+    head, sep, rest = message.partition(": ")
+    named_file = bool(sep) and len(head) < 4096 and os.path.exists(head)
+    message = head + sep + _core.cut_long_values(rest) if named_file else _core.cut_long_values(message)
     err.print(f"[bold red]error:[/] {message if markup else escape(message)}", highlight=False, soft_wrap=True,
               emoji=emoji)
     sys.exit(code)
