@@ -24,7 +24,8 @@ STOP_LIMIT = 1.5
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> Path:
     """Big inputs, written once: a 64-rank trace of 3,000 alltoalls (12 million messages), a
-    3,000-job NAS-like workload, a 600-node all-to-all multicast instance, a sweep spec, an empty
+    3,000-job NAS-like workload, a
+    1.2-million-communication scheme, a 600-node all-to-all multicast instance, a sweep spec, an empty
     results store."""
     d = tmp_path_factory.mktemp("interrupt-inputs")
     (d / "c64.json").write_text(json.dumps({
@@ -36,6 +37,10 @@ def inputs(tmp_path_factory) -> Path:
                                   f'trace = "{d / "a2a.json"}"\n[grid]\nplacement = ["rrn", "rrp"]\n')
     from commaware.experiments.results import open_store
 
+    # 1.2 million communications in 40,000 complete bipartite 5 x 6 blocks, counted exactly under myrinet.
+    comms = [{"id": f"c{b}_{i}_{j}", "src": 11 * b + i, "dst": 11 * b + 5 + j}
+             for b in range(40_000) for i in range(5) for j in range(6)]
+    (d / "bip.json").write_text(json.dumps({"comms": comms}))
     open_store(d / "store", create=True)  # an empty results store: the query below needs no row
     for args in (["workload", "nas", "--jobs", "3000", "--interarrival", "20", "--seed", "1"],
                  ["multicast", "generate", "--nodes", "600", "--pattern", "all_to_all", "--sizes", "mixed", "-q"]):
@@ -56,6 +61,7 @@ STORE = "results/commaware-results.json"
 COMMANDS = [
     ("simulate-json", "simulate {in}/c64.json {in}/a2a.json --json", STARTED),
     ("simulate-files", "simulate {in}/c64.json {in}/a2a.json --messages msgs.parquet --gantt g.svg", STARTED),
+    ("penalties-myrinet", "penalties {in}/bip.json --model myrinet --json", STARTED),
     ("cosched-hybrid", "cosched run {in}/nas3000.json --policy hybrid --json --jobs-csv jobs.csv", STARTED),
     ("cosched-conservative", "cosched run {in}/nas3000.json --policy batch-conservative --json", STARTED),
     ("cosched-compare", "cosched compare --nas-jobs 3000 --interarrival 20 --seeds 4 --policies hybrid,batch-conservative "
