@@ -49,6 +49,14 @@ def inputs(tmp_path_factory) -> Path:
     return d
 
 
+def interrupt(proc: subprocess.Popen) -> tuple[str, str, float]:
+    """SIGINT to `proc`: its stdout, its stderr and the seconds it took to exit."""
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=30)
+    return stdout, stderr, time.monotonic() - sent
+
+
 def files_under(path: Path) -> list[str]:
     return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
 
@@ -106,10 +114,7 @@ def test_ctrl_c_stops_a_long_command_at_once_with_exit_130_and_no_output(inputs,
         wait_for(work, when, proc)
         assert proc.poll() is None, f"finished before the signal: {proc.communicate()}"
         children = descendants(proc.pid)
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=30)
-        took = time.monotonic() - sent
+        stdout, stderr, took = interrupt(proc)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -191,10 +196,7 @@ def test_ctrl_c_kills_the_mpiruns_of_measure_cosched_started_from_its_threads(tm
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.05)
             launched = [int(p) for p in pids.read_text().split()] if pids.exists() else []
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=30)
-        took = time.monotonic() - sent
+        stdout, stderr, took = interrupt(proc)
     finally:
         if proc.poll() is None:
             proc.kill()
