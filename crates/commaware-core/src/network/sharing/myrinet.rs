@@ -1100,7 +1100,7 @@ mod tests {
             c.ci95.1,
             50.0 * (c.ci95.1 - c.ci95.0) / c.sets
         );
-        assert_eq!(r, myrinet_penalties(&big, &opts)).unwrap();
+        assert_eq!(r, myrinet_penalties(&big, &opts).unwrap());
         assert!(dt < 1.0, "{dt}");
     }
 }
