@@ -7,3 +7,4 @@ pub mod interference_spec;
 pub mod platform;
 pub mod sharing;
 pub mod smpi;
+pub mod topology;

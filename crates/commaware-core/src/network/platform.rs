@@ -6,6 +6,7 @@
 //! host's memory bandwidth instead of its NIC.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -13,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{check_amount, check_seconds, try_with_capacity, Error, ErrorKind, Result};
 use crate::network::interference_spec::{Interference, InterferenceSpec};
 use crate::network::smpi::{SmpiSpec, SmpiTiming};
+use crate::network::topology::Topology;
 
 /// A homogeneous cluster shorthand: `count` identical hosts named `{prefix}{i}`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -267,6 +269,9 @@ pub struct Platform {
     pub network: NetworkSpec,
     /// `network.smpi`, parsed; `None` without one.
     pub smpi: Option<SmpiTiming>,
+    /// The fabric when it is not the star of `network` (issue 28); `None` is the star.
+    #[serde(skip)]
+    pub topology: Option<Arc<dyn Topology>>,
 }
 
 /// Largest size or count we accept: beyond 2^53 doubles no longer count bytes exactly.
@@ -449,7 +454,7 @@ impl Platform {
             }
         }
         let smpi = net.smpi.as_ref().map(SmpiTiming::from_spec).transpose()?;
-        Ok(Platform { hosts, network: net, smpi })
+        Ok(Platform { hosts, network: net, smpi, topology: None })
     }
 
     pub fn host_index(&self, name: &str) -> Option<usize> {

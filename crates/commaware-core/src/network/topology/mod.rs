@@ -1,0 +1,66 @@
+//! Network topologies beyond the star: the links of a fabric and the route between two
+//! of its end points (issue 28). SimGrid 3.32's routing zones are the reference
+//! (`src/kernel/routing/*Zone.cpp`); each implementation cites the file it follows.
+//!
+//! A platform without a topology is today's star (NIC up and down links per host, an
+//! optional backbone); the engine keeps its own fixed link numbering for it. A platform
+//! with one routes every inter-host transfer over `Topology::route`.
+
+use std::fmt::Debug;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+
+/// Index of a link in a topology's link table (0..link_count).
+pub type TopologyLink = u32;
+
+/// How concurrent flows share a link (SimGrid's `sharing_policy`). SPLITDUPLEX is not a
+/// kind of link: it is expanded into two SHARED links (`_UP`, `_DOWN`) when the
+/// topology is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum LinkSharing {
+    /// Flows share the bandwidth (max-min).
+    Shared,
+    /// Every flow may use the whole bandwidth; the link only caps each flow.
+    Fatpipe,
+}
+
+/// One link of a topology. Kept small (24 bytes): names are made on demand.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkInfo {
+    /// Bytes/s.
+    pub bandwidth: f64,
+    /// Seconds.
+    pub latency: f64,
+    pub sharing: LinkSharing,
+}
+
+/// An end point of a route inside one topology: one of its hosts (in SimGrid's host
+/// order) or its gateway router (a cluster's `{prefix}{id}_router{suffix}`, a zone's
+/// `gw_src`/`gw_dst`), through which nested zones reach it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Endpoint {
+    Host(u32),
+    Gateway,
+}
+
+/// A built topology: a link table and routes computed on demand (closed forms for
+/// clusters, cached shortest paths for graphs; never an all-pairs table).
+pub trait Topology: Debug + Send + Sync {
+    /// SimGrid's name of the topology kind: `flat`, `torus`, `fat_tree`, `dragonfly`,
+    /// `full`, `floyd`, `dijkstra`, `zones` (nested zones).
+    fn kind(&self) -> &'static str;
+    /// Number of hosts, numbered in SimGrid's host order.
+    fn host_count(&self) -> usize;
+    fn link_count(&self) -> usize;
+    fn link(&self, link: TopologyLink) -> LinkInfo;
+    /// The link's SimGrid name (e.g. `cluster_link_3_UP`, `cluster_limiter_5`).
+    fn link_name(&self, link: TopologyLink) -> String;
+    /// Append the links from `src` to `dst`, in the order a message crosses them, to
+    /// `out`, and return the route's latency (the sum of its links' latencies, as
+    /// SimGrid sums them). A host to itself gives its loopback link if the topology
+    /// has one, else no link. No route is an error naming both end points.
+    fn route(&self, src: Endpoint, dst: Endpoint, out: &mut Vec<TopologyLink>) -> Result<f64>;
+}
