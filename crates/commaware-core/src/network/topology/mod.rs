@@ -64,3 +64,55 @@ pub trait Topology: Debug + Send + Sync {
     /// has one, else no link. No route is an error naming both end points.
     fn route(&self, src: Endpoint, dst: Endpoint, out: &mut Vec<TopologyLink>) -> Result<f64>;
 }
+
+/// The `topology` attribute of a SimGrid `<cluster>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ClusterKind {
+    Flat,
+    Torus,
+    FatTree,
+    Dragonfly,
+}
+
+/// A SimGrid `<cluster>` (XML_reference.rst), as both the XML reader and our JSON
+/// `network.topology` fill it. Units are already converted: bytes/s, seconds, flop/s.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterParams {
+    pub id: String,
+    pub prefix: String,
+    pub suffix: String,
+    /// `radical` as inclusive ranges in document order (`0-3,8,10-11`); hosts are
+    /// `prefix + number + suffix` for each number in order. Kept as ranges so a
+    /// radical of 10^9 hosts is a limit error before anything is allocated.
+    pub radical: Vec<(u64, u64)>,
+    /// Flop/s of each host (the first power state).
+    pub speed: f64,
+    pub cores: u32,
+    /// The private links of the hosts (`bw`, `lat`, `sharing_policy`: SPLITDUPLEX by
+    /// default, or SHARED or FATPIPE).
+    pub bandwidth: f64,
+    pub latency: f64,
+    pub sharing: ClusterLinkSharing,
+    pub kind: ClusterKind,
+    /// `topo_parameters`, verbatim (`"2;4,4;1,2;1,2"`, `"3,3,2"`, ...).
+    pub topo_parameters: String,
+    /// `bb_bw`, `bb_lat`, `bb_sharing_policy` (SHARED or FATPIPE): the backbone, if any.
+    pub backbone: Option<(f64, f64, LinkSharing)>,
+    /// `limiter_link`: bandwidth of a per-host FATPIPE link capping its in and out traffic.
+    pub limiter_bandwidth: Option<f64>,
+    /// `loopback_bw`, `loopback_lat`: a FATPIPE link for a host talking to itself.
+    pub loopback: Option<(f64, f64)>,
+    /// `router_id`, if given; else SimGrid's `{prefix}{id}_router{suffix}`.
+    pub router_id: Option<String>,
+}
+
+/// `sharing_policy` of a cluster's private links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ClusterLinkSharing {
+    /// Separate UP and DOWN links (SimGrid's default).
+    Splitduplex,
+    Shared,
+    Fatpipe,
+}
