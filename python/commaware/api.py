@@ -68,7 +68,8 @@ def read_text_file(path: Path, error: type[_core.InputError], *, decompress: boo
     and the limit, as soon as the text exceeds COMMAWARE_MAX_INPUT_BYTES (with the `used`
     bytes of the trace's other files) or, unless the text is a JSON document
     (it starts with `{` or `[`), a line exceeds COMMAWARE_MAX_LINE_BYTES: a small archive
-    holding gigabytes costs no more than the limits. A leading byte-order mark is dropped;
+    holding gigabytes costs no more than the limits, and a NUL byte (a file of zeros, a binary
+    file) stops it at once. A leading byte-order mark is dropped;
     `lenient` shows bytes that are not UTF-8 as U+FFFD instead of refusing them."""
     name = str(path)
     max_total = input_limit(MAX_INPUT_ENV, MAX_INPUT_DEFAULT)
@@ -92,6 +93,11 @@ def read_text_file(path: Path, error: type[_core.InputError], *, decompress: boo
             line, carry = 1, 0  # the current line's number and the bytes of it read so far
             step = min(_CHUNK, max_line)
             while chunk := stream.read(step):
+                # No text holds a NUL byte: a file of zeros (the usual decompression bomb, or a
+                # binary file) stops at its first chunk, whatever its format.
+                nul = chunk.find(0)
+                if nul >= 0:
+                    raise bad("", f"byte {len(buf) + nul} is NUL: not a text file")
                 buf += chunk
                 if used + len(buf) > max_total:
                     what = "once decompressed " if opener is not open else ""

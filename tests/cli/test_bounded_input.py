@@ -47,30 +47,44 @@ def one_error_line(output: str) -> str:
     return lines[0]
 
 
-def zeros_member(opener, size: int) -> bytes:
-    """One compressed member (gzip) or stream (xz) of `size` NUL bytes."""
+def member(opener, size: int, byte: bytes = b"\0") -> bytes:
+    """One compressed member (gzip) or stream (xz) of `size` copies of `byte`."""
     import io
 
     buf = io.BytesIO()
     with opener(buf, "wb") as f:
-        f.write(b"\0" * size)
+        f.write(byte * size)
     return buf.getvalue()
 
 
-@pytest.mark.parametrize("suffix,opener", [(".gz", gzip.open), (".xz", lzma.open)])
-def test_a_decompression_bomb_stops_within_seconds_and_megabytes(tmp_path, suffix, opener):
-    # 5 GiB of zeros: 80 copies of a 64 MiB member (gzip and xz read concatenated members as
-    # one stream), a few MB on disk, made in well under a second.
-    member = zeros_member(opener, 64 << 20)
-    bomb = tmp_path / f"bomb.txt{suffix}"
-    with open(bomb, "wb") as f:
+def bomb_file(path, opener, byte: bytes, head: bytes = b""):
+    """5 GiB of `byte` after `head`: 80 copies of a 64 MiB member (gzip and xz read
+    concatenated members as one stream), a few MB on disk, made in well under a second."""
+    one = member(opener, 64 << 20, byte)
+    with open(path, "wb") as f:
+        if head:
+            f.write(member(opener, 1, head))
         for _ in range(80):
-            f.write(member)
-    assert bomb.stat().st_size < 8 << 20
+            f.write(one)
+    assert path.stat().st_size < 8 << 20
+    return path
+
+
+@pytest.mark.parametrize("suffix,opener", [(".gz", gzip.open), (".xz", lzma.open)])
+@pytest.mark.parametrize("name,byte,head,expected", [
+    # Zeros, the usual bomb, in a line-oriented trace and in a JSON document (exempt from the
+    # line limit): no text holds a NUL byte, so the first chunk stops it.
+    ("bomb.txt", b"\0", b"", "byte 0 is NUL: not a text file"),
+    ("bomb.json", b"\0", b'{"ranks": ', "byte 10 is NUL: not a text file"),
+    # Text without a newline: the line limit.
+    ("bomb.txt", b"x", b"", "line 1: longer than 16 MiB (the limit; COMMAWARE_MAX_LINE_BYTES raises it)"),
+])
+def test_a_decompression_bomb_stops_within_seconds_and_megabytes(tmp_path, suffix, opener, name, byte, head, expected):
+    bomb = bomb_file(tmp_path / f"{name}{suffix}", opener, byte, head)
     code, seconds, rss_mib, output = measured_cli("simulate", PLATFORM, bomb)
     line = one_error_line(output)
     assert code == 2
-    assert f"{bomb}: line 1: longer than 16 MiB (the limit; COMMAWARE_MAX_LINE_BYTES raises it)" in line
+    assert f"{bomb}: {expected}" in line
     assert seconds < 20, seconds  # before: 12 s (.gz), 28 s (.xz), then MemoryError at 3.7 GB
     assert rss_mib < 250, rss_mib
 

@@ -523,8 +523,15 @@ def test_myrinet_count_beyond_a_float_is_given_by_its_log(tmp_path):
     proc = run_cli("penalties", path, "--model", "myrinet", "--limit", "1")
     assert proc.returncode == 0, proc.stderr
     assert f"state sets: about 10^{110 * math.log10(720):.2f} (exact)" in proc.stdout
-    # 107 blocks, 720^107 ≈ 10^305.9, still fit: the exact integer.
+    # 107 blocks, 720^107 ≈ 10^305.9, still fit: the exact integer, in the API and in the
+    # document the core writes for --json (306 digits, beyond any machine integer).
     assert penalties(scheme(*arcs[:107 * 30]), "myrinet").state_sets == 720 ** 107
+    path.write_text(json.dumps(scheme(*arcs[:107 * 30])))
+    proc = run_cli("penalties", path, "--model", "myrinet", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["state_sets"] == 720 ** 107 and doc["components"][106]["state_sets"] == 720
+    assert list(doc["penalties"]) == [f"c{k}" for k in range(107 * 30)]  # the scheme's order
 
 
 # -- 7. bad input -----------------------------------------------------------------------

@@ -15,9 +15,11 @@ pub(crate) fn sharing_models() -> Vec<&'static str> {
 /// Analyse a communication scheme (paper 004) under a sharing model: a dict of columns
 /// (`ids`, `src`, `dst`, `bytes`, `delta_out`, `delta_in`, `conflicts` as class-name
 /// lists, `penalties`), `model`, `parameters` and, for Myrinet, `components` (each with
-/// `comms`, `exact`, `sets`, `sets_exact` as a decimal string or None, `ci95`).
+/// `comms`, `exact`, `sets`, `sets_exact` as a decimal string or None, `ci95`) and
+/// `state_set_count`; always `report_json`, the `penalties --json` document. With
+/// `json_only`, only `report_json`.
 #[pyfunction]
-#[pyo3(signature = (text, source, format="json", model="gige", params=Vec::new()))]
+#[pyo3(signature = (text, source, format="json", model="gige", params=Vec::new(), json_only=false))]
 pub(crate) fn scheme_penalties<'py>(
     py: Python<'py>,
     text: &str,
@@ -25,7 +27,9 @@ pub(crate) fn scheme_penalties<'py>(
     format: &str,
     model: &str,
     params: Vec<(String, f64)>,
+    json_only: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
+    use commaware_core::network::sharing::penalty_report::{report_json, StateSets};
     use commaware_core::network::sharing::penalty::{analyze, class_names, PenaltyModel, Scheme, Side};
     let text = text.to_owned();
     let (scheme, m, a) = interruptible(py, || {
@@ -38,7 +42,14 @@ pub(crate) fn scheme_penalties<'py>(
         let a = analyze(&scheme.comms, m.as_ref())?;
         Ok((scheme, m, a))
     })?;
+    // The --json document, and the state-set count it gives (the exact one as decimal digits).
+    let parameters = m.as_ref().map(|m| m.parameters()).unwrap_or_default();
+    let json = py.allow_threads(|| report_json(model, &parameters, &scheme, &a));
     let d = PyDict::new(py);
+    d.set_item("report_json", json)?;
+    if json_only {
+        return Ok(d);
+    }
     d.set_item("model", model)?;
     let parameters = PyDict::new(py);
     for (k, v) in m.as_ref().map(|m| m.parameters()).unwrap_or_default() {
@@ -74,6 +85,16 @@ pub(crate) fn scheme_penalties<'py>(
         })
         .collect::<PyResult<Vec<_>>>()?;
     d.set_item("components", comps)?;
+    if model == "myrinet" {
+        let sets = StateSets::of(&a);
+        let summary = PyDict::new(py);
+        summary.set_item("exact", sets.exact)?;
+        summary.set_item("value", sets.value)?;
+        summary.set_item("log10", sets.log10)?;
+        summary.set_item("estimated", sets.estimated)?;
+        summary.set_item("estimator_failed", sets.estimator_failed)?;
+        d.set_item("state_set_count", summary)?;
+    }
     Ok(d)
 }
 

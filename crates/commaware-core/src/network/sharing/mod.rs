@@ -12,6 +12,7 @@ mod maxmin;
 pub mod myrinet;
 pub mod penalized;
 pub mod penalty;
+pub mod penalty_report;
 
 pub use contention_free::ContentionFree;
 pub use maxmin::MaxMin;
