@@ -358,53 +358,68 @@ def select_statement(con: Any, path: str | os.PathLike[str], sql: str, field: st
 T = TypeVar("T")
 
 
-def _interruptible(con: Any, call: Callable[[], T]) -> T:
-    """`call()`, a DuckDB call on `con`, stopped at once by Ctrl-C: the signal reaches Python's
+class _Interrupter:
+    """While open, Ctrl-C stops a DuckDB call on `con` at once: the signal reaches Python's
     handler only when the main thread is back in Python (DuckDB looks now and then, or never),
     so a thread that wakes at the signal (Python's wakeup fd, written by the C handler) calls
-    `con.interrupt()`, and the call ends with KeyboardInterrupt."""
-    import signal
-    import socket
-    import threading
+    `con.interrupt()`, and the call (`run`) ends with KeyboardInterrupt. One watcher thread for
+    all the calls of a query, however many batches it is read in; off the main thread, nothing
+    to watch (signals only reach the main thread)."""
 
-    import duckdb
+    def __init__(self, con: Any) -> None:
+        import signal
+        import socket
+        import threading
 
-    if threading.current_thread() is not threading.main_thread():
-        return call()
-    reader, writer = socket.socketpair()
-    writer.setblocking(False)
-    previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
-    stop = threading.Event()
+        self._con = con
+        self._watcher: threading.Thread | None = None
+        if threading.current_thread() is not threading.main_thread():
+            return
+        self._reader, self._writer = socket.socketpair()
+        self._writer.setblocking(False)
+        self._previous = signal.set_wakeup_fd(self._writer.fileno(), warn_on_full_buffer=False)
+        self._stop = threading.Event()
+        self._watcher = threading.Thread(target=self._watch, name="duckdb interrupt", daemon=True)
+        self._watcher.start()
 
-    def watch() -> None:
-        while not stop.is_set():
+    def _watch(self) -> None:
+        import signal
+
+        while not self._stop.is_set():
             try:
-                data = reader.recv(64)
+                data = self._reader.recv(64)
             except OSError:
                 return
-            if not data or stop.is_set():
+            if not data or self._stop.is_set():
                 return
             if signal.SIGINT in data:
-                con.interrupt()
+                self._con.interrupt()
 
-    watcher = threading.Thread(target=watch, name="duckdb interrupt", daemon=True)
-    watcher.start()
-    try:
-        return call()
-    except duckdb.InterruptException:
-        raise KeyboardInterrupt from None
-    except RuntimeError as exc:  # DuckDB's own look at the signal, when it comes first
-        if "interrupted" in str(exc):
+    def run(self, call: Callable[[], T]) -> T:
+        import duckdb
+
+        try:
+            return call()
+        except duckdb.InterruptException:
             raise KeyboardInterrupt from None
-        raise
-    finally:
-        signal.set_wakeup_fd(previous)
-        stop.set()
+        except RuntimeError as exc:  # DuckDB's own look at the signal, when it comes first
+            if "interrupted" in str(exc):
+                raise KeyboardInterrupt from None
+            raise
+
+    def close(self) -> None:
+        import signal
+
+        if self._watcher is None:
+            return
+        signal.set_wakeup_fd(self._previous)
+        self._stop.set()
         with contextlib.suppress(OSError):
-            writer.send(b"\0")
-        watcher.join()
-        reader.close()
-        writer.close()
+            self._writer.send(b"\0")
+        self._watcher.join()
+        self._reader.close()
+        self._writer.close()
+        self._watcher = None
 
 
 class QueryRows:
@@ -419,15 +434,16 @@ class QueryRows:
 
         self._path = path
         self._con, self._files = _connect(path)
+        self._interrupter = _Interrupter(self._con)
         try:
             statement = select_statement(self._con, path, sql)
             try:
-                _interruptible(self._con, lambda: self._con.execute(statement))
+                self._interrupter.run(lambda: self._con.execute(statement))
             except duckdb.Error as exc:
                 raise _sql_error(path, "SQL", exc, self._files) from None
             description = self._con.description or []
         except BaseException:
-            self._con.close()
+            self.close()
             raise
         self.columns: list[str] = [d[0] for d in description]
         self.types: list[str] = [str(d[1]) for d in description]
@@ -440,7 +456,7 @@ class QueryRows:
         import duckdb
 
         try:
-            return _interruptible(self._con, lambda: self._con.fetchmany(n))
+            return self._interrupter.run(lambda: self._con.fetchmany(n))
         except duckdb.Error as exc:
             raise _sql_error(self._path, "SQL", exc, self._files) from None
 
@@ -449,11 +465,12 @@ class QueryRows:
         import duckdb
 
         try:
-            return _interruptible(self._con, lambda: self._con.fetch_df())
+            return self._interrupter.run(lambda: self._con.fetch_df())
         except duckdb.Error as exc:
             raise _sql_error(self._path, "SQL", exc, self._files) from None
 
     def close(self) -> None:
+        self._interrupter.close()
         self._con.close()
 
     def __enter__(self) -> QueryRows:
