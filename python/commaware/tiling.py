@@ -166,23 +166,23 @@ def analyze(space: Sequence[int], procs: Sequence[int], tile_height: int, *, t_c
 
 
 def sweep(space: Sequence[int], procs: Sequence[int], *, heights: Sequence[int] | None = None,
-          progress: Callable[[int, int, int], None] | None = None,
-          starting: Callable[[int, int, int], None] | None = None, **kwargs: Any) -> dict[str, Any]:
+          progress: Callable[[int, int, int | None], None] | None = None, **kwargs: Any) -> dict[str, Any]:
     """`analyze` at every tile height (default: the divisors of DIMZ up to DIMZ / max p,
     §5.4), with the best z of each time column; with `sci`, also eq. (7)'s closed-form
-    z_opt and T_min (`z_opt_sci`, `T_min_sci`). `starting(k, n, z)` is called before the
-    k-th of n heights, `progress(k, n, z)` after it; `on_progress` (see `analyze`) within one."""
+    z_opt and T_min (`z_opt_sci`, `T_min_sci`). `progress(done, n, z)` is called as each of the
+    n heights starts (`done` of them finished, `z` the one starting) and once at the end (`done`
+    = n, `z` None); `on_progress` (see `analyze`) reports within one height."""
     mapping = kwargs.get("mapping")
     zs = list(heights) if heights is not None else _core_call(_core.tiling_sweep_heights, list(space), list(procs), mapping)
     if not zs:
         raise input_error(_core.OptionsError, "--sweep-z", "", "no tile height divides the mapping dimension up to DIMZ / max p")
     rows = []
     for i, z in enumerate(zs):
-        if starting is not None:
-            starting(i + 1, len(zs), z)
-        rows.append(analyze(space, procs, z, **kwargs))
         if progress is not None:
-            progress(i + 1, len(zs), z)
+            progress(i, len(zs), z)
+        rows.append(analyze(space, procs, z, **kwargs))
+    if progress is not None:
+        progress(len(zs), len(zs), None)
     doc: dict[str, Any] = {"space": list(space), "procs": list(procs), "rows": rows, "best": {}}
     for col in ("T_block", "T_overlap", "T_sci", "sim_block", "sim_overlap"):
         if col in rows[0]:

@@ -114,13 +114,16 @@ def tiling_cmd(space: str, procs: Optional[str], tile_height: Optional[int], swe
                 doc = tl.analyze(dims, grid, tile_height, **kwargs)
             else:
 
-                def starting(i: int, n: int, z: int) -> None:
+                def height(done: int, n: int, z: int | None) -> None:
+                    if z is None:
+                        progress.update(done, n)
+                        return
                     current[0] = z
                     tiles = dims[m if m is not None else dims.index(max(dims))] // z
                     what = "formulas" if no_simulate else f"simulating {tiles:,} tiles per rank"
-                    progress.update(i - 1, n, f"z = {z}: {what}")
+                    progress.update(done, n, f"z = {z}: {what}")
 
-                doc = tl.sweep(dims, grid, starting=starting, progress=lambda i, n, z: progress.update(i, n), **kwargs)
+                doc = tl.sweep(dims, grid, progress=height, **kwargs)
             if plot:
                 tl.plot_sweep(doc, plot)
     if as_json:
