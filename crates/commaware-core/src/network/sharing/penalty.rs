@@ -165,6 +165,16 @@ impl Default for LocalScratch {
     }
 }
 
+/// Whether node `i`'s cached side is stale in `epoch` (growing the cache to hold it); it is
+/// marked current, so the caller computes it now.
+fn stale<T: Clone + Default>(marks: &mut Vec<u32>, values: &mut Vec<T>, i: usize, epoch: u32) -> bool {
+    if marks.len() <= i {
+        marks.resize(i + 1, 0);
+        values.resize(i + 1, T::default());
+    }
+    std::mem::replace(&mut marks[i], epoch) != epoch
+}
+
 impl LocalScratch {
     /// Drop every aggregate (the graph changed).
     pub fn forget(&mut self) {
@@ -179,31 +189,21 @@ impl LocalScratch {
 
     fn send_side<A: Adjacency>(&mut self, a: &A, s: u32) -> SendSide {
         let i = s as usize;
-        if self.send_mark.len() <= i {
-            self.send_mark.resize(i + 1, 0);
-            self.send.resize(i + 1, SendSide::default());
-        }
-        if self.send_mark[i] != self.epoch {
+        if stale(&mut self.send_mark, &mut self.send, i, self.epoch) {
             let out = a.outgoing(s);
             let (max_in, card) = max_and_count(out.iter().map(|&k| a.incoming(a.ends(k).1).len()));
             let busy = |k: &u32| a.incoming(a.ends(*k).1).len() > 2;
             self.send[i] = SendSide { max_in, card, to_busy: out.iter().any(busy), to_quiet: !out.iter().all(busy) };
-            self.send_mark[i] = self.epoch;
         }
         self.send[i]
     }
 
     fn recv_side<A: Adjacency>(&mut self, a: &A, d: u32, with_senders: bool) -> RecvSide {
         let i = d as usize;
-        if self.recv_mark.len() <= i {
-            self.recv_mark.resize(i + 1, 0);
-            self.recv.resize(i + 1, RecvSide::default());
-        }
-        if self.recv_mark[i] != self.epoch {
+        if stale(&mut self.recv_mark, &mut self.recv, i, self.epoch) {
             let inn = a.incoming(d);
             let (max_out, card) = max_and_count(inn.iter().map(|&k| a.outgoing(a.ends(k).0).len()));
             self.recv[i] = RecvSide { max_out, card, start: 0, len: usize::MAX };
-            self.recv_mark[i] = self.epoch;
         }
         if with_senders && self.recv[i].len == usize::MAX {
             self.scratch.clear();
