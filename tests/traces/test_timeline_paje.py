@@ -138,3 +138,20 @@ def test_an_unwritable_timeline_is_one_error_naming_it(cli, tmp_path):
     proc = cli("simulate", EXAMPLES / "cluster16.json", EXAMPLES / "ring.json", "--timeline", out)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith(f"error: {out}: cannot write: ") and proc.stderr.count("\n") == 1
+
+
+def test_the_api_writes_a_timeline_and_removes_it_when_the_run_fails(tmp_path):
+    import commaware
+
+    out = tmp_path / "api.trace"
+    result = commaware.simulate(EXAMPLES / "cluster16.json", ring_trace(3), timeline=out, record_messages=False)
+    lines = out.read_text().splitlines()
+    assert sum(line.startswith("15 ") for line in lines) == result.message_stats["count"] == 3
+    assert sum(line.startswith("12 ") for line in lines) == 3 + 2 + 2
+    failed = tmp_path / "failed.paje"
+    with pytest.raises(commaware.DeadlockError):
+        commaware.simulate(EXAMPLES / "cluster16.json", {"ranks": [[], [{"op": "recv", "src": 0}]]}, timeline=failed)
+    assert not failed.exists()
+    with pytest.raises(commaware.OptionsError, match=r"a timeline is written to a \.paje, \.trace file"):
+        commaware.simulate(EXAMPLES / "cluster16.json", ring_trace(3), timeline=tmp_path / "run.txt")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["api.trace"]
