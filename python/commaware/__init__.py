@@ -26,7 +26,7 @@ from ._core import (
     WorkloadError,
     __version__,
 )
-from .api import CommMatrix, Platform, Result, Trace, load_platform, load_trace, simulate, summarize_trace
+from .api import CommMatrix, Platform, Result, Trace, load_platform, load_trace, simulate, summarize_trace, timeline_extensions
 
 __all__ = [
     "CommMatrix",
@@ -50,4 +50,5 @@ __all__ = [
     "load_trace",
     "simulate",
     "summarize_trace",
+    "timeline_extensions",
 ]

@@ -8,7 +8,7 @@ __all__ = [
     "multicast_load", "multicast_schedule", "multicast_check", "multicast_execute", "multicast_generate",
     "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "load_trace", "load_trace_ti_ranks", "export_ti",
     "trace_summary", "trace_summary_schema",
-    "simulate", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements", "stop_running_calls", "cut_long_values",
+    "simulate", "timeline_extensions", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements", "stop_running_calls", "cut_long_values",
     "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "kernel_run", "kernel_task", "__version__",
     "TileBlock", "tiling_sequential",
     "taskfarm", "TASKFARM_ALGORITHMS", "COLLECTIVE_ALGORITHMS",
@@ -116,6 +116,8 @@ def simulate(
     params: list[tuple[str, float]] = ...,
     coll: str | None = None,
     smpi: str | None = None,
+    timeline_path: str | None = None,
+    timeline_as: str | None = None,
 ) -> SimResult: ...
 def scheme_penalties(
     text: str, source: str, format: str = "json", model: str = "gige", params: list[tuple[str, float]] = ...,
@@ -124,6 +126,7 @@ def scheme_penalties(
 def scheme_schema() -> str: ...
 def model_parameters(model: str) -> list[str]: ...
 def platform_schema() -> str: ...
+def timeline_extensions() -> list[str]: ...
 def kernel_run(seconds: float, n: int = 1024, k: int = 1, seed: int = 0) -> tuple[bytes, int]:
     """Paper 000 §2's task (k diagonals of A², A n×n i32) back to back for `seconds`, GIL
     released: (completion times in s since the start as little-endian f64 bytes, checksum)."""
