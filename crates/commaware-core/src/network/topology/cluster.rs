@@ -28,6 +28,8 @@ use std::sync::Arc;
 use crate::error::{check_amount, Error, ErrorKind, Result};
 use crate::network::platform::MAX_HOSTS;
 
+pub mod spec;
+pub use spec::TopologySpec;
 
 use super::{ClusterKind, ClusterLinkSharing, ClusterParams, Endpoint, LinkInfo, LinkSharing, Topology, TopologyLink};
 
@@ -623,6 +625,18 @@ impl FatTree {
             if cables > MAX_LINKS as u128 {
                 return Err(too_big());
             }
+        }
+        // Switch limiters are named after the switch ids, 2n - 1 counting down: with more
+        // switches than hosts they take the names of host limiters, and SimGrid 3.32 stops
+        // ("Link ... declared several times").
+        if c.limiter.is_some() && switches > c.n as u64 {
+            return Err(err(
+                "limiter_link",
+                format!(
+                    "fat tree `{params}` has {switches} switches for {} hosts: SimGrid 3.32 names switch limiters after switch ids, which then collide with host limiters; it refuses this platform",
+                    c.n
+                ),
+            ));
         }
         let host_links = c.n as u128 * c.host_stride() as u128;
         let switch_limiters = if c.limiter.is_some() { switches as u128 } else { 0 };

@@ -14,7 +14,7 @@ use crate::error::Result;
 
 pub mod cluster;
 
-pub use cluster::{build_cluster, build_cluster_with, cluster_host_names, cluster_router_name, DragonflyRouting};
+pub use cluster::{build_cluster, build_cluster_with, cluster_host_names, cluster_router_name, DragonflyRouting, TopologySpec};
 
 /// Index of a link in a topology's link table (0..link_count).
 pub type TopologyLink = u32;

@@ -114,6 +114,10 @@ fn parameter_errors_name_the_field_and_reason() {
     assert!(e.to_string().contains("at most 1048576"), "{e}");
     assert!(build_cluster(&p).is_err());
     assert!(t0.elapsed().as_secs_f64() < 0.1);
+    let mut f = params(ClusterKind::FatTree, "3;2,2,2;1,2,2;1,2,1", 8);
+    f.limiter_bandwidth = Some(1e8);
+    let e = build_cluster(&f).unwrap_err();
+    assert!(e.to_string().contains("12 switches for 8 hosts"), "{e}");
     p.radical = vec![(0, 3), (3, 4)];
     assert!(build_cluster(&p).unwrap_err().to_string().contains("number 3 appears twice"));
 }
