@@ -197,6 +197,17 @@ class Platform:
     def __len__(self) -> int:
         return len(self._core)
 
+    def route(self, src: str, dst: str) -> tuple[float, list[tuple[str, float, float, str]]]:
+        """The route from host `src` to host `dst` over the platform's `network.topology`: its
+        latency (s) and its links in order, each (name, bandwidth B/s, latency s, sharing).
+        PlatformError without a topology or for an unknown host."""
+        return _core.platform_route(self._core, src, dst, self.source)
+
+    def links(self) -> list[tuple[str, float, float, str]]:
+        """Every link of the platform's `network.topology`: (name, bandwidth B/s, latency s,
+        sharing). PlatformError without a topology."""
+        return _core.platform_links(self._core)
+
     def __repr__(self) -> str:
         return f"Platform({self.source!r}, hosts={len(self)}, model={self.model!r})"
 

@@ -4,7 +4,7 @@
 //!
 //! One module per domain of the core, each converting only: [`errors`] (the one error
 //! type across the boundary), [`convert`] (shared conversions), [`simulation`]
-//! (platforms, traces, replay), [`traces`] (SimGrid TI in and out), [`sharing`]
+//! (platforms, traces, replay), [`topology`] (a platform's fabric: routes, links), [`traces`] (SimGrid TI in and out), [`sharing`]
 //! (paper 004's schemes), [`taskfarm`] (paper 000), [`tiling`] (paper 001), [`cosched`]
 //! (paper 002), [`multicast`] (paper 003). The module function below lists everything
 //! Python sees; `python/commaware/_core.pyi` types it (checked by stubtest).
@@ -17,6 +17,7 @@ mod sharing;
 mod simulation;
 mod taskfarm;
 mod tiling;
+mod topology;
 mod traces;
 
 use commaware_core::mpi::ops::OP_NAMES;
@@ -57,6 +58,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<simulation::SimResult>()?;
     m.add_function(wrap_pyfunction!(simulation::load_platform, m)?)?;
     m.add_function(wrap_pyfunction!(simulation::load_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(topology::platform_route, m)?)?;
+    m.add_function(wrap_pyfunction!(topology::platform_links, m)?)?;
     m.add_function(wrap_pyfunction!(traces::load_trace_ti_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(traces::export_ti, m)?)?;
     m.add_function(wrap_pyfunction!(traces::trace_summary, m)?)?;

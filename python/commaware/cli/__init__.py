@@ -9,8 +9,8 @@ from typing import Any
 import click
 
 from .. import _core
-from . import (cosched, interference, measure, multicast, reproduce, schema, sharing, simulate, sweep, taskfarm,
-               throughput, tiling, trace)
+from . import (cosched, interference, measure, multicast, platform, reproduce, schema, sharing, simulate, sweep,
+               taskfarm, throughput, tiling, trace)
 from .common import EXIT_INTERRUPTED, err, fail
 
 
@@ -47,6 +47,8 @@ def main() -> None:
 for command in (
     # The engine: replay traces on platforms, the examples, the input formats.
     simulate.simulate_cmd, simulate.demo_cmd, schema.schema_cmd,
+    # Platforms: the routes of a network topology.
+    platform.platform_group,
     # The papers' reproduction checks and their report.
     reproduce.reproduce_cmd,
     # Paper 003: multiple multicast.

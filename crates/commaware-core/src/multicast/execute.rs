@@ -79,6 +79,7 @@ pub fn to_platform_and_trace(instance: &Instance, schedule: &Schedule, model: &s
             synchronous_send: false,
             pair_bandwidth: Some(pair),
             smpi: None,
+            topology: None,
         },
     };
     let platform = crate::mpi::platform_file::from_spec(spec)?;

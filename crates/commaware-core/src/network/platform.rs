@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{check_amount, check_seconds, try_with_capacity, Error, ErrorKind, Result};
 use crate::network::interference_spec::{Interference, InterferenceSpec};
 use crate::network::smpi::{SmpiSpec, SmpiTiming};
-use crate::network::topology::Topology;
+use crate::network::topology::{Topology, TopologySpec};
 
 /// A homogeneous cluster shorthand: `count` identical hosts named `{prefix}{i}`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -165,6 +165,10 @@ pub struct NetworkSpec {
     /// None by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub smpi: Option<SmpiSpec>,
+    /// The fabric, when it is not the star: one of SimGrid's cluster topologies (`flat`,
+    /// `torus`, `fat_tree`, `dragonfly`) over the platform's hosts in order (docs/topologies.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<TopologySpec>,
 }
 
 impl NetworkSpec {
@@ -454,7 +458,11 @@ impl Platform {
             }
         }
         let smpi = net.smpi.as_ref().map(SmpiTiming::from_spec).transpose()?;
-        Ok(Platform { hosts, network: net, smpi, topology: None })
+        let topology = match &net.topology {
+            Some(t) => Some(t.build(hosts.len(), net.bandwidth, net.latency)?),
+            None => None,
+        };
+        Ok(Platform { hosts, network: net, smpi, topology })
     }
 
     pub fn host_index(&self, name: &str) -> Option<usize> {

@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 
+pub mod cluster;
+
+pub use cluster::{build_cluster, build_cluster_with, cluster_host_names, cluster_router_name, DragonflyRouting, TopologySpec};
+
 /// Index of a link in a topology's link table (0..link_count).
 pub type TopologyLink = u32;
 
