@@ -116,3 +116,6 @@ pub enum ClusterLinkSharing {
     Shared,
     Fatpipe,
 }
+
+pub mod graph;
+pub mod zones;
