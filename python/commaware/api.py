@@ -188,6 +188,14 @@ class Platform:
     def model(self) -> str:
         return self._core.model
 
+    def route(self, src: str, dst: str) -> tuple[float, list[str]]:
+        """(latency in s, link names in the order a message crosses them) from host `src` to
+        host `dst`, on a platform with a topology (a SimGrid XML file); raises PlatformError."""
+        try:
+            return _core.platform_route(self._core, src, dst)
+        except _core.PlatformError as e:
+            raise with_source(e, self.source) from None
+
     def __len__(self) -> int:
         return len(self._core)
 
@@ -274,10 +282,13 @@ def summarize_trace(trace: Trace, matrix: bool = False) -> tuple[dict[str, Any],
 
 
 def load_platform(source: Source | Platform) -> Platform:
-    """Load a platform from a JSON/TOML file path or a dict; raises PlatformError."""
+    """Load a platform from a JSON/TOML file path, a SimGrid XML platform file (``.xml``,
+    version 4.1) or a dict; raises PlatformError."""
     if isinstance(source, Platform):
         return source
     text, name, fmt = read_input(source, _core.PlatformError)
+    if not isinstance(source, dict) and Path(source).suffix.lower() == ".xml":
+        return Platform(_core.platform_from_simgrid_xml(text, name), name)
     return Platform(_core.load_platform(text, name, fmt), name)
 
 
