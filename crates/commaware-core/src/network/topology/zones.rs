@@ -334,16 +334,52 @@ impl Zones {
                 let lat = self.add_links(out, links.into_iter().map(|l| l + first_link));
                 Ok((lat, None))
             }
+            Body::Graph(g) if g.routing() == Routing::Dijkstra => {
+                // SimGrid 3.32's DijkstraZone walks back from the destination and inserts
+                // each route's links, reversed, at the front of the route being built
+                // (`insert_link_latency`): the same links and latency, in its order.
+                let mut seg = Vec::new();
+                let r = self.graph_route(g, src, dst, &mut seg, depth)?;
+                let mut quirk: Vec<TopologyLink> = Vec::with_capacity(seg.len() + out.len());
+                for part in r.1.iter() {
+                    quirk.extend(seg[part.clone()].iter().rev());
+                }
+                quirk.extend_from_slice(out);
+                *out = quirk;
+                Ok((r.0, r.2))
+            }
             Body::Graph(g) => {
+                let mut r = self.graph_route(g, src, dst, out, depth)?;
+                r.1.clear();
+                Ok((r.0, r.2))
+            }
+        }
+    }
+
+    /// The links of the path from `src` to `dst` in a graph zone, appended to `out`: the
+    /// latency, the ranges of `out` each route of the path filled, and the gateways.
+    #[allow(clippy::type_complexity)]
+    fn graph_route(
+        &self,
+        g: &GraphZone<Point>,
+        src: Point,
+        dst: Point,
+        out: &mut Vec<TopologyLink>,
+        depth: usize,
+    ) -> Result<(f64, Vec<std::ops::Range<usize>>, Option<(Point, Point)>)> {
+        {
+            {
                 let (s, d) = (self.place(src).map(|p| p.local), self.place(dst).map(|p| p.local));
                 let (Some(s), Some(d)) = (s, d) else { return Err(self.no_route(src, dst)) };
                 let path = g.path(s, d).ok_or_else(|| self.no_route(src, dst))?;
+                let mut parts = Vec::with_capacity(path.len());
                 let mut lat = 0.0;
                 let mut prev_gw_dst: Option<Point> = None;
                 let mut first_gw = None;
                 let mut last_gw = None;
                 for &e in &path {
                     let edge = g.edge(e);
+                    let start = out.len();
                     if let Some((gs, gd)) = edge.gateways {
                         // A chain of zone routes through an intermediate zone: cross it
                         // from the previous gateway to this one (SimGrid's FloydZone).
@@ -357,8 +393,9 @@ impl Zones {
                         prev_gw_dst = Some(gd);
                     }
                     lat += self.add_links(out, edge.links.iter().copied());
+                    parts.push(start..out.len());
                 }
-                Ok((lat, first_gw.zip(last_gw)))
+                Ok((lat, parts, first_gw.zip(last_gw)))
             }
         }
     }
