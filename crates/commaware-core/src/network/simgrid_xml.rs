@@ -371,14 +371,14 @@ impl<'a, 'input> Reader<'a, 'input> {
                 None => return Err(self.err(node, format!("{}: attribute `{name}` is required", Self::tag(node)))),
             },
         };
-        let field = at(self.doc, pos);
-        let v = parse_quantity(q, value).map_err(|r| Error::platform(field.clone(), format!("{} {name}: {r}", Self::tag(node))))?;
-        let what = format!("{} {name}", Self::tag(node));
+        // Positions are found only for an error: `text_pos_at` scans the text from its start.
+        let v = parse_quantity(q, value)
+            .map_err(|r| Error::platform(at(self.doc, pos), format!("{} {name}: {r}", Self::tag(node))))?;
         match q {
-            Quantity::Time => check_seconds(ErrorKind::Platform, &what, v),
-            _ => check_amount(ErrorKind::Platform, &what, v, true),
+            Quantity::Time => check_seconds(ErrorKind::Platform, "", v),
+            _ => check_amount(ErrorKind::Platform, "", v, true),
         }
-        .map_err(|e| Error::platform(field, format!("{}: {}", e.field, e.reason)))?;
+        .map_err(|e| Error::platform(at(self.doc, pos), format!("{} {name}: {}", Self::tag(node), e.reason)))?;
         Ok(v)
     }
 
