@@ -6,7 +6,7 @@ __all__ = [
     "CommawareError", "InputError", "PlatformError", "TraceError", "PlacementError", "OptionsError",
     "DeadlockError", "InternalError", "OutputError", "OP_NAMES", "INTERVAL_KINDS", "MulticastError", "MulticastInstance", "MulticastReport",
     "multicast_load", "multicast_schedule", "multicast_check", "multicast_execute", "multicast_generate",
-    "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "load_trace", "platform_route", "platform_links", "load_trace_ti_ranks", "export_ti",
+    "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "platform_from_simgrid_xml", "load_trace", "platform_route", "platform_links", "load_trace_ti_ranks", "export_ti",
     "trace_summary", "trace_summary_schema",
     "simulate", "timeline_extensions", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements", "stop_running_calls", "cut_long_values",
     "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "kernel_run", "kernel_task", "__version__",
@@ -89,6 +89,7 @@ class SimResult:
     def timeline_columns(self) -> dict[str, bytes]: ...
 
 def load_platform(text: str, source: str, format: str = "json") -> Platform: ...
+def platform_from_simgrid_xml(text: str, source: str) -> Platform: ...
 def load_trace(text: str, source: str, format: str = "json", derived_datatype_bytes: float | None = None) -> Trace: ...
 #: The route from host `src` to host `dst` of a platform with a `network.topology`: its
 #: latency (s) and its links in order, each (name, bandwidth B/s, latency s, sharing).

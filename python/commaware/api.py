@@ -198,8 +198,9 @@ class Platform:
         return len(self._core)
 
     def route(self, src: str, dst: str) -> tuple[float, list[tuple[str, float, float, str]]]:
-        """The route from host `src` to host `dst` over the platform's `network.topology`: its
-        latency (s) and its links in order, each (name, bandwidth B/s, latency s, sharing).
+        """The route from host `src` to host `dst` over the platform's topology (its
+        `network.topology`, or a SimGrid XML file's zones): its latency (s) and its links in the
+        order a message crosses them, each (name, bandwidth B/s, latency s, sharing).
         PlatformError without a topology or for an unknown host."""
         return _core.platform_route(self._core, src, dst, self.source)
 
@@ -291,10 +292,13 @@ def summarize_trace(trace: Trace, matrix: bool = False) -> tuple[dict[str, Any],
 
 
 def load_platform(source: Source | Platform) -> Platform:
-    """Load a platform from a JSON/TOML file path or a dict; raises PlatformError."""
+    """Load a platform from a JSON/TOML file path, a SimGrid XML platform file (``.xml``,
+    version 4.1) or a dict; raises PlatformError."""
     if isinstance(source, Platform):
         return source
     text, name, fmt = read_input(source, _core.PlatformError)
+    if not isinstance(source, dict) and Path(source).suffix.lower() == ".xml":
+        return Platform(_core.platform_from_simgrid_xml(text, name), name)
     return Platform(_core.load_platform(text, name, fmt), name)
 
 

@@ -78,6 +78,9 @@ int main(int argc, char** argv)
   int eargc = static_cast<int>(args.size());
   s4u::Engine e(&eargc, args.data());
   e.load_platform(platform);
+  // Floyd and Dijkstra zones compute their paths when sealed, which Engine::run does; routes
+  // are asked before any run, so seal here (without it, multi-hop routes are "No route").
+  e.seal_platform();
   auto hosts = e.get_all_hosts();
 
   if (mode == "hosts") {

@@ -6,7 +6,7 @@
 //! type across the boundary), [`convert`] (shared conversions), [`simulation`]
 //! (platforms, traces, replay), [`topology`] (a platform's fabric: routes, links), [`traces`] (SimGrid TI in and out), [`sharing`]
 //! (paper 004's schemes), [`taskfarm`] (paper 000), [`tiling`] (paper 001), [`cosched`]
-//! (paper 002), [`multicast`] (paper 003). The module function below lists everything
+//! (paper 002), [`multicast`] (paper 003), [`topology`] (routes of issue 28's topologies). The module function below lists everything
 //! Python sees; `python/commaware/_core.pyi` types it (checked by stubtest).
 
 mod convert;
@@ -57,6 +57,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<simulation::Trace>()?;
     m.add_class::<simulation::SimResult>()?;
     m.add_function(wrap_pyfunction!(simulation::load_platform, m)?)?;
+    m.add_function(wrap_pyfunction!(simulation::platform_from_simgrid_xml, m)?)?;
     m.add_function(wrap_pyfunction!(simulation::load_trace, m)?)?;
     m.add_function(wrap_pyfunction!(topology::platform_route, m)?)?;
     m.add_function(wrap_pyfunction!(topology::platform_links, m)?)?;

@@ -261,6 +261,15 @@ pub(crate) fn load_platform(py: Python<'_>, text: &str, source: &str, format: &s
     r.map(Platform)
 }
 
+/// Read a SimGrid platform file (XML, version 4.1) given as `text`; `source` names the file
+/// in errors (with the line and column).
+#[pyfunction]
+pub(crate) fn platform_from_simgrid_xml(py: Python<'_>, text: &str, source: &str) -> PyResult<Platform> {
+    let text = text.to_owned();
+    let r = py.allow_threads(|| guarded(|| commaware_core::network::simgrid_xml::platform_from_xml(&text, source)));
+    r.map(Platform)
+}
+
 /// Parse, validate and lower a trace from text in `format`; `derived_datatype_bytes` is
 /// the size per element of a TI trace's derived datatype (id -1; default 0, SimGrid's).
 #[pyfunction]

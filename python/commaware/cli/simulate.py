@@ -89,7 +89,8 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
                  timeline: str | None, quiet: bool,
                  params: list[tuple[str, float]], calibration: str | None, measured: str | None, coll: str | None,
                  smpi: str | None) -> None:
-    """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network).
+    """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network): a JSON or TOML
+    platform, or a SimGrid platform file (.xml, version 4.1; docs/howto-simgrid.md).
 
     Without --json, --messages or --gantt nothing per message is kept: memory follows the
     messages in flight, not the messages sent.

@@ -120,3 +120,6 @@ pub enum ClusterLinkSharing {
     Shared,
     Fatpipe,
 }
+
+pub mod graph;
+pub mod zones;
