@@ -10,6 +10,7 @@ import gc
 import gzip
 import json
 import lzma
+import math
 import os
 import re
 from contextlib import contextmanager
@@ -201,6 +202,9 @@ class Trace:
     def __init__(self, core: _core.Trace, source: str) -> None:
         self._core = core
         self.source = source
+        #: For an OTF2 archive: events read, records skipped (other paradigms, non-rank
+        #: locations) and alltoallv/w calls whose totals were spread evenly; else None.
+        self.otf2_stats: dict[str, int] | None = None
 
     @property
     def n_ranks(self) -> int:
@@ -281,7 +285,48 @@ def load_platform(source: Source | Platform) -> Platform:
     return Platform(_core.load_platform(text, name, fmt), name)
 
 
-TRACE_FORMATS = ("auto", "json", "toml", "ti")
+TRACE_FORMATS = ("auto", "json", "toml", "ti", "otf2")
+#: Where to find the OTF2 C library instead of looking for it (a path; tests set it).
+OTF2_LIBRARY_ENV = "COMMAWARE_OTF2_LIBRARY"
+OTF2_INSTALL = "pip install otf2 (its wheel ships the OTF2 library), or Debian's libopen-trace-format2-dev"
+
+
+def otf2_library(source: str) -> str:
+    """Path of the OTF2 C library the core loads: $COMMAWARE_OTF2_LIBRARY, else the `otf2`
+    wheel's bundled one (its `_otf2` module exports OTF2's C functions), else the system's
+    `libotf2.so`/`libopen-trace-format2.so`. OptionsError naming `source` if there is none."""
+    import ctypes.util
+    import importlib.util
+
+    forced = os.environ.get(OTF2_LIBRARY_ENV)
+    if forced:
+        return forced
+    spec = importlib.util.find_spec("_otf2")
+    if spec is not None and spec.submodule_search_locations:
+        for folder in spec.submodule_search_locations:
+            found = sorted(Path(folder).glob("_otf2*.so"))
+            if found:
+                return str(found[0])
+    for name in ("otf2", "open-trace-format2"):
+        lib = ctypes.util.find_library(name)
+        if lib:
+            return lib
+    raise input_error(_core.OptionsError, source, "", f"reading or writing OTF2 needs the OTF2 library: {OTF2_INSTALL}")
+
+
+def _load_otf2(path: Path, traced_speed: float | None) -> Trace:
+    core, stats = _core.load_trace_otf2(str(path), otf2_library(str(path)), traced_speed)
+    trace = Trace(core, str(path))
+    trace.otf2_stats = stats
+    return trace
+
+
+def _is_otf2_anchor(path: Path) -> bool:
+    """An OTF2 anchor file: named *.otf2 with OTF2's magic in its header."""
+    if path.suffix.lower() != ".otf2" or not path.is_file():
+        return False
+    with open(path, "rb") as f:
+        return b"OTF2" in f.read(16)
 #: A SimGrid time-independent line: a rank, then an action word.
 _TI_LINE = re.compile(r"^\s*\d+\s+[A-Za-z_]\w*(\s|$)")
 
@@ -356,7 +401,8 @@ def _load_ti_dir(path: Path, derived_datatype_bytes: float | None) -> Trace:
     return _load_ti_ranks(files, str(path), derived_datatype_bytes)
 
 
-def load_trace(source: Source | Trace, format: str = "auto", *, derived_datatype_bytes: float | None = None) -> Trace:
+def load_trace(source: Source | Trace, format: str = "auto", *, derived_datatype_bytes: float | None = None,
+               traced_speed: float | None = None) -> Trace:
     """Load a trace from a file path or a dict; raises TraceError.
 
     `format`: "json", "toml", "ti" (SimGrid time-independent: one shared file whose lines
@@ -368,14 +414,27 @@ def load_trace(source: Source | Trace, format: str = "auto", *, derived_datatype
     `derived_datatype_bytes`: bytes per element of a TI trace's derived datatype (written as
     id -1 by `smpirun -trace-ti`; a whole number from 0 to 2^31 - 1, else OptionsError). By
     default 0, as SimGrid's replay reads it; `Trace.derived_datatype_ops` counts the ops it
-    sized."""
+    sized.
+
+    "otf2" (or "auto" on an anchor file named *.otf2) reads an OTF2 archive (Score-P's
+    format) through the OTF2 library (`otf2_library`): compute between MPI calls is kept as
+    seconds, or as flops at `traced_speed` flops/s (> 0, else OptionsError); what it skipped
+    is in `Trace.otf2_stats`."""
     if isinstance(source, Trace):
         return source
     if format not in TRACE_FORMATS:
         raise input_error(_core.TraceError, str(source), "", f"unknown trace format {format!r} "
                           f"(known: {', '.join(TRACE_FORMATS)})")
     derived = derived_datatype_bytes
+    if traced_speed is not None and not (math.isfinite(traced_speed) and traced_speed > 0):
+        raise input_error(_core.OptionsError, "--traced-speed", "",
+                          f"must be a positive number of flops per second, got {traced_speed}")
     try:
+        if isinstance(source, (str, PathLike)) and (format == "otf2" or (format == "auto" and _is_otf2_anchor(Path(source)))):
+            path = Path(source)
+            if not path.is_file():
+                raise input_error(_core.TraceError, str(path), "", "no such OTF2 anchor file")
+            return _load_otf2(path, traced_speed)
         if isinstance(source, (str, PathLike)) and format in ("auto", "ti"):
             path = Path(source)
             if path.is_dir():
