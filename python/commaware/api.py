@@ -625,6 +625,8 @@ def simulate(
     params: Mapping[str, float] | Sequence[tuple[str, float]] | None = None,
     coll: str | None = None,
     smpi: str | None = None,
+    timeline: str | Path | None = None,
+    timeline_as: str | Path | None = None,
 ) -> Result:
     """Replay `trace` on `platform`.
 
@@ -643,6 +645,12 @@ def simulate(
         what is in flight only).
     json_path: write the `--json` document to this file while the replay runs.
     on_messages: called with a DataFrame of up to `batch_size` messages at a time, as they arrive.
+    timeline: write the run's timeline (each rank's operations and every message) to this file
+        while the replay runs, for timeline viewers: `.paje` or `.trace` is SimGrid's Paje
+        (ViTE, pajeng); `timeline_extensions()` lists the formats (docs/formats.md, "Timelines").
+        If the replay fails, the file is removed.
+    timeline_as: the name whose extension picks the format and that errors show, when
+        `timeline` is a temporary name (default: `timeline`).
     on_progress: called every `progress_every` wall seconds with (simulated time, engine steps,
         messages delivered, ranks finished, ranks, elapsed seconds); an exception it raises
         stops the replay and propagates.
@@ -662,10 +670,27 @@ def simulate(
                               record_messages=record_messages, record_timeline=record_timeline,
                               json_path=None if json_path is None else str(json_path), on_messages=batches,
                               batch_size=batch_size, on_progress=on_progress, progress_every=progress_every,
-                              params=param_list(params), coll=coll, smpi=smpi)
+                              params=param_list(params), coll=coll, smpi=smpi,
+                              timeline_path=None if timeline is None else str(timeline),
+                              timeline_as=None if timeline_as is None else str(timeline_as))
     except _core.InputError as exc:
+        drop_timeline(timeline)
         raise name_source(exc, p, t) from None
+    except BaseException:
+        drop_timeline(timeline)
+        raise
     return Result(core)
+
+
+def timeline_extensions() -> list[str]:
+    """The file extensions `simulate(timeline=...)` writes (`.paje`, ...), each picking a format."""
+    return _core.timeline_extensions()
+
+
+def drop_timeline(timeline: str | Path | None) -> None:
+    """Remove what a failed replay wrote of its timeline (nothing when it had none)."""
+    if timeline is not None:
+        Path(timeline).unlink(missing_ok=True)
 
 
 @contextmanager

@@ -9,6 +9,7 @@ use commaware_core::error::{parse_input, Format};
 use commaware_core::engine::interference;
 use commaware_core::mpi::output::JsonStream;
 use commaware_core::mpi::replay::{Interval, MessageRecord, Observer, Progress};
+use commaware_core::mpi::timeline::{self, TimelineSink};
 use commaware_core::{Error, ErrorKind, SimOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -160,6 +161,8 @@ pub(crate) struct Forward {
     json: Option<JsonStream<BufWriter<File>>>,
     batch: Option<(Vec<MessageRecord>, PyObject, usize)>,
     progress: Option<(PyObject, f64)>,
+    /// The `--timeline` writer.
+    sink: Option<Box<dyn TimelineSink + Send>>,
     /// What a Python callback raised; re-raised when the replay returns.
     raised: Option<PyErr>,
 }
@@ -171,7 +174,7 @@ fn aborted() -> Error {
 impl Forward {
     /// Forwards only progress calls, to `callback` every `every` wall seconds (none without).
     pub(crate) fn progress_only(callback: Option<PyObject>, every: f64) -> Self {
-        Forward { messages: None, timeline: None, json: None, batch: None, progress: callback.map(|cb| (cb, every)), raised: None }
+        Forward { messages: None, timeline: None, json: None, batch: None, progress: callback.map(|cb| (cb, every)), sink: None, raised: None }
     }
 
     /// What a Python callback raised, to re-raise once the replay has returned.
@@ -235,6 +238,12 @@ impl Observer for Forward {
         let args = (p.now, p.events, p.messages, p.ranks_done, p.ranks, p.elapsed);
         self.call(|py| callback.call1(py, args).map(|_| ()))
     }
+    fn timeline_sink(&mut self) -> Option<&mut dyn TimelineSink> {
+        match self.sink.as_mut() {
+            Some(s) => Some(s.as_mut()),
+            None => None,
+        }
+    }
 }
 
 /// Parse and validate a platform from text in `format` (json, toml, or dict: JSON made
@@ -284,6 +293,9 @@ pub(crate) struct Outputs {
     pub(crate) batch_size: usize,
     pub(crate) on_progress: Option<PyObject>,
     pub(crate) progress_every: f64,
+    /// Where to write the timeline, and the file name that picks its format and that
+    /// errors show (the caller writes a partial file and renames it once complete).
+    pub(crate) timeline: Option<(String, String)>,
 }
 
 /// Run `sim` with a [`Forward`] built from `out`, without the GIL; re-raise what a
@@ -309,12 +321,17 @@ pub(crate) fn run_forwarded(
                     Some(JsonStream::new(BufWriter::with_capacity(1 << 20, file), &model, hosts, path)?)
                 }
             };
+            let sink = match &out.timeline {
+                None => None,
+                Some((path, shown_as)) => Some(timeline::open(std::path::Path::new(path), shown_as)?),
+            };
             let mut fw = Forward {
                 messages: out.record_messages.then(Vec::new),
                 timeline: out.record_timeline.then(Vec::new),
                 json,
                 batch: out.on_messages.map(|cb| (Vec::with_capacity(out.batch_size.min(1 << 20)), cb, out.batch_size)),
                 progress: out.on_progress.map(|cb| (cb, out.progress_every)),
+                sink,
                 raised: None,
             };
             let res = sim(&mut fw).and_then(|res| {
@@ -339,7 +356,7 @@ pub(crate) fn run_forwarded(
 #[pyfunction]
 #[pyo3(signature = (platform, trace, model=None, placement="explicit", seed=0, record_messages=true, record_timeline=true,
                     json_path=None, on_messages=None, batch_size=65536, on_progress=None, progress_every=0.25,
-                    params=Vec::new(), coll=None, smpi=None))]
+                    params=Vec::new(), coll=None, smpi=None, timeline_path=None, timeline_as=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate(
     py: Python<'_>,
@@ -358,8 +375,14 @@ pub(crate) fn simulate(
     params: Vec<(String, f64)>,
     coll: Option<String>,
     smpi: Option<String>,
+    timeline_path: Option<String>,
+    timeline_as: Option<String>,
 ) -> PyResult<SimResult> {
-    let out = Outputs { record_messages, record_timeline, json_path, on_messages, batch_size, on_progress, progress_every };
+    let timeline = timeline_path.map(|p| {
+        let shown = timeline_as.unwrap_or_else(|| p.clone());
+        (p, shown)
+    });
+    let out = Outputs { record_messages, record_timeline, json_path, on_messages, batch_size, on_progress, progress_every, timeline };
     let placement = Placement::from_name(placement).map_err(to_py)?;
     let collectives = coll.as_deref().map(commaware_core::mpi::collectives::entries).unwrap_or_default();
     let opts = SimOptions { model: model.clone(), placement, seed, params, collectives, smpi };
@@ -371,6 +394,12 @@ pub(crate) fn simulate(
         |fw| commaware_core::simulate_observed(&platform.0, &trace.0, &opts, interference::compute_rate(&platform.0), fw),
         move || Ok((model_name, hosts)),
     )
+}
+
+/// The file extensions `simulate`'s timeline accepts (`.paje`, ...), each picking a writer.
+#[pyfunction]
+pub(crate) fn timeline_extensions() -> Vec<String> {
+    timeline::FORMATS.iter().map(|(ext, _)| format!(".{ext}")).collect()
 }
 
 #[pyfunction]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,9 @@ class ProgressLine(Progress):
 @click.option("--messages", "messages_file", type=click.Path(dir_okay=False), default=None,
               help="Write the per-message table to FILE.parquet or FILE.csv while the replay runs.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Draw ranks against time to FILE.svg or FILE.png.")
+@click.option("--timeline", type=click.Path(dir_okay=False), default=None,
+              help="Write the run's timeline (each rank's MPI operations and every message) for timeline viewers, "
+              f"streamed: {', '.join(_core.timeline_extensions())} is SimGrid's Paje (ViTE, pajeng; docs/formats.md).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (a bar on a terminal after 1 s, else a line every 10 s).")
 @param_option("Sharing-model parameter over the platform's and the model's defaults (repeatable), e.g. beta=0.8.")
 @click.option("--calibration", type=click.Path(dir_okay=False), default=None,
@@ -85,7 +89,8 @@ class ProgressLine(Progress):
               "bandwidth and latency factors and overheads, as smpirun uses them), or none (docs/formats.md).")
 def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_bytes: float | None,
                  traced_speed: float | None, model: str | None,
-                 placement: str, seed: int, as_json: bool, messages_file: str | None, gantt: str | None, quiet: bool,
+                 placement: str, seed: int, as_json: bool, messages_file: str | None, gantt: str | None,
+                 timeline: str | None, quiet: bool,
                  params: list[tuple[str, float]], calibration: str | None, measured: str | None, coll: str | None,
                  smpi: str | None) -> None:
     """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network).
@@ -101,18 +106,21 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
       commaware simulate examples/cluster16.json examples/ring.json
       commaware simulate examples/cluster16.json examples/ring.json --json
       commaware simulate examples/cluster16.json examples/alltoall.json --messages msgs.parquet
+      commaware simulate examples/cluster16.json examples/alltoall.json --timeline run.paje
       commaware simulate examples/cluster16.json examples/master_worker.json --model gige --param beta=0.8
       commaware simulate examples/cluster16.json examples/master_worker.json --calibration fit.json
       commaware simulate examples/cluster16.json run.ti --format ti
       commaware simulate examples/cluster16.json examples/alltoall.json --coll mpich
       commaware simulate examples/cluster16.json run.ti --format ti --smpi simgrid-3.32
     """
-    from ..output import MESSAGE_FORMATS, MessageFile, deliver
+    from ..output import MESSAGE_FORMATS, MessageFile, deliver, partial_path
 
     if gantt and Path(gantt).suffix.lower() not in (".svg", ".png"):
         fail(f"{gantt}: --gantt needs a .svg or .png file")
     if messages_file and Path(messages_file).suffix.lower() not in MESSAGE_FORMATS:
         fail(f"{messages_file}: --messages needs a .parquet or .csv file")
+    if timeline and Path(timeline).suffix.lower() not in _core.timeline_extensions():
+        fail(f"{timeline}: --timeline needs a {' or '.join(_core.timeline_extensions())} file")
     if calibration:
         from ..sharing import read_calibration
 
@@ -133,13 +141,16 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
             result = simulate(hosts, loaded, model=model, placement=placement, seed=seed,
                               record_messages=measured is not None, record_timeline=bool(gantt),
                               json_path=None if measured else json_path, on_messages=table,
-                              on_progress=progress, params=params, coll=coll, smpi=smpi)
+                              on_progress=progress, params=params, coll=coll, smpi=smpi,
+                              timeline=partial_path(Path(timeline)) if timeline else None, timeline_as=timeline)
         if measured_times is not None:  # before any output is kept: a bad measurement leaves none
             from ..sharing import accuracy
 
             reports.append(accuracy(result.messages, measured_times, str(measured)))
         if table is not None:
             table.close(result.host_names)
+        if timeline:
+            os.replace(partial_path(Path(timeline)), timeline)
         if gantt:
             from ..gantt import write_gantt
 
@@ -162,6 +173,8 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
     finally:
         if table is not None:
             table.discard()
+        if timeline:
+            partial_path(Path(timeline)).unlink(missing_ok=True)
     for warning in results[0].warnings:
         err.print(f"[bold yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
     warn_derived_datatypes(results[0].derived_datatype_ops, derived_datatype_bytes)

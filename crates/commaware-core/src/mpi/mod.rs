@@ -2,6 +2,7 @@
 //! schedules of collectives ([`collectives`]), readers and writers of SimGrid's
 //! time-independent traces ([`ti`], [`ti_export`]), ranks onto hosts ([`placement`]),
 //! MPI matching semantics driving the engine ([`replay`]), streamed results ([`output`]),
+//! the timeline of a run for Paje and OTF2 viewers ([`timeline`]),
 //! a look at a trace before replaying it ([`summary`]),
 //! and loading a platform file with every layer's checks ([`platform_file`]).
 
@@ -15,4 +16,5 @@ pub mod replay;
 pub mod summary;
 pub mod ti;
 pub mod ti_export;
+pub mod timeline;
 pub mod trace;

@@ -28,6 +28,7 @@ use crate::network::platform::Platform;
 use crate::network::smpi::{SmpiSpec, SmpiTiming};
 use crate::network::sharing::make_model;
 use crate::mpi::ops::{OpSpec, OP_NAMES};
+use crate::mpi::timeline::{TimelineMessage, TimelineRun, TimelineSink};
 use crate::mpi::trace::{Cursor, Step, Trace, CTX_USER};
 
 #[derive(Debug, Clone)]
@@ -175,6 +176,12 @@ pub trait Observer {
     fn progress(&mut self, _p: &Progress) -> Result<()> {
         Ok(())
     }
+    /// Where to stream the run's timeline (each rank's operations and every message, in
+    /// time order; [`crate::mpi::timeline`]); `None`, the default, for no timeline. Asked
+    /// once when the replay starts, then for each event.
+    fn timeline_sink(&mut self) -> Option<&mut dyn TimelineSink> {
+        None
+    }
 }
 
 /// Records nothing.
@@ -278,6 +285,9 @@ struct RankState {
     blocked_time: f64,
     /// Sum and count of the effective penalties of the messages it sent.
     penalties: (f64, u32),
+    /// The trace op the timeline shows the rank in (`NONE` before its first and after its
+    /// last).
+    open_op: u32,
 }
 
 struct Msg {
@@ -297,6 +307,9 @@ struct Msg {
     conflicts: Option<u8>,
     /// Holders of the slot: the transfer, the send request, the receive request.
     refs: u8,
+    /// For the timeline: the message's number in posting order, and when it was posted.
+    id: u64,
+    posted: f64,
 }
 
 struct PendingRecv {
@@ -324,6 +337,10 @@ struct Replay<'a, 'o> {
     observer: &'o mut dyn Observer,
     record_messages: bool,
     record_timeline: bool,
+    /// The observer has a [`TimelineSink`].
+    record_states: bool,
+    /// Messages posted so far (the next one's [`TimelineMessage::id`]).
+    posted_msgs: u64,
     stats: MessageStats,
     ranks_done: usize,
     /// First error an observer returned; stops the replay.
@@ -400,6 +417,7 @@ pub fn simulate_observed(
                 compute: 0.0,
                 blocked_time: 0.0,
                 penalties: (0.0, 0),
+                open_op: NONE,
             })
             .collect(),
         msgs: Vec::new(),
@@ -409,12 +427,21 @@ pub fn simulate_observed(
         ready: (0..n).collect(),
         record_messages: observer.wants_messages(),
         record_timeline: observer.wants_timeline(),
+        record_states: observer.timeline_sink().is_some(),
+        posted_msgs: 0,
         observer,
         stats: MessageStats::default(),
         ranks_done: 0,
         stopped: None,
     };
+    if let Some(sink) = rp.observer.timeline_sink() {
+        sink.begin(&TimelineRun { host_names: &platform.hosts.iter().map(|h| h.name.clone()).collect::<Vec<_>>(), rank_hosts: &hosts })?;
+    }
     rp.run()?;
+    let makespan = rp.ranks.iter().map(|r| r.end).fold(0.0, f64::max);
+    if let Some(sink) = rp.observer.timeline_sink() {
+        sink.end(makespan)?;
+    }
     let mut result = rp.finish(model_name);
     result.derived_datatype_ops = trace.derived_datatype_ops;
     if result.model != platform.network.model && !platform.network.parameters.is_empty() {
@@ -498,11 +525,69 @@ impl<'a, 'o> Replay<'a, 'o> {
         }
     }
 
+    /// Call the timeline sink, if any, unless an error already stopped the replay.
+    fn to_sink(&mut self, f: impl FnOnce(&mut dyn TimelineSink) -> Result<()>) {
+        if self.stopped.is_some() {
+            return;
+        }
+        let r = match self.observer.timeline_sink() {
+            Some(sink) => f(sink),
+            None => return,
+        };
+        self.report(r);
+    }
+
+    /// The timeline shows rank `r` in trace op `op` (`NONE`: in none) from now on.
+    fn show_op(&mut self, r: usize, op: u32) {
+        let open = self.ranks[r].open_op;
+        if open == op {
+            return;
+        }
+        let now = self.now();
+        self.ranks[r].open_op = op;
+        if open != NONE {
+            self.to_sink(|s| s.leave(now, r as u32));
+        }
+        if op != NONE {
+            let code = self.trace.spec.ranks[r][op as usize].code();
+            self.to_sink(|s| s.enter(now, r as u32, code));
+        }
+    }
+
+    /// The message for the timeline, with the times known so far.
+    fn timeline_message(&self, id: u32) -> TimelineMessage {
+        let m = &self.msgs[id as usize];
+        let end = if m.end.is_finite() { m.end } else { f64::NAN };
+        TimelineMessage {
+            id: m.id,
+            src_rank: m.src,
+            dst_rank: m.dst,
+            bytes: m.bytes,
+            tag: if m.ctx % 2 == CTX_USER { m.tag } else { -1 },
+            op: self.trace.spec.ranks[m.src as usize][m.origin as usize].code(),
+            posted: m.posted,
+            start: m.start,
+            arrived: end,
+            received: f64::NAN,
+        }
+    }
+
+    /// The receive of message `id` completes now: tell the timeline.
+    fn timeline_receive(&mut self, id: u32) {
+        if self.record_states {
+            let m = TimelineMessage { received: self.now(), ..self.timeline_message(id) };
+            self.to_sink(|s| s.receive(&m));
+        }
+    }
+
     /// Run rank `r` until it blocks or ends.
     fn advance(&mut self, r: usize) {
         let (trace, platform) = (self.trace, self.platform);
         let net = &platform.network;
         while !trace.finished(r, &self.ranks[r].cursor) {
+            if self.record_states {
+                self.show_op(r, self.ranks[r].cursor.op);
+            }
             let host = self.ranks[r].host;
             match trace.step(r, &self.ranks[r].cursor, &self.coll) {
                 Step::Compute { amount, seconds } => {
@@ -599,6 +684,9 @@ impl<'a, 'o> Replay<'a, 'o> {
                 }
             }
             trace.advance(r, &mut self.ranks[r].cursor, &self.coll);
+        }
+        if self.record_states {
+            self.show_op(r, NONE);
         }
         let now = self.now();
         let st = &mut self.ranks[r];
@@ -826,7 +914,10 @@ impl<'a, 'o> Replay<'a, 'o> {
             end: f64::NAN,
             conflicts: None,
             refs: 3,
+            id: self.posted_msgs,
+            posted: self.now(),
         };
+        self.posted_msgs += 1;
         let id = match self.free_msgs.pop() {
             Some(id) => {
                 self.msgs[id as usize] = msg;
@@ -851,6 +942,10 @@ impl<'a, 'o> Replay<'a, 'o> {
             self.ranks[d].reqs[p.req as usize].msg = id;
         } else {
             self.unmatched_sends[d].push_back(id);
+        }
+        if self.record_states {
+            let m = self.timeline_message(id);
+            self.to_sink(|s| s.send(&m));
         }
         if !rendezvous {
             self.start_transfer(id);
@@ -928,6 +1023,7 @@ impl<'a, 'o> Replay<'a, 'o> {
             self.engine.start_timer(overhead, TAG_RECV_OVERHEAD | id as u64);
         } else {
             let (dst, req) = (m.dst as usize, m.recv_req);
+            self.timeline_receive(id);
             self.complete_req(dst, req);
         }
     }
@@ -1015,6 +1111,7 @@ impl<'a, 'o> Replay<'a, 'o> {
             (TAG_RECV_OVERHEAD, _) => {
                 let m = &self.msgs[id as usize];
                 let (dst, req) = (m.dst as usize, m.recv_req);
+                self.timeline_receive(id);
                 self.complete_req(dst, req);
             }
             other => unreachable!("unexpected completion {other:?}"),

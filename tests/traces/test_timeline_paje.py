@@ -1,0 +1,140 @@
+"""`simulate --timeline FILE.paje` (issue 27, items 5 and 6): the Paje file SimGrid writes, read
+back by an independent tool, Debian's pajeng (`pj_dump`), which must list exactly the states and
+links of the run: one state per trace operation with SMPI's name, one link per message of the
+`--json` document, at its times. CI installs pajeng (.ci/run) and sets COMMAWARE_REQUIRE_PAJENG=1,
+so there these tests cannot skip."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, requires_peer_mark
+
+
+def pajeng_available() -> tuple[bool, str]:
+    if shutil.which("pj_dump") is None:
+        return False, "pj_dump is not on PATH (Debian: apt-get install pajeng)"
+    return True, ""
+
+
+requires_pajeng = requires_peer_mark(pajeng_available(), "Paje timeline", "pajeng", "COMMAWARE_REQUIRE_PAJENG")
+
+# SMPI's state of each trace op (its PMPI_ names; `computing` under tracing/smpi/computing).
+SMPI_STATE = {"compute": "computing", "send": "PMPI_Send", "recv": "PMPI_Recv", "isend": "PMPI_Isend",
+              "irecv": "PMPI_Irecv", "waitall": "PMPI_Waitall", "bcast": "PMPI_Bcast", "barrier": "PMPI_Barrier",
+              "allreduce": "PMPI_Allreduce",
+              "alltoall": "PMPI_Alltoall"}
+
+
+def ring_trace(n: int) -> dict:
+    """Rank 0 computes 10 ms then sends 1000 bytes round a ring of `n`; every other rank waits in its
+    receive (posted at 0), then passes the bytes on. Every message is eager (1000 < 65536), so
+    it starts when posted, and arrives after its receive was posted."""
+    ranks = [[{"op": "compute", "seconds": 0.01}, {"op": "send", "dst": 1, "bytes": 1000, "tag": 3},
+              {"op": "recv", "src": n - 1, "tag": 3}]]
+    for r in range(1, n):
+        ranks.append([{"op": "recv", "src": r - 1, "tag": 3},
+                      {"op": "send", "dst": (r + 1) % n, "bytes": 1000, "tag": 3}])
+    return {"ranks": ranks}
+
+
+def dumped(path: Path) -> tuple[list[list[str]], list[list[str]]]:
+    """pj_dump's states and links of `path` (it must read the file without a complaint): the
+    fields of `State, rank-N, MPI_STATE, start, end, duration, depth, name` and of
+    `Link, 0, MPI_LINK, start, end, duration, value, from, to, key` lines."""
+    proc = subprocess.run(["pj_dump", "-l", "17", str(path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    rows = [[f.strip() for f in line.split(",")] for line in proc.stdout.splitlines()]
+    return [r for r in rows if r[0] == "State"], [r for r in rows if r[0] == "Link"]
+
+
+def simulate(cli, tmp_path: Path, platform: Path, trace: Path | dict) -> tuple[dict, list[list[str]], list[list[str]]]:
+    """The `--json` document of a run and pj_dump's states and links of its timeline."""
+    if isinstance(trace, dict):
+        (tmp_path / "trace.json").write_text(json.dumps(trace))
+        trace = tmp_path / "trace.json"
+    timeline = tmp_path / "run.paje"
+    doc = json.loads(cli("simulate", platform, trace, "--json", "--timeline", timeline, check=True).stdout)
+    states, links = dumped(timeline)
+    return doc, states, links
+
+
+def state_names(states: list[list[str]], rank: int) -> list[str]:
+    return [s[7] for s in sorted((s for s in states if s[1] == f"rank-{rank}"), key=lambda s: float(s[3]))]
+
+
+@requires_pajeng
+def test_a_ring_has_one_state_per_op_and_each_message_as_a_link_at_its_json_times(cli, tmp_path):
+    trace = ring_trace(4)
+    doc, states, links = simulate(cli, tmp_path, EXAMPLES / "cluster16.json", trace)
+    for r, ops in enumerate(trace["ranks"]):
+        assert state_names(states, r) == [SMPI_STATE[op["op"]] for op in ops]
+        ends = [float(s[4]) for s in states if s[1] == f"rank-{r}"]
+        assert max(ends) == pytest.approx(doc["ranks"][r]["end"], rel=1e-12, abs=0)
+    computing = [s for s in states if s[7] == "computing"]
+    assert [(s[1], float(s[3]), float(s[4])) for s in computing] == [("rank-0", 0.0, 0.01)]
+    assert len(links) == len(doc["messages"]) == 4
+    # Eager, receive already posted: the link runs from the message's start to its end.
+    got = sorted((s[7], s[8], float(s[3]), float(s[4])) for s in links)
+    want = sorted((f"rank-{m['src_rank']}", f"rank-{m['dst_rank']}", m["start"], m["end"]) for m in doc["messages"])
+    assert [g[:2] for g in got] == [w[:2] for w in want]
+    for g, w in zip(got, want):
+        assert g[2:] == pytest.approx(w[2:], rel=1e-12, abs=1e-15)
+    assert {s[6] for s in links} == {"PTP"}
+
+
+@requires_pajeng
+@pytest.mark.parametrize("example", ["alltoall.json", "bcast_barrier.json"])
+def test_collectives_are_one_state_each_and_their_messages_are_links(cli, tmp_path, example):
+    trace = json.loads((EXAMPLES / example).read_text())
+    doc, states, links = simulate(cli, tmp_path, EXAMPLES / "cluster16.json", EXAMPLES / example)
+    for r, ops in enumerate(trace["ranks"]):
+        assert state_names(states, r) == [SMPI_STATE[op["op"]] for op in ops]
+    assert len(links) == len(doc["messages"]) > 0
+    # Each link is one message of the document: same ranks, posted no later than the transfer
+    # started, received no earlier than the last byte arrived.
+    key = lambda src, dst: (src, dst)  # noqa: E731
+    got: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    want: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for s in links:
+        got.setdefault(key(s[7], s[8]), []).append((float(s[3]), float(s[4])))
+    for m in doc["messages"]:
+        want.setdefault(key(f"rank-{m['src_rank']}", f"rank-{m['dst_rank']}"), []).append((m["start"], m["end"]))
+    assert {k: len(v) for k, v in got.items()} == {k: len(v) for k, v in want.items()}
+    for k in want:
+        for (g0, g1), (w0, w1) in zip(sorted(got[k]), sorted(want[k])):
+            assert g0 <= w0 * (1 + 1e-12) and g1 >= w1 * (1 - 1e-12), (k, g0, g1, w0, w1)
+    collective = {op["op"] for op in trace["ranks"][0] if op["op"] in ("alltoall", "allreduce", "bcast", "barrier")}
+    assert {s[6] for s in links} <= collective
+    makespan = max(float(s[4]) for s in states)
+    assert makespan == pytest.approx(doc["makespan"], rel=1e-12)
+
+
+def test_a_timeline_needs_a_known_extension(cli, tmp_path):
+    out = tmp_path / "run.txt"
+    proc = cli("simulate", EXAMPLES / "cluster16.json", EXAMPLES / "ring.json", "--timeline", out)
+    assert proc.returncode == 2
+    assert proc.stderr == f"error: {out}: --timeline needs a .paje or .trace file\n"
+    assert not out.exists()
+
+
+def test_a_failed_run_leaves_no_timeline(cli, tmp_path):
+    # Rank 1 receives a message nobody sends: the replay deadlocks after writing some events.
+    trace = tmp_path / "deadlock.json"
+    trace.write_text(json.dumps({"ranks": [[{"op": "compute", "seconds": 1}], [{"op": "recv", "src": 0}]]}))
+    out = tmp_path / "run.paje"
+    proc = cli("simulate", EXAMPLES / "cluster16.json", trace, "--timeline", out)
+    assert proc.returncode == 2 and "deadlock" in proc.stderr and "Traceback" not in proc.stderr
+    assert list(tmp_path.iterdir()) == [trace]
+
+
+def test_an_unwritable_timeline_is_one_error_naming_it(cli, tmp_path):
+    out = tmp_path / "missing" / "run.paje"
+    proc = cli("simulate", EXAMPLES / "cluster16.json", EXAMPLES / "ring.json", "--timeline", out)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"error: {out}: cannot write: ") and proc.stderr.count("\n") == 1
