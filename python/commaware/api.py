@@ -13,6 +13,7 @@ import lzma
 import math
 import os
 import re
+import shutil
 from contextlib import contextmanager
 from functools import cached_property
 from os import PathLike
@@ -647,7 +648,9 @@ def simulate(
     on_messages: called with a DataFrame of up to `batch_size` messages at a time, as they arrive.
     timeline: write the run's timeline (each rank's operations and every message) to this file
         while the replay runs, for timeline viewers: `.paje` or `.trace` is SimGrid's Paje
-        (ViTE, pajeng); `timeline_extensions()` lists the formats (docs/formats.md, "Timelines").
+        (ViTE, pajeng), `.otf2` an OTF2 archive (Vampir; with NAME.def and the folder NAME beside
+        it, through the OTF2 library as `otf2_library` finds it); `timeline_extensions()` lists
+        the formats (docs/formats.md, "Timelines").
         If the replay fails, the file is removed.
     timeline_as: the name whose extension picks the format and that errors show, when
         `timeline` is a temporary name (default: `timeline`).
@@ -665,6 +668,9 @@ def simulate(
         def batches(columns: dict[str, bytes]) -> None:
             on_messages(message_frame(columns, hosts))
 
+    shown = timeline_as or timeline
+    if shown is not None and _is_otf2(shown):
+        _core.otf2_use_library(otf2_library(str(shown)), str(shown))
     try:
         core = _core.simulate(p._core, t._core, model=model, placement=placement, seed=seed,
                               record_messages=record_messages, record_timeline=record_timeline,
@@ -674,10 +680,10 @@ def simulate(
                               timeline_path=None if timeline is None else str(timeline),
                               timeline_as=None if timeline_as is None else str(timeline_as))
     except _core.InputError as exc:
-        drop_timeline(timeline)
+        drop_timeline(timeline, timeline_as)
         raise name_source(exc, p, t) from None
     except BaseException:
-        drop_timeline(timeline)
+        drop_timeline(timeline, timeline_as)
         raise
     return Result(core)
 
@@ -687,10 +693,40 @@ def timeline_extensions() -> list[str]:
     return _core.timeline_extensions()
 
 
-def drop_timeline(timeline: str | Path | None) -> None:
-    """Remove what a failed replay wrote of its timeline (nothing when it had none)."""
+def _is_otf2(timeline: str | Path) -> bool:
+    return Path(timeline).suffix.lower() == ".otf2"
+
+
+def timeline_entries(path: str | Path, otf2: bool) -> list[Path]:
+    """The files of a timeline written at `path`: the file itself, or for an OTF2 archive
+    its anchor `NAME.otf2`, `NAME.def` and the folder `NAME` (NAME: the stem of a *.otf2
+    path, else the whole file name, as the core's writer names it)."""
+    path = Path(path)
+    if not otf2:
+        return [path]
+    name = path.stem if _is_otf2(path) else path.name
+    return [path.with_name(f"{name}.otf2"), path.with_name(f"{name}.def"), path.with_name(name)]
+
+
+def drop_timeline(timeline: str | Path | None, timeline_as: str | Path | None = None) -> None:
+    """Remove what a failed replay wrote of its timeline (nothing when it had none);
+    `timeline_as` is the name that picked its format (default: `timeline`)."""
     if timeline is not None:
-        Path(timeline).unlink(missing_ok=True)
+        for entry in timeline_entries(timeline, _is_otf2(timeline_as or timeline)):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+
+
+def keep_timeline(partial: str | Path, timeline: str | Path) -> None:
+    """Move a complete timeline written at `partial` to `timeline`, replacing what was
+    there (each file of an OTF2 archive)."""
+    otf2 = _is_otf2(timeline)
+    if otf2:
+        drop_timeline(timeline)
+    for source, target in zip(timeline_entries(partial, otf2), timeline_entries(timeline, otf2)):
+        os.replace(source, target)
 
 
 @contextmanager

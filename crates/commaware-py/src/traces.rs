@@ -51,6 +51,13 @@ pub(crate) fn load_trace_otf2(py: Python<'_>, anchor: &str, library: &str, trace
     Ok((Trace(trace), counts.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
 }
 
+/// Load the OTF2 library at `library` for the OTF2 timeline writer (`--timeline FILE.otf2`).
+#[pyfunction]
+pub(crate) fn otf2_use_library(py: Python<'_>, library: &str, source: &str) -> PyResult<()> {
+    let (library, source) = (library.to_owned(), source.to_owned());
+    py.allow_threads(|| guarded(|| commaware_core::mpi::otf2::ffi::use_library(&library).map_err(|e| e.in_source(&source))))
+}
+
 /// The SimGrid TI text of each rank of `trace` (compute seconds become flops at
 /// `flops_per_second`; `header` is written as `#` comment lines first).
 #[pyfunction]

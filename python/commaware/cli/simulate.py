@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import click
 
 from .. import _core
-from ..api import TRACE_FORMATS, Result, load_platform, load_trace, simulate
+from ..api import TRACE_FORMATS, Result, drop_timeline, keep_timeline, load_platform, load_trace, simulate
 from .common import (Progress, Table, derived_datatype_option, err, fail, failing, out, param_option, seed_option,
                      traced_speed_option, warn_derived_datatypes, warn_otf2)
 
@@ -72,7 +71,8 @@ class ProgressLine(Progress):
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Draw ranks against time to FILE.svg or FILE.png.")
 @click.option("--timeline", type=click.Path(dir_okay=False), default=None,
               help="Write the run's timeline (each rank's MPI operations and every message) for timeline viewers, "
-              f"streamed: {', '.join(_core.timeline_extensions())} is SimGrid's Paje (ViTE, pajeng; docs/formats.md).")
+              "streamed: .paje or .trace is SimGrid's Paje (ViTE, pajeng), .otf2 an OTF2 archive (Vampir; also "
+              "FILE.def and the folder FILE beside it; docs/formats.md).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (a bar on a terminal after 1 s, else a line every 10 s).")
 @param_option("Sharing-model parameter over the platform's and the model's defaults (repeatable), e.g. beta=0.8.")
 @click.option("--calibration", type=click.Path(dir_okay=False), default=None,
@@ -150,7 +150,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
         if table is not None:
             table.close(result.host_names)
         if timeline:
-            os.replace(partial_path(Path(timeline)), timeline)
+            keep_timeline(partial_path(Path(timeline)), timeline)
         if gantt:
             from ..gantt import write_gantt
 
@@ -174,7 +174,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
         if table is not None:
             table.discard()
         if timeline:
-            partial_path(Path(timeline)).unlink(missing_ok=True)
+            drop_timeline(partial_path(Path(timeline)), timeline)
     for warning in results[0].warnings:
         err.print(f"[bold yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
     warn_derived_datatypes(results[0].derived_datatype_ops, derived_datatype_bytes)

@@ -38,6 +38,13 @@ unsafe extern "C" fn quiet(_: Ud, _: *const c_char, _: u64, _: *const c_char, co
     code
 }
 
+/// `OTF2_FlushCallbacks` (OTF2_Callbacks.h): the pre-flush callback returns `OTF2_FlushType`.
+#[repr(C)]
+pub struct FlushCallbacks {
+    pub pre_flush: Option<unsafe extern "C" fn(Ud, u8, u64, Ud, bool) -> u8>,
+    pub post_flush: Option<unsafe extern "C" fn(Ud, u8, u64) -> u64>,
+}
+
 // OTF2_GlobalDefReaderCallbacks.h
 pub type DefClockProperties = unsafe extern "C" fn(Ud, u64, u64, u64, u64) -> CallbackCode;
 pub type DefString = unsafe extern "C" fn(Ud, u32, *const c_char) -> CallbackCode;
@@ -129,6 +136,31 @@ library! {
     evt_set_thread_join: "OTF2_GlobalEvtReaderCallbacks_SetThreadJoinCallback" => fn(*mut Opaque, EvtNone) -> ErrorCode;
     evt_set_team_begin: "OTF2_GlobalEvtReaderCallbacks_SetThreadTeamBeginCallback" => fn(*mut Opaque, EvtNone) -> ErrorCode;
     evt_set_team_end: "OTF2_GlobalEvtReaderCallbacks_SetThreadTeamEndCallback" => fn(*mut Opaque, EvtNone) -> ErrorCode;
+    archive_open: "OTF2_Archive_Open" => fn(*const c_char, *const c_char, u8, u64, u64, u8, u8) -> *mut Opaque;
+    archive_close: "OTF2_Archive_Close" => fn(*mut Opaque) -> ErrorCode;
+    archive_set_flush: "OTF2_Archive_SetFlushCallbacks" => fn(*mut Opaque, *const FlushCallbacks, Ud) -> ErrorCode;
+    archive_serial: "OTF2_Archive_SetSerialCollectiveCallbacks" => fn(*mut Opaque) -> ErrorCode;
+    archive_open_evt_files: "OTF2_Archive_OpenEvtFiles" => fn(*mut Opaque) -> ErrorCode;
+    archive_close_evt_files: "OTF2_Archive_CloseEvtFiles" => fn(*mut Opaque) -> ErrorCode;
+    archive_open_def_files: "OTF2_Archive_OpenDefFiles" => fn(*mut Opaque) -> ErrorCode;
+    archive_close_def_files: "OTF2_Archive_CloseDefFiles" => fn(*mut Opaque) -> ErrorCode;
+    archive_evt_writer: "OTF2_Archive_GetEvtWriter" => fn(*mut Opaque, u64) -> *mut Opaque;
+    archive_close_evt_writer: "OTF2_Archive_CloseEvtWriter" => fn(*mut Opaque, *mut Opaque) -> ErrorCode;
+    archive_def_writer: "OTF2_Archive_GetDefWriter" => fn(*mut Opaque, u64) -> *mut Opaque;
+    archive_close_def_writer: "OTF2_Archive_CloseDefWriter" => fn(*mut Opaque, *mut Opaque) -> ErrorCode;
+    archive_global_def_writer: "OTF2_Archive_GetGlobalDefWriter" => fn(*mut Opaque) -> *mut Opaque;
+    evt_enter: "OTF2_EvtWriter_Enter" => fn(*mut Opaque, Attr, u64, u32) -> ErrorCode;
+    evt_leave: "OTF2_EvtWriter_Leave" => fn(*mut Opaque, Attr, u64, u32) -> ErrorCode;
+    evt_mpi_send: "OTF2_EvtWriter_MpiSend" => fn(*mut Opaque, Attr, u64, u32, u32, u32, u64) -> ErrorCode;
+    evt_mpi_recv: "OTF2_EvtWriter_MpiRecv" => fn(*mut Opaque, Attr, u64, u32, u32, u32, u64) -> ErrorCode;
+    def_clock_properties: "OTF2_GlobalDefWriter_WriteClockProperties" => fn(*mut Opaque, u64, u64, u64, u64) -> ErrorCode;
+    def_string: "OTF2_GlobalDefWriter_WriteString" => fn(*mut Opaque, u32, *const c_char) -> ErrorCode;
+    def_system_tree_node: "OTF2_GlobalDefWriter_WriteSystemTreeNode" => fn(*mut Opaque, u32, u32, u32, u32) -> ErrorCode;
+    def_location_group: "OTF2_GlobalDefWriter_WriteLocationGroup" => fn(*mut Opaque, u32, u32, u8, u32, u32) -> ErrorCode;
+    def_location: "OTF2_GlobalDefWriter_WriteLocation" => fn(*mut Opaque, u64, u32, u8, u64, u32) -> ErrorCode;
+    def_region: "OTF2_GlobalDefWriter_WriteRegion" => fn(*mut Opaque, u32, u32, u32, u32, u8, u8, u32, u32, u32, u32) -> ErrorCode;
+    def_group: "OTF2_GlobalDefWriter_WriteGroup" => fn(*mut Opaque, u32, u32, u8, u8, u32, u32, *const u64) -> ErrorCode;
+    def_comm: "OTF2_GlobalDefWriter_WriteComm" => fn(*mut Opaque, u32, u32, u32, u32, u32) -> ErrorCode;
 }
 
 fn missing(path: &str, reason: &str) -> Error {
@@ -170,4 +202,32 @@ impl Lib {
             unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
         }
     }
+}
+
+/// The libraries loaded so far, by path (each loaded once, kept for the process's life).
+static LOADED: std::sync::Mutex<Vec<(String, &'static Lib)>> = std::sync::Mutex::new(Vec::new());
+/// The library [`use_library`] chose, for the writers (which get no path).
+static CHOSEN: std::sync::Mutex<Option<&'static Lib>> = std::sync::Mutex::new(None);
+
+/// The OTF2 library at `path`, loaded once for the process.
+pub fn shared(path: &str) -> Result<&'static Lib> {
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, lib)) = loaded.iter().find(|(p, _)| p == path) {
+        return Ok(lib);
+    }
+    let lib: &'static Lib = Box::leak(Box::new(Lib::load(path)?));
+    loaded.push((path.to_string(), lib));
+    Ok(lib)
+}
+
+/// Load the OTF2 library at `path` and use it for the writers from now on.
+pub fn use_library(path: &str) -> Result<()> {
+    let lib = shared(path)?;
+    *CHOSEN.lock().unwrap_or_else(|e| e.into_inner()) = Some(lib);
+    Ok(())
+}
+
+/// The library [`use_library`] chose.
+pub fn library() -> Result<&'static Lib> {
+    CHOSEN.lock().unwrap_or_else(|e| e.into_inner()).ok_or_else(|| missing("(none chosen)", "is not loaded"))
 }

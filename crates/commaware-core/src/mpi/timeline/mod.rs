@@ -80,7 +80,7 @@ pub trait TimelineSink {
 pub type OpenWriter = fn(path: &Path, shown_as: &str) -> Result<Box<dyn TimelineSink + Send>>;
 
 /// The timeline writers by file extension (lower case, no dot): the only dispatch table.
-pub const FORMATS: &[(&str, OpenWriter)] = &[("paje", paje::open), ("trace", paje::open)];
+pub const FORMATS: &[(&str, OpenWriter)] = &[("paje", paje::open), ("trace", paje::open), ("otf2", crate::mpi::otf2::write::open)];
 
 /// The extensions `--timeline` accepts, as `.paje, .trace`.
 pub fn extensions() -> String {
