@@ -17,10 +17,10 @@ use std::ffi::CString;
 use std::path::{Path, PathBuf};
 
 
-use super::ffi::{self, Lib};
+use crate::mpi::otf2::ffi::{self, Lib};
 use crate::error::{Error, ErrorKind, Result};
 use crate::mpi::ops::OP_NAMES;
-use crate::mpi::timeline::{TimelineMessage, TimelineRun, TimelineSink};
+use super::{TimelineMessage, TimelineRun, TimelineSink};
 
 /// Ticks per second of the archive's clock.
 const RESOLUTION: f64 = 1e9;
@@ -89,7 +89,7 @@ fn ticks(time: f64) -> u64 {
 
 /// Opens an archive at `path` (its anchor file; `shown_as` is the final name) with the
 /// library set by [`ffi::use_library`].
-pub fn open(path: &Path, shown_as: &str) -> Result<Box<dyn crate::mpi::timeline::TimelineSink + Send>> {
+pub fn open(path: &Path, shown_as: &str) -> Result<Box<dyn TimelineSink + Send>> {
     let lib = ffi::library().map_err(|e| Error { source: shown_as.to_string(), ..e })?;
     let (dir, name) = archive_name(path);
     Ok(Box::new(Otf2Writer {
