@@ -10,8 +10,10 @@ import gc
 import gzip
 import json
 import lzma
+import math
 import os
 import re
+import shutil
 from contextlib import contextmanager
 from functools import cached_property
 from os import PathLike
@@ -219,6 +221,9 @@ class Trace:
     def __init__(self, core: _core.Trace, source: str) -> None:
         self._core = core
         self.source = source
+        #: For an OTF2 archive: events read, records skipped (other paradigms, non-rank
+        #: locations) and alltoallv/w calls whose totals were spread evenly; else None.
+        self.otf2_stats: dict[str, int] | None = None
 
     @property
     def n_ranks(self) -> int:
@@ -302,7 +307,48 @@ def load_platform(source: Source | Platform) -> Platform:
     return Platform(_core.load_platform(text, name, fmt), name)
 
 
-TRACE_FORMATS = ("auto", "json", "toml", "ti")
+TRACE_FORMATS = ("auto", "json", "toml", "ti", "otf2")
+#: Where to find the OTF2 C library instead of looking for it (a path; tests set it).
+OTF2_LIBRARY_ENV = "COMMAWARE_OTF2_LIBRARY"
+OTF2_INSTALL = "pip install otf2 (its wheel ships the OTF2 library), or Debian's libopen-trace-format2-dev"
+
+
+def otf2_library(source: str) -> str:
+    """Path of the OTF2 C library the core loads: $COMMAWARE_OTF2_LIBRARY, else the `otf2`
+    wheel's bundled one (its `_otf2` module exports OTF2's C functions), else the system's
+    `libotf2.so`/`libopen-trace-format2.so`. OptionsError naming `source` if there is none."""
+    import ctypes.util
+    import importlib.util
+
+    forced = os.environ.get(OTF2_LIBRARY_ENV)
+    if forced:
+        return forced
+    spec = importlib.util.find_spec("_otf2")
+    if spec is not None and spec.submodule_search_locations:
+        for folder in spec.submodule_search_locations:
+            found = sorted(Path(folder).glob("_otf2*.so"))
+            if found:
+                return str(found[0])
+    for name in ("otf2", "open-trace-format2"):
+        lib = ctypes.util.find_library(name)
+        if lib:
+            return lib
+    raise input_error(_core.OptionsError, source, "", f"reading or writing OTF2 needs the OTF2 library: {OTF2_INSTALL}")
+
+
+def _load_otf2(path: Path, traced_speed: float | None) -> Trace:
+    core, stats = _core.load_trace_otf2(str(path), otf2_library(str(path)), traced_speed)
+    trace = Trace(core, str(path))
+    trace.otf2_stats = stats
+    return trace
+
+
+def _is_otf2_anchor(path: Path) -> bool:
+    """An OTF2 anchor file: named *.otf2 with OTF2's magic in its header."""
+    if path.suffix.lower() != ".otf2" or not path.is_file():
+        return False
+    with open(path, "rb") as f:
+        return b"OTF2" in f.read(16)
 #: A SimGrid time-independent line: a rank, then an action word.
 _TI_LINE = re.compile(r"^\s*\d+\s+[A-Za-z_]\w*(\s|$)")
 
@@ -377,7 +423,8 @@ def _load_ti_dir(path: Path, derived_datatype_bytes: float | None) -> Trace:
     return _load_ti_ranks(files, str(path), derived_datatype_bytes)
 
 
-def load_trace(source: Source | Trace, format: str = "auto", *, derived_datatype_bytes: float | None = None) -> Trace:
+def load_trace(source: Source | Trace, format: str = "auto", *, derived_datatype_bytes: float | None = None,
+               traced_speed: float | None = None) -> Trace:
     """Load a trace from a file path or a dict; raises TraceError.
 
     `format`: "json", "toml", "ti" (SimGrid time-independent: one shared file whose lines
@@ -389,14 +436,27 @@ def load_trace(source: Source | Trace, format: str = "auto", *, derived_datatype
     `derived_datatype_bytes`: bytes per element of a TI trace's derived datatype (written as
     id -1 by `smpirun -trace-ti`; a whole number from 0 to 2^31 - 1, else OptionsError). By
     default 0, as SimGrid's replay reads it; `Trace.derived_datatype_ops` counts the ops it
-    sized."""
+    sized.
+
+    "otf2" (or "auto" on an anchor file named *.otf2) reads an OTF2 archive (Score-P's
+    format) through the OTF2 library (`otf2_library`): compute between MPI calls is kept as
+    seconds, or as flops at `traced_speed` flops/s (> 0, else OptionsError); what it skipped
+    is in `Trace.otf2_stats`."""
     if isinstance(source, Trace):
         return source
     if format not in TRACE_FORMATS:
         raise input_error(_core.TraceError, str(source), "", f"unknown trace format {format!r} "
                           f"(known: {', '.join(TRACE_FORMATS)})")
     derived = derived_datatype_bytes
+    if traced_speed is not None and not (math.isfinite(traced_speed) and traced_speed > 0):
+        raise input_error(_core.OptionsError, "--traced-speed", "",
+                          f"must be a positive number of flops per second, got {traced_speed}")
     try:
+        if isinstance(source, (str, PathLike)) and (format == "otf2" or (format == "auto" and _is_otf2_anchor(Path(source)))):
+            path = Path(source)
+            if not path.is_file():
+                raise input_error(_core.TraceError, str(path), "", "no such OTF2 anchor file")
+            return _load_otf2(path, traced_speed)
         if isinstance(source, (str, PathLike)) and format in ("auto", "ti"):
             path = Path(source)
             if path.is_dir():
@@ -609,7 +669,9 @@ def simulate(
     on_messages: called with a DataFrame of up to `batch_size` messages at a time, as they arrive.
     timeline: write the run's timeline (each rank's operations and every message) to this file
         while the replay runs, for timeline viewers: `.paje` or `.trace` is SimGrid's Paje
-        (ViTE, pajeng); `timeline_extensions()` lists the formats (docs/formats.md, "Timelines").
+        (ViTE, pajeng), `.otf2` an OTF2 archive (Vampir; with NAME.def and the folder NAME beside
+        it, through the OTF2 library as `otf2_library` finds it); `timeline_extensions()` lists
+        the formats (docs/formats.md, "Timelines").
         If the replay fails, the file is removed.
     timeline_as: the name whose extension picks the format and that errors show, when
         `timeline` is a temporary name (default: `timeline`).
@@ -627,6 +689,9 @@ def simulate(
         def batches(columns: dict[str, bytes]) -> None:
             on_messages(message_frame(columns, hosts))
 
+    shown = timeline_as or timeline
+    if shown is not None and _is_otf2(shown):
+        _core.otf2_use_library(otf2_library(str(shown)), str(shown))
     try:
         core = _core.simulate(p._core, t._core, model=model, placement=placement, seed=seed,
                               record_messages=record_messages, record_timeline=record_timeline,
@@ -636,10 +701,10 @@ def simulate(
                               timeline_path=None if timeline is None else str(timeline),
                               timeline_as=None if timeline_as is None else str(timeline_as))
     except _core.InputError as exc:
-        drop_timeline(timeline)
+        drop_timeline(timeline, timeline_as)
         raise name_source(exc, p, t) from None
     except BaseException:
-        drop_timeline(timeline)
+        drop_timeline(timeline, timeline_as)
         raise
     return Result(core)
 
@@ -649,10 +714,40 @@ def timeline_extensions() -> list[str]:
     return _core.timeline_extensions()
 
 
-def drop_timeline(timeline: str | Path | None) -> None:
-    """Remove what a failed replay wrote of its timeline (nothing when it had none)."""
+def _is_otf2(timeline: str | Path) -> bool:
+    return Path(timeline).suffix.lower() == ".otf2"
+
+
+def timeline_entries(path: str | Path, otf2: bool) -> list[Path]:
+    """The files of a timeline written at `path`: the file itself, or for an OTF2 archive
+    its anchor `NAME.otf2`, `NAME.def` and the folder `NAME` (NAME: the stem of a *.otf2
+    path, else the whole file name, as the core's writer names it)."""
+    path = Path(path)
+    if not otf2:
+        return [path]
+    name = path.stem if _is_otf2(path) else path.name
+    return [path.with_name(f"{name}.otf2"), path.with_name(f"{name}.def"), path.with_name(name)]
+
+
+def drop_timeline(timeline: str | Path | None, timeline_as: str | Path | None = None) -> None:
+    """Remove what a failed replay wrote of its timeline (nothing when it had none);
+    `timeline_as` is the name that picked its format (default: `timeline`)."""
     if timeline is not None:
-        Path(timeline).unlink(missing_ok=True)
+        for entry in timeline_entries(timeline, _is_otf2(timeline_as or timeline)):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+
+
+def keep_timeline(partial: str | Path, timeline: str | Path) -> None:
+    """Move a complete timeline written at `partial` to `timeline`, replacing what was
+    there (each file of an OTF2 archive)."""
+    otf2 = _is_otf2(timeline)
+    if otf2:
+        drop_timeline(timeline)
+    for source, target in zip(timeline_entries(partial, otf2), timeline_entries(timeline, otf2)):
+        os.replace(source, target)
 
 
 @contextmanager

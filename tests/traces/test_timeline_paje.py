@@ -119,7 +119,7 @@ def test_a_timeline_needs_a_known_extension(cli, tmp_path):
     out = tmp_path / "run.txt"
     proc = cli("simulate", EXAMPLES / "cluster16.json", EXAMPLES / "ring.json", "--timeline", out)
     assert proc.returncode == 2
-    assert proc.stderr == f"error: {out}: --timeline needs a .paje or .trace file\n"
+    assert proc.stderr == f"error: {out}: --timeline needs a .paje or .trace or .otf2 file\n"
     assert not out.exists()
 
 

@@ -32,6 +32,32 @@ pub(crate) fn load_trace_ti_ranks(py: Python<'_>, parts: Vec<(usize, String, Str
     r.map(Trace)
 }
 
+/// Read the OTF2 archive whose anchor file is `anchor` through the OTF2 library at `library`
+/// (compute time as flops at `traced_speed` flops/s, else as seconds). Returns the trace and
+/// what the reading skipped: `{"events", "skipped_records", "even_split_collectives"}`.
+#[pyfunction]
+#[pyo3(signature = (anchor, library, traced_speed=None))]
+pub(crate) fn load_trace_otf2(py: Python<'_>, anchor: &str, library: &str, traced_speed: Option<f64>) -> PyResult<(Trace, std::collections::HashMap<String, u64>)> {
+    let (anchor, library) = (anchor.to_owned(), library.to_owned());
+    let (trace, stats) = py.allow_threads(|| {
+        guarded(|| {
+            use commaware_core::mpi::otf2::{ffi::Lib, read};
+            let options = read::Otf2Options::new(traced_speed)?;
+            let lib = Lib::load(&library).map_err(|e| e.in_source(&anchor))?;
+            read::read(&lib, &anchor, options).map_err(|e| e.in_source(&anchor))
+        })
+    })?;
+    let counts = [("events", stats.events), ("skipped_records", stats.skipped_records), ("even_split_collectives", stats.even_split_collectives)];
+    Ok((Trace(trace), counts.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
+}
+
+/// Load the OTF2 library at `library` for the OTF2 timeline writer (`--timeline FILE.otf2`).
+#[pyfunction]
+pub(crate) fn otf2_use_library(py: Python<'_>, library: &str, source: &str) -> PyResult<()> {
+    let (library, source) = (library.to_owned(), source.to_owned());
+    py.allow_threads(|| guarded(|| commaware_core::mpi::otf2::ffi::use_library(&library).map_err(|e| e.in_source(&source))))
+}
+
 /// The SimGrid TI text of each rank of `trace` (compute seconds become flops at
 /// `flops_per_second`; `header` is written as `#` comment lines first).
 #[pyfunction]

@@ -304,6 +304,26 @@ derived_datatype_option = click.option(
          "smpirun -trace-ti writes as datatype -1 [default: 0, as SimGrid's replay reads it].")
 
 
+#: `--traced-speed FLOPS` of the commands that read OTF2 archives.
+traced_speed_option = click.option(
+    "--traced-speed", type=float, default=None, metavar="FLOPS",
+    help="OTF2: the traced machine's speed in flops/s; compute between MPI calls becomes flops at it "
+         "[default: kept as seconds at full host speed].")
+
+
+def warn_otf2(stats: dict[str, int] | None) -> None:
+    """On stderr, once per OTF2 archive: the records skipped and the v-collectives spread evenly."""
+    if not stats:
+        return
+    if stats.get("skipped_records"):
+        err.print(f"[bold yellow]warning:[/] {stats['skipped_records']:,} OTF2 records of other paradigms or of "
+                  "non-MPI locations (OpenMP, CUDA, threads) were skipped; their time counts as compute",
+                  highlight=False, soft_wrap=True)
+    if stats.get("even_split_collectives"):
+        err.print(f"[bold yellow]warning:[/] {stats['even_split_collectives']:,} alltoallv/alltoallw calls: OTF2 "
+                  "records only each rank's total, spread evenly over its peers", highlight=False, soft_wrap=True)
+
+
 def warn_derived_datatypes(ops: int, derived_datatype_bytes: float | None) -> None:
     """Once per trace, on stderr: how many ops a derived datatype sized at 0 bytes (SimGrid's
     reading), unless --derived-datatype-bytes gave them a size."""

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import click
 
 from .. import _core
-from ..api import TRACE_FORMATS, Result, load_platform, load_trace, simulate
-from .common import Progress, Table, derived_datatype_option, err, fail, failing, out, param_option, seed_option, warn_derived_datatypes
+from ..api import TRACE_FORMATS, Result, drop_timeline, keep_timeline, load_platform, load_trace, simulate
+from .common import (Progress, Table, derived_datatype_option, err, fail, failing, out, param_option, seed_option,
+                     traced_speed_option, warn_derived_datatypes, warn_otf2)
 
 
 def print_result(result: Result, title: str) -> None:
@@ -56,8 +56,10 @@ class ProgressLine(Progress):
 @click.argument("trace", type=click.Path())
 @click.option("--format", "trace_format", type=click.Choice(TRACE_FORMATS), default="auto", show_default=True,
               help="Trace format: our JSON/TOML, or ti (SimGrid time-independent: a shared file, an index of "
-              "per-rank files, or a directory; .gz/.xz read). auto: ti for a directory or a RANK ACTION first line.")
+              "per-rank files, or a directory; .gz/.xz read), or otf2 (Score-P's OTF2: the anchor file). auto: ti for a "
+              "directory or a RANK ACTION first line, otf2 for a *.otf2 anchor.")
 @derived_datatype_option
+@traced_speed_option
 @click.option("--model", default=None, help=f"Sharing model (default: the platform's). Known: {', '.join(_core.sharing_models())}.")
 @click.option("--placement", type=click.Choice(_core.placements()), default="explicit", show_default=True,
               help="Ranks onto hosts: the trace's list (else rank i on host i), round-robin per node, fill nodes first, or random.")
@@ -69,7 +71,8 @@ class ProgressLine(Progress):
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Draw ranks against time to FILE.svg or FILE.png.")
 @click.option("--timeline", type=click.Path(dir_okay=False), default=None,
               help="Write the run's timeline (each rank's MPI operations and every message) for timeline viewers, "
-              f"streamed: {', '.join(_core.timeline_extensions())} is SimGrid's Paje (ViTE, pajeng; docs/formats.md).")
+              "streamed: .paje or .trace is SimGrid's Paje (ViTE, pajeng), .otf2 an OTF2 archive (Vampir; also "
+              "FILE.def and the folder FILE beside it; docs/formats.md).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (a bar on a terminal after 1 s, else a line every 10 s).")
 @param_option("Sharing-model parameter over the platform's and the model's defaults (repeatable), e.g. beta=0.8.")
 @click.option("--calibration", type=click.Path(dir_okay=False), default=None,
@@ -84,7 +87,8 @@ class ProgressLine(Progress):
 @click.option("--smpi", default=None, metavar="PRESET",
               help="SMPI's timing model over the platform's network.smpi: simgrid-3.32 (SimGrid 3.32's default "
               "bandwidth and latency factors and overheads, as smpirun uses them), or none (docs/formats.md).")
-def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_bytes: float | None, model: str | None,
+def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_bytes: float | None,
+                 traced_speed: float | None, model: str | None,
                  placement: str, seed: int, as_json: bool, messages_file: str | None, gantt: str | None,
                  timeline: str | None, quiet: bool,
                  params: list[tuple[str, float]], calibration: str | None, measured: str | None, coll: str | None,
@@ -132,7 +136,9 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
         """The replay and every file it writes; `deliver` shows the JSON only if all succeeded."""
         with ProgressLine("simulate", quiet=quiet, plain=as_json, unit="ranks done", delay=1.0) as progress:
             hosts = load_platform(platform)  # the platform's errors first
-            loaded = load_trace(trace, format=trace_format, derived_datatype_bytes=derived_datatype_bytes)
+            loaded = load_trace(trace, format=trace_format, derived_datatype_bytes=derived_datatype_bytes,
+                                traced_speed=traced_speed)
+            otf2_stats.append(loaded.otf2_stats)
             result = simulate(hosts, loaded, model=model, placement=placement, seed=seed,
                               record_messages=measured is not None, record_timeline=bool(gantt),
                               json_path=None if measured else json_path, on_messages=table,
@@ -145,7 +151,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
         if table is not None:
             table.close(result.host_names)
         if timeline:
-            os.replace(partial_path(Path(timeline)), timeline)
+            keep_timeline(partial_path(Path(timeline)), timeline)
         if gantt:
             from ..gantt import write_gantt
 
@@ -154,6 +160,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
 
     measured_times = None
     reports: list[dict[str, Any]] = []
+    otf2_stats: list[dict[str, int] | None] = []
     try:
         with failing(writing="", named_by_error=True):
             if measured:
@@ -168,10 +175,11 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
         if table is not None:
             table.discard()
         if timeline:
-            partial_path(Path(timeline)).unlink(missing_ok=True)
+            drop_timeline(partial_path(Path(timeline)), timeline)
     for warning in results[0].warnings:
         err.print(f"[bold yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
     warn_derived_datatypes(results[0].derived_datatype_ops, derived_datatype_bytes)
+    warn_otf2(otf2_stats[0] if otf2_stats else None)
     if reports and as_json:
         # The user asked for every measured message: the document is built in memory.
         click.echo(json.dumps({**results[0].to_dict(), "accuracy": reports[0]}))

@@ -9,7 +9,7 @@ import json
 
 import click
 
-from .common import Style, derived_datatype_option, fail, failing, warn_derived_datatypes
+from .common import Style, derived_datatype_option, fail, failing, traced_speed_option, warn_derived_datatypes, warn_otf2
 
 #: How these commands have always printed their errors: emoji codes (`:name:`) become emoji.
 STYLE: Style = {"emoji": True}
@@ -95,15 +95,17 @@ def export_cmd(trace: str, fmt: str, output: str, flops_per_second: float | None
 
 @trace_group.command("show")
 @click.argument("trace", metavar="TRACE")
-@click.option("--format", "trace_format", type=click.Choice(["auto", "json", "toml", "ti"]), default="auto",
-              show_default=True, help="Format of TRACE (as simulate reads it; TI also as an index, a directory, .gz, .xz).")
+@click.option("--format", "trace_format", type=click.Choice(["auto", "json", "toml", "ti", "otf2"]), default="auto",
+              show_default=True, help="Format of TRACE (as simulate reads it; TI also as an index, a directory, .gz, "
+              ".xz; otf2: an OTF2 anchor file).")
 @click.option("--matrix", default=None, type=click.Path(dir_okay=False), metavar="FILE",
               help="Draw the rank-to-rank point-to-point bytes to FILE.svg or FILE.png (a heat map on a log colour "
                    "scale; ranks binned into blocks beyond 512).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (schema: commaware schema trace-summary).")
 @derived_datatype_option
+@traced_speed_option
 def show_cmd(trace: str, trace_format: str, matrix: str | None, as_json: bool,
-             derived_datatype_bytes: float | None) -> None:
+             derived_datatype_bytes: float | None, traced_speed: float | None) -> None:
     """Look at a trace before replaying it: its ranks, ops of each kind, the point-to-point
     bytes each rank sends and receives, and the calls and bytes of each collective kind.
 
@@ -125,7 +127,9 @@ def show_cmd(trace: str, trace_format: str, matrix: str | None, as_json: bool,
     if matrix and Path(matrix).suffix.lower() not in (".svg", ".png"):
         fail(f"{matrix}: --matrix needs a .svg or .png file")
     with failing():
-        loaded = load_trace(trace, trace_format, derived_datatype_bytes=derived_datatype_bytes)
+        loaded = load_trace(trace, trace_format, derived_datatype_bytes=derived_datatype_bytes,
+                            traced_speed=traced_speed)
+    warn_otf2(loaded.otf2_stats)
     summary, pairs = summarize_trace(loaded, matrix=bool(matrix))
     if matrix:
         assert pairs is not None

@@ -8,6 +8,7 @@
 
 pub mod collectives;
 pub mod ops;
+pub mod otf2;
 pub mod output;
 pub mod placement;
 pub mod platform_file;

@@ -11,6 +11,7 @@
 //! write each event as it comes, and keeps only what it needs per rank or per open message.
 //! Writers are picked by the file's extension in [`FORMATS`].
 
+pub mod otf2;
 pub mod paje;
 
 use std::path::Path;
@@ -80,7 +81,7 @@ pub trait TimelineSink {
 pub type OpenWriter = fn(path: &Path, shown_as: &str) -> Result<Box<dyn TimelineSink + Send>>;
 
 /// The timeline writers by file extension (lower case, no dot): the only dispatch table.
-pub const FORMATS: &[(&str, OpenWriter)] = &[("paje", paje::open), ("trace", paje::open)];
+pub const FORMATS: &[(&str, OpenWriter)] = &[("paje", paje::open), ("trace", paje::open), ("otf2", otf2::open)];
 
 /// The extensions `--timeline` accepts, as `.paje, .trace`.
 pub fn extensions() -> String {
