@@ -1,11 +1,12 @@
 //! The MPI layer, above the engine: per-rank programs ([`trace`]) and the point-to-point
-//! schedules of collectives ([`collectives`]), readers and writers of SimGrid's
+//! schedules of collectives ([`collectives`], Open MPI's segmented ones in [`ompi_colls`]), readers and writers of SimGrid's
 //! time-independent traces ([`ti`], [`ti_export`]), ranks onto hosts ([`placement`]),
 //! MPI matching semantics driving the engine ([`replay`]), streamed results ([`output`]),
 //! a look at a trace before replaying it ([`summary`]),
 //! and loading a platform file with every layer's checks ([`platform_file`]).
 
 pub mod collectives;
+pub(crate) mod ompi_colls;
 pub mod ops;
 pub mod output;
 pub mod placement;
