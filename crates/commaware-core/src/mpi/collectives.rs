@@ -1406,7 +1406,7 @@ mod tests {
         assert_eq!(pick(reduce(65535.0), 5), Algo::OmpiChain);
         assert_eq!(pick(reduce(300000.0), 3), Algo::OmpiPipeline);
         assert_eq!(pick(reduce(600000.0), 3), Algo::OmpiChain);
-        assert_eq!(pick(reduce(100.0), 5000), Algo::OmpiInOrderBinary);
+        assert_eq!(pick(reduce(20.0), 5000), Algo::OmpiInOrderBinary);
         assert_eq!(pick(reduce(262143.0), 5), Algo::OmpiBinomial);
         assert_eq!(pick(reduce(262144.0), 5), Algo::BasicLinear);
         assert_eq!(pick(reduce(524288.0), 5), Algo::OmpiBinomial);
