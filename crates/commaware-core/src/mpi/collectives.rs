@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::mpi::ompi_colls;
 use crate::mpi::ops::OpSpec;
 
 /// One round of a collective: at most one send (of `bytes`) and one receive, or a fan.
@@ -21,9 +22,14 @@ pub(crate) enum Round {
     Recv(usize),
     SendRecv { dst: usize, src: usize, bytes: f64 },
     Fan(Fan),
-    /// Post a receive from `from` (if any) into scratch slot `slot`, then wait for the one
-    /// in slot `wait_slot` (if any), posted a round before: a receive kept one round ahead.
-    RecvAhead { from: Option<usize>, slot: u32, wait_slot: Option<u32> },
+    /// Post a send of `bytes` to `to` into scratch request slot `slot`: blocking (MPI_Send,
+    /// posted and waited for in this round) or not (MPI_Isend, waited for by a later `Await`).
+    SendSlot { to: usize, bytes: f64, slot: u32, blocking: bool },
+    /// Post a receive from `from` into scratch slot `slot` (waited for by a later `Await`).
+    RecvSlot { from: usize, slot: u32 },
+    /// Wait for the requests in scratch slots `first .. first + n`, then combine `combine`
+    /// bytes (a reduction's share of what arrived; 0 for none).
+    Await { first: u32, n: u32, combine: f64 },
     /// A round this rank sits out (its algorithm has nothing for it here).
     Skip,
 }
@@ -35,7 +41,8 @@ impl Round {
             Round::Send { .. } | Round::Recv(_) => 2,
             Round::SendRecv { .. } => 3,
             Round::Fan(fan) => fan.posts() + 1,
-            Round::RecvAhead { from, wait_slot, .. } => from.is_some() as u32 + wait_slot.is_some() as u32,
+            Round::SendSlot { blocking, .. } => 1 + blocking as u32,
+            Round::RecvSlot { .. } | Round::Await { .. } => 1,
             Round::Skip => 0,
         }
     }
@@ -158,10 +165,28 @@ pub enum Algo {
     /// order, reduce from rank p − 1 down); alltoall(v) posts every receive and every send
     /// then waits for them all; barrier's rank 0 receives from all, then sends to all.
     BasicLinear,
-    /// Scatter: Open MPI's binomial tree, the smallest subtree first; reduce: the same tree as
-    /// `binomial`, a rank posting the receive from its next child before waiting for the
-    /// previous one, unsegmented (`ompi_binomial`).
+    /// Scatter: Open MPI's binomial tree, the smallest subtree first; reduce: Open MPI's
+    /// generic segmented reduce on its in-order binomial tree (the same tree as `binomial`), in
+    /// 1 KiB segments on many ranks, else whole (`ompi_binomial`, [`ompi_colls`]).
     OmpiBinomial,
+    /// Bcast: SimGrid's pipelined chain 0 → 1 → … → p − 1 in 8192-byte segments, the remainder
+    /// by the bcast in use for its size (`NTSL`, what Open MPI's `basic_linear` runs in SimGrid).
+    Ntsl,
+    /// Bcast: Open MPI's generic segmented bcast on a chain (16, 64 or 128 KiB segments; Open
+    /// MPI's `chain` and `pipeline` both run it in SimGrid); reduce: its generic segmented
+    /// reduce on a chain (1, 32 or 64 KiB segments) (`ompi_pipeline`).
+    OmpiPipeline,
+    /// Bcast: Open MPI's split binary tree: each half of the buffer down one subtree of a
+    /// binary tree in 1 KiB (8 KiB from 370728 bytes) segments, then halves traded between
+    /// the subtrees (`ompi_split_bintree`; needs a segment in each half).
+    OmpiSplitBintree,
+    /// Reduce: Open MPI's generic segmented reduce on p / 2 chains, 64 KiB segments (`ompi_chain`).
+    OmpiChain,
+    /// Reduce: Open MPI's generic segmented reduce on a binary tree, 32 KiB segments (`ompi_binary`).
+    OmpiBinary,
+    /// Reduce: Open MPI's generic reduce, unsegmented, on its in-order binary tree rooted at rank
+    /// p − 1, which then sends the result to the root (`ompi_in_order_binary`).
+    OmpiInOrderBinary,
     /// Scatter: the root posts every send, then waits for them all (`ompi_linear_nb`).
     LinearNb,
     /// Barrier: recursive doubling on the largest power of two, the ranks above it folded
@@ -201,6 +226,12 @@ impl Algo {
             Algo::Linear => "linear",
             Algo::BasicLinear => "basic_linear",
             Algo::OmpiBinomial => "ompi_binomial",
+            Algo::Ntsl => "NTSL",
+            Algo::OmpiPipeline => "ompi_pipeline",
+            Algo::OmpiChain => "ompi_chain",
+            Algo::OmpiSplitBintree => "ompi_split_bintree",
+            Algo::OmpiBinary => "ompi_binary",
+            Algo::OmpiInOrderBinary => "ompi_in_order_binary",
             Algo::LinearNb => "ompi_linear_nb",
             Algo::RecursiveDoubling => "ompi_recursivedoubling",
             Algo::Tree => "ompi_tree",
@@ -219,8 +250,8 @@ impl Algo {
 /// The algorithms each collective offers, its default first.
 pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("barrier", &[Algo::Dissemination, Algo::BasicLinear, Algo::RecursiveDoubling, Algo::Tree]),
-    ("bcast", &[Algo::Binomial, Algo::ScatterRdbAllgather, Algo::ScatterLrAllgather, Algo::BinaryTree]),
-    ("reduce", &[Algo::Binomial, Algo::BasicLinear, Algo::OmpiBinomial]),
+    ("bcast", &[Algo::Binomial, Algo::ScatterRdbAllgather, Algo::ScatterLrAllgather, Algo::BinaryTree, Algo::Ntsl, Algo::OmpiPipeline, Algo::OmpiSplitBintree]),
+    ("reduce", &[Algo::Binomial, Algo::BasicLinear, Algo::OmpiBinomial, Algo::OmpiPipeline, Algo::OmpiChain, Algo::OmpiBinary, Algo::OmpiInOrderBinary]),
     ("allreduce", &[Algo::Rdb, Algo::Lr, Algo::RabRdb, Algo::Redbcast]),
     ("alltoall", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::Bruck, Algo::BasicLinear]),
     ("alltoallv", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::BasicLinear, Algo::Bruck]),
@@ -370,6 +401,12 @@ impl Collectives {
         if let OpSpec::Bcast { bytes, .. } = op {
             if a == Algo::BinaryTree && *bytes > NTSB_SEGMENT {
                 return refuse(format!("is modelled for one segment of at most {NTSB_SEGMENT} bytes (SimGrid pipelines larger buffers), got {bytes}"));
+            }
+            if a == Algo::OmpiSplitBintree && !ompi_colls::split_bintree_splits(*bytes) {
+                return refuse(format!(
+                    "needs a segment ({} bytes) in each half of the buffer (SimGrid runs SMP_linear below that, not modelled), got {bytes}",
+                    ompi_colls::split_bintree_segsize(*bytes)
+                ));
             }
         }
         if a.needs_pof2() && !p.is_power_of_two() && !(a == Algo::Rdb && matches!(op.name(), "allreduce" | "scan" | "exscan")) {
@@ -596,12 +633,14 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
     match op {
         OpSpec::Allreduce { bytes, .. } => match decide(OMPI_ALLREDUCE, p, *bytes) {
             3 => Some(Algo::Rdb),
-            // SimGrid's lr runs redbcast when the count is below p.
+            // SimGrid's lr runs redbcast when the count is below p; 5 segmented_ring runs lr
+            // below p segments of 1 MiB, which covers every size the decision gives it.
             4 if *bytes >= p as f64 => Some(Algo::Lr),
+            // (lr's remainder, bytes mod p, goes through the selector again: not modelled).
+            5 if *bytes >= p as f64 && *bytes < p as f64 * 1048576.0 && *bytes % p as f64 == 0.0 => Some(Algo::Lr),
             6 => Some(Algo::RabRdb),
             // 1 basic_linear, 2 nonoverlapping (and lr below p): SimGrid runs redbcast, which
-            // calls the selector's reduce and bcast (not binomial trees at these sizes);
-            // 5 segmented_ring.
+            // calls the selector's reduce and bcast (not binomial trees at these sizes).
             _ => None,
         },
         OpSpec::Alltoall { bytes, .. } => match decide(OMPI_ALLTOALL, p, *bytes) {
@@ -624,24 +663,26 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
             _ => None, // 5 two_proc (never picked)
         },
         OpSpec::Bcast { bytes, .. } => match decide(OMPI_BCAST, p, *bytes) {
+            // 1 basic_linear: SimGrid runs its NTSL.
+            1 => Some(Algo::Ntsl),
+            // 2 chain, 3 pipeline: SimGrid runs ompi_pipeline for both.
+            2 | 3 => Some(Algo::OmpiPipeline),
             // 5 binary_tree: SimGrid's NTSB, modelled for one segment.
             5 if *bytes <= NTSB_SEGMENT => Some(Algo::BinaryTree),
+            4 if ompi_colls::split_bintree_splits(*bytes) => Some(Algo::OmpiSplitBintree),
             6 => Some(Algo::Binomial),
             8 => if_pof2(Algo::ScatterRdbAllgather), // scatter_allgather
-            _ => None, // linear, chain, pipeline, split_binary_tree, knomial
+            _ => None, // knomial, NTSB beyond one segment
         },
-        OpSpec::Reduce { bytes, .. } => match decide(OMPI_REDUCE, p, *bytes) {
+        OpSpec::Reduce { bytes, .. } => Some(match decide(OMPI_REDUCE, p, *bytes) {
+            2 => Algo::OmpiChain,
+            3 => Algo::OmpiPipeline,
+            4 => Algo::OmpiBinary,
+            5 => Algo::OmpiBinomial,
+            6 => Algo::OmpiInOrderBinary,
             // 1 linear; 7 rabenseifner, which SimGrid replaces by basic_linear.
-            1 | 7 => Some(Algo::BasicLinear),
-            // reduce__ompi_binomial cuts 1 KiB segments (not modelled) when
-            // p > 0.6016 / 1024 · bytes + 1.3496, unless p < 8 and bytes < 20480, bytes < 2048
-            // or the count is 1.
-            5 => {
-                let whole = (p < 8 && *bytes < 20480.0) || *bytes < 2048.0 || *bytes <= 1.0;
-                (whole || p as f64 <= 0.6016 / 1024.0 * bytes + 1.3496).then_some(Algo::OmpiBinomial)
-            }
-            _ => None, // chain, pipeline, binary, in-order_binary
-        },
+            _ => Algo::BasicLinear,
+        }),
         OpSpec::Allgather { bytes, .. } => match decide(OMPI_ALLGATHER, p, *bytes) {
             2 => Some(Algo::Bruck),
             3 => if_pof2(Algo::Rdb), // recursive_doubling
@@ -705,26 +746,6 @@ fn binomial_up(r: usize, p: usize, root: usize, k: usize, block: impl Fn(usize) 
     } else {
         Round::Skip
     })
-}
-
-/// Round `k` of Open MPI's binomial reduce towards `root` (one segment), on the tree of
-/// [`binomial_up`] (children rel + 1, rel + 2, rel + 4, … while below the rank's lowest set
-/// bit): round j < m posts the receive from child j and waits for child j − 1's, round m
-/// waits for the last, then the rank sends `bytes` to its parent.
-fn binomial_up_ahead(r: usize, p: usize, root: usize, k: usize, bytes: f64) -> Option<Round> {
-    let rel = (r + p - root) % p;
-    let above_children = if rel == 0 { p.next_power_of_two() } else { low_bit(rel) };
-    let children = (0..usize::BITS).take_while(|&j| (1usize << j) < above_children && rel + (1usize << j) < p).count();
-    let slot = |j: usize| (j % 2) as u32;
-    let previous = k.checked_sub(1).map(slot);
-    if k < children {
-        return Some(Round::RecvAhead { from: Some((rel + (1 << k) + root) % p), slot: slot(k), wait_slot: previous });
-    }
-    match k - children {
-        0 if children > 0 => Some(Round::RecvAhead { from: None, slot: 0, wait_slot: previous }),
-        j if j == (children > 0) as usize && rel != 0 => Some(Round::Send { to: (rel - low_bit(rel) + root) % p, bytes }),
-        _ => None,
-    }
 }
 
 /// Round `k` of SimGrid's one-segment NTSB bcast ([`Algo::BinaryTree`]).
@@ -998,7 +1019,7 @@ fn then(k: usize, first_len: usize, first: impl Fn(usize) -> Option<Round>, seco
 
 /// Round `k` of rank `r`'s part in `op` over `p` ranks with algorithm `algo`, or `None`
 /// once the rank's part is over.
-pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Option<Round> {
+pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &Collectives) -> Option<Round> {
     let k = k as usize;
     match (op, algo) {
         (OpSpec::Barrier { .. }, _) => barrier(algo, r, p, k),
@@ -1023,13 +1044,53 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32) -> Opti
             })
         }
         (OpSpec::Bcast { root, bytes, .. }, Algo::BinaryTree) => binary_tree_bcast(r, p, *root, k, *bytes),
+        (OpSpec::Bcast { root, bytes, comm }, Algo::Ntsl) => {
+            // SimGrid's NTSL calls the bcast in use (itself when chosen by name, else the
+            // selector's pick) for the remainder.
+            let (len, rest) = ompi_colls::ntsl_len(r, p, *root, *bytes);
+            let rest_op = OpSpec::Bcast { root: *root, bytes: rest, comm: *comm };
+            let rest_algo = coll.pick(&rest_op, p);
+            then(k, len, |k| ompi_colls::ntsl(r, p, *root, k, *bytes), |j| if rest > 0.0 { round(&rest_op, rest_algo, r, p, j as u32, coll) } else { None })
+        }
+        (OpSpec::Bcast { root, bytes, .. }, Algo::OmpiSplitBintree) => ompi_colls::split_bintree(r, p, *root, k, *bytes),
+        (OpSpec::Bcast { root, bytes, .. }, Algo::OmpiPipeline) => {
+            let tree = ompi_colls::chain(1, p, *root, r);
+            ompi_colls::bcast_generic(&tree, r == *root, k, *bytes, ompi_colls::bcast_pipeline_segsize(p, *bytes))
+        }
         (OpSpec::Bcast { root, bytes, .. }, _) => binomial_down(r, p, *root, k, true, |_, _| *bytes),
         (OpSpec::Scatter { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, false, false, |_| *bytes),
         (OpSpec::Scatter { root, .. }, Algo::LinearNb) if r == *root => fan_round(r, p, k, None, Some(Order::Ascending)),
         (OpSpec::Scatter { root, .. }, Algo::LinearNb) => (k == 0).then_some(Round::Recv(*root)),
         (OpSpec::Scatter { root, bytes, .. }, a) => binomial_down(r, p, *root, k, a != Algo::OmpiBinomial, |_, n| n as f64 * bytes),
         (OpSpec::Reduce { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, true, true, |_| *bytes),
-        (OpSpec::Reduce { root, bytes, .. }, Algo::OmpiBinomial) => binomial_up_ahead(r, p, *root, k, *bytes),
+        (OpSpec::Reduce { root, bytes, .. }, Algo::OmpiBinomial) => {
+            let tree = ompi_colls::in_order_bmtree(p, *root, r);
+            ompi_colls::reduce_generic(&tree, r == *root, k, *bytes, ompi_colls::reduce_binomial_segsize(p, *bytes))
+        }
+        (OpSpec::Reduce { root, bytes, .. }, Algo::OmpiPipeline) => {
+            let tree = ompi_colls::chain(1, p, *root, r);
+            ompi_colls::reduce_generic(&tree, r == *root, k, *bytes, ompi_colls::reduce_pipeline_segsize(p, *bytes))
+        }
+        (OpSpec::Reduce { root, bytes, .. }, Algo::OmpiChain) => {
+            let tree = ompi_colls::chain(p / 2, p, *root, r);
+            ompi_colls::reduce_generic(&tree, r == *root, k, *bytes, 65536.0)
+        }
+        (OpSpec::Reduce { root, bytes, .. }, Algo::OmpiBinary) => {
+            let tree = ompi_colls::kary_tree(2, p, *root, r);
+            ompi_colls::reduce_generic(&tree, r == *root, k, *bytes, 32768.0)
+        }
+        (OpSpec::Reduce { root, bytes, .. }, Algo::OmpiInOrderBinary) => {
+            // On the tree rooted at p − 1, which then hands the result to the root.
+            let (io_root, n, root) = (p - 1, *bytes, *root);
+            let tree = ompi_colls::in_order_bintree(p, r);
+            let generic = |k| ompi_colls::reduce_generic(&tree, r == io_root, k, n, 0.0);
+            let len = (0..).take_while(|&k| generic(k).is_some()).count();
+            then(k, len, generic, |j| match j {
+                0 if root != io_root && r == root => Some(Round::Recv(io_root)),
+                0 if root != io_root && r == io_root => Some(Round::Send { to: root, bytes: n }),
+                _ => None,
+            })
+        }
         (OpSpec::Reduce { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |_| *bytes),
         (OpSpec::Gather { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, true, false, |_| *bytes),
         (OpSpec::Gather { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |n| n as f64 * bytes),
@@ -1118,10 +1179,13 @@ pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32,
         }
         Round::Recv(_) => None,
         Round::SendRecv { bytes, .. } => Some(bytes),
-        Round::Send { .. } | Round::Skip | Round::RecvAhead { wait_slot: None, .. } => return 0.0,
-        Round::RecvAhead { .. } => None,
+        // Open MPI's segmented algorithms say what each wait combines.
+        Round::Await { combine, .. } => return combine,
+        Round::Send { .. } | Round::Skip | Round::SendSlot { .. } | Round::RecvSlot { .. } => return 0.0,
     };
     match (op, algo) {
+        // The in-order binary tree's last receive, at the root, is the result.
+        (OpSpec::Reduce { .. }, Algo::OmpiInOrderBinary) => 0.0,
         (OpSpec::Reduce { bytes, .. }, _) => *bytes,
         (OpSpec::Allreduce { bytes, .. }, Algo::Lr) => if k + 1 < p { bytes / p as f64 } else { 0.0 },
         (OpSpec::Allreduce { bytes, .. }, Algo::Redbcast) => if k < log2_ceil(p) { *bytes } else { 0.0 },
@@ -1245,22 +1309,22 @@ mod tests {
     fn alltoallv_ring_is_smpis_and_bruck_goes_four_ranks_at_a_time() {
         let op = |p: usize| OpSpec::Alltoallv { bytes: (0..p).map(|j| 10.0 * (j + 1) as f64).collect(), comm: 0 };
         // SimGrid's ring: XOR partners on a power of two (round k: k + 1), rank ± i otherwise.
-        let sr = |p: usize, algo: Algo, r: usize, k: u32| match round(&op(p), algo, r, p, k) {
+        let sr = |p: usize, algo: Algo, r: usize, k: u32| match round(&op(p), algo, r, p, k, &Collectives::default()) {
             Some(Round::SendRecv { dst, src, bytes }) => (dst, src, bytes),
             other => panic!("{other:?}"),
         };
         assert_eq!(sr(4, Algo::Ring, 1, 1), (3, 3, 40.0));
         assert_eq!(sr(6, Algo::Ring, 1, 1), (3, 5, 40.0));
         assert_eq!((sr(8, Algo::Ring, 5, 2), sr(8, Algo::Pairwise, 5, 2)), ((6, 6, 70.0), (6, 6, 70.0)));
-        assert!(round(&op(4), Algo::Ring, 0, 4, 3).is_none());
+        assert!(round(&op(4), Algo::Ring, 0, 4, 3, &Collectives::default()).is_none());
         // Bruck on 6: receives from r + 1, r + 2, r + 3, sends to r − 1, r − 2, r − 3; then r + 4, r + 5.
-        let fan = |r: usize, k: u32| match round(&op(6), Algo::Bruck, r, 6, k) {
+        let fan = |r: usize, k: u32| match round(&op(6), Algo::Bruck, r, 6, k, &Collectives::default()) {
             Some(Round::Fan(f)) => (0..f.posts()).map(|i| f.post(&op(6), i)).map(|x| format!("{x:?}")).collect::<Vec<_>>(),
             other => panic!("{other:?}"),
         };
         assert_eq!(fan(2, 0), ["Recv(3)", "Recv(4)", "Recv(5)", "Send { to: 1, bytes: 20.0 }", "Send { to: 0, bytes: 10.0 }", "Send { to: 5, bytes: 60.0 }"]);
         assert_eq!(fan(2, 1), ["Recv(0)", "Recv(1)", "Send { to: 4, bytes: 50.0 }", "Send { to: 3, bytes: 40.0 }"]);
-        assert!(round(&op(6), Algo::Bruck, 2, 6, 2).is_none());
+        assert!(round(&op(6), Algo::Bruck, 2, 6, 2, &Collectives::default()).is_none());
         for p in [2, 4, 5, 8, 9, 12] {
             let every: f64 = (0..p).map(|j| 10.0 * (j + 1) as f64).sum();
             assert_eq!(total(op(p), p, "alltoallv=bruck"), (p as f64) * every - (0..p).map(|r| 10.0 * (r + 1) as f64).sum::<f64>(), "{p}");
@@ -1307,6 +1371,8 @@ mod tests {
         // and bcast: not modelled, the default (rdb). Likewise the segmented ring (p 16-31, < 64).
         assert_eq!(pick(allreduce(4.0), 5), Algo::Rdb);
         assert_eq!(pick(allreduce(63.0), 16), Algo::Rdb);
+        // The segmented ring runs lr below p MiB.
+        assert_eq!(pick(allreduce(32.0), 16), Algo::Lr);
         let alltoall = |n: f64| OpSpec::Alltoall { bytes: n, comm: 0 };
         assert_eq!(pick(alltoall(100.0), 4), Algo::BasicLinear);
         assert_eq!(pick(alltoall(524288.0), 4), Algo::Pair);
@@ -1327,16 +1393,25 @@ mod tests {
         assert_eq!(pick(bcast(8192.0), 8), Algo::BinaryTree);
         assert_eq!(pick(bcast(8193.0), 8), Algo::Binomial); // NTSB pipelines: not modelled
         assert_eq!(pick(bcast(2048.0), 5), Algo::Binomial);
+        // basic_linear runs SimGrid's NTSL; chain and pipeline its ompi_pipeline.
+        assert_eq!(pick(bcast(163840.0), 8), Algo::Ntsl);
+        assert_eq!(pick(bcast(8192.0), 5), Algo::Ntsl);
+        assert_eq!(pick(bcast(200000.0), 3), Algo::OmpiPipeline);
+        assert_eq!(pick(bcast(20.0), 3), Algo::OmpiPipeline);
+        assert_eq!(pick(bcast(20000.0), 300), Algo::OmpiSplitBintree);
         assert_eq!(pick(bcast(1048576.0), 16), Algo::ScatterRdbAllgather);
         assert_eq!(pick(bcast(1048576.0), 20), Algo::Binomial); // scatter_allgather on 20: not modelled
         let reduce = |n: f64| OpSpec::Reduce { root: 0, bytes: n, comm: 0 };
-        assert_eq!(pick(reduce(65535.0), 5), Algo::Binomial); // chain: not modelled
+        assert_eq!(pick(reduce(4095.0), 5), Algo::OmpiBinary);
+        assert_eq!(pick(reduce(65535.0), 5), Algo::OmpiChain);
+        assert_eq!(pick(reduce(300000.0), 3), Algo::OmpiPipeline);
+        assert_eq!(pick(reduce(600000.0), 3), Algo::OmpiChain);
+        assert_eq!(pick(reduce(20.0), 5000), Algo::OmpiInOrderBinary);
         assert_eq!(pick(reduce(262143.0), 5), Algo::OmpiBinomial);
         assert_eq!(pick(reduce(262144.0), 5), Algo::BasicLinear);
         assert_eq!(pick(reduce(524288.0), 5), Algo::OmpiBinomial);
-        // Open MPI's binomial cuts 1 KiB segments when p > 0.6016/1024 · bytes + 1.3496 (16 >
-        // 6.16 at 8192 bytes, not 16 > 60.1 at 100000): segmented, not modelled.
-        assert_eq!(pick(reduce(8192.0), 16), Algo::Binomial);
+        // Open MPI's binomial, segmented or not (1 KiB segments at 8192 bytes on 16 ranks).
+        assert_eq!(pick(reduce(8192.0), 16), Algo::OmpiBinomial);
         assert_eq!(pick(reduce(100000.0), 16), Algo::OmpiBinomial);
         assert_eq!(pick(reduce(4.0), 2), Algo::BasicLinear); // rabenseifner: basic_linear in SimGrid
         let gather = |n: f64| OpSpec::Gather { root: 0, bytes: n, comm: 0 };

@@ -223,7 +223,7 @@ impl Trace {
     /// of the reduction it does after the round (0 for none) under `coll`.
     fn collective_round(&self, r: usize, op: &OpSpec, coll: &Collectives, algo: Algo, k: u32) -> Option<(Round, f64)> {
         let (_, members, me) = self.comm_of(r, op.comm());
-        let rd = round(op, algo, me, members.len(), k)?;
+        let rd = round(op, algo, me, members.len(), k, coll)?;
         let flops = if coll.flops_per_byte > 0.0 { reduced_bytes(op, algo, me, members.len(), k, rd) * coll.flops_per_byte } else { 0.0 };
         Some((rd, flops))
     }
@@ -350,9 +350,11 @@ impl Trace {
                 _ => unreachable!("a fan posts sends and receives"),
             },
             (Round::Fan(fan), _) => Step::WaitSlots { first: a, n: fan.posts() },
-            (Round::RecvAhead { from: Some(s), slot, .. }, 0) => recv(a + slot, s),
-            (Round::RecvAhead { wait_slot: Some(w), .. }, _) => Step::Wait { reqs: [a + w, 0], n: 1 },
-            (Round::RecvAhead { .. }, _) => unreachable!("a round ahead posts or waits"),
+            // Open MPI's segmented algorithms: posts into chosen slots, waits on slot ranges.
+            (Round::SendSlot { to, bytes, slot, blocking }, 0) => send(a + slot, to, bytes, !blocking),
+            (Round::SendSlot { slot, .. }, _) => Step::Wait { reqs: [a + slot, 0], n: 1 },
+            (Round::RecvSlot { from, slot }, _) => recv(a + slot, from),
+            (Round::Await { first, n, .. }, _) => Step::WaitSlots { first: a + first, n },
             (Round::Skip, _) => unreachable!("settled cursor skips empty rounds"),
         }
     }
