@@ -36,48 +36,46 @@ pub struct Link {
     pub flows: Vec<FlowId>,
 }
 
-/// Links a flow keeps inline; a longer route (a topology's) spills to the heap.
-const INLINE: usize = 4;
+/// Links a flow keeps inline (a star route); a longer route (a topology's) spills to
+/// the heap.
+const INLINE: usize = MAX_HOPS;
 
-/// A flow's route and its position in each link's list: up to [`INLINE`] links
-/// inline (no allocation on the star); a longer route keeps both in `spill` (the
-/// links, then the positions).
+/// A flow's route and its position in each link's list: up to [`INLINE`] links inline
+/// (no allocation on the star, and the star's flows stay small); a longer route keeps
+/// both in `spill` (the links, then the positions).
 #[derive(Debug, Clone, Default)]
 struct Route {
     links: [LinkId; INLINE],
     pos: [u32; INLINE],
     n: u32,
-    spill: Vec<u32>,
+    spill: Option<Box<Vec<u32>>>,
 }
 
 impl Route {
     #[inline]
     fn links(&self) -> &[LinkId] {
         let n = self.n as usize;
-        if n <= INLINE {
-            &self.links[..n]
-        } else {
-            &self.spill[..n]
+        match &self.spill {
+            Some(v) if n > INLINE => &v[..n],
+            _ => &self.links[..n],
         }
     }
 
     #[inline]
     fn pos(&self) -> &[u32] {
         let n = self.n as usize;
-        if n <= INLINE {
-            &self.pos[..n]
-        } else {
-            &self.spill[n..]
+        match &self.spill {
+            Some(v) if n > INLINE => &v[n..],
+            _ => &self.pos[..n],
         }
     }
 
     #[inline]
     fn pos_mut(&mut self) -> &mut [u32] {
         let n = self.n as usize;
-        if n <= INLINE {
-            &mut self.pos[..n]
-        } else {
-            &mut self.spill[n..]
+        match &mut self.spill {
+            Some(v) if n > INLINE => &mut v[n..],
+            _ => &mut self.pos[..n],
         }
     }
 }
@@ -192,12 +190,14 @@ impl FlowNet {
         let f = &mut self.flows[id as usize];
         let r = &mut f.route;
         r.n = n as u32;
-        r.spill.clear();
         if n <= INLINE {
             r.links[..n].copy_from_slice(links);
         } else {
-            r.spill.extend_from_slice(links);
-            r.spill.resize(2 * n, 0);
+            // Reuse the slot's buffer when it has one.
+            let v = r.spill.get_or_insert_with(Default::default);
+            v.clear();
+            v.extend_from_slice(links);
+            v.resize(2 * n, 0);
         }
         for (k, &l) in links.iter().enumerate() {
             let list = &mut self.links[l as usize].flows;
