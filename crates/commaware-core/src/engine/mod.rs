@@ -11,10 +11,13 @@ pub mod interference;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::Arc;
 
 use crate::util::mintree::MinTree;
 use crate::network::platform::Platform;
-use crate::network::sharing::{FlowId, FlowNet, LinkId, RemovedFlow, SharingModel};
+use crate::error::{Error, ErrorKind, Result};
+use crate::network::sharing::{FlowAttrs, FlowId, FlowNet, LinkId, RemovedFlow, SharingModel};
+use crate::network::topology::{Endpoint, Topology};
 
 /// Events closer than this (relative) to the current one are handled together, so
 /// flows that finish "at the same time" up to rounding cause one re-solve.
@@ -99,8 +102,12 @@ enum What {
 #[derive(Debug, Clone)]
 struct Transfer {
     tag: Tag,
+    /// The star's route; on a topology `nlinks` is 0 and the route is in `Engine::routes`.
     links: [LinkId; 3],
     nlinks: u8,
+    /// On a topology: the route's latency (before any latency factor) and how many of
+    /// the route's links are forward (the others are its reverse route, crosstraffic).
+    attrs: FlowAttrs,
     /// Bytes left at `last`.
     remaining: f64,
     last: f64,
@@ -142,6 +149,15 @@ pub struct Engine {
     speeds: Vec<f64>,
     n_hosts: usize,
     backbone: bool,
+    /// The platform's fabric; `None` for the star (fixed link numbering, see `new`).
+    topology: Option<Arc<dyn Topology>>,
+    /// Links of the topology (its links are 0..topo_links, then a memory link per host).
+    topo_links: u32,
+    /// The route of each transfer on a topology, by transfer id (kept for reuse).
+    routes: Vec<Vec<LinkId>>,
+    /// Load reverse routes too (the sharing model asks for it).
+    crosstraffic: bool,
+    scratch: Vec<LinkId>,
     latency: f64,
     memory_latency: f64,
     added: Vec<FlowId>,
@@ -156,18 +172,30 @@ pub struct Engine {
 impl Engine {
     pub fn new(platform: &Platform, model: Box<dyn SharingModel>, compute_rate: Box<dyn ComputeRate>) -> Self {
         let n = platform.hosts.len();
-        // Links: up(h) = h, down(h) = n + h, memory(h) = 2n + h, backbone = 3n.
-        let mut caps: Vec<f64> = platform.hosts.iter().map(|h| h.bandwidth_up).collect();
-        caps.extend(platform.hosts.iter().map(|h| h.bandwidth_down));
-        caps.extend(std::iter::repeat(platform.memory_bandwidth()).take(n));
-        if let Some(b) = platform.network.backbone {
-            caps.push(b);
-        }
+        let mut topo_links = 0;
+        let caps: Vec<f64> = if let Some(topo) = &platform.topology {
+            // Links: the topology's 0..L, then memory(h) = L + h for a host talking to
+            // itself when the topology has no loopback.
+            topo_links = topo.link_count() as u32;
+            let mut caps: Vec<f64> = (0..topo_links).map(|l| topo.link(l).bandwidth).collect();
+            caps.extend(std::iter::repeat(platform.memory_bandwidth()).take(n));
+            caps
+        } else {
+            // Links: up(h) = h, down(h) = n + h, memory(h) = 2n + h, backbone = 3n.
+            let mut caps: Vec<f64> = platform.hosts.iter().map(|h| h.bandwidth_up).collect();
+            caps.extend(platform.hosts.iter().map(|h| h.bandwidth_down));
+            caps.extend(std::iter::repeat(platform.memory_bandwidth()).take(n));
+            if let Some(b) = platform.network.backbone {
+                caps.push(b);
+            }
+            caps
+        };
         let mut model = model;
         // The compute-rate hook reads flow rates from the net, which a tracking model
         // does not keep: track only without it.
         let full_speed = compute_rate.is_identity();
         let tracks = full_speed && model.track_progress().is_some();
+        let crosstraffic = model.crosstraffic();
         Engine {
             full_speed,
             now: 0.0,
@@ -186,6 +214,11 @@ impl Engine {
             speeds: platform.hosts.iter().map(|h| h.speed).collect(),
             n_hosts: n,
             backbone: platform.network.backbone.is_some(),
+            topology: platform.topology.clone(),
+            topo_links,
+            routes: Vec::new(),
+            crosstraffic,
+            scratch: Vec::new(),
             latency: platform.network.latency,
             memory_latency: platform.network.memory_latency,
             added: Vec::new(),
@@ -210,24 +243,31 @@ impl Engine {
     }
 
     /// Start moving `bytes` from `src` to `dst` (host indices). It completes after the
-    /// latency plus the transfer at its shared rate.
-    pub fn start_transfer(&mut self, src: usize, dst: usize, bytes: f64, tag: Tag) {
+    /// latency plus the transfer at its shared rate. On a topology, two hosts without a
+    /// route between them are an error (nothing is started).
+    pub fn start_transfer(&mut self, src: usize, dst: usize, bytes: f64, tag: Tag) -> Result<()> {
         self.start_transfer_scaled(src, dst, bytes, 1.0, tag)
     }
 
     /// [`Engine::start_transfer`] with the route's latency multiplied by `latency_factor`
     /// (SMPI's `smpi/lat-factor`).
-    pub fn start_transfer_scaled(&mut self, src: usize, dst: usize, bytes: f64, latency_factor: f64, tag: Tag) {
+    pub fn start_transfer_scaled(&mut self, src: usize, dst: usize, bytes: f64, latency_factor: f64, tag: Tag) -> Result<()> {
         let n = self.n_hosts as u32;
         let (s, d) = (src as u32, dst as u32);
-        let (links, nlinks, latency) = if s == d {
-            ([2 * n + s, 0, 0], 1u8, self.memory_latency)
+        let no_attrs = FlowAttrs { latency: 0.0, forward: 0 };
+        let mut route = std::mem::take(&mut self.scratch);
+        route.clear();
+        let (links, nlinks, latency, attrs) = if self.topology.is_some() {
+            let (latency, attrs) = self.route(s, d, &mut route)?;
+            ([0; 3], 0u8, latency, attrs)
+        } else if s == d {
+            ([2 * n + s, 0, 0], 1u8, self.memory_latency, no_attrs)
         } else if self.backbone {
-            ([s, 3 * n, n + d], 3, self.latency)
+            ([s, 3 * n, n + d], 3, self.latency, no_attrs)
         } else {
-            ([s, n + d, 0], 2, self.latency)
+            ([s, n + d, 0], 2, self.latency, no_attrs)
         };
-        let t = Transfer { tag, links, nlinks, remaining: bytes, last: self.now, rate: 0.0, flow: None, src: s, dst: d };
+        let t = Transfer { tag, links, nlinks, attrs, remaining: bytes, last: self.now, rate: 0.0, flow: None, src: s, dst: d };
         let id = match self.free_transfers.pop() {
             Some(id) => {
                 self.transfers[id as usize] = t;
@@ -238,8 +278,44 @@ impl Engine {
                 (self.transfers.len() - 1) as u32
             }
         };
+        if self.topology.is_some() {
+            if self.routes.len() <= id as usize {
+                self.routes.resize_with(id as usize + 1, Vec::new);
+            }
+            // Keep the slot's buffer: the route moves into it.
+            let slot = &mut self.routes[id as usize];
+            slot.clear();
+            slot.extend_from_slice(&route);
+        }
+        self.scratch = route;
         self.live_events += 1;
         self.push(self.now + latency * latency_factor, What::LatencyDone { transfer: id });
+        Ok(())
+    }
+
+    /// The route from host `s` to host `d` on the topology into `out` (with the reverse
+    /// route after it under crosstraffic); returns the latency to wait and the flow's
+    /// attributes. A host to itself without a loopback link uses its memory link.
+    fn route(&mut self, s: u32, d: u32, out: &mut Vec<LinkId>) -> Result<(f64, FlowAttrs)> {
+        let topo = self.topology.as_ref().expect("a topology");
+        let latency = topo.route(Endpoint::Host(s), Endpoint::Host(d), out)?;
+        if out.is_empty() {
+            if s == d {
+                out.push(self.topo_links + s);
+                // Not a fabric route: no CM02 penalty or bound (attributes left empty).
+                return Ok((self.memory_latency, FlowAttrs { latency: 0.0, forward: 0 }));
+            }
+            return Err(Error::new(
+                ErrorKind::Platform,
+                "network.topology",
+                format!("the route from host {s} to host {d} crosses no link"),
+            ));
+        }
+        let forward = out.len() as u32;
+        if self.crosstraffic {
+            topo.route(Endpoint::Host(d), Endpoint::Host(s), out)?;
+        }
+        Ok((latency, FlowAttrs { latency, forward }))
     }
 
     /// Start a computation of `flops` on `host`.
@@ -450,9 +526,16 @@ impl Engine {
                 if t.remaining <= 0.0 {
                     self.finish_transfer(transfer, out);
                 } else {
-                    let links = t.links;
-                    let nlinks = t.nlinks as usize;
-                    let f = self.net.add_flow(&links[..nlinks]);
+                    let (links, nlinks, attrs) = (t.links, t.nlinks as usize, t.attrs);
+                    let f = if nlinks > 0 {
+                        self.net.add_flow(&links[..nlinks])
+                    } else {
+                        let f = self.net.add_flow(&self.routes[transfer as usize]);
+                        if attrs.forward > 0 {
+                            self.net.set_attrs(f, attrs);
+                        }
+                        f
+                    };
                     if self.flow_owner.len() <= f as usize {
                         self.flow_owner.resize(f as usize + 1, 0);
                     }
@@ -492,5 +575,237 @@ impl Engine {
         self.free_transfers.push(id);
         self.live_events -= 1;
         out.push(Completion { tag, kind: ActKind::Transfer, conflicts });
+    }
+}
+
+#[cfg(test)]
+mod topology_tests {
+    //! The engine on a hand-built topology, under SimGrid's CM02 (`maxmin` with a
+    //! topology). Expected times are worked out by hand in each test's comments.
+
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::network::sharing::make_model;
+    use crate::network::topology::{LinkInfo, LinkSharing, TopologyLink};
+
+    /// A `Full` zone: links and explicitly listed routes (host pairs).
+    #[derive(Debug)]
+    struct Fabric {
+        hosts: usize,
+        links: Vec<LinkInfo>,
+        routes: HashMap<(u32, u32), Vec<TopologyLink>>,
+    }
+
+    impl Topology for Fabric {
+        fn kind(&self) -> &'static str {
+            "full"
+        }
+        fn host_count(&self) -> usize {
+            self.hosts
+        }
+        fn link_count(&self) -> usize {
+            self.links.len()
+        }
+        fn link(&self, l: TopologyLink) -> LinkInfo {
+            self.links[l as usize]
+        }
+        fn link_name(&self, l: TopologyLink) -> String {
+            format!("l{l}")
+        }
+        fn route(&self, src: Endpoint, dst: Endpoint, out: &mut Vec<TopologyLink>) -> Result<f64> {
+            let (Endpoint::Host(s), Endpoint::Host(d)) = (src, dst) else { unreachable!("hosts only") };
+            match self.routes.get(&(s, d)) {
+                Some(r) => {
+                    out.extend_from_slice(r);
+                    Ok(r.iter().map(|&l| self.links[l as usize].latency).sum())
+                }
+                None if s == d => Ok(0.0),
+                None => Err(Error::platform("routes", format!("no route from {s} to {d}"))),
+            }
+        }
+    }
+
+    fn link(bandwidth: f64, latency: f64, sharing: LinkSharing) -> LinkInfo {
+        LinkInfo { bandwidth, latency, sharing }
+    }
+
+    const L: u32 = 0; // 125 MB/s SHARED, no latency
+    const F: u32 = 1; // 100 MB/s FATPIPE, no latency
+    const A: u32 = 2; // 1 GB/s, 100 µs
+    const B: u32 = 3; // 1 GB/s, 200 µs
+    const SLOW: u32 = 4; // 125 MB/s, 50 ms
+
+    /// Four hosts; 0→1 over [A, L], 2→3 over [B, L], 1→0 over [A, F], 3→2 over [B, F],
+    /// 0→2 over [SLOW], 2→0 over [SLOW] (the same SHARED link both ways).
+    fn fabric() -> Fabric {
+        let links = vec![
+            link(125e6, 0.0, LinkSharing::Shared),
+            link(100e6, 0.0, LinkSharing::Fatpipe),
+            link(1e9, 100e-6, LinkSharing::Shared),
+            link(1e9, 200e-6, LinkSharing::Shared),
+            link(125e6, 50e-3, LinkSharing::Shared),
+        ];
+        let routes = HashMap::from([
+            ((0, 1), vec![A, L]),
+            ((2, 3), vec![B, L]),
+            ((1, 0), vec![A, F]),
+            ((3, 2), vec![B, F]),
+            ((0, 2), vec![SLOW]),
+            ((2, 0), vec![SLOW]),
+        ]);
+        Fabric { hosts: 4, links, routes }
+    }
+
+    fn platform() -> Platform {
+        let text = r#"{"cluster": {"count": 4, "speed": 1e9}, "network": {"bandwidth": 1e9, "latency": 0,
+                        "memory_bandwidth": 2e9, "memory_latency": 1e-6}}"#;
+        let mut p = crate::mpi::platform_file::load_json(text).unwrap();
+        p.topology = Some(Arc::new(fabric()));
+        p
+    }
+
+    /// Finish time of each (src, dst, bytes) flow, all started at t = 0.
+    fn run(params: &[(&str, f64)], flows: &[(usize, usize, f64)]) -> Vec<f64> {
+        let p = platform();
+        let params: Vec<(String, f64)> = params.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let model = make_model("maxmin", &p, &params).unwrap();
+        let mut e = Engine::new(&p, model, Box::new(FullSpeed));
+        for (k, &(s, d, bytes)) in flows.iter().enumerate() {
+            e.start_transfer(s, d, bytes, k as Tag).unwrap();
+        }
+        let mut end = vec![f64::NAN; flows.len()];
+        let mut done = Vec::new();
+        while let Some(t) = e.step(&mut done) {
+            for c in &done {
+                end[c.tag as usize] = t;
+            }
+        }
+        end
+    }
+
+    fn close(got: f64, want: f64) -> bool {
+        (got - want).abs() <= 1e-9 * want.abs()
+    }
+
+    #[test]
+    fn latency_weighted_shares_worked_case() {
+        // 0→1 (route latency 100 µs) and 2→3 (200 µs), 1e8 bytes each, share L (125 MB/s).
+        // 0→1 joins at 1e-4 and runs alone until 2e-4: 12,500 bytes. Then weights
+        // 1/1e-4 : 1/2e-4 = 2 : 1, so 83.33 and 41.67 MB/s; 0→1 ends at
+        // 2e-4 + (1e8 − 12,500) / (2/3 × 125e6) = 2e-4 + 1.19985 = 1.20005 s.
+        // 2→3 then has 1e8 − 1.19985 × 125e6 / 3 = 50,006,250 bytes left, alone on L:
+        // 1.20005 + 50,006,250 / 125e6 = 1.20005 + 0.40005 = 1.6001 s.
+        let end = run(&[], &[(0, 1, 1e8), (2, 3, 1e8)]);
+        assert!(close(end[0], 1.20005), "{end:?}");
+        assert!(close(end[1], 1.6001), "{end:?}");
+    }
+
+    #[test]
+    fn rates_inverse_to_route_latency() {
+        // The issue's worked case on the model alone: 125 MB/s shared by routes of
+        // 100 µs and 200 µs: 125e6 × 2/3 = 83.33e6 and 125e6 / 3 = 41.67e6 bytes/s.
+        let mut net = FlowNet::new([125e6]);
+        let mut m = crate::network::sharing::Cm02::with_fatpipes(vec![false], Default::default());
+        let a = net.add_flow(&[0]);
+        net.set_attrs(a, FlowAttrs { latency: 100e-6, forward: 1 });
+        let b = net.add_flow(&[0]);
+        net.set_attrs(b, FlowAttrs { latency: 200e-6, forward: 1 });
+        let mut changed = Vec::new();
+        m.update(&mut net, &[a, b], &[], &mut changed);
+        assert!(close(net.flow(a).rate, 125e6 * 2.0 / 3.0), "{}", net.flow(a).rate);
+        assert!(close(net.flow(b).rate, 125e6 / 3.0), "{}", net.flow(b).rate);
+        // b leaves: a gets the whole link (and is reported as changed).
+        let r = net.remove_flow(b);
+        changed.clear();
+        m.update(&mut net, &[], &[r], &mut changed);
+        assert_eq!(net.flow(a).rate, 125e6);
+        assert_eq!(changed, vec![a]);
+    }
+
+    #[test]
+    fn weighting_off_gives_equal_shares() {
+        // Same flows, cm02_weighting = 0: 0→1 alone for 1e-4 s (12,500 bytes), then both
+        // at 62.5 MB/s: 0→1 ends at 2e-4 + (1e8 − 12,500) / 62.5e6 = 2e-4 + 1.5998 = 1.6 s;
+        // 2→3 has 1e8 − 1.5998 × 62.5e6 = 12,500 bytes left: 1.6 + 12,500 / 125e6 = 1.6001 s.
+        let end = run(&[("cm02_weighting", 0.0)], &[(0, 1, 1e8), (2, 3, 1e8)]);
+        assert!(close(end[0], 1.6), "{end:?}");
+        assert!(close(end[1], 1.6001), "{end:?}");
+    }
+
+    #[test]
+    fn fatpipe_caps_each_flow_at_simgrids_weighted_level() {
+        // 1→0 over [A, F] (100 µs) and 3→2 over [B, F] (200 µs); F is a 100 MB/s FATPIPE.
+        // 1→0 runs at 100 MB/s from 1e-4: ends at 1e-4 + 1 = 1.0001 s. F's level is set by
+        // the lowest penalty (1e-4): 3→2 gets 100e6 × 1e-4 / 2e-4 = 50 MB/s from 2e-4 to
+        // 1.0001 (49,995,000 bytes), then 100 MB/s: 1.0001 + 50,005,000 / 1e8 = 1.50015 s.
+        let end = run(&[], &[(1, 0, 1e8), (3, 2, 1e8)]);
+        assert!(close(end[0], 1.0001), "{end:?}");
+        assert!(close(end[1], 1.50015), "{end:?}");
+        // Alone, a flow crosses F at F's full bandwidth, not less.
+        let end = run(&[], &[(3, 2, 1e8)]);
+        assert!(close(end[0], 2e-4 + 1.0), "{end:?}");
+    }
+
+    #[test]
+    fn tcp_gamma_bounds_long_routes() {
+        // 0→2 over SLOW (125 MB/s, 50 ms): gamma / (2 × 0.05) = 4194304 / 0.1 =
+        // 41,943,040 bytes/s < 125e6, so 1e8 bytes end at 0.05 + 1e8 / 41,943,040
+        // = 0.05 + 2.384185791015625 s.
+        let end = run(&[], &[(0, 2, 1e8)]);
+        assert!(close(end[0], 0.05 + 2.384185791015625), "{end:?}");
+        // tcp_gamma = 0 disables the bound: 0.05 + 1e8 / 125e6 = 0.85 s.
+        let end = run(&[("tcp_gamma", 0.0)], &[(0, 2, 1e8)]);
+        assert!(close(end[0], 0.85), "{end:?}");
+        // A larger window: 2^27 / 0.1 = 1.342e9 bytes/s, above the link: 0.85 s again.
+        let end = run(&[("tcp_gamma", 134217728.0)], &[(0, 2, 1e8)]);
+        assert!(close(end[0], 0.85), "{end:?}");
+    }
+
+    #[test]
+    fn crosstraffic_loads_the_reverse_route() {
+        // 0→2 and 2→0, both over SLOW (SHARED) both ways, gamma off. Without crosstraffic
+        // each gets 62.5 MB/s: 0.05 + 1e8 / 62.5e6 = 1.65 s. With it each flow loads SLOW
+        // with 1 + 0.05 of its rate: 2 × 1.05 × r = 125e6, r = 59,523,809.52 bytes/s:
+        // 0.05 + 1e8 / r = 0.05 + 1.68 = 1.73 s.
+        let flows = [(0, 2, 1e8), (2, 0, 1e8)];
+        let end = run(&[("tcp_gamma", 0.0)], &flows);
+        assert!(end.iter().all(|&t| close(t, 1.65)), "{end:?}");
+        let end = run(&[("tcp_gamma", 0.0), ("crosstraffic", 1.0)], &flows);
+        assert!(end.iter().all(|&t| close(t, 1.73)), "{end:?}");
+    }
+
+    #[test]
+    fn self_transfer_uses_the_memory_link() {
+        // No loopback route: host 1 to itself over its memory link, 2e9 bytes/s after
+        // 1 µs: 1e-6 + 1e9 / 2e9 = 0.500001 s.
+        let end = run(&[], &[(1, 1, 1e9)]);
+        assert!(close(end[0], 0.500001), "{end:?}");
+    }
+
+    #[test]
+    fn missing_route_is_an_error() {
+        let p = platform();
+        let model = make_model("maxmin", &p, &[]).unwrap();
+        let mut e = Engine::new(&p, model, Box::new(FullSpeed));
+        let err = e.start_transfer(1, 3, 1.0, 0).unwrap_err();
+        assert!(err.reason.contains("no route from 1 to 3"), "{err:?}");
+    }
+
+    #[test]
+    fn models_and_parameters_on_a_topology() {
+        let p = platform();
+        for m in ["gige", "myrinet", "infiniband", "ib-simgrid", "contention_free"] {
+            let err = make_model(m, &p, &[]).err().expect("refused");
+            assert!(err.reason.contains("not yet available on platforms with a topology"), "{m}: {err:?}");
+        }
+        let bad = |k: &str, v: f64| make_model("maxmin", &p, &[(k.into(), v)]).err().expect("refused");
+        assert!(bad("cm02_weighting", 0.5).reason.contains("0 or 1"));
+        assert!(bad("tcp_gamma", -1.0).reason.contains(">= 0"));
+        assert_eq!(bad("beta", 1.0).field, "param.beta");
+        // The star takes none of them.
+        let star = crate::mpi::platform_file::load_json(r#"{"cluster": {"count": 2, "speed": 1e9}, "network": {"bandwidth": 1e9}}"#).unwrap();
+        let err = make_model("maxmin", &star, &[("tcp_gamma".into(), 0.0)]).err().expect("refused");
+        assert!(err.reason.contains("only to a platform with a topology"), "{err:?}");
     }
 }

@@ -365,6 +365,10 @@ pub fn simulate_observed(
     compute_rate: Box<dyn ComputeRate>,
     observer: &mut dyn Observer,
 ) -> Result<SimResult> {
+    if platform.topology.is_some() && !compute_rate.is_identity() {
+        // The compute-rate hook reads each host's NIC traffic, which only the star has.
+        return Err(Error::new(ErrorKind::Platform, "interference", "interference is not yet available on platforms with a topology"));
+    }
     let with_smpi;
     let platform = match options.smpi.as_deref() {
         None => platform,
@@ -994,7 +998,7 @@ impl<'a, 'o> Replay<'a, 'o> {
         let (s, d) = (self.ranks[m.src as usize].host, self.ranks[m.dst as usize].host);
         // The envelope travels with every message; the eager choice saw the payload alone.
         let size = m.bytes + self.platform.network.envelope_bytes;
-        match &self.platform.smpi {
+        let started = match &self.platform.smpi {
             None => self.engine.start_transfer(s, d, size, TAG_MSG | id as u64),
             // SMPI's factors (NetworkCm02Model::communicate): the flow takes its max-min share
             // of the links, but progresses at that share times the bandwidth factor, so it
@@ -1003,6 +1007,10 @@ impl<'a, 'o> Replay<'a, 'o> {
                 let (bw, lat) = (smpi.bw_factor(size), smpi.lat_factor(size));
                 self.engine.start_transfer_scaled(s, d, size / bw, lat, TAG_MSG | id as u64)
             }
+        };
+        // Only a topology can fail (two hosts without a route): stop the replay with it.
+        if let Err(e) = started {
+            self.stopped.get_or_insert(e);
         }
     }
 

@@ -7,6 +7,7 @@
 //! Myrinet §V-B, InfiniBand) and SimGrid's IB model live in [`penalty`] (the formulas, on
 //! static schemes too) and [`penalized`] (their use in the engine).
 
+pub mod cm02;
 mod contention_free;
 mod maxmin;
 pub mod myrinet;
@@ -14,6 +15,7 @@ pub mod penalized;
 pub mod penalty;
 pub mod penalty_report;
 
+pub use cm02::{Cm02, Cm02Params};
 pub use contention_free::ContentionFree;
 pub use maxmin::MaxMin;
 pub use penalized::Penalized;
@@ -25,7 +27,7 @@ use crate::network::platform::Platform;
 pub type FlowId = u32;
 pub type LinkId = u32;
 
-/// Most links a flow crosses: sender up-link, backbone, receiver down-link.
+/// Most links a star flow crosses (sender up-link, backbone, receiver down-link).
 pub const MAX_HOPS: usize = 3;
 
 #[derive(Debug, Clone)]
@@ -35,19 +37,73 @@ pub struct Link {
     pub flows: Vec<FlowId>,
 }
 
-#[derive(Debug, Clone)]
+/// Links a flow keeps inline (a star route); a longer route (a topology's) spills to
+/// the heap.
+const INLINE: usize = MAX_HOPS;
+
+/// A flow's route and its position in each link's list: up to [`INLINE`] links inline
+/// (no allocation on the star, and the star's flows stay small); a longer route keeps
+/// both in `spill` (the links, then the positions).
+#[derive(Debug, Clone, Default)]
+struct Route {
+    links: [LinkId; INLINE],
+    pos: [u32; INLINE],
+    n: u32,
+    spill: Option<Box<Vec<u32>>>,
+}
+
+impl Route {
+    #[inline]
+    fn links(&self) -> &[LinkId] {
+        let n = self.n as usize;
+        match &self.spill {
+            Some(v) if n > INLINE => &v[..n],
+            _ => &self.links[..n],
+        }
+    }
+
+    #[inline]
+    fn pos(&self) -> &[u32] {
+        let n = self.n as usize;
+        match &self.spill {
+            Some(v) if n > INLINE => &v[n..],
+            _ => &self.pos[..n],
+        }
+    }
+
+    #[inline]
+    fn pos_mut(&mut self) -> &mut [u32] {
+        let n = self.n as usize;
+        match &mut self.spill {
+            Some(v) if n > INLINE => &mut v[n..],
+            _ => &mut self.pos[..n],
+        }
+    }
+}
+
+/// Per-flow data a weighted model reads (CM02 on a topology, see [`Cm02`]); flows
+/// added by [`FlowNet::add_flow`] have none.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FlowAttrs {
+    /// The route's latency (s), before any latency factor.
+    pub latency: f64,
+    /// The first `forward` links are the route; the others are its reverse route
+    /// (crosstraffic), loaded at a fraction of the flow's rate.
+    pub forward: u32,
+}
+
+#[derive(Debug, Clone, Default)]
 pub struct NetFlow {
-    links: [LinkId; MAX_HOPS],
-    /// Position of this flow in each of its links' `flows`, for O(1) removal.
-    pos: [u32; MAX_HOPS],
-    nlinks: u8,
+    /// Its links, and its position in each of their `flows` (for O(1) removal).
+    route: Route,
     /// Current rate in bytes/s; `f64::INFINITY` for a flow not rated yet.
     pub rate: f64,
 }
 
 impl NetFlow {
+    #[inline]
     pub fn links(&self) -> &[LinkId] {
-        &self.links[..self.nlinks as usize]
+        self.route.links()
     }
 }
 
@@ -56,14 +112,13 @@ impl NetFlow {
 pub struct RemovedFlow {
     /// The id the flow had (it may already be reused by a flow in `added`).
     pub id: FlowId,
-    links: [LinkId; MAX_HOPS],
-    nlinks: u8,
+    route: Route,
     pub rate: f64,
 }
 
 impl RemovedFlow {
     pub fn links(&self) -> &[LinkId] {
-        &self.links[..self.nlinks as usize]
+        self.route.links()
     }
 }
 
@@ -72,6 +127,8 @@ impl RemovedFlow {
 pub struct FlowNet {
     pub links: Vec<Link>,
     flows: Vec<NetFlow>,
+    /// Per-flow attributes, only for flows given some ([`FlowNet::set_attrs`]).
+    attrs: Vec<FlowAttrs>,
     free: Vec<FlowId>,
     live: usize,
 }
@@ -92,6 +149,23 @@ impl FlowNet {
         self.flows[id as usize].rate = rate;
     }
 
+    /// Give flow `id` its attributes (right after [`FlowNet::add_flow`]).
+    pub fn set_attrs(&mut self, id: FlowId, attrs: FlowAttrs) {
+        if self.attrs.len() <= id as usize {
+            self.attrs.resize(id as usize + 1, FlowAttrs { latency: 0.0, forward: 0 });
+        }
+        self.attrs[id as usize] = attrs;
+    }
+
+    /// The attributes of live flow `id`; a flow never given any has all its links forward
+    /// and a latency of 0.
+    pub fn attrs(&self, id: FlowId) -> FlowAttrs {
+        match self.attrs.get(id as usize) {
+            Some(a) if a.forward > 0 => *a,
+            _ => FlowAttrs { latency: 0.0, forward: self.flows[id as usize].route.n },
+        }
+    }
+
     /// Number of flows in the network.
     pub fn live(&self) -> usize {
         self.live
@@ -103,50 +177,67 @@ impl FlowNet {
     }
 
     pub fn is_live(&self, id: FlowId) -> bool {
-        self.flows[id as usize].nlinks > 0
+        self.flows[id as usize].route.n > 0
     }
 
+    /// Add a flow crossing `links` (at least one; a link may appear more than once).
     pub fn add_flow(&mut self, links: &[LinkId]) -> FlowId {
-        assert!(!links.is_empty() && links.len() <= MAX_HOPS, "a flow crosses 1..=3 links");
+        assert!(!links.is_empty(), "a flow crosses at least one link");
         let id = self.free.pop().unwrap_or_else(|| {
-            self.flows.push(NetFlow { links: [0; MAX_HOPS], pos: [0; MAX_HOPS], nlinks: 0, rate: 0.0 });
+            self.flows.push(NetFlow::default());
             (self.flows.len() - 1) as FlowId
         });
-        let mut f = NetFlow { links: [0; MAX_HOPS], pos: [0; MAX_HOPS], nlinks: links.len() as u8, rate: f64::INFINITY };
+        let n = links.len();
+        let f = &mut self.flows[id as usize];
+        let r = &mut f.route;
+        r.n = n as u32;
+        if n <= INLINE {
+            r.links[..n].copy_from_slice(links);
+        } else {
+            // Reuse the slot's buffer when it has one.
+            let v = r.spill.get_or_insert_with(Default::default);
+            v.clear();
+            v.extend_from_slice(links);
+            v.resize(2 * n, 0);
+        }
         for (k, &l) in links.iter().enumerate() {
-            f.links[k] = l;
             let list = &mut self.links[l as usize].flows;
-            f.pos[k] = list.len() as u32;
+            r.pos_mut()[k] = list.len() as u32;
             list.push(id);
         }
-        self.flows[id as usize] = f;
+        f.rate = f64::INFINITY;
+        if let Some(a) = self.attrs.get_mut(id as usize) {
+            a.forward = 0;
+        }
         self.live += 1;
         id
     }
 
     pub fn remove_flow(&mut self, id: FlowId) -> RemovedFlow {
-        let f = self.flows[id as usize].clone();
-        for k in 0..f.nlinks as usize {
-            let l = f.links[k] as usize;
-            let p = f.pos[k] as usize;
+        let n = self.flows[id as usize].route.n as usize;
+        for k in 0..n {
+            // Read the position afresh: on a link the flow crosses twice, removing one
+            // entry may have moved the other.
+            let r = &self.flows[id as usize].route;
+            let (l, p) = (r.links()[k] as usize, r.pos()[k] as usize);
             let list = &mut self.links[l].flows;
             list.swap_remove(p);
             if p < list.len() {
-                // The flow moved into slot p: fix its back-pointer for this link.
-                let moved = list[p] as usize;
-                let mf = &mut self.flows[moved];
-                for j in 0..mf.nlinks as usize {
-                    if mf.links[j] as usize == l && mf.pos[j] as usize == list.len() {
-                        mf.pos[j] = p as u32;
-                        break;
-                    }
-                }
+                // The entry at the end moved into slot p: fix its back-pointer.
+                let last = list.len();
+                let mr = &mut self.flows[list[p] as usize].route;
+                let j = (0..mr.n as usize)
+                    .find(|&j| mr.links()[j] as usize == l && mr.pos()[j] as usize == last)
+                    .expect("the moved entry points back to its link");
+                mr.pos_mut()[j] = p as u32;
             }
         }
-        self.flows[id as usize].nlinks = 0;
+        let f = &mut self.flows[id as usize];
+        let route = f.route.clone();
+        f.route.n = 0;
         self.free.push(id);
         self.live -= 1;
-        RemovedFlow { id, links: f.links, nlinks: f.nlinks, rate: f.rate }
+        RemovedFlow { id, route, rate: f.rate }
     }
 }
 
@@ -171,6 +262,12 @@ pub trait SharingModel {
     /// `f` has been in since it joined. `None` for models without conflicts.
     fn flow_conflicts(&self, _f: FlowId) -> Option<u8> {
         None
+    }
+
+    /// Does each flow also load its reverse route (SimGrid's crosstraffic)? The engine
+    /// then appends the reverse route's links after the route ([`FlowAttrs::forward`]).
+    fn crosstraffic(&self) -> bool {
+        false
     }
 }
 
@@ -244,6 +341,13 @@ pub const MAX_PAIR_HOSTS: usize = 1 << 12;
 /// every ordered pair of hosts, so it takes at most [`MAX_PAIR_HOSTS`].
 pub fn check_model(platform: &Platform, name: &str) -> Result<()> {
     check_model_name(name)?;
+    if platform.topology.is_some() && name != "maxmin" {
+        return Err(Error::new(
+            ErrorKind::Options,
+            "model",
+            format!("the {name} model is not yet available on platforms with a topology (only maxmin is)"),
+        ));
+    }
     if name == "contention_free" && platform.hosts.len() > MAX_PAIR_HOSTS {
         return Err(Error::new(
             ErrorKind::Options,
@@ -257,6 +361,25 @@ pub fn check_model(platform: &Platform, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// The parameters of `maxmin` on `platform`, checked (errors name `prefix` + the
+/// parameter). With a topology they are CM02's ([`cm02::PARAMETERS`]); the star takes
+/// none: its routes all have one latency, so the weighting changes nothing, and its
+/// exact solver does not apply the TCP-gamma bound (docs/sharing.md).
+pub fn maxmin_params(platform: &Platform, params: &[(String, f64)], prefix: &str) -> Result<Cm02Params> {
+    if platform.topology.is_some() {
+        return Cm02Params::from_params(params, prefix);
+    }
+    if let Some((k, _)) = params.iter().find(|(k, _)| cm02::PARAMETERS.contains(&k.as_str())) {
+        return Err(Error::new(
+            ErrorKind::Options,
+            format!("{prefix}{k}"),
+            "applies only to a platform with a topology: the star's maxmin takes no parameters",
+        ));
+    }
+    PenaltyModel::from_params("maxmin", params, prefix)?;
+    Ok(Cm02Params::default())
+}
+
 /// The sharing model `name` for `platform`, with `params` (name, value) overriding its
 /// defaults. The platform's own `network.parameters` apply when `name` is its
 /// `network.model`, and `params` come after them.
@@ -268,6 +391,13 @@ pub fn make_model(name: &str, platform: &Platform, params: &[(String, f64)]) -> 
         all.extend(platform.network.parameters.iter().map(|(k, v)| (k.clone(), *v)));
     }
     all.extend(params.iter().cloned());
+    if name == "maxmin" {
+        let params = maxmin_params(platform, &all, "param.")?;
+        if platform.topology.is_some() {
+            return Ok(Box::new(Cm02::new(platform, params)));
+        }
+        return Ok(Box::new(MaxMin::default()));
+    }
     if let Some(m) = PenaltyModel::from_params(name, &all, "param.")? {
         return Ok(Box::new(Penalized::new(m, platform.hosts.len(), platform.network.backbone.is_some())));
     }

@@ -1,0 +1,393 @@
+//! SimGrid's CM02 sharing on a topology: weighted max-min with per-flow bounds, as
+//! SimGrid 3.32 builds it (`src/surf/network_cm02.cpp`, `NetworkCm02Model::communicate`)
+//! and solves it (`src/kernel/lmm/maxmin.cpp`, `MaxMin::maxmin_solve`).
+//!
+//! - A flow's *penalty* is its route latency (plus `weight_s` / bandwidth per link of
+//!   the route when `weight_s` > 0); a flow whose route has no latency has penalty 1.
+//!   On a saturated link every flow gets a rate inversely proportional to its penalty:
+//!   two flows over 100 µs and 200 µs routes sharing 125 MB/s get 83.3 and 41.7 MB/s.
+//!   `cm02_weighting = 0` gives every flow penalty 1 (equal shares).
+//! - Each flow is bounded by `tcp_gamma / (2 × route latency)` (TCP's window over the
+//!   round trip; 4 MiB by default, 0 disables).
+//! - A SHARED link bounds the sum of its flows' rates. A FATPIPE link bounds each flow
+//!   alone, but it saturates as SimGrid's FATPIPE constraint does: at the level where
+//!   its lowest-penalty flow reaches the link's bandwidth; the others get that level
+//!   over their penalty (less than the bandwidth when their route is longer).
+//! - With `crosstraffic` the flow also loads the links of its reverse route at 0.05 of
+//!   its rate (the engine appends them after the route, see [`FlowAttrs::forward`]).
+//!
+//! The solve is SimGrid's progressive filling, with its precision rules (`maxmin/
+//! precision` 1e-5: a link whose remaining capacity falls under 1e-5 of its bandwidth
+//! is saturated), so flow times match SimGrid's to rounding. Every update re-solves the
+//! links of the flows that are live (no incremental propagation yet).
+
+use super::{FlowAttrs, FlowId, FlowNet, LinkId, RemovedFlow, SharingModel};
+use crate::error::{Error, ErrorKind, Result};
+use crate::network::platform::Platform;
+use crate::network::topology::LinkSharing;
+
+/// SimGrid's `maxmin/precision`.
+const PRECISION: f64 = 1e-5;
+/// Load of a flow on the links of its reverse route (SimGrid's crosstraffic).
+pub const CROSSTRAFFIC_WEIGHT: f64 = 0.05;
+/// SimGrid's default `network/TCP-gamma` (bytes).
+pub const DEFAULT_TCP_GAMMA: f64 = 4194304.0;
+const NONE: u32 = u32::MAX;
+
+/// The parameters of `maxmin` (SimGrid's CM02) on a platform with a topology.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cm02Params {
+    /// Penalty = route latency (SimGrid); `false`: every flow has penalty 1.
+    pub weighting: bool,
+    /// Bytes; 0 disables the bound.
+    pub tcp_gamma: f64,
+    /// SimGrid's `network/weight-S` (0 in CM02).
+    pub weight_s: f64,
+    /// Load the reverse route at [`CROSSTRAFFIC_WEIGHT`] of the rate.
+    pub crosstraffic: bool,
+}
+
+impl Default for Cm02Params {
+    fn default() -> Self {
+        Cm02Params { weighting: true, tcp_gamma: DEFAULT_TCP_GAMMA, weight_s: 0.0, crosstraffic: false }
+    }
+}
+
+/// The parameters `maxmin` takes.
+pub const PARAMETERS: &[&str] = &["cm02_weighting", "tcp_gamma", "weight_s", "crosstraffic"];
+
+impl Cm02Params {
+    /// Defaults overridden by `params` (the last value of a name wins), checked; errors
+    /// name `prefix` + the parameter.
+    pub fn from_params(params: &[(String, f64)], prefix: &str) -> Result<Cm02Params> {
+        let err = |k: &str, reason: String| Error::new(ErrorKind::Options, format!("{prefix}{k}"), reason);
+        for (k, v) in params {
+            if !PARAMETERS.contains(&k.as_str()) {
+                return Err(err(k, format!("unknown parameter `{k}`: the maxmin model takes {}", PARAMETERS.join(", "))));
+            }
+            if !v.is_finite() {
+                return Err(err(k, format!("must be a finite number, got {v}")));
+            }
+        }
+        let get = |k: &str| params.iter().rev().find(|(n, _)| n == k).map(|(_, v)| *v);
+        let flag = |k: &str, default: bool| -> Result<bool> {
+            match get(k) {
+                None => Ok(default),
+                Some(v) if v == 0.0 || v == 1.0 => Ok(v == 1.0),
+                Some(v) => Err(err(k, format!("must be 0 or 1, got {v}"))),
+            }
+        };
+        let nonneg = |k: &str, default: f64| -> Result<f64> {
+            match get(k) {
+                None => Ok(default),
+                Some(v) if v >= 0.0 => Ok(v),
+                Some(v) => Err(err(k, format!("must be >= 0, got {v}"))),
+            }
+        };
+        let d = Cm02Params::default();
+        Ok(Cm02Params {
+            weighting: flag("cm02_weighting", d.weighting)?,
+            tcp_gamma: nonneg("tcp_gamma", d.tcp_gamma)?,
+            weight_s: nonneg("weight_s", d.weight_s)?,
+            crosstraffic: flag("crosstraffic", d.crosstraffic)?,
+        })
+    }
+}
+
+/// One flow as the solver sees it.
+#[derive(Debug, Clone, Copy)]
+struct Var {
+    penalty: f64,
+    /// Upper bound on the rate; 0 for none (SimGrid's convention).
+    bound: f64,
+    value: f64,
+    fixed: bool,
+    /// The solve round that last listed it among the saturated flows.
+    listed: u32,
+    /// Position in `live` (`NONE` when not live).
+    at: u32,
+}
+
+const NEW_VAR: Var = Var { penalty: 1.0, bound: 0.0, value: 0.0, fixed: false, listed: 0, at: NONE };
+
+#[derive(Debug, Clone, Copy)]
+struct Cnst {
+    remaining: f64,
+    usage: f64,
+    /// The solve that last initialised it.
+    stamp: u32,
+    /// Position in `light` (`NONE` when not there).
+    light_at: u32,
+}
+
+/// SimGrid's CM02 sharing (see the module documentation).
+pub struct Cm02 {
+    params: Cm02Params,
+    /// Per link: FATPIPE (the topology's links; the engine's memory links are SHARED).
+    fatpipe: Vec<bool>,
+    vars: Vec<Var>,
+    live: Vec<FlowId>,
+    cnst: Vec<Cnst>,
+    touched: Vec<LinkId>,
+    light: Vec<LinkId>,
+    saturated: Vec<LinkId>,
+    round_vars: Vec<FlowId>,
+    stamp: u32,
+    round: u32,
+}
+
+impl Cm02 {
+    /// The model for `platform` (its topology's link kinds) with `params`.
+    pub fn new(platform: &Platform, params: Cm02Params) -> Cm02 {
+        let fatpipe = match &platform.topology {
+            Some(t) => (0..t.link_count() as u32).map(|l| t.link(l).sharing == LinkSharing::Fatpipe).collect(),
+            None => Vec::new(),
+        };
+        Cm02::with_fatpipes(fatpipe, params)
+    }
+
+    /// The model with `fatpipe[l]` saying which links are FATPIPE (links beyond are SHARED).
+    pub fn with_fatpipes(fatpipe: Vec<bool>, params: Cm02Params) -> Cm02 {
+        Cm02 {
+            params,
+            fatpipe,
+            vars: Vec::new(),
+            live: Vec::new(),
+            cnst: Vec::new(),
+            touched: Vec::new(),
+            light: Vec::new(),
+            saturated: Vec::new(),
+            round_vars: Vec::new(),
+            stamp: 0,
+            round: 0,
+        }
+    }
+
+    pub fn params(&self) -> Cm02Params {
+        self.params
+    }
+
+    fn is_fatpipe(&self, l: LinkId) -> bool {
+        self.fatpipe.get(l as usize).copied().unwrap_or(false)
+    }
+
+    /// Penalty and bound of a joining flow, as `NetworkCm02Model::communicate` sets them.
+    fn var_for(&self, net: &FlowNet, f: FlowId) -> Var {
+        let FlowAttrs { latency, forward } = net.attrs(f);
+        let route = &net.flow(f).links()[..forward as usize];
+        let mut penalty = 1.0;
+        if self.params.weighting && latency > 0.0 {
+            penalty = latency;
+            if self.params.weight_s > 0.0 {
+                for &l in route {
+                    penalty += self.params.weight_s / net.links[l as usize].capacity;
+                }
+            }
+        }
+        let mut bound = 0.0;
+        if self.params.tcp_gamma > 0.0 && latency > 0.0 {
+            // SimGrid bounds by min(route bandwidth, gamma / 2 latency); the route's
+            // smallest bandwidth already bounds the flow through its links.
+            let min_bw = route.iter().map(|&l| net.links[l as usize].capacity).fold(f64::INFINITY, f64::min);
+            bound = min_bw.min(self.params.tcp_gamma / (2.0 * latency));
+        }
+        Var { penalty, bound, ..NEW_VAR }
+    }
+
+    /// Weight of flow `f`'s `k`-th link.
+    #[inline]
+    fn coef(forward: u32, k: usize) -> f64 {
+        if (k as u32) < forward {
+            1.0
+        } else {
+            CROSSTRAFFIC_WEIGHT
+        }
+    }
+
+    fn drop_light(&mut self, l: LinkId) {
+        let at = self.cnst[l as usize].light_at;
+        if at != NONE {
+            self.light.swap_remove(at as usize);
+            if (at as usize) < self.light.len() {
+                let moved = self.light[at as usize];
+                self.cnst[moved as usize].light_at = at;
+            }
+            self.cnst[l as usize].light_at = NONE;
+        }
+    }
+
+    /// FATPIPE usage: the largest weight/penalty among the flows not fixed yet.
+    fn fatpipe_usage(&self, net: &FlowNet, l: LinkId) -> f64 {
+        let mut usage: f64 = 0.0;
+        for &g in &net.links[l as usize].flows {
+            let v = &self.vars[g as usize];
+            if v.value > 0.0 {
+                continue;
+            }
+            let fwd = net.attrs(g).forward as usize;
+            let w = if net.flow(g).links()[..fwd].contains(&l) { 1.0 } else { CROSSTRAFFIC_WEIGHT };
+            usage = usage.max(w / v.penalty);
+        }
+        usage
+    }
+
+    /// SimGrid's progressive filling over every live flow.
+    fn solve(&mut self, net: &FlowNet) {
+        if self.cnst.len() < net.links.len() {
+            self.cnst.resize(net.links.len(), Cnst { remaining: 0.0, usage: 0.0, stamp: 0, light_at: NONE });
+        }
+        self.stamp = self.stamp.wrapping_add(1);
+        let stamp = self.stamp;
+        self.touched.clear();
+        self.light.clear();
+        for i in 0..self.live.len() {
+            let f = self.live[i];
+            let var = &mut self.vars[f as usize];
+            var.value = 0.0;
+            var.fixed = false;
+            let penalty = var.penalty;
+            let forward = net.attrs(f).forward;
+            for (k, &l) in net.flow(f).links().iter().enumerate() {
+                let fat = self.is_fatpipe(l);
+                let c = &mut self.cnst[l as usize];
+                if c.stamp != stamp {
+                    *c = Cnst { remaining: net.links[l as usize].capacity, usage: 0.0, stamp, light_at: NONE };
+                    self.touched.push(l);
+                }
+                let w = Self::coef(forward, k) / penalty;
+                if fat {
+                    c.usage = c.usage.max(w);
+                } else {
+                    c.usage += w;
+                }
+            }
+        }
+        for i in 0..self.touched.len() {
+            let l = self.touched[i];
+            let c = &mut self.cnst[l as usize];
+            let cap = net.links[l as usize].capacity;
+            if c.remaining > cap * PRECISION && c.usage > 0.0 {
+                c.light_at = self.light.len() as u32;
+                self.light.push(l);
+            }
+        }
+        while !self.light.is_empty() {
+            // The links that saturate first (SimGrid: equal remaining/usage).
+            let mut min_usage = -1.0;
+            self.saturated.clear();
+            for &l in &self.light {
+                let c = &self.cnst[l as usize];
+                let r = c.remaining / c.usage;
+                if min_usage < 0.0 || min_usage > r {
+                    min_usage = r;
+                    self.saturated.clear();
+                    self.saturated.push(l);
+                } else if min_usage == r {
+                    self.saturated.push(l);
+                }
+            }
+            // Their flows not fixed yet, each once.
+            self.round = self.round.wrapping_add(1);
+            self.round_vars.clear();
+            for &l in &self.saturated {
+                for &g in &net.links[l as usize].flows {
+                    let v = &mut self.vars[g as usize];
+                    if !v.fixed && v.listed != self.round {
+                        v.listed = self.round;
+                        self.round_vars.push(g);
+                    }
+                }
+            }
+            // A flow whose bound binds before the level: fix the lowest bounds first.
+            let mut min_bound = -1.0;
+            for &g in &self.round_vars {
+                let v = &self.vars[g as usize];
+                if v.bound > 0.0 && v.bound * v.penalty < min_usage {
+                    let b = v.bound * v.penalty;
+                    min_bound = if min_bound < 0.0 { b } else { f64::min(min_bound, b) };
+                }
+            }
+            for i in 0..self.round_vars.len() {
+                let g = self.round_vars[i];
+                let v = &mut self.vars[g as usize];
+                if min_bound < 0.0 {
+                    v.value = min_usage / v.penalty;
+                } else if (min_bound - v.bound * v.penalty).abs() < PRECISION {
+                    v.value = v.bound;
+                } else {
+                    continue;
+                }
+                v.fixed = true;
+                let (value, penalty) = (v.value, v.penalty);
+                let forward = net.attrs(g).forward;
+                for (k, &l) in net.flow(g).links().iter().enumerate() {
+                    let cap = net.links[l as usize].capacity;
+                    let usage;
+                    let remaining;
+                    if self.is_fatpipe(l) {
+                        usage = self.fatpipe_usage(net, l);
+                        let c = &mut self.cnst[l as usize];
+                        c.usage = usage;
+                        remaining = c.remaining;
+                    } else {
+                        let w = Self::coef(forward, k);
+                        let c = &mut self.cnst[l as usize];
+                        c.remaining -= w * value;
+                        if c.remaining < cap * PRECISION {
+                            c.remaining = 0.0;
+                        }
+                        c.usage -= w / penalty;
+                        if c.usage < PRECISION {
+                            c.usage = 0.0;
+                        }
+                        usage = c.usage;
+                        remaining = c.remaining;
+                    }
+                    if !(usage > PRECISION) || !(remaining > cap * PRECISION) {
+                        self.drop_light(l);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl SharingModel for Cm02 {
+    fn name(&self) -> &'static str {
+        "maxmin"
+    }
+
+    fn update(&mut self, net: &mut FlowNet, added: &[FlowId], removed: &[RemovedFlow], changed: &mut Vec<FlowId>) {
+        for r in removed {
+            let at = self.vars[r.id as usize].at;
+            if at != NONE {
+                self.live.swap_remove(at as usize);
+                if (at as usize) < self.live.len() {
+                    let moved = self.live[at as usize];
+                    self.vars[moved as usize].at = at;
+                }
+                self.vars[r.id as usize].at = NONE;
+            }
+        }
+        for &f in added {
+            if self.vars.len() <= f as usize {
+                self.vars.resize(f as usize + 1, NEW_VAR);
+            }
+            let v = self.var_for(net, f);
+            self.vars[f as usize] = Var { at: self.live.len() as u32, ..v };
+            self.live.push(f);
+        }
+        self.solve(net);
+        for &f in &self.live {
+            let rate = self.vars[f as usize].value;
+            if net.flow(f).rate.to_bits() != rate.to_bits() {
+                net.set_rate(f, rate);
+                changed.push(f);
+            }
+        }
+    }
+
+    fn crosstraffic(&self) -> bool {
+        self.params.crosstraffic
+    }
+}
