@@ -152,6 +152,6 @@ def test_the_api_writes_a_timeline_and_removes_it_when_the_run_fails(tmp_path):
     with pytest.raises(commaware.DeadlockError):
         commaware.simulate(EXAMPLES / "cluster16.json", {"ranks": [[], [{"op": "recv", "src": 0}]]}, timeline=failed)
     assert not failed.exists()
-    with pytest.raises(commaware.OptionsError, match=r"a timeline is written to a \.paje, \.trace file"):
+    with pytest.raises(commaware.OptionsError, match=r"a timeline is written to a \.paje, \.trace, \.otf2 file"):
         commaware.simulate(EXAMPLES / "cluster16.json", ring_trace(3), timeline=tmp_path / "run.txt")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["api.trace"]
