@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::mpi::ompi_colls;
+pub(crate) mod ompi_colls;
 use crate::mpi::ops::OpSpec;
 
 /// One round of a collective: at most one send (of `bytes`) and one receive, or a fan.

@@ -1,5 +1,5 @@
 //! The MPI layer, above the engine: per-rank programs ([`trace`]) and the point-to-point
-//! schedules of collectives ([`collectives`], Open MPI's segmented ones in [`ompi_colls`]), readers and writers of SimGrid's
+//! schedules of collectives ([`collectives`], Open MPI's segmented ones in `collectives::ompi_colls`), readers and writers of SimGrid's
 //! time-independent traces ([`ti`], [`ti_export`]), ranks onto hosts ([`placement`]),
 //! MPI matching semantics driving the engine ([`replay`]), streamed results ([`output`]),
 //! the timeline of a run for Paje and OTF2 viewers ([`timeline`]),
@@ -7,7 +7,6 @@
 //! and loading a platform file with every layer's checks ([`platform_file`]).
 
 pub mod collectives;
-pub(crate) mod ompi_colls;
 pub mod ops;
 pub mod otf2;
 pub mod output;

@@ -281,8 +281,8 @@ pub struct Platform {
 /// Largest size or count we accept: beyond 2^53 doubles no longer count bytes exactly.
 pub const MAX_EXACT: f64 = 9_007_199_254_740_992.0;
 
-/// Most hosts of a platform (2^20), checked before any host is built.
-pub const MAX_HOSTS: usize = 1 << 20;
+/// Most hosts a platform may have (defined with the topologies, which check it first).
+pub use crate::network::topology::MAX_HOSTS;
 /// Most cores of one host (2^16).
 pub const MAX_CORES_PER_HOST: usize = 1 << 16;
 /// Most cores of a whole platform (2^24): a random placement deals every core.

@@ -26,7 +26,7 @@
 use std::sync::Arc;
 
 use crate::error::{check_amount, Error, ErrorKind, Result};
-use crate::network::platform::MAX_HOSTS;
+use crate::network::topology::MAX_HOSTS;
 
 pub mod spec;
 pub use spec::TopologySpec;

@@ -16,6 +16,9 @@ pub mod cluster;
 
 pub use cluster::{build_cluster, build_cluster_with, cluster_host_names, cluster_router_name, DragonflyRouting, TopologySpec};
 
+/// Most hosts a platform may have: 2^20 (`platform` re-exports it).
+pub const MAX_HOSTS: usize = 1 << 20;
+
 /// Index of a link in a topology's link table (0..link_count).
 pub type TopologyLink = u32;
 

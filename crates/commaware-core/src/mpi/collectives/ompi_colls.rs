@@ -8,7 +8,7 @@
 //! ([`Round::SendSlot`], [`Round::RecvSlot`]) and waits for them ([`Round::Await`]), so that a
 //! rank keeps as many requests in flight as the algorithm does.
 
-use crate::mpi::collectives::Round;
+use super::Round;
 
 /// Open MPI's trees allow at most this many children (`MAXTREEFANOUT`).
 const MAX_FANOUT: usize = 32;
