@@ -25,8 +25,6 @@ from .api import Source, param_list, parse_json, paused_gc, read_input, read_jso
 if TYPE_CHECKING:
     import pandas as pd
 
-#: log10 of the largest float: a larger state-set count is given by its log only.
-
 #: Models `penalties` takes (contention_free would give every communication penalty 1).
 SCHEME_MODELS = ("gige", "myrinet", "infiniband", "ib-simgrid", "maxmin")
 
@@ -99,6 +97,7 @@ class PenaltyReport:
         with paused_gc():  # a dict per communication (10^5 of them), and no cycle
             doc: dict[str, Any] = json.loads(self.report_json)
         return doc
+
 
 def penalties(scheme: Source, model: str = "gige",
               params: Mapping[str, float] | Sequence[tuple[str, float]] | None = None) -> PenaltyReport:
