@@ -37,12 +37,11 @@ def deliver(write: Callable[[Path], None], output: str | Path | None) -> None:
     import sys
     import tempfile
 
-    if output is None:
-        fd, name = tempfile.mkstemp(prefix="commaware-", suffix=".json")
-        os.close(fd)
-        partial = Path(name)
-    else:
-        partial = partial_path(Path(output))
+    # A file that does not exist yet, in a private folder: an existing one (mkstemp's) would be
+    # truncated on open, and ext4 then writes all its data back when it is closed, which kept
+    # a Ctrl-C of `simulate --json` waiting for the disk (0.2 s for 450 MB here, 1.5 s on CI).
+    folder = Path(tempfile.mkdtemp(prefix="commaware-")) if output is None else None
+    partial = folder / "document.json" if folder is not None else partial_path(Path(output))
     try:
         write(partial)
         if output is None:
@@ -52,6 +51,8 @@ def deliver(write: Callable[[Path], None], output: str | Path | None) -> None:
             os.replace(partial, output)
     finally:
         partial.unlink(missing_ok=True)
+        if folder is not None:
+            folder.rmdir()
 
 
 class MessageFile:

@@ -547,6 +547,9 @@ def make_cluster(jobqueue: str | None, options: Mapping[str, Any] | None = None,
     from distributed.deploy.spec import SpecCluster
 
     before, clusters = _children(), set(SpecCluster._instances)
+    # The driver's own distributed loggers too: on Ctrl-C the client's batched comm logs a
+    # closed connection at INFO with its traceback, which is not the user's error.
+    logging.getLogger("distributed").setLevel(logging.ERROR)
     try:
         return LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
                             dashboard_address=None, silence_logs=logging.ERROR)
