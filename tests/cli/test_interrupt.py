@@ -51,6 +51,13 @@ def inputs(tmp_path_factory) -> Path:
     return d
 
 
+def with_default_sigint() -> None:
+    """In the child before it runs: SIGINT at its default. A shell without job control starts
+    background commands with SIGINT ignored (`pytest &` in a script), and Python then keeps it
+    ignored: the commands under test would never see the Ctrl-C the tests send."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupt(proc: subprocess.Popen) -> tuple[str, str, float]:
     """SIGINT to `proc`: its stdout, its stderr and the seconds it took to exit."""
     sent = time.monotonic()
@@ -110,6 +117,7 @@ def test_ctrl_c_stops_a_long_command_at_once_with_exit_130_and_no_output(inputs,
     scratch.mkdir()
     argv = [sys.executable, "-m", "commaware.cli", *(word.replace("@", " ") for word in line.replace("{in}", str(inputs)).split())]
     proc = subprocess.Popen(argv, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=with_default_sigint,
                             env={**os.environ, "TMPDIR": str(scratch)})
     children: list[int] = []
     try:
@@ -190,6 +198,7 @@ def test_ctrl_c_kills_the_mpiruns_of_measure_cosched_started_from_its_threads(tm
     work.mkdir()
     argv = [sys.executable, "-m", "commaware.cli", "measure", "cosched", "--jobs", "3", "--mpirun", str(fake), "--json"]
     proc = subprocess.Popen(argv, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=with_default_sigint,
                             env={**os.environ, "FAKE_MPIRUN_PIDS": str(pids)})
     launched: list[int] = []
     try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -55,10 +56,12 @@ def sweep_cli(*args: object, env: dict[str, str] | None = None, cwd: Path | None
 
 
 def one_line(proc: subprocess.CompletedProcess[str]) -> str:
-    """The command's error, checked to be one `error:` line and exit 2, nothing on stdout, no traceback."""
+    """The command's error, checked to be one `error:` line and exit 2, nothing on stdout, no
+    traceback; progress lines may come first (one every 10 s: sbatch can be slow to give up)."""
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert proc.stdout == "" and "Traceback" not in proc.stderr, proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    lines = [line for line in proc.stderr.splitlines()
+             if line.strip() and not re.fullmatch(r"sweep: .* \(\d+m\d\ds elapsed\)", line)]
     assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
     return lines[0]
 
