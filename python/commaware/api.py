@@ -206,6 +206,13 @@ class Platform:
         PlatformError without a topology or for an unknown host."""
         return _core.platform_route(self._core, src, dst, self.source)
 
+    def export(self, format: str = "simgrid") -> str:
+        """The platform in another format: ``simgrid`` (a SimGrid 4.1 XML platform file that
+        SimGrid loads with the same hosts, links and routes) or ``json`` (our JSON platform with
+        a ``network.topology``, for a platform that is one SimGrid cluster). What a format
+        cannot express is a PlatformError saying why (docs/topologies.md, "Exporting")."""
+        return _core.platform_export(self._core, format, self.source)
+
     def links(self) -> list[tuple[str, float, float, str]]:
         """Every link of the platform's `network.topology`: (name, bandwidth B/s, latency s,
         sharing). PlatformError without a topology."""

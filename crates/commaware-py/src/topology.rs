@@ -66,3 +66,31 @@ pub(crate) fn platform_links(platform: &Platform) -> PyResult<Vec<(String, f64, 
             .collect())
     })
 }
+
+/// The platform as another format's text: `simgrid` (a SimGrid 4.1 XML platform file) or
+/// `json` (our JSON platform, for a platform that is one SimGrid cluster). `source` names
+/// the platform's file in errors.
+#[pyfunction]
+#[pyo3(signature = (platform, format, source=""))]
+pub(crate) fn platform_export(py: Python<'_>, platform: &Platform, format: &str, source: &str) -> PyResult<String> {
+    use commaware_core::network::simgrid_export;
+    let p = &platform.0;
+    py.allow_threads(|| {
+        guarded(|| {
+            let r = match format {
+                "simgrid" => simgrid_export::to_simgrid_xml(p),
+                "json" => simgrid_export::to_json(p).map(|v| {
+                    let mut s = serde_json::to_string_pretty(&v).expect("a JSON value serializes");
+                    s.push('\n');
+                    s
+                }),
+                other => Err(Error::new(
+                    commaware_core::ErrorKind::Options,
+                    "--format",
+                    format!("unknown export format `{other}`; expected simgrid or json"),
+                )),
+            };
+            r.map_err(|e| e.in_source(source))
+        })
+    })
+}

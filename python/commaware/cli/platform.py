@@ -41,3 +41,30 @@ def routes_cmd(platform: Path, src: str, dst: str, as_json: bool) -> None:
     for n, b, lat, s in links:
         table.add_row(n, f"{b:.6g}", f"{lat:.6g}", s)
     out.print(table)
+
+
+@platform_group.command("export")
+@click.argument("platform", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["simgrid", "json"]), required=True,
+              help="simgrid: a SimGrid 4.1 XML platform file; json: our JSON platform (one SimGrid cluster only).")
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+              help="Write to this file (only once complete) instead of stdout.")
+def export_cmd(platform: Path, fmt: str, output: Path | None) -> None:
+    """Write PLATFORM (JSON, TOML or SimGrid XML) in another format: `simgrid` gives a SimGrid
+    platform file with the same hosts, links and routes (clusters as <cluster>, graphs and nested
+    zones as one Full zone listing every route); `json` turns a SimGrid cluster file into our
+    JSON `network.topology`. What a format cannot express is an error (or, for MPI-level settings,
+    an XML comment): see docs/topologies.md, "Exporting a platform".
+
+    Example: commaware platform export fat_tree.json --format simgrid -o fat_tree.xml
+    """
+    from ..output import deliver
+
+    with failing():
+        text = load_platform(platform).export(fmt)
+
+    def write(path: Path) -> None:
+        path.write_text(text)
+
+    with failing(writing=str(output) if output is not None else None):
+        deliver(write, output)

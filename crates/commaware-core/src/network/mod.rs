@@ -6,6 +6,7 @@
 pub mod interference_spec;
 pub mod platform;
 pub mod sharing;
+pub mod simgrid_export;
 pub mod simgrid_xml;
 pub mod smpi;
 pub mod topology;

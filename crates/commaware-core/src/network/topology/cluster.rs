@@ -155,6 +155,8 @@ struct Common {
     split: bool,
     limiter: Option<f64>,
     loopback: Option<(f64, f64)>,
+    /// What the cluster was built from (for `platform export`).
+    params: ClusterParams,
 }
 
 impl Common {
@@ -196,6 +198,7 @@ impl Common {
             split: p.sharing == ClusterLinkSharing::Splitduplex,
             limiter,
             loopback,
+            params: p.clone(),
         })
     }
 
@@ -337,6 +340,9 @@ impl Flat {
 }
 
 impl Topology for Flat {
+    fn cluster_params(&self) -> Option<&ClusterParams> {
+        Some(&self.c.params)
+    }
     fn kind(&self) -> &'static str {
         "flat"
     }
@@ -458,6 +464,9 @@ impl Torus {
 }
 
 impl Topology for Torus {
+    fn cluster_params(&self) -> Option<&ClusterParams> {
+        Some(&self.c.params)
+    }
     fn kind(&self) -> &'static str {
         "torus"
     }
@@ -704,6 +713,9 @@ impl FatTree {
 }
 
 impl Topology for FatTree {
+    fn cluster_params(&self) -> Option<&ClusterParams> {
+        Some(&self.c.params)
+    }
     fn kind(&self) -> &'static str {
         "fat_tree"
     }
@@ -1026,6 +1038,9 @@ impl Dragonfly {
 }
 
 impl Topology for Dragonfly {
+    fn cluster_params(&self) -> Option<&ClusterParams> {
+        Some(&self.c.params)
+    }
     fn kind(&self) -> &'static str {
         "dragonfly"
     }

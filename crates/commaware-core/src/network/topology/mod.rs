@@ -70,6 +70,11 @@ pub trait Topology: Debug + Send + Sync {
     /// SimGrid sums them). A host to itself gives its loopback link if the topology
     /// has one, else no link. No route is an error naming both end points.
     fn route(&self, src: Endpoint, dst: Endpoint, out: &mut Vec<TopologyLink>) -> Result<f64>;
+    /// The SimGrid `<cluster>` this topology was built from, if it is one (what `platform
+    /// export` writes back as a `<cluster>`); `None` for graphs and nested zones.
+    fn cluster_params(&self) -> Option<&ClusterParams> {
+        None
+    }
 }
 
 /// The `topology` attribute of a SimGrid `<cluster>`.
