@@ -212,6 +212,19 @@ pub struct LinkReport {
     pub links: Vec<LinkRecord>,
 }
 
+impl LinkReport {
+    /// The `n` most utilised links that carried anything: highest mean utilisation first,
+    /// then highest peak utilisation, then link order.
+    pub fn most_utilised(&self, n: usize) -> Vec<&LinkRecord> {
+        let mut v: Vec<&LinkRecord> = self.links.iter().filter(|l| l.bytes > 0.0).collect();
+        v.sort_by(|a, b| {
+            b.mean_utilisation.total_cmp(&a.mean_utilisation).then(b.peak_utilisation.total_cmp(&a.peak_utilisation))
+        });
+        v.truncate(n);
+        v
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
