@@ -184,3 +184,22 @@ def test_bad_input_is_one_line_exit_2_and_no_file(cli, write_json, tmp_path):
         assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
         assert "Traceback" not in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["star.json", "t.json"]
+
+
+@pytest.mark.parametrize("model", ["maxmin", "contention_free", "gige", "myrinet", "infiniband", "ib-simgrid"])
+def test_every_model_counts_the_bytes_of_each_route(model):
+    # On a star with a backbone a message crosses its sender's up link, the backbone and its
+    # receiver's down link; a host sending to itself uses its memory link.
+    rng = random.Random(3)
+    pairs = [(rng.randrange(6), rng.randrange(6), float(rng.randrange(1, 60000))) for _ in range(30)]
+    platform = {"cluster": {"count": 6, "speed": 1e9},
+                "network": {"bandwidth": BW, "latency": 1e-6, "backbone": 3 * BW}}
+    r = cw.simulate(platform, sends(pairs, 6), model=model, link_stats=True)
+    expected: dict[str, float] = defaultdict(float)
+    for s, d, b in pairs:
+        for name in ([f"n{s}_loopback"] if s == d else [f"n{s}_UP", "backbone", f"n{d}_DOWN"]):
+            expected[name] += b
+    got = dict(zip(r.links["name"], r.links["bytes"]))
+    assert set(got) >= set(expected)
+    for name in got:
+        assert got[name] == pytest.approx(expected.get(name, 0.0), rel=1e-9, abs=1e-6), name
