@@ -154,7 +154,8 @@ def test_plots_are_valid_files(cli, write_json, tmp_path):
     star_path = write_json("star.json", star(3))
     star_trace = write_json("s.json", sends([(0, 2, 6e4), (1, 2, 6e4)], 3))
     svg = tmp_path / "star.svg"
-    cli("simulate", star_path, star_trace, "--link-plot", svg, "-q", check=True)
+    proc = cli("simulate", star_path, star_trace, "--link-plot", svg, "-q", check=True)
+    assert "busiest links: n2_DOWN (mean 100.0%, peak 100.0%, 2 flows), n0_UP (mean 50.0%" in proc.stdout
     text = svg.read_text()
     assert "<svg" in text and "n2_DOWN" in text
     rng = random.Random(5)

@@ -208,8 +208,20 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
         return
     if not as_json:
         print_result(results[0], f"{trace} on {platform}")
+        if links_file or link_plot:
+            print_busiest_links(results[0])
     if reports:
         print_accuracy(reports[0])
+
+
+def print_busiest_links(result: Result, count: int = 3) -> None:
+    """One line: the most utilised links, as `--json` lists them."""
+    from ..links import loaded_links
+
+    links = result.links
+    shown = [f"{links['name'][i]} (mean {links['mean_utilisation'][i]:.1%}, peak {links['peak_utilisation'][i]:.1%}, "
+             f"{links['peak_flows'][i]} flows)" for i in loaded_links(result, count)]
+    out.print(f"busiest links: {', '.join(shown) or 'none carried traffic'}", highlight=False, soft_wrap=True)
 
 
 def print_accuracy(report: dict[str, Any]) -> None:
