@@ -25,6 +25,7 @@ from . import _core
 from ._errors import E, find_unserialisable, input_error, option_error, with_source
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
     import pandas as pd
 
 Source = Union[str, Path, dict]
@@ -505,6 +506,7 @@ def message_frame(columns: dict[str, bytes], host_names: list[str]) -> pd.DataFr
     under other models and for intra-node messages.
     """
     import numpy as np
+    import numpy.typing as npt
     import pandas as pd
 
     col = {k: np.frombuffer(v, dtype=MESSAGE_DTYPES[k]) for k, v in columns.items()}
@@ -594,6 +596,33 @@ class Result:
             "end": col["end"],
         })
 
+    @cached_property
+    def links(self) -> pd.DataFrame:
+        """One row per link (issue 28, "which link is the bottleneck"): name, bandwidth (B/s),
+        bytes carried, busy_time (s with at least one flow), mean_utilisation
+        (bytes / (bandwidth × makespan)), peak_utilisation (largest sum of flow rates over the
+        bandwidth) and peak_flows, in the platform's link order. Needs ``link_stats=True``."""
+        import pandas as pd
+
+        return pd.DataFrame(self._link_columns()[0])
+
+    @cached_property
+    def link_utilisation(self) -> tuple[float, npt.NDArray[Any]]:
+        """(bin width in s, array links × bins): each link's mean utilisation in each time bin
+        from 0, rows in the order of `links`. At most 256 bins. Needs ``link_stats=True``."""
+        return self._link_columns()[1]
+
+    def _link_columns(self) -> tuple[dict[str, Any], tuple[float, npt.NDArray[Any]]]:
+        import numpy as np
+
+        c = self._core.link_columns()
+        table: dict[str, Any] = {"name": c["name"]}
+        for k in ("bandwidth", "bytes", "busy_time", "mean_utilisation", "peak_utilisation"):
+            table[k] = np.frombuffer(c[k], dtype="f8")
+        table["peak_flows"] = np.frombuffer(c["peak_flows"], dtype="u4").astype(np.int64)
+        hist = np.frombuffer(c["histogram"], dtype="f8").reshape(len(c["name"]), c["bins"])
+        return table, (float(c["bin_seconds"]), hist)
+
     def to_json(self) -> str:
         """The `--json` document: model, messages, makespan, message_stats, ranks."""
         return self._core.to_json()
@@ -656,6 +685,7 @@ def simulate(
     smpi: str | None = None,
     timeline: str | Path | None = None,
     timeline_as: str | Path | None = None,
+    link_stats: bool = False,
 ) -> Result:
     """Replay `trace` on `platform`.
 
@@ -682,6 +712,8 @@ def simulate(
         If the replay fails, the file is removed.
     timeline_as: the name whose extension picks the format and that errors show, when
         `timeline` is a temporary name (default: `timeline`).
+    link_stats: keep per-link statistics for `Result.links` and `Result.link_utilisation`
+        (memory proportional to the links; off by default, when it costs nothing).
     on_progress: called every `progress_every` wall seconds with (simulated time, engine steps,
         messages delivered, ranks finished, ranks, elapsed seconds); an exception it raises
         stops the replay and propagates.
@@ -706,7 +738,8 @@ def simulate(
                               batch_size=batch_size, on_progress=on_progress, progress_every=progress_every,
                               params=param_list(params), coll=coll, smpi=smpi,
                               timeline_path=None if timeline is None else str(timeline),
-                              timeline_as=None if timeline_as is None else str(timeline_as))
+                              timeline_as=None if timeline_as is None else str(timeline_as),
+                              link_stats=link_stats)
     except _core.InputError as exc:
         drop_timeline(timeline, timeline_as)
         raise name_source(exc, p, t) from None

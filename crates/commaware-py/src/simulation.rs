@@ -141,6 +141,26 @@ impl SimResult {
         d.set_item("mean_penalty", r.iter().map(|x| x.mean_penalty.unwrap_or(f64::NAN)).collect::<Vec<_>>())?;
         Ok(d)
     }
+    /// Per-link statistics as columns (name: list of str; bandwidth, bytes, busy_time,
+    /// mean_utilisation, peak_utilisation: f64 bytes; peak_flows: u32 bytes; histogram:
+    /// f64 bytes, links × bins row-major), with bin_seconds and bins. Needs link_stats=True.
+    fn link_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = self.result.links.as_ref().ok_or_else(|| OptionsError::new_err("link statistics were not kept: simulate with link_stats=True"))?;
+        let l = &r.links;
+        let d = PyDict::new(py);
+        d.set_item("name", l.iter().map(|x| x.name.as_str()).collect::<Vec<_>>())?;
+        d.set_item("bandwidth", column(py, l.iter().map(|x| x.bandwidth.to_ne_bytes())))?;
+        d.set_item("bytes", column(py, l.iter().map(|x| x.bytes.to_ne_bytes())))?;
+        d.set_item("busy_time", column(py, l.iter().map(|x| x.busy_time.to_ne_bytes())))?;
+        d.set_item("mean_utilisation", column(py, l.iter().map(|x| x.mean_utilisation.to_ne_bytes())))?;
+        d.set_item("peak_utilisation", column(py, l.iter().map(|x| x.peak_utilisation.to_ne_bytes())))?;
+        d.set_item("peak_flows", column(py, l.iter().map(|x| x.peak_flows.to_ne_bytes())))?;
+        let bins = l.first().map_or(0, |x| x.histogram.len());
+        d.set_item("histogram", column(py, l.iter().flat_map(|x| x.histogram.iter()).map(|v| v.to_ne_bytes())))?;
+        d.set_item("bins", bins)?;
+        d.set_item("bin_seconds", r.bin_seconds)?;
+        Ok(d)
+    }
     /// Per-rank intervals as byte columns: rank (u32), kind (u8, see interval_kinds), start, end (f64).
     fn timeline_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let t = self.timeline.as_deref().ok_or_else(|| not_recorded("timeline"))?;
@@ -365,7 +385,8 @@ pub(crate) fn run_forwarded(
 #[pyfunction]
 #[pyo3(signature = (platform, trace, model=None, placement="explicit", seed=0, record_messages=true, record_timeline=true,
                     json_path=None, on_messages=None, batch_size=65536, on_progress=None, progress_every=0.25,
-                    params=Vec::new(), coll=None, smpi=None, timeline_path=None, timeline_as=None))]
+                    params=Vec::new(), coll=None, smpi=None, timeline_path=None, timeline_as=None,
+                    link_stats=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate(
     py: Python<'_>,
@@ -386,6 +407,7 @@ pub(crate) fn simulate(
     smpi: Option<String>,
     timeline_path: Option<String>,
     timeline_as: Option<String>,
+    link_stats: bool,
 ) -> PyResult<SimResult> {
     let timeline = timeline_path.map(|p| {
         let shown = timeline_as.unwrap_or_else(|| p.clone());
@@ -394,7 +416,7 @@ pub(crate) fn simulate(
     let out = Outputs { record_messages, record_timeline, json_path, on_messages, batch_size, on_progress, progress_every, timeline };
     let placement = Placement::from_name(placement).map_err(to_py)?;
     let collectives = coll.as_deref().map(commaware_core::mpi::collectives::entries).unwrap_or_default();
-    let opts = SimOptions { model: model.clone(), placement, seed, params, collectives, smpi };
+    let opts = SimOptions { model: model.clone(), placement, seed, params, collectives, smpi, link_stats };
     let model_name = model.clone().unwrap_or_else(|| platform.0.network.model.clone());
     let hosts: Vec<String> = platform.0.hosts.iter().map(|h| h.name.clone()).collect();
     run_forwarded(

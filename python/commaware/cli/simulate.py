@@ -69,6 +69,13 @@ class ProgressLine(Progress):
 @click.option("--messages", "messages_file", type=click.Path(dir_okay=False), default=None,
               help="Write the per-message table to FILE.parquet or FILE.csv while the replay runs.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Draw ranks against time to FILE.svg or FILE.png.")
+@click.option("--links", "links_file", type=click.Path(dir_okay=False), default=None,
+              help="Write one row per link (name, bandwidth, bytes, busy_time, mean_utilisation, peak_utilisation, "
+              "peak_flows) to FILE.parquet or FILE.csv; with --json, the document then lists the ten most utilised "
+              "links (docs/topologies.md, \"Which link is the bottleneck\").")
+@click.option("--link-plot", type=click.Path(dir_okay=False), default=None,
+              help="Draw the utilisation against time of the most loaded links to FILE.svg or FILE.png (a line per "
+              "link up to 8 links that carried traffic, else a heat map); with --json, as --links.")
 @click.option("--timeline", type=click.Path(dir_okay=False), default=None,
               help="Write the run's timeline (each rank's MPI operations and every message) for timeline viewers, "
               "streamed: .paje or .trace is SimGrid's Paje (ViTE, pajeng), .otf2 an OTF2 archive (Vampir; also "
@@ -91,7 +98,7 @@ class ProgressLine(Progress):
 def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_bytes: float | None,
                  traced_speed: float | None, model: str | None,
                  placement: str, seed: int, as_json: bool, messages_file: str | None, gantt: str | None,
-                 timeline: str | None, quiet: bool,
+                 links_file: str | None, link_plot: str | None, timeline: str | None, quiet: bool,
                  params: list[tuple[str, float]], calibration: str | None, measured: str | None, coll: str | None,
                  smpi: str | None) -> None:
     """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network): a JSON or TOML
@@ -109,18 +116,23 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
       commaware simulate examples/cluster16.json examples/ring.json --json
       commaware simulate examples/cluster16.json examples/alltoall.json --messages msgs.parquet
       commaware simulate examples/cluster16.json examples/alltoall.json --timeline run.paje
+      commaware simulate examples/cluster16.json examples/alltoall.json --links links.csv --link-plot links.svg
       commaware simulate examples/cluster16.json examples/master_worker.json --model gige --param beta=0.8
       commaware simulate examples/cluster16.json examples/master_worker.json --calibration fit.json
       commaware simulate examples/cluster16.json run.ti --format ti
       commaware simulate examples/cluster16.json examples/alltoall.json --coll mpich
       commaware simulate examples/cluster16.json run.ti --format ti --smpi simgrid-3.32
     """
+    from ..links import check_plot_path, check_table_path
     from ..output import MESSAGE_FORMATS, MessageFile, deliver, partial_path
 
     if gantt and Path(gantt).suffix.lower() not in (".svg", ".png"):
         fail(f"{gantt}: --gantt needs a .svg or .png file")
     if messages_file and Path(messages_file).suffix.lower() not in MESSAGE_FORMATS:
         fail(f"{messages_file}: --messages needs a .parquet or .csv file")
+    for reason in (links_file and check_table_path(links_file), link_plot and check_plot_path(link_plot)):
+        if reason:
+            fail(reason)
     if timeline and Path(timeline).suffix.lower() not in _core.timeline_extensions():
         fail(f"{timeline}: --timeline needs a {' or '.join(_core.timeline_extensions())} file")
     if calibration:
@@ -144,7 +156,8 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
                               record_messages=measured is not None, record_timeline=bool(gantt),
                               json_path=None if measured else json_path, on_messages=table,
                               on_progress=progress, params=params, coll=coll, smpi=smpi,
-                              timeline=partial_path(Path(timeline)) if timeline else None, timeline_as=timeline)
+                              timeline=partial_path(Path(timeline)) if timeline else None, timeline_as=timeline,
+                              link_stats=bool(links_file or link_plot))
         if measured_times is not None:  # before any output is kept: a bad measurement leaves none
             from ..sharing import accuracy
 
@@ -157,6 +170,14 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
             from ..gantt import write_gantt
 
             write_gantt(result, gantt, title=f"{Path(trace).name} on {Path(platform).name}")
+        if link_plot:
+            from ..links import write_link_plot
+
+            write_link_plot(result, link_plot, title=f"{Path(trace).name} on {Path(platform).name}")
+        if links_file:
+            from ..links import write_link_table
+
+            write_link_table(result, links_file)
         results.append(result)
 
     measured_times = None
@@ -187,8 +208,20 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
         return
     if not as_json:
         print_result(results[0], f"{trace} on {platform}")
+        if links_file or link_plot:
+            print_busiest_links(results[0])
     if reports:
         print_accuracy(reports[0])
+
+
+def print_busiest_links(result: Result, count: int = 3) -> None:
+    """One line: the most utilised links, as `--json` lists them."""
+    from ..links import loaded_links
+
+    links = result.links
+    shown = [f"{links['name'][i]} (mean {links['mean_utilisation'][i]:.1%}, peak {links['peak_utilisation'][i]:.1%}, "
+             f"{links['peak_flows'][i]} flows)" for i in loaded_links(result, count)]
+    out.print(f"busiest links: {', '.join(shown) or 'none carried traffic'}", highlight=False, soft_wrap=True)
 
 
 def print_accuracy(report: dict[str, Any]) -> None:

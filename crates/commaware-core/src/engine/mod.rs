@@ -8,6 +8,8 @@
 
 /// Interference of communication on computation as the engine's compute-rate hook.
 pub mod interference;
+/// Per-link statistics, kept when asked.
+pub mod link_stats;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -16,8 +18,10 @@ use std::sync::Arc;
 use crate::util::mintree::MinTree;
 use crate::network::platform::Platform;
 use crate::error::{Error, ErrorKind, Result};
+use crate::network::sharing::cm02::CROSSTRAFFIC_WEIGHT;
 use crate::network::sharing::{FlowAttrs, FlowId, FlowNet, LinkId, RemovedFlow, SharingModel};
 use crate::network::topology::{Endpoint, Topology};
+use link_stats::{LinkReport, LinkStats};
 
 /// Events closer than this (relative) to the current one are handled together, so
 /// flows that finish "at the same time" up to rounding cause one re-solve.
@@ -167,10 +171,24 @@ pub struct Engine {
     /// The sharing model keeps flow progress (`SharingModel::track_progress`): the
     /// engine then asks it for completions and does not re-key `changed` flows.
     tracks: bool,
+    /// Per-link statistics, when asked for ([`Engine::with_link_stats`]).
+    stats: Option<Box<LinkStats>>,
 }
 
 impl Engine {
     pub fn new(platform: &Platform, model: Box<dyn SharingModel>, compute_rate: Box<dyn ComputeRate>) -> Self {
+        Self::with_link_stats(platform, model, compute_rate, false)
+    }
+
+    /// [`Engine::new`], keeping per-link statistics when `link_stats` (see
+    /// [`Engine::link_report`]). They need each flow's rate, so the sharing model then
+    /// rates flows in the net instead of tracking their progress itself.
+    pub fn with_link_stats(
+        platform: &Platform,
+        model: Box<dyn SharingModel>,
+        compute_rate: Box<dyn ComputeRate>,
+        link_stats: bool,
+    ) -> Self {
         let n = platform.hosts.len();
         let mut topo_links = 0;
         let caps: Vec<f64> = if let Some(topo) = &platform.topology {
@@ -194,7 +212,8 @@ impl Engine {
         // The compute-rate hook reads flow rates from the net, which a tracking model
         // does not keep: track only without it.
         let full_speed = compute_rate.is_identity();
-        let tracks = full_speed && model.track_progress().is_some();
+        let tracks = full_speed && !link_stats && model.track_progress().is_some();
+        let stats = link_stats.then(|| Box::new(LinkStats::new(&caps)));
         let crosstraffic = model.crosstraffic();
         Engine {
             full_speed,
@@ -226,6 +245,68 @@ impl Engine {
             changed: Vec::new(),
             live_events: 0,
             tracks,
+            stats,
+        }
+    }
+
+    /// Names of the engine's links: the topology's links then one memory link per host
+    /// (`HOST_loopback`); on the star, `HOST_UP`, `HOST_DOWN`, `HOST_loopback` for every
+    /// host, then `backbone`.
+    fn link_names(&self, host_names: &[String]) -> Vec<String> {
+        let memory = host_names.iter().map(|h| format!("{h}_loopback"));
+        match &self.topology {
+            Some(t) => (0..self.topo_links).map(|l| t.link_name(l)).chain(memory).collect(),
+            None => {
+                let mut v: Vec<String> = host_names.iter().map(|h| format!("{h}_UP")).collect();
+                v.extend(host_names.iter().map(|h| format!("{h}_DOWN")));
+                v.extend(memory);
+                if self.backbone {
+                    v.push("backbone".to_string());
+                }
+                v
+            }
+        }
+    }
+
+    /// The per-link statistics of the run, for a run of length `makespan`, named after
+    /// `host_names`: every link of the fabric, and the hosts' memory links (a host talking
+    /// to itself) that carried a flow. `None` unless the engine was built to keep them.
+    pub fn link_report(&mut self, makespan: f64, host_names: &[String]) -> Option<LinkReport> {
+        let stats = self.stats.take()?;
+        let names = self.link_names(host_names);
+        let n = self.n_hosts;
+        let memory = match self.topology {
+            Some(_) => self.topo_links as usize..self.topo_links as usize + n,
+            None => 2 * n..3 * n,
+        };
+        let mut report = stats.report(makespan);
+        let mut k = 0;
+        report.links.retain_mut(|r| {
+            r.name = names[k].clone();
+            k += 1;
+            !memory.contains(&(k - 1)) || r.peak_flows > 0
+        });
+        Some(report)
+    }
+
+    /// Tell the statistics that flow `f` joined (`flows` = 1) or left (-1) its links, or
+    /// that its rate changed by `delta`. Reverse-route links (crosstraffic) carry
+    /// [`CROSSTRAFFIC_WEIGHT`] of the rate.
+    fn note_links(&mut self, f: FlowId, flows: i32, delta: f64) {
+        let Some(stats) = self.stats.as_deref_mut() else { return };
+        let now = self.now;
+        let links = self.net.flow(f).links();
+        let forward = match self.net.attrs(f).forward as usize {
+            0 => links.len(),
+            n => n,
+        };
+        for (k, &l) in links.iter().enumerate() {
+            if flows != 0 {
+                stats.count(l, now, flows);
+            }
+            if delta != 0.0 {
+                stats.rate(l, now, if k < forward { delta } else { delta * CROSSTRAFFIC_WEIGHT });
+            }
         }
     }
 
@@ -403,6 +484,12 @@ impl Engine {
             let tid = self.flow_owner[f as usize];
             let rate = self.net.flow(f).rate;
             let now = self.now;
+            if self.stats.is_some() {
+                let old = self.transfers[tid as usize].rate;
+                if rate.is_finite() && rate != old {
+                    self.note_links(f, 0, rate - old);
+                }
+            }
             let t = &mut self.transfers[tid as usize];
             // Settle the progress made at the old rate, then switch.
             t.remaining = (t.remaining - t.rate * (now - t.last)).max(0.0);
@@ -416,6 +503,9 @@ impl Engine {
             self.flow_ends.set_lazy(tid as usize, when);
         }
         self.flow_ends.flush();
+        if let Some(s) = self.stats.as_deref_mut() {
+            s.commit();
+        }
         self.added.clear();
         self.removed.clear();
         if !hosts.is_empty() {
@@ -512,6 +602,10 @@ impl Engine {
         // Intra-node messages are in no conflict graph.
         let t = &self.transfers[transfer as usize];
         let conflicts = if t.src != t.dst { self.model.flow_conflicts(f) } else { None };
+        if self.stats.is_some() {
+            let rate = t.rate;
+            self.note_links(f, -1, -rate);
+        }
         let r = self.net.remove_flow(f);
         self.removed.push(r);
         self.transfers[transfer as usize].remaining = 0.0;
@@ -542,6 +636,7 @@ impl Engine {
                     self.flow_owner[f as usize] = transfer;
                     self.transfers[transfer as usize].flow = Some(f);
                     self.added.push(f);
+                    self.note_links(f, 1, 0.0);
                     if self.tracks {
                         let bytes = self.transfers[transfer as usize].remaining;
                         self.model.track_progress().expect("tracking model").start(f, bytes);

@@ -28,6 +28,21 @@ struct MessageJson<'a> {
     conflicts: Option<Vec<&'static str>>,
 }
 
+/// A link among the most utilised (`"links"`, when link statistics were kept).
+#[derive(Serialize)]
+struct LinkJson<'a> {
+    name: &'a str,
+    bandwidth_bytes_per_s: f64,
+    bytes: f64,
+    busy_time_s: f64,
+    mean_utilisation: f64,
+    peak_utilisation: f64,
+    peak_flows: u32,
+}
+
+/// Links the document lists (the most utilised first).
+pub const JSON_LINKS: usize = 10;
+
 /// Writes the result document to `W` as an [`Observer`] of the replay.
 pub struct JsonStream<W: Write> {
     out: W,
@@ -87,7 +102,25 @@ impl<W: Write> JsonStream<W> {
                 self.out.write_all(if k == 0 { b"\n    " } else { b",\n    " })?;
                 serde_json::to_writer(&mut self.out, r).map_err(std::io::Error::from)?;
             }
-            self.out.write_all(b"\n  ]\n}\n")?;
+            self.out.write_all(b"\n  ]")?;
+            if let Some(report) = &result.links {
+                self.out.write_all(b",\n  \"links\": [")?;
+                for (k, l) in report.most_utilised(JSON_LINKS).into_iter().enumerate() {
+                    self.out.write_all(if k == 0 { b"\n    " } else { b",\n    " })?;
+                    let doc = LinkJson {
+                        name: &l.name,
+                        bandwidth_bytes_per_s: l.bandwidth,
+                        bytes: l.bytes,
+                        busy_time_s: l.busy_time,
+                        mean_utilisation: l.mean_utilisation,
+                        peak_utilisation: l.peak_utilisation,
+                        peak_flows: l.peak_flows,
+                    };
+                    serde_json::to_writer(&mut self.out, &doc).map_err(std::io::Error::from)?;
+                }
+                self.out.write_all(b"\n  ]")?;
+            }
+            self.out.write_all(b"\n}\n")?;
             self.out.flush()
         })();
         tail.map_err(|e| write_error(&target, e))?;

@@ -21,6 +21,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::mpi::collectives::Collectives;
+use crate::engine::link_stats::LinkReport;
 use crate::engine::{ActKind, Completion, ComputeRate, Engine};
 use crate::error::{Error, ErrorKind, Result};
 use crate::mpi::placement::{place, Placement};
@@ -46,11 +47,13 @@ pub struct SimOptions {
     /// SMPI's timing model over the platform's `network.smpi`: a preset (`simgrid-3.32`), or
     /// `none` for none.
     pub smpi: Option<String>,
+    /// Keep per-link statistics ([`SimResult::links`]).
+    pub link_stats: bool,
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { model: None, placement: Placement::Explicit, seed: 0, params: Vec::new(), collectives: Vec::new(), smpi: None }
+        SimOptions { model: None, placement: Placement::Explicit, seed: 0, params: Vec::new(), collectives: Vec::new(), smpi: None, link_stats: false }
     }
 }
 
@@ -226,6 +229,9 @@ pub struct SimResult {
     pub warnings: Vec<String>,
     /// The trace's [`Trace::derived_datatype_ops`]: ops a derived datatype sized.
     pub derived_datatype_ops: u64,
+    /// Per-link statistics, when [`SimOptions::link_stats`] asked for them.
+    #[serde(skip)]
+    pub links: Option<LinkReport>,
 }
 
 const NONE: u32 = u32::MAX;
@@ -401,7 +407,7 @@ pub fn simulate_observed(
         platform,
         trace,
         coll: coll.clone(),
-        engine: Engine::new(platform, model, compute_rate),
+        engine: Engine::with_link_stats(platform, model, compute_rate, options.link_stats),
         ranks: hosts
             .iter()
             .enumerate()
@@ -446,7 +452,10 @@ pub fn simulate_observed(
     if let Some(sink) = rp.observer.timeline_sink() {
         sink.end(makespan)?;
     }
+    let host_names: Vec<String> = platform.hosts.iter().map(|h| h.name.clone()).collect();
+    let links = rp.engine.link_report(makespan, &host_names);
     let mut result = rp.finish(model_name);
+    result.links = links;
     result.derived_datatype_ops = trace.derived_datatype_ops;
     if result.model != platform.network.model && !platform.network.parameters.is_empty() {
         result.warnings.push(format!(
@@ -1187,7 +1196,7 @@ impl<'a, 'o> Replay<'a, 'o> {
             stats.mean_seconds /= stats.count as f64;
         }
         let host_names = hosts.iter().map(|h| h.name.clone()).collect();
-        SimResult { model, makespan, message_stats: stats, ranks, host_names, warnings: Vec::new(), derived_datatype_ops: 0 }
+        SimResult { model, makespan, message_stats: stats, ranks, host_names, warnings: Vec::new(), derived_datatype_ops: 0, links: None }
     }
 }
 
