@@ -128,6 +128,7 @@ def simulate(
     smpi: str | None = None,
     timeline_path: str | None = None,
     timeline_as: str | None = None,
+    hostfile: tuple[str, str] | None = None,
 ) -> SimResult: ...
 def scheme_penalties(
     text: str, source: str, format: str = "json", model: str = "gige", params: list[tuple[str, float]] = ...,

@@ -649,6 +649,7 @@ def simulate(
     smpi: str | None = None,
     timeline: str | Path | None = None,
     timeline_as: str | Path | None = None,
+    hostfile: str | Path | None = None,
 ) -> Result:
     """Replay `trace` on `platform`.
 
@@ -660,8 +661,13 @@ def simulate(
     smpi: SMPI's timing model over the platform's `network.smpi`: `simgrid-3.32` (SimGrid
         3.32's default bandwidth and latency factors and overheads), or `none` for none
         (docs/formats.md, "SMPI's timing model").
-    placement: explicit (the trace's `placement`, else rank i on host i), rrn, rrp or random.
+    placement: explicit (the trace's `placement`, else rank i on host i), rrn, rrp or random;
+        rrn and rrp fill the hosts in the platform's order (SimGrid's host order for a SimGrid file).
     seed: seed of the random placement.
+    hostfile: an SMPI hostfile (one host name a line, `name:slots` for several ranks, blank
+        lines and `#` comments skipped): rank i runs on the i-th slot in file order. It is the
+        explicit placement, over the trace's `placement` list; PlacementError naming the file
+        and line for an unknown host, a bad slot count or too few slots.
     record_messages, record_timeline: keep every message / interval in memory for
         `Result.messages` / `Result.timeline` (turn off for big runs: memory then follows
         what is in flight only).
@@ -682,6 +688,9 @@ def simulate(
     seed = check_seed(seed)
     p = load_platform(platform)
     t = load_trace(trace)
+    hosts_text = None
+    if hostfile is not None:
+        hosts_text = (read_text_file(Path(hostfile), _core.PlacementError, decompress=False), str(hostfile))
     batches = None
     if on_messages is not None:
         hosts = p.host_names
@@ -699,7 +708,8 @@ def simulate(
                               batch_size=batch_size, on_progress=on_progress, progress_every=progress_every,
                               params=param_list(params), coll=coll, smpi=smpi,
                               timeline_path=None if timeline is None else str(timeline),
-                              timeline_as=None if timeline_as is None else str(timeline_as))
+                              timeline_as=None if timeline_as is None else str(timeline_as),
+                              hostfile=hosts_text)
     except _core.InputError as exc:
         drop_timeline(timeline, timeline_as)
         raise name_source(exc, p, t) from None
