@@ -211,6 +211,17 @@ class Platform:
         sharing). PlatformError without a topology."""
         return _core.platform_links(self._core)
 
+    def summary(self, ends: int = 3) -> dict[str, Any]:
+        """What the platform is made of (`commaware platform show`): `kind` (`star` without a
+        topology), `hosts` (count and the first and last `ends` names), `links` (count, SHARED,
+        FATPIPE), `zones`, `parameters` and `simgrid` (the cluster's parameters and SimGrid's
+        `topology`/`topo_parameters` they equal; None for graphs and stars),
+        `total_bandwidth_bytes_per_s` (every link's bandwidth summed), `diameter_hops` (the most
+        links on a route between two hosts) and `bisection_bandwidth_bytes_per_s`, each None
+        where not given, with `diameter_how` / `bisection_how` saying how it was found or why
+        not (docs/topologies.md, "platform show")."""
+        return _core.platform_summary(self._core, ends)
+
     def __repr__(self) -> str:
         return f"Platform({self.source!r}, hosts={len(self)}, model={self.model!r})"
 

@@ -70,6 +70,14 @@ pub trait Topology: Debug + Send + Sync {
     /// SimGrid sums them). A host to itself gives its loopback link if the topology
     /// has one, else no link. No route is an error naming both end points.
     fn route(&self, src: Endpoint, dst: Endpoint, out: &mut Vec<TopologyLink>) -> Result<f64>;
+    /// A cluster's kind and parameters (`platform show`); `None` for graphs and nested zones.
+    fn shape(&self) -> Option<Shape> {
+        None
+    }
+    /// Number of routing zones (1 for a cluster or a single graph zone).
+    fn zone_count(&self) -> usize {
+        1
+    }
 }
 
 /// The `topology` attribute of a SimGrid `<cluster>`.
@@ -125,4 +133,7 @@ pub enum ClusterLinkSharing {
 }
 
 pub mod graph;
+pub mod summary;
 pub mod zones;
+
+pub use summary::{summarize, summarize_star, Shape, ShapeKind, Summary};
