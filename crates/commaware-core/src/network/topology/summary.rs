@@ -318,7 +318,11 @@ mod tests {
                         }
                         let mut p = cluster(kind, topo, n, limiter, sharing);
                         p.backbone = backbone;
-                        let t = build_cluster(&p).unwrap();
+                        // SimGrid refuses limiters on a fat tree with more switches than hosts.
+                        let Ok(t) = build_cluster(&p) else {
+                            assert!(limiter.is_some() && kind == ClusterKind::FatTree, "{kind:?} {topo}");
+                            continue;
+                        };
                         let closed = diameter_closed_form(&t.shape().unwrap(), n as usize);
                         assert_eq!(closed, Some(diameter_by_routes(t.as_ref()).unwrap()), "{kind:?} {topo} {limiter:?} {sharing:?} {backbone:?}");
                         assert_eq!(summarize(t.as_ref()).diameter_hops.how, "closed form");
@@ -360,15 +364,17 @@ mod tests {
 
     #[test]
     fn torus_bisection_equals_the_brute_force_minimum_cut() {
-        for (topo, n) in [("8", 8), ("2,4", 8), ("4,2", 8), ("2,2,2", 8), ("4,3", 12), ("3,4", 12), ("6,2", 12), ("2,3,2", 12), ("4,4", 16)] {
+        for (topo, n) in [("8", 8), ("2,4", 8), ("4,2", 8), ("2,2,2", 8), ("4,3", 12), ("3,4", 12), ("6,2", 12), ("2,4,2", 16), ("4,4", 16)] {
             for sharing in [ClusterLinkSharing::Splitduplex, ClusterLinkSharing::Shared] {
                 let t = build_cluster(&cluster(ClusterKind::Torus, topo, n, None, sharing)).unwrap();
                 let s = summarize(t.as_ref());
                 assert_eq!(s.bisection_bandwidth.value, Some(torus_min_cut(t.as_ref())), "{topo}");
             }
         }
-        let t = build_cluster(&cluster(ClusterKind::Torus, "3,3", 9, None, ClusterLinkSharing::Shared)).unwrap();
-        assert_eq!(summarize(t.as_ref()).bisection_bandwidth.how, "not derived for a torus whose largest dimension is odd");
+        for (topo, n) in [("3,3", 9), ("2,3,2", 12)] {
+            let t = build_cluster(&cluster(ClusterKind::Torus, topo, n, None, ClusterLinkSharing::Shared)).unwrap();
+            assert_eq!(summarize(t.as_ref()).bisection_bandwidth.how, "not derived for a torus whose largest dimension is odd");
+        }
     }
 
     #[test]
