@@ -6,7 +6,7 @@ __all__ = [
     "CommawareError", "InputError", "PlatformError", "TraceError", "PlacementError", "OptionsError",
     "DeadlockError", "InternalError", "OutputError", "OP_NAMES", "INTERVAL_KINDS", "MulticastError", "MulticastInstance", "MulticastReport",
     "multicast_load", "multicast_schedule", "multicast_check", "multicast_execute", "multicast_generate",
-    "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "platform_from_simgrid_xml", "load_trace", "platform_route", "platform_links", "load_trace_ti_ranks", "load_trace_otf2", "otf2_use_library", "export_ti",
+    "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "platform_from_simgrid_xml", "load_trace", "platform_route", "platform_links", "platform_summary", "load_trace_ti_ranks", "load_trace_otf2", "otf2_use_library", "export_ti",
     "trace_summary", "trace_summary_schema",
     "simulate", "timeline_extensions", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements", "stop_running_calls", "cut_long_values",
     "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "kernel_run", "kernel_task", "__version__",
