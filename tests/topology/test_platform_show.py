@@ -18,7 +18,7 @@ import pytest
 
 from conftest import EXAMPLES, requires_simgrid_mark, run_cli
 from topology.test_hostfile import PLATFORMS, cluster
-from topology.test_simgrid_xml import HEAD, peer_available, run_peer
+from topology.test_simgrid_xml import HEAD, peer_available, run_peer, zones
 
 requires_simgrid = requires_simgrid_mark(peer_available(), "SimGrid platform")
 
@@ -29,6 +29,7 @@ SHOWN = {
     "torus_limiter": cluster("TORUS", "3,3", 9).replace('topology="TORUS"', f'topology="TORUS"{EXTRAS}'),
     "fat_tree_3_levels": cluster("FAT_TREE", "3;2,2,2;1,2,2;1,2,1", 8),
     "dragonfly_quirk": cluster("DRAGONFLY", "3,1;2,1;3,1;2", 36),
+    "nested_zones": zones("Floyd"),
 }
 
 
@@ -53,6 +54,8 @@ def test_counts_total_bandwidth_and_diameter_are_simgrids(tmp_path: Path, name: 
     assert doc["links"] == {"count": len(links), "SHARED": policies["SHARED"], "FATPIPE": policies["FATPIPE"]}
     assert doc["total_bandwidth_bytes_per_s"] == pytest.approx(sum(float(line[2]) for line in links), rel=1e-12)
     assert doc["diameter_hops"] == max(len(line) - 4 for line in routes)
+    # A root zone holding A, B and C; every other platform here is one zone.
+    assert doc["zones"] == (4 if name == "nested_zones" else 1)
 
 
 @requires_simgrid
