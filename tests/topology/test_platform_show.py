@@ -90,6 +90,14 @@ def test_bisection_by_hand(tmp_path: Path) -> None:
     assert doc["bisection_bandwidth_bytes_per_s"] == 4 * 125e6
     assert doc["simgrid"] == {"topology": "TORUS", "topo_parameters": "4,2"}
     assert doc["parameters"]["dims"] == [4, 2]
+    # Fat tree 2;4,4;1,2;1,2 (16 hosts, 125 MB/s): 8 hosts' single up links, or 2 of the 4
+    # level-1 switches' 2 parents x 2 cables: 8 cables either way.
+    path = tmp_path / "ft.xml"
+    path.write_text(cluster("FAT_TREE", "2;4,4;1,2;1,2", 16))
+    assert show(path)["bisection_bandwidth_bytes_per_s"] == 8 * 125e6
+    # An odd count of top subtrees (3): not derived.
+    path.write_text(cluster("FAT_TREE", "2;2,3;1,1;1,1", 6))
+    assert show(path)["bisection_how"] == "not derived for a fat tree with an odd count of subtrees at some level"
     # FLAT with a 1 GB/s backbone and 60 MB/s limiters, 7 hosts: 3 limiters (180 MB/s).
     path = tmp_path / "flat.xml"
     path.write_text(SHOWN["flat_backbone_limiter"])

@@ -231,6 +231,7 @@ fn diameter_closed_form(s: &Shape, n: usize) -> Option<u64> {
 ///   the hosts evenly across 2n/D cables: 2n/D × bw (the known bisection of k-ary n-cubes,
 ///   Dally & Towles, "Principles and Practices of Interconnection Networks", §3.3; checked
 ///   by brute force over every balanced split in the tests).
+/// - FAT_TREE without limiters: see [`fat_tree_bisection`].
 fn bisection_closed_form(s: &Shape, n: usize) -> Figure<f64> {
     if n < 2 {
         return Figure::none("not defined for fewer than 2 hosts");
@@ -254,9 +255,32 @@ fn bisection_closed_form(s: &Shape, n: usize) -> Figure<f64> {
                 Figure::known(2.0 * (n as u64 / d) as f64 * s.bandwidth, "closed form")
             }
         }
-        ShapeKind::FatTree { .. } => Figure::none("not derived for fat trees yet"),
+        ShapeKind::FatTree { down, up, parallel } => fat_tree_bisection(s, down, up, parallel),
         ShapeKind::Dragonfly { .. } => Figure::none("not derived for dragonflies yet"),
     }
+}
+
+/// FAT_TREE without limiters: below level l the hosts form Π_{j≥l} d_j separate groups of
+/// Π_{j<l} d_j hosts (one per level-(l−1) subtree), each joined to the rest only by the
+/// cables up from its Π_{j<l} u_j level-(l−1) nodes: u_l parents × p_l parallel cables each.
+/// When that number of groups is even, putting half of them on each side cuts
+/// (groups / 2) × Π_{j≤l} u_j × p_l cables. The figure is the smallest over the levels that
+/// split evenly; it is claimed only when every level's group count is even, else "not
+/// derived" (the tests check it against the brute-force minimum cut on small trees).
+fn fat_tree_bisection(s: &Shape, down: &[u64], up: &[u64], parallel: &[u64]) -> Figure<f64> {
+    if s.limiter.is_some() {
+        return Figure::none("not derived for a fat tree with limiters");
+    }
+    let mut best = f64::INFINITY;
+    for l in 0..down.len() {
+        let groups: u64 = down[l..].iter().product();
+        if groups % 2 == 1 {
+            return Figure::none("not derived for a fat tree with an odd count of subtrees at some level");
+        }
+        let cables = (groups / 2) as f64 * up[..=l].iter().product::<u64>() as f64 * parallel[l] as f64;
+        best = best.min(cables * s.bandwidth);
+    }
+    Figure::known(best, "closed form")
 }
 
 impl Figure<f64> {
@@ -375,6 +399,90 @@ mod tests {
             let t = build_cluster(&cluster(ClusterKind::Torus, topo, n, None, ClusterLinkSharing::Shared)).unwrap();
             assert_eq!(summarize(t.as_ref()).bisection_bandwidth.how, "not derived for a torus whose largest dimension is odd");
         }
+    }
+
+    /// Brute force: the smallest s-t cut (undirected, Edmonds-Karp) over every split of the
+    /// hosts into halves, switches free to go either side; the graph is read from the fat
+    /// tree's link names `link_from_CHILD_PARENT_N` (host i is node i).
+    fn fat_tree_min_cut(t: &dyn Topology) -> f64 {
+        let n = t.host_count();
+        let mut ids = std::collections::HashMap::new();
+        for i in 0..n {
+            ids.insert(i.to_string(), i);
+        }
+        let mut edges = Vec::new();
+        for l in 0..t.link_count() as u32 {
+            let name = t.link_name(l);
+            let Some(rest) = name.strip_prefix("link_from_") else { continue };
+            let parts: Vec<&str> = rest.split('_').collect();
+            let mut node = |k: &str| {
+                let next = ids.len();
+                *ids.entry(k.to_string()).or_insert(next)
+            };
+            let (a, b) = (node(parts[0]), node(parts[1]));
+            edges.push((a, b, t.link(l).bandwidth));
+        }
+        let v = ids.len() + 2;
+        let (src, dst) = (v - 2, v - 1);
+        let mut best = f64::INFINITY;
+        for mask in 0u32..(1 << n) {
+            if mask.count_ones() as usize != n / 2 {
+                continue;
+            }
+            let mut cap = vec![vec![0.0f64; v]; v];
+            for &(a, b, c) in &edges {
+                cap[a][b] += c;
+                cap[b][a] += c;
+            }
+            for h in 0..n {
+                if mask >> h & 1 == 1 { cap[src][h] = f64::INFINITY } else { cap[h][dst] = f64::INFINITY }
+            }
+            let mut flow = 0.0;
+            loop {
+                let mut prev = vec![usize::MAX; v];
+                prev[src] = src;
+                let mut queue = std::collections::VecDeque::from([src]);
+                while let Some(x) = queue.pop_front() {
+                    for y in 0..v {
+                        if prev[y] == usize::MAX && cap[x][y] > 1e-12 {
+                            prev[y] = x;
+                            queue.push_back(y);
+                        }
+                    }
+                }
+                if prev[dst] == usize::MAX {
+                    break;
+                }
+                let mut push = f64::INFINITY;
+                let mut y = dst;
+                while y != src {
+                    push = push.min(cap[prev[y]][y]);
+                    y = prev[y];
+                }
+                let mut y = dst;
+                while y != src {
+                    cap[prev[y]][y] -= push;
+                    cap[y][prev[y]] += push;
+                    y = prev[y];
+                }
+                flow += push;
+            }
+            best = best.min(flow);
+        }
+        best
+    }
+
+    #[test]
+    fn fat_tree_bisection_equals_the_brute_force_minimum_cut() {
+        // Trees with fewer switches than hosts only: beyond that SimGrid's switch ids (2n - 1
+        // counting down) reach the hosts' and the names no longer tell the nodes apart.
+        for topo in ["2;4,4;1,2;1,2", "2;4,4;2,2;1,1", "2;4,4;2,1;1,1", "2;4,2;1,3;1,2", "1;8;1;1", "2;2,8;1,1;2,1", "3;2,2,4;1,1,2;1,1,1"] {
+            let n: u64 = topo.split(';').nth(1).unwrap().split(',').map(|d| d.parse::<u64>().unwrap()).product();
+            let t = build_cluster(&cluster(ClusterKind::FatTree, topo, n, None, ClusterLinkSharing::Shared)).unwrap();
+            assert_eq!(summarize(t.as_ref()).bisection_bandwidth.value, Some(fat_tree_min_cut(t.as_ref())), "{topo}");
+        }
+        let t = build_cluster(&cluster(ClusterKind::FatTree, "2;2,3;2,2;2,1", 6, None, ClusterLinkSharing::Shared)).unwrap();
+        assert_eq!(summarize(t.as_ref()).bisection_bandwidth.value, None);
     }
 
     #[test]
