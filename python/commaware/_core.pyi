@@ -6,7 +6,7 @@ __all__ = [
     "CommawareError", "InputError", "PlatformError", "TraceError", "PlacementError", "OptionsError",
     "DeadlockError", "InternalError", "OutputError", "OP_NAMES", "INTERVAL_KINDS", "MulticastError", "MulticastInstance", "MulticastReport",
     "multicast_load", "multicast_schedule", "multicast_check", "multicast_execute", "multicast_generate",
-    "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "platform_from_simgrid_xml", "load_trace", "platform_route", "platform_links", "platform_export", "load_trace_ti_ranks", "load_trace_otf2", "otf2_use_library", "export_ti",
+    "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "platform_from_simgrid_xml", "load_trace", "platform_route", "platform_links", "platform_export", "platform_summary", "load_trace_ti_ranks", "load_trace_otf2", "otf2_use_library", "export_ti",
     "trace_summary", "trace_summary_schema",
     "simulate", "timeline_extensions", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements", "stop_running_calls", "cut_long_values",
     "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "kernel_run", "kernel_task", "__version__",
@@ -104,6 +104,8 @@ def platform_route(
 def platform_links(platform: Platform) -> list[tuple[str, float, float, str]]: ...
 #: The platform as `simgrid` (SimGrid 4.1 XML) or `json` (our JSON, for one SimGrid cluster) text.
 def platform_export(platform: Platform, format: str, source: str = "") -> str: ...
+#: What `platform show` prints: hosts, links by sharing, zones, kind and parameters, diameter, bandwidths.
+def platform_summary(platform: Platform, ends: int = 3) -> dict[str, Any]: ...
 def load_trace_ti_ranks(
     parts: list[tuple[int, str, str]], source: str, derived_datatype_bytes: float | None = None
 ) -> Trace: ...
@@ -135,6 +137,7 @@ def simulate(
     timeline_path: str | None = None,
     timeline_as: str | None = None,
     link_stats: bool = False,
+    hostfile: tuple[str, str] | None = None,
 ) -> SimResult: ...
 def scheme_penalties(
     text: str, source: str, format: str = "json", model: str = "gige", params: list[tuple[str, float]] = ...,

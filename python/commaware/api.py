@@ -219,6 +219,17 @@ class Platform:
         sharing). PlatformError without a topology."""
         return _core.platform_links(self._core)
 
+    def summary(self, ends: int = 3) -> dict[str, Any]:
+        """What the platform is made of (`commaware platform show`): `kind` (`star` without a
+        topology), `hosts` (count and the first and last `ends` names), `links` (count, SHARED,
+        FATPIPE), `zones`, `parameters` and `simgrid` (the cluster's parameters and SimGrid's
+        `topology`/`topo_parameters` they equal; None for graphs and stars),
+        `total_bandwidth_bytes_per_s` (every link's bandwidth summed), `diameter_hops` (the most
+        links on a route between two hosts) and `bisection_bandwidth_bytes_per_s`, each None
+        where not given, with `diameter_how` / `bisection_how` saying how it was found or why
+        not (docs/topologies.md, "platform show")."""
+        return _core.platform_summary(self._core, ends)
+
     def __repr__(self) -> str:
         return f"Platform({self.source!r}, hosts={len(self)}, model={self.model!r})"
 
@@ -686,6 +697,7 @@ def simulate(
     timeline: str | Path | None = None,
     timeline_as: str | Path | None = None,
     link_stats: bool = False,
+    hostfile: str | Path | None = None,
 ) -> Result:
     """Replay `trace` on `platform`.
 
@@ -697,8 +709,13 @@ def simulate(
     smpi: SMPI's timing model over the platform's `network.smpi`: `simgrid-3.32` (SimGrid
         3.32's default bandwidth and latency factors and overheads), or `none` for none
         (docs/formats.md, "SMPI's timing model").
-    placement: explicit (the trace's `placement`, else rank i on host i), rrn, rrp or random.
+    placement: explicit (the trace's `placement`, else rank i on host i), rrn, rrp or random;
+        rrn and rrp fill the hosts in the platform's order (SimGrid's host order for a SimGrid file).
     seed: seed of the random placement.
+    hostfile: an SMPI hostfile (one host name a line, `name:slots` for several ranks, blank
+        lines and `#` comments skipped): rank i runs on the i-th slot in file order. It is the
+        explicit placement, over the trace's `placement` list; PlacementError naming the file
+        and line for an unknown host, a bad slot count or too few slots.
     record_messages, record_timeline: keep every message / interval in memory for
         `Result.messages` / `Result.timeline` (turn off for big runs: memory then follows
         what is in flight only).
@@ -721,6 +738,9 @@ def simulate(
     seed = check_seed(seed)
     p = load_platform(platform)
     t = load_trace(trace)
+    hosts_text = None
+    if hostfile is not None:
+        hosts_text = (read_text_file(Path(hostfile), _core.PlacementError, decompress=False), str(hostfile))
     batches = None
     if on_messages is not None:
         hosts = p.host_names
@@ -739,7 +759,7 @@ def simulate(
                               params=param_list(params), coll=coll, smpi=smpi,
                               timeline_path=None if timeline is None else str(timeline),
                               timeline_as=None if timeline_as is None else str(timeline_as),
-                              link_stats=link_stats)
+                              link_stats=link_stats, hostfile=hosts_text)
     except _core.InputError as exc:
         drop_timeline(timeline, timeline_as)
         raise name_source(exc, p, t) from None

@@ -62,6 +62,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topology::platform_route, m)?)?;
     m.add_function(wrap_pyfunction!(topology::platform_links, m)?)?;
     m.add_function(wrap_pyfunction!(topology::platform_export, m)?)?;
+    m.add_function(wrap_pyfunction!(topology::platform_summary, m)?)?;
     m.add_function(wrap_pyfunction!(traces::load_trace_ti_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(traces::export_ti, m)?)?;
     m.add_function(wrap_pyfunction!(traces::load_trace_otf2, m)?)?;

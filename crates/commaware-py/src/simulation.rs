@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::io::BufWriter;
 
-use commaware_core::mpi::placement::Placement;
+use commaware_core::mpi::placement::{Hostfile, Placement};
 use commaware_core::error::{parse_input, Format};
 use commaware_core::engine::interference;
 use commaware_core::mpi::output::JsonStream;
@@ -386,7 +386,7 @@ pub(crate) fn run_forwarded(
 #[pyo3(signature = (platform, trace, model=None, placement="explicit", seed=0, record_messages=true, record_timeline=true,
                     json_path=None, on_messages=None, batch_size=65536, on_progress=None, progress_every=0.25,
                     params=Vec::new(), coll=None, smpi=None, timeline_path=None, timeline_as=None,
-                    link_stats=false))]
+                    link_stats=false, hostfile=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate(
     py: Python<'_>,
@@ -408,6 +408,7 @@ pub(crate) fn simulate(
     timeline_path: Option<String>,
     timeline_as: Option<String>,
     link_stats: bool,
+    hostfile: Option<(String, String)>,
 ) -> PyResult<SimResult> {
     let timeline = timeline_path.map(|p| {
         let shown = timeline_as.unwrap_or_else(|| p.clone());
@@ -416,7 +417,8 @@ pub(crate) fn simulate(
     let out = Outputs { record_messages, record_timeline, json_path, on_messages, batch_size, on_progress, progress_every, timeline };
     let placement = Placement::from_name(placement).map_err(to_py)?;
     let collectives = coll.as_deref().map(commaware_core::mpi::collectives::entries).unwrap_or_default();
-    let opts = SimOptions { model: model.clone(), placement, seed, params, collectives, smpi, link_stats };
+    let hostfile = hostfile.map(|(text, source)| Hostfile::parse(&text, &source)).transpose().map_err(to_py)?;
+    let opts = SimOptions { model: model.clone(), placement, seed, params, collectives, smpi, link_stats, hostfile };
     let model_name = model.clone().unwrap_or_else(|| platform.0.network.model.clone());
     let hosts: Vec<String> = platform.0.hosts.iter().map(|h| h.name.clone()).collect();
     run_forwarded(

@@ -1,9 +1,10 @@
 //! A platform's fabric (issue 28): the route between two hosts and the link table, as the
 //! core computes them. Conversion only.
 
-use commaware_core::network::topology::{Endpoint, LinkSharing};
+use commaware_core::network::topology::{summary, Endpoint, LinkSharing};
 use commaware_core::Error;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use crate::errors::guarded;
 use crate::simulation::Platform;
@@ -93,4 +94,78 @@ pub(crate) fn platform_export(py: Python<'_>, platform: &Platform, format: &str,
             r.map_err(|e| e.in_source(source))
         })
     })
+}
+
+/// What `commaware platform show` prints: hosts (count, first and last `ends` names), links
+/// (count, by sharing), zones, the topology's kind and parameters with the SimGrid string they
+/// equal, diameter in hops, total and bisection bandwidth (`None` with the reason where not given).
+#[pyfunction]
+#[pyo3(signature = (platform, ends=3))]
+pub(crate) fn platform_summary<'py>(py: Python<'py>, platform: &Platform, ends: usize) -> PyResult<Bound<'py, PyDict>> {
+    let p = &platform.0;
+    let s = match p.topology.as_deref() {
+        Some(t) => summary::summarize(t),
+        None => {
+            let up: Vec<f64> = p.hosts.iter().map(|h| h.bandwidth_up).collect();
+            let down: Vec<f64> = p.hosts.iter().map(|h| h.bandwidth_down).collect();
+            summary::summarize_star(&up, &down, p.network.backbone)
+        }
+    };
+    let d = PyDict::new(py);
+    d.set_item("kind", &s.kind)?;
+    let names: Vec<&str> = p.hosts.iter().map(|h| h.name.as_str()).collect();
+    let hosts = PyDict::new(py);
+    hosts.set_item("count", s.hosts)?;
+    hosts.set_item("first", &names[..ends.min(names.len())])?;
+    hosts.set_item("last", &names[names.len().saturating_sub(ends).max(ends.min(names.len()))..])?;
+    d.set_item("hosts", hosts)?;
+    let links = PyDict::new(py);
+    links.set_item("count", s.links)?;
+    links.set_item("SHARED", s.shared_links)?;
+    links.set_item("FATPIPE", s.fatpipe_links)?;
+    d.set_item("links", links)?;
+    d.set_item("zones", s.zones)?;
+    d.set_item("parameters", s.shape.as_ref().map(|sh| shape_dict(py, sh)).transpose()?)?;
+    d.set_item(
+        "simgrid",
+        s.shape.as_ref().map(|sh| {
+            let (kind, params) = sh.simgrid();
+            let g = PyDict::new(py);
+            g.set_item("topology", kind)?;
+            g.set_item("topo_parameters", params)?;
+            Ok::<_, PyErr>(g)
+        }).transpose()?,
+    )?;
+    d.set_item("total_bandwidth_bytes_per_s", s.total_bandwidth)?;
+    d.set_item("diameter_hops", s.diameter_hops.value)?;
+    d.set_item("diameter_how", &s.diameter_hops.how)?;
+    d.set_item("bisection_bandwidth_bytes_per_s", s.bisection_bandwidth.value)?;
+    d.set_item("bisection_how", &s.bisection_bandwidth.how)?;
+    Ok(d)
+}
+
+fn shape_dict<'py>(py: Python<'py>, sh: &summary::Shape) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("bandwidth_bytes_per_s", sh.bandwidth)?;
+    d.set_item("sharing", if sh.split { "SPLITDUPLEX" } else { "SHARED" })?;
+    d.set_item("limiter_bytes_per_s", sh.limiter)?;
+    match &sh.kind {
+        summary::ShapeKind::Flat { backbone } => {
+            d.set_item("backbone", backbone.map(|b| (b.bandwidth, b.latency, sharing_name(b.sharing))))?;
+        }
+        summary::ShapeKind::Torus { dims } => d.set_item("dims", dims)?,
+        summary::ShapeKind::FatTree { down, up, parallel } => {
+            d.set_item("levels", down.len())?;
+            d.set_item("down", down)?;
+            d.set_item("up", up)?;
+            d.set_item("parallel", parallel)?;
+        }
+        summary::ShapeKind::Dragonfly { groups, chassis, routers, nodes } => {
+            d.set_item("groups", [groups.0, groups.1])?;
+            d.set_item("chassis", [chassis.0, chassis.1])?;
+            d.set_item("routers", [routers.0, routers.1])?;
+            d.set_item("nodes", nodes)?;
+        }
+    }
+    Ok(d)
 }

@@ -1,4 +1,4 @@
-"""`commaware platform`: what a platform's fabric is made of (issue 28)."""
+"""`commaware platform`: what a platform's fabric is made of (issue 28): `show`, `routes`."""
 
 from __future__ import annotations
 
@@ -68,3 +68,46 @@ def export_cmd(platform: Path, fmt: str, output: Path | None) -> None:
 
     with failing(writing=str(output) if output is not None else None):
         deliver(write, output)
+
+
+def _bandwidth(value: float | None, how: str) -> str:
+    return f"{value:.6g} B/s ({how})" if value is not None else how
+
+
+@platform_group.command("show")
+@click.argument("platform", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+def show_cmd(platform: Path, as_json: bool) -> None:
+    """What PLATFORM is made of: its hosts (count, first and last names), links (count, by
+    sharing policy), zones, topology kind and parameters with the SimGrid string they equal,
+    diameter (the most links on a route between two hosts), total bandwidth (every link's
+    bandwidth summed) and bisection bandwidth (the smallest cut between two halves of the
+    hosts, one direction) where a closed form is known (star, FLAT, TORUS, FAT_TREE);
+    docs/topologies.md.
+
+    Example: commaware platform show fat_tree.json --json
+    """
+    with failing():
+        plat = load_platform(platform)
+        doc = plat.summary()
+    if as_json:
+        click.echo(json.dumps({"platform": str(platform), **doc}, indent=2))
+        return
+    hosts, links = doc["hosts"], doc["links"]
+    names = ", ".join(hosts["first"]) + (f" ... {', '.join(hosts['last'])}" if hosts["last"] else "")
+    table = Table(title=f"{platform.name}: {doc['kind']}", show_header=False)
+    table.add_column("what")
+    table.add_column("value")
+    table.add_row("hosts", f"{hosts['count']}: {names}")
+    table.add_row("links", f"{links['count']} ({links['SHARED']} SHARED, {links['FATPIPE']} FATPIPE)")
+    table.add_row("zones", str(doc["zones"]))
+    if doc["simgrid"]:
+        sg = doc["simgrid"]
+        params = ", ".join(f"{k}={v}" for k, v in doc["parameters"].items() if v is not None)
+        table.add_row("parameters", params)
+        table.add_row("SimGrid", f'topology="{sg["topology"]}" topo_parameters="{sg["topo_parameters"]}"')
+    table.add_row("diameter", f"{doc['diameter_hops']} hops ({doc['diameter_how']})" if doc["diameter_hops"] is not None
+                  else doc["diameter_how"])
+    table.add_row("total bandwidth", f"{doc['total_bandwidth_bytes_per_s']:.6g} B/s")
+    table.add_row("bisection bandwidth", _bandwidth(doc["bisection_bandwidth_bytes_per_s"], doc["bisection_how"]))
+    out.print(table)

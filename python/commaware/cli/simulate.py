@@ -63,6 +63,9 @@ class ProgressLine(Progress):
 @click.option("--model", default=None, help=f"Sharing model (default: the platform's). Known: {', '.join(_core.sharing_models())}.")
 @click.option("--placement", type=click.Choice(_core.placements()), default="explicit", show_default=True,
               help="Ranks onto hosts: the trace's list (else rank i on host i), round-robin per node, fill nodes first, or random.")
+@click.option("--hostfile", type=click.Path(dir_okay=False), default=None,
+              help="SMPI's hostfile: one host name a line, NAME:SLOTS for several ranks (1 by default), blank lines "
+              "and # comments skipped; rank i runs on the i-th slot in file order (instead of --placement).")
 @seed_option("Seed of the random placement.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (model, messages, makespan, message_stats, "
               "ranks), streamed: messages in the order their last byte arrived.")
@@ -97,8 +100,8 @@ class ProgressLine(Progress):
               "bandwidth and latency factors and overheads, as smpirun uses them), or none (docs/formats.md).")
 def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_bytes: float | None,
                  traced_speed: float | None, model: str | None,
-                 placement: str, seed: int, as_json: bool, messages_file: str | None, gantt: str | None,
-                 links_file: str | None, link_plot: str | None, timeline: str | None, quiet: bool,
+                 placement: str, hostfile: str | None, seed: int, as_json: bool, messages_file: str | None,
+                 gantt: str | None, links_file: str | None, link_plot: str | None, timeline: str | None, quiet: bool,
                  params: list[tuple[str, float]], calibration: str | None, measured: str | None, coll: str | None,
                  smpi: str | None) -> None:
     """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network): a JSON or TOML
@@ -114,6 +117,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
     Examples:
       commaware simulate examples/cluster16.json examples/ring.json
       commaware simulate examples/cluster16.json examples/ring.json --json
+      commaware simulate fattree.xml run.ti --format ti --hostfile hosts.txt
       commaware simulate examples/cluster16.json examples/alltoall.json --messages msgs.parquet
       commaware simulate examples/cluster16.json examples/alltoall.json --timeline run.paje
       commaware simulate examples/cluster16.json examples/alltoall.json --links links.csv --link-plot links.svg
@@ -157,7 +161,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
                               json_path=None if measured else json_path, on_messages=table,
                               on_progress=progress, params=params, coll=coll, smpi=smpi,
                               timeline=partial_path(Path(timeline)) if timeline else None, timeline_as=timeline,
-                              link_stats=bool(links_file or link_plot))
+                              link_stats=bool(links_file or link_plot), hostfile=hostfile)
         if measured_times is not None:  # before any output is kept: a bad measurement leaves none
             from ..sharing import accuracy
 

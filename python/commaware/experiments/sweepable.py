@@ -53,11 +53,12 @@ SEED = Param("seed", "int", 0, "Seed of every random draw of the run.", minimum=
 
 
 def _simulate(platform: str, trace: str, format: str, model: str | None, placement: str, seed: int,
-              coll: str | None, derived_datatype_bytes: float | None) -> dict[str, Any]:
+              coll: str | None, derived_datatype_bytes: float | None, hostfile: str | None = None) -> dict[str, Any]:
     from ..api import load_trace, simulate
 
     result = simulate(platform, load_trace(trace, format=format, derived_datatype_bytes=derived_datatype_bytes),
-                      model=model, placement=placement, seed=seed, record_messages=False, record_timeline=False, coll=coll)
+                      model=model, placement=placement, seed=seed, record_messages=False, record_timeline=False, coll=coll,
+                      hostfile=hostfile)
     stats = result.message_stats
     return {"makespan": result.makespan, "model_used": result.model, "messages": int(stats["count"]),
             "bytes": float(stats["bytes"]), "mean_message_s": float(stats["mean_seconds"]),
@@ -140,6 +141,7 @@ def _commands() -> dict[str, Command]:
             Param("format", "str", "auto", "Trace format.", choices=tuple(TRACE_FORMATS)),
             model,
             Param("placement", "str", "explicit", "Ranks onto hosts.", choices=tuple(_core.placements())),
+            Param("hostfile", "file", None, "SMPI hostfile (host or host:slots a line): rank i on the i-th slot."),
             SEED,
             Param("coll", "str", None, "Collective algorithms, e.g. `mpich` or `bcast=binomial`."),
             Param("derived_datatype_bytes", "float", None, "Bytes per element of a TI trace's derived datatype "

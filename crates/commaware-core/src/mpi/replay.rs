@@ -24,7 +24,7 @@ use crate::mpi::collectives::Collectives;
 use crate::engine::link_stats::LinkReport;
 use crate::engine::{ActKind, Completion, ComputeRate, Engine};
 use crate::error::{Error, ErrorKind, Result};
-use crate::mpi::placement::{place, Placement};
+use crate::mpi::placement::{place, Hostfile, Placement};
 use crate::network::platform::Platform;
 use crate::network::smpi::{SmpiSpec, SmpiTiming};
 use crate::network::sharing::make_model;
@@ -49,11 +49,22 @@ pub struct SimOptions {
     pub smpi: Option<String>,
     /// Keep per-link statistics ([`SimResult::links`]).
     pub link_stats: bool,
+    /// An SMPI hostfile placing the ranks (with `placement` explicit): rank i on its i-th slot.
+    pub hostfile: Option<Hostfile>,
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { model: None, placement: Placement::Explicit, seed: 0, params: Vec::new(), collectives: Vec::new(), smpi: None, link_stats: false }
+        SimOptions {
+            model: None,
+            placement: Placement::Explicit,
+            seed: 0,
+            params: Vec::new(),
+            collectives: Vec::new(),
+            smpi: None,
+            link_stats: false,
+            hostfile: None,
+        }
     }
 }
 
@@ -395,7 +406,19 @@ pub fn simulate_observed(
     };
     let model_name = options.model.clone().unwrap_or_else(|| platform.network.model.clone());
     let model = make_model(&model_name, platform, &options.params)?;
-    let hosts = place(platform, trace.n_ranks(), options.placement, trace.spec.placement.as_deref(), options.seed)?;
+    let hosts = match &options.hostfile {
+        None => place(platform, trace.n_ranks(), options.placement, trace.spec.placement.as_deref(), options.seed)?,
+        Some(hf) => {
+            if options.placement != Placement::Explicit {
+                return Err(Error::new(
+                    ErrorKind::Options,
+                    "placement",
+                    "a hostfile places the ranks itself: give either a hostfile or a placement, not both",
+                ));
+            }
+            place(platform, trace.n_ranks(), Placement::Explicit, Some(&hf.placement(platform, trace.n_ranks())?), options.seed)?
+        }
+    };
     let mut coll = Collectives::default();
     // The platform's entries were checked when it was loaded.
     coll.apply(platform.network.collectives.iter().map(|(k, v)| (k.clone(), v.clone())))?;

@@ -31,7 +31,7 @@ use crate::network::topology::MAX_HOSTS;
 pub mod spec;
 pub use spec::TopologySpec;
 
-use super::{ClusterKind, ClusterLinkSharing, ClusterParams, Endpoint, LinkInfo, LinkSharing, Topology, TopologyLink};
+use super::{ClusterKind, ClusterLinkSharing, ClusterParams, Endpoint, LinkInfo, LinkSharing, Shape, ShapeKind, Topology, TopologyLink};
 
 /// Most links a cluster may have (link numbers are `u32`).
 pub const MAX_LINKS: u64 = u32::MAX as u64;
@@ -202,6 +202,9 @@ impl Common {
         })
     }
 
+    fn shape(&self, kind: ShapeKind) -> Shape {
+        Shape { kind, bandwidth: self.bw, split: self.split, limiter: self.limiter }
+    }
     /// Links per host in the host section: loopback, then limiter.
     fn host_stride(&self) -> usize {
         self.loopback.is_some() as usize + self.limiter.is_some() as usize
@@ -346,6 +349,9 @@ impl Topology for Flat {
     fn kind(&self) -> &'static str {
         "flat"
     }
+    fn shape(&self) -> Option<Shape> {
+        Some(self.c.shape(ShapeKind::Flat { backbone: self.backbone }))
+    }
     fn host_count(&self) -> usize {
         self.c.n
     }
@@ -469,6 +475,9 @@ impl Topology for Torus {
     }
     fn kind(&self) -> &'static str {
         "torus"
+    }
+    fn shape(&self) -> Option<Shape> {
+        Some(self.c.shape(ShapeKind::Torus { dims: self.dims.clone() }))
     }
     fn host_count(&self) -> usize {
         self.c.n
@@ -718,6 +727,9 @@ impl Topology for FatTree {
     }
     fn kind(&self) -> &'static str {
         "fat_tree"
+    }
+    fn shape(&self) -> Option<Shape> {
+        Some(self.c.shape(ShapeKind::FatTree { down: self.down.clone(), up: self.up.clone(), parallel: self.parallel.clone() }))
     }
     fn host_count(&self) -> usize {
         self.c.n
@@ -1043,6 +1055,14 @@ impl Topology for Dragonfly {
     }
     fn kind(&self) -> &'static str {
         "dragonfly"
+    }
+    fn shape(&self) -> Option<Shape> {
+        Some(self.c.shape(ShapeKind::Dragonfly {
+            groups: (self.groups, self.blue),
+            chassis: (self.chassis, self.black),
+            routers: (self.blades, self.green),
+            nodes: self.nodes,
+        }))
     }
     fn host_count(&self) -> usize {
         self.c.n

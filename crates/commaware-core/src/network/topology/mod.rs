@@ -75,6 +75,14 @@ pub trait Topology: Debug + Send + Sync {
     fn cluster_params(&self) -> Option<&ClusterParams> {
         None
     }
+    /// A cluster's kind and parameters (`platform show`); `None` for graphs and nested zones.
+    fn shape(&self) -> Option<Shape> {
+        None
+    }
+    /// Number of routing zones (1 for a cluster or a single graph zone).
+    fn zone_count(&self) -> usize {
+        1
+    }
 }
 
 /// The `topology` attribute of a SimGrid `<cluster>`.
@@ -130,4 +138,7 @@ pub enum ClusterLinkSharing {
 }
 
 pub mod graph;
+pub mod summary;
 pub mod zones;
+
+pub use summary::{summarize, summarize_star, Shape, ShapeKind, Summary};

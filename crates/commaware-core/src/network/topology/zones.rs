@@ -439,6 +439,9 @@ impl Zones {
 }
 
 impl Topology for Zones {
+    fn zone_count(&self) -> usize {
+        self.zones.len()
+    }
     fn kind(&self) -> &'static str {
         match self.zones.as_slice() {
             [Zone { body: Body::Graph(g), .. }] => g.routing().kind(),
