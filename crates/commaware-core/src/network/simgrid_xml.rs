@@ -21,7 +21,7 @@ use crate::error::{check_amount, check_seconds, Error, ErrorKind, Result};
 use crate::network::platform::{Host, NetworkSpec, Overhead, Platform, MAX_CORES_PER_HOST, MAX_HOSTS, MAX_TOTAL_CORES};
 use crate::network::topology::graph::Routing;
 use crate::network::topology::zones::{Point, Zones, ZonesBuilder};
-use crate::network::topology::{build_cluster, cluster_host_names, 
+use crate::network::topology::{build_cluster_in, cluster_host_names, cluster_router_name, DragonflyRouting, SimgridCounters,
     ClusterKind, ClusterLinkSharing, ClusterParams, LinkInfo, LinkSharing, Topology, TopologyLink,
 };
 
@@ -224,6 +224,8 @@ struct Reader<'a, 'input> {
     links: HashMap<String, LinkDecl>,
     hosts: Vec<XmlHost>,
     total_cores: usize,
+    /// SimGrid's link and position counters, run on from cluster to cluster.
+    counters: SimgridCounters,
     /// The one cluster, when the platform is one cluster alone.
     lone_cluster: Option<Arc<dyn Topology>>,
 }
@@ -263,6 +265,7 @@ pub fn read(text: &str) -> Result<XmlPlatform> {
         links: HashMap::new(),
         hosts: Vec::new(),
         total_cores: 0,
+        counters: SimgridCounters::default(),
         lone_cluster: None,
     };
     r.platform(root)?;
@@ -748,11 +751,13 @@ impl<'a, 'input> Reader<'a, 'input> {
             loopback,
             router_id: given("router_id").then(|| attr("router_id")),
         };
-        let topology = build_cluster(&params).map_err(|e| {
+        let topology = build_cluster_in(&params, DragonflyRouting::Simgrid, &mut self.counters).map_err(|e| {
             let reason = if e.field.is_empty() { e.reason } else { format!("{}: {}", e.field, e.reason) };
             self.err(node, format!("{tag}: {reason}"))
         })?;
-        let router = params.router_id.clone().unwrap_or_else(|| format!("{}{}_router{}", params.prefix, params.id, params.suffix));
+        // SimGrid 3.32 gives only a FLAT cluster a router (`sg_platf_new_cluster_flat`); a
+        // zoneRoute leaves a torus, fat tree or dragonfly through one of its hosts.
+        let router = (params.kind == ClusterKind::Flat).then(|| cluster_router_name(&params));
         let names: Vec<String> = cluster_host_names(&params).map_err(|e| self.err(node, format!("{tag}: {}", e.reason)))?;
         let added = self.b.add_cluster(&params.id, parent, topology.clone(), names.iter().cloned(), router.clone());
         let (zone, first_host, r) = match added {
@@ -765,7 +770,9 @@ impl<'a, 'input> Reader<'a, 'input> {
             self.name_point(node, &name, Point::Host(first_host + i as u32))?;
             self.hosts.push(XmlHost { name, speed: params.speed, cores });
         }
-        self.name_point(node, &router, Point::Router(r))?;
+        if let (Some(name), Some(r)) = (router, r) {
+            self.name_point(node, &name, Point::Router(r))?;
+        }
         Ok(topology)
     }
 }

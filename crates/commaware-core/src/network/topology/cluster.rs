@@ -19,9 +19,14 @@
 //! Differences from SimGrid, all on input SimGrid accepts but mishandles: a radical with
 //! more or fewer numbers than the topology has hosts is an error (SimGrid ignores the extra
 //! numbers or aborts), and so is a dragonfly whose routes SimGrid computes by reading past
-//! the end of an array (more groups than routers per chassis). SimGrid numbers the fat
-//! tree's and the dragonfly's links with a counter shared by every such cluster of a file;
-//! here each cluster starts at 0, as the first one of a file does.
+//! the end of an array (more groups than routers per chassis).
+//!
+//! SimGrid numbers the fat tree's and the dragonfly's links with counters shared by every
+//! such cluster of a file (`static int uniqueId` in `FatTreeZone::add_link` and
+//! `DragonflyZone::generate_links`), and numbers fat-tree hosts with one more
+//! (`static int position` in `FatTreeZone::add_processing_node`), which d-mod-k routing
+//! reads: a second fat tree of a file routes on positions that continue from the first.
+//! [`SimgridCounters`] carries the three across the clusters of one file.
 
 use std::sync::Arc;
 
@@ -63,20 +68,47 @@ impl DragonflyRouting {
     }
 }
 
+/// SimGrid 3.32's counters that run on across the clusters of one platform file: the
+/// fat trees' link serial and host position, and the dragonflies' link serial (see the
+/// module's header). A file starts them at 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimgridCounters {
+    pub fat_tree_links: u64,
+    pub fat_tree_hosts: u64,
+    pub dragonfly_links: u64,
+}
+
 /// Build a SimGrid `<cluster>` with SimGrid 3.32's routing (the dragonfly's chassis quirk
-/// included).
+/// included), as the first cluster of a file.
 pub fn build_cluster(p: &ClusterParams) -> Result<Arc<dyn Topology>> {
     build_cluster_with(p, DragonflyRouting::Simgrid)
 }
 
 /// [`build_cluster`] with a choice of dragonfly routing (ignored by the other kinds).
 pub fn build_cluster_with(p: &ClusterParams, routing: DragonflyRouting) -> Result<Arc<dyn Topology>> {
+    build_cluster_in(p, routing, &mut SimgridCounters::default())
+}
+
+/// [`build_cluster_with`] for a cluster that follows others in a file: starts from
+/// `counters` and advances them past this cluster.
+pub fn build_cluster_in(p: &ClusterParams, routing: DragonflyRouting, counters: &mut SimgridCounters) -> Result<Arc<dyn Topology>> {
     let common = Common::new(p)?;
     Ok(match p.kind {
         ClusterKind::Flat => Arc::new(Flat::new(common, p)?),
         ClusterKind::Torus => Arc::new(Torus::new(common, &p.topo_parameters)?),
-        ClusterKind::FatTree => Arc::new(FatTree::new(common, &p.topo_parameters)?),
-        ClusterKind::Dragonfly => Arc::new(Dragonfly::new(common, &p.topo_parameters, routing)?),
+        ClusterKind::FatTree => {
+            let mut t = FatTree::new(common, &p.topo_parameters)?;
+            (t.serial_base, t.position_base) = (counters.fat_tree_links, counters.fat_tree_hosts);
+            counters.fat_tree_links += t.cables;
+            counters.fat_tree_hosts += t.c.n as u64;
+            Arc::new(t)
+        }
+        ClusterKind::Dragonfly => {
+            let mut t = Dragonfly::new(common, &p.topo_parameters, routing)?;
+            t.serial_base = counters.dragonfly_links;
+            counters.dragonfly_links += t.cables;
+            Arc::new(t)
+        }
     })
 }
 
@@ -571,6 +603,9 @@ pub struct FatTree {
     cables: u64,
     switch_limiter_base: usize,
     cable_link_base: usize,
+    /// SimGrid's link serial and host position at this cluster ([`SimgridCounters`]).
+    serial_base: u64,
+    position_base: u64,
 }
 
 /// A fat-tree node: its level and label digits.
@@ -670,6 +705,8 @@ impl FatTree {
             switches_before,
             cable_base,
             cables: cables as u64,
+            serial_base: 0,
+            position_base: 0,
         })
     }
 
@@ -775,7 +812,8 @@ impl Topology for FatTree {
         let mut parent = child;
         parent.level = lev + 1;
         parent.label[lev] = digit;
-        format!("link_from_{}_{}_{}{}", self.node_id(&child), self.node_id(&parent), cable, self.c.dir_suffix(way))
+        let serial = self.serial_base + cable;
+        format!("link_from_{}_{}_{}{}", self.node_id(&child), self.node_id(&parent), serial, self.c.dir_suffix(way))
     }
     fn route(&self, src: Endpoint, dst: Endpoint, out: &mut Vec<TopologyLink>) -> Result<f64> {
         let start = out.len();
@@ -786,10 +824,11 @@ impl Topology for FatTree {
         }
         let (source, dest) = (self.node(0, s as u64), self.node(0, d as u64));
         let mut cur = source;
-        // Up: d-mod-k on the destination's position.
+        // Up: d-mod-k on the destination's position (SimGrid's, which runs on from the
+        // fat trees before this one in the file).
         while !self.contains(&cur, &dest) {
             let l = cur.level;
-            let mut k = d as u64;
+            let mut k = self.position_base + d as u64;
             for i in 0..l {
                 k /= self.up[i];
             }
@@ -805,7 +844,7 @@ impl Topology for FatTree {
         // children from where it was.
         while cur != dest {
             let l = cur.level;
-            let mut i = (s as u64 % self.parallel[l - 1]) * self.down[l - 1];
+            let mut i = ((self.position_base + s as u64) % self.parallel[l - 1]) * self.down[l - 1];
             while cur.level > 0 && i < self.down[cur.level - 1] * self.parallel[cur.level - 1] {
                 let lv = cur.level - 1;
                 if i % self.down[lv] == dest.label[lv] {
@@ -851,6 +890,8 @@ pub struct Dragonfly {
     black_base: u64,
     blue_base: u64,
     cables: u64,
+    /// SimGrid's link serial at this cluster ([`SimgridCounters`]).
+    serial_base: u64,
 }
 
 /// A dragonfly router: group, chassis, blade.
@@ -947,6 +988,7 @@ impl Dragonfly {
             black_base: local + greens,
             blue_base: local + greens + blacks,
             cables,
+            serial_base: 0,
         })
     }
 
@@ -1111,25 +1153,26 @@ impl Topology for Dragonfly {
             return format!("{id}_link_{}_limiter", 2 * self.c.n as u64 - 1 - r);
         }
         let k = (l - self.cable_link_base) as u64;
-        let (uid, way) = (k / self.c.ways() as u64, (k % self.c.ways() as u64) as usize);
+        let (cable, way) = (k / self.c.ways() as u64, (k % self.c.ways() as u64) as usize);
         let sfx = self.c.dir_suffix(way);
-        if uid < self.green_base {
-            return format!("local_link_from_router_{}_to_node_{}_{uid}{sfx}", uid / self.nodes, uid % self.nodes);
+        let uid = self.serial_base + cable;
+        if cable < self.green_base {
+            return format!("local_link_from_router_{}_to_node_{}_{uid}{sfx}", cable / self.nodes, cable % self.nodes);
         }
-        if uid < self.black_base {
+        if cable < self.black_base {
             let per = self.blades * (self.blades - 1) / 2;
-            let rest = uid - self.green_base;
+            let rest = cable - self.green_base;
             let (j, k) = pair_of(self.blades, rest % per);
             return format!("green_link_in_chassis_{}_between_routers_{j}_and_{k}_{uid}{sfx}", (rest / per) % self.chassis);
         }
-        if uid < self.blue_base {
+        if cable < self.blue_base {
             let per = self.chassis * (self.chassis - 1) / 2 * self.blades;
-            let rest = uid - self.black_base;
+            let rest = cable - self.black_base;
             let (g, within) = (rest / per, rest % per);
             let (j, k) = pair_of(self.chassis, within / self.blades);
             return format!("black_link_in_group_{g}_between_chassis_{j}_and_{k}_blade_{}_{uid}{sfx}", within % self.blades);
         }
-        let (i, j) = pair_of(self.groups, uid - self.blue_base);
+        let (i, j) = pair_of(self.groups, cable - self.blue_base);
         let rc = self.blades * self.chassis;
         format!("blue_link_between_group_{i}_and_{j}_routers_{}_and_{}_{uid}{sfx}", i * rc + j, j * rc + i)
     }

@@ -14,7 +14,10 @@ use crate::error::Result;
 
 pub mod cluster;
 
-pub use cluster::{build_cluster, build_cluster_with, cluster_host_names, cluster_router_name, DragonflyRouting, TopologySpec};
+pub use cluster::{
+    build_cluster, build_cluster_in, build_cluster_with, cluster_host_names, cluster_router_name, DragonflyRouting, SimgridCounters,
+    TopologySpec,
+};
 
 /// Most hosts a platform may have: 2^20 (`platform` re-exports it).
 pub const MAX_HOSTS: usize = 1 << 20;

@@ -135,16 +135,17 @@ impl ZonesBuilder {
         Ok(id)
     }
 
-    /// A cluster as a zone: `hosts` host names (in its host order) and its router's name.
-    /// Returns the zone, its first host and its router.
+    /// A cluster as a zone: `hosts` host names (in its host order) and its router's name
+    /// (SimGrid 3.32 gives only FLAT clusters a router). Returns the zone, its first host
+    /// and its router.
     pub fn add_cluster(
         &mut self,
         name: &str,
         parent: Option<u32>,
         topology: Arc<dyn Topology>,
         hosts: impl IntoIterator<Item = String>,
-        router: String,
-    ) -> std::result::Result<(u32, u32, u32), BuildError> {
+        router: Option<String>,
+    ) -> std::result::Result<(u32, u32, Option<u32>), BuildError> {
         let first_link = self.z().links.len() as u32;
         let first_host = self.z().hosts.len() as u32;
         let links = topology.link_count();
@@ -164,11 +165,14 @@ impl ZonesBuilder {
             z.host_names.push(host);
         }
         let z = self.z();
-        let r = z.routers.len() as u32;
-        z.routers.push(Place { zone, local: u32::MAX });
-        z.router_names.push(router);
+        let r = router.map(|name| {
+            let r = z.routers.len() as u32;
+            z.routers.push(Place { zone, local: u32::MAX });
+            z.router_names.push(name);
+            r
+        });
         if let Body::Cluster { router, .. } = &mut z.zones[zone as usize].body {
-            *router = Some(r);
+            *router = r;
         }
         z.zones[zone as usize].has_hosts = true;
         Ok((zone, first_host, r))
