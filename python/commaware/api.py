@@ -323,7 +323,36 @@ def load_platform(source: Source | Platform) -> Platform:
     text, name, fmt = read_input(source, _core.PlatformError)
     if not isinstance(source, dict) and Path(source).suffix.lower() == ".xml":
         return Platform(_core.platform_from_simgrid_xml(text, name), name)
-    return Platform(_core.load_platform(text, name, fmt), name)
+    simgrid = None
+    if "simgrid_platform" in text:
+        simgrid = _simgrid_platform_file(source, text, name, fmt)
+    return Platform(_core.load_platform(text, name, fmt, simgrid), name)
+
+
+def _simgrid_platform_file(source: Source, text: str, name: str, fmt: str) -> tuple[str, str] | None:
+    """(text, path) of the SimGrid file a platform's `simgrid_platform` names, relative to the
+    platform file's folder (the working directory for a dict); None when the field is absent
+    or not a string (the core then names what is wrong)."""
+    if isinstance(source, dict):
+        doc: Any = source
+    elif fmt == "toml":
+        import tomllib
+
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return None  # the core reports it, with its position
+    else:
+        try:
+            doc = json.loads(text)
+        except (ValueError, RecursionError):
+            return None
+    field = doc.get("simgrid_platform") if isinstance(doc, dict) else None
+    if not isinstance(field, str):
+        return None
+    base = Path.cwd() if isinstance(source, dict) else Path(source).parent
+    path = base / field
+    return read_text_file(path, _core.PlatformError, decompress=False), str(path)
 
 
 TRACE_FORMATS = ("auto", "json", "toml", "ti", "otf2")

@@ -10,6 +10,7 @@ where SimGrid (Debian ``libsimgrid-dev g++``) is missing, unless ``COMMAWARE_REQ
 from __future__ import annotations
 
 import functools
+import json
 import subprocess
 import time
 from pathlib import Path
@@ -267,3 +268,50 @@ def test_a_large_file_loads_in_linear_time(cw: ModuleType, tmp_path: Path) -> No
     assert len(platform) == 20_000
     assert len(links) == 102 and latency == pytest.approx(102e-6)
     assert time.monotonic() - start < 15
+
+
+# A platform file whose `simgrid_platform` names a SimGrid file: the file's hosts and links, the
+# MPI side from `network`. A 4-host fat tree of 125 MB/s, 10 us cables: 1 MB from n0 to n3 goes up
+# two levels and down two, 4 x 10 us + 1e6 / 125e6 s.
+OVER_XML = HEAD + """<cluster id="ft" prefix="n" suffix="" radical="0-3" speed="1Gf" bw="125MBps" lat="10us"
+ topology="FAT_TREE" topo_parameters="2;2,2;1,2;1,1"/>
+</platform>
+"""
+ONE_MESSAGE = {"ranks": [[{"op": "send", "dst": 3, "bytes": 1_000_000}], [], [], [{"op": "recv", "src": 0}]]}
+
+
+def test_a_json_platform_over_a_simgrid_file_sets_the_mpi_side(cw: ModuleType, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "ft.xml").write_text(OVER_XML)
+    trace = cw.load_trace(ONE_MESSAGE)
+    bare = cw.simulate(cw.load_platform(tmp_path / "ft.xml"), trace).makespan
+    assert bare == pytest.approx(4 * 10e-6 + 1e6 / 125e6, rel=1e-12)
+    (tmp_path / "plain.json").write_text(json.dumps({"simgrid_platform": "ft.xml", "network": {}}))
+    plain = cw.load_platform(tmp_path / "plain.json")
+    assert plain.host_names == ["n0", "n1", "n2", "n3"]
+    assert cw.simulate(plain, trace).makespan == bare
+    # The sender's CPU overhead comes first: 1 ms more, and the same from TOML and from a dict
+    # (whose path is taken from the working directory).
+    (tmp_path / "slow.toml").write_text('simgrid_platform = "ft.xml"\n[network]\nsend_overhead = 0.001\n')
+    monkeypatch.chdir(tmp_path)
+    for source in (tmp_path / "slow.toml", {"simgrid_platform": "ft.xml", "network": {"send_overhead": 0.001}}):
+        assert cw.simulate(cw.load_platform(source), trace).makespan == pytest.approx(bare + 0.001, rel=1e-12)
+    # A route is the file's.
+    assert cw.load_platform(tmp_path / "plain.json").route("n0", "n3") == cw.load_platform(tmp_path / "ft.xml").route("n0", "n3")
+
+
+@pytest.mark.parametrize(("extra", "needle"), [
+    ({"cluster": {"count": 4, "speed": 1e9}}, "cluster: a platform whose hosts come from a SimGrid file"),
+    ({"network": {"topology": {"kind": "torus", "dims": [4]}}}, "network.topology: the SimGrid file"),
+    ({"network": {"latency": 1e-6}}, "network.latency: the SimGrid file's links carry the latencies"),
+    ({"simgrid_platform": "missing.xml"}, "missing.xml: cannot read"),
+    ({"network": {"model": "nope"}}, "network.model: unknown sharing model `nope`"),
+])
+def test_a_json_platform_over_a_simgrid_file_refuses_what_the_file_gives(tmp_path: Path, extra: dict, needle: str) -> None:
+    (tmp_path / "ft.xml").write_text(OVER_XML)
+    (tmp_path / "trace.json").write_text(json.dumps(ONE_MESSAGE))
+    doc = {"simgrid_platform": "ft.xml", "network": {}} | extra
+    (tmp_path / "p.json").write_text(json.dumps(doc))
+    proc = run_cli("simulate", tmp_path / "p.json", tmp_path / "trace.json")
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr, proc.stderr

@@ -267,15 +267,20 @@ impl Observer for Forward {
 }
 
 /// Parse and validate a platform from text in `format` (json, toml, or dict: JSON made
-/// from an in-memory value); `source` names the file in errors.
+/// from an in-memory value); `source` names the file in errors. `simgrid` is the (text,
+/// name) of the SimGrid file that the platform's `simgrid_platform` names.
 #[pyfunction]
-#[pyo3(signature = (text, source, format="json"))]
-pub(crate) fn load_platform(py: Python<'_>, text: &str, source: &str, format: &str) -> PyResult<Platform> {
+#[pyo3(signature = (text, source, format="json", simgrid=None))]
+pub(crate) fn load_platform(py: Python<'_>, text: &str, source: &str, format: &str, simgrid: Option<(String, String)>) -> PyResult<Platform> {
     let text = text.to_owned();
     let r = py.allow_threads(|| {
         guarded(|| {
             let format = Format::from_name(format)?;
-            commaware_core::mpi::platform_file::load(&text, format).map_err(|e| e.in_source(source))
+            match &simgrid {
+                None => commaware_core::mpi::platform_file::load(&text, format),
+                Some((xml_text, xml_file)) => commaware_core::mpi::platform_file::load_over_simgrid(&text, format, xml_text, xml_file),
+            }
+            .map_err(|e| e.in_source(source))
         })
     });
     r.map(Platform)

@@ -8,16 +8,64 @@ from typing import Any
 
 import click
 
+import importlib
+
 from .. import _core
-from . import (cosched, interference, measure, multicast, platform, reproduce, schema, sharing, simulate, sweep,
-               taskfarm, throughput, tiling, trace)
 from .common import EXIT_INTERRUPTED, err, fail
+
+#: Every command: its name, then the module of this package that defines it and the object's
+#: name there. A module is imported when one of its commands runs (or help lists them all), so
+#: `commaware simulate` loads the engine's front-end and not the sweeps, the schedulers or the
+#: report (issue 29: a start-up that imports nothing the command does not use).
+COMMANDS: dict[str, tuple[str, str]] = {
+    # The engine: replay traces on platforms, the examples, the input formats.
+    "simulate": ("simulate", "simulate_cmd"), "demo": ("simulate", "demo_cmd"), "schema": ("schema", "schema_cmd"),
+    # Platforms: the routes of a network topology.
+    "platform": ("platform", "platform_group"),
+    # The papers' reproduction checks and their report.
+    "reproduce": ("reproduce", "reproduce_cmd"),
+    # Paper 003: multiple multicast.
+    "multicast": ("multicast", "multicast_group"),
+    # Paper 004: penalties of schemes, calibration, real measurement.
+    "penalties": ("sharing", "penalties_cmd"), "calibrate": ("sharing", "calibrate"), "measure": ("measure", "measure"),
+    # Paper 000: interference fits and models (with `throughput`, §3.2), task farming.
+    "interference": ("interference", "interference"), "taskfarm": ("taskfarm", "taskfarm_cmd"),
+    # Paper 001: tiled loops.
+    "tiling": ("tiling", "tiling_cmd"),
+    # Paper 002: cluster job scheduling.
+    "workload": ("cosched", "workload_group"), "cosched": ("cosched", "cosched_group"),
+    # Real MPI runs as traces, and traces for SimGrid.
+    "trace": ("trace", "trace_group"),
+    # Experiments at scale: parameter sweeps and their results store.
+    "sweep": ("sweep", "sweep_cmd"), "results": ("sweep", "results_group"),
+}
+
+
+def _load(name: str) -> click.Command:
+    module, attribute = COMMANDS[name]
+    command: click.Command = getattr(importlib.import_module(f".{module}", __name__), attribute)
+    if name == "interference" and "throughput" not in command.commands:  # type: ignore[attr-defined]
+        from .throughput import throughput_cmd
+
+        command.add_command(throughput_cmd)  # type: ignore[attr-defined]
+    return command
 
 
 class _Main(click.Group):
-    """The top-level group: a caught Rust panic (InternalError) is one line and exit 1, not a
-    traceback; Ctrl-C is one line and exit 130, once the command's partial outputs are removed
-    (each writer removes its own on the way out: `output.deliver`, `MessageFile.discard`, ...)."""
+    """The top-level group: its commands are imported when used (`COMMANDS`); a caught Rust
+    panic (InternalError) is one line and exit 1, not a traceback; Ctrl-C is one line and exit
+    130, once the command's partial outputs are removed (each writer removes its own on the way
+    out: `output.deliver`, `MessageFile.discard`, ...)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        if cmd_name not in self.commands:
+            self.commands[cmd_name] = _load(cmd_name)
+        return self.commands[cmd_name]
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -42,30 +90,3 @@ def main() -> None:
     Long commands show their progress on stderr: a bar on a terminal; when stderr is not a
     terminal, or with --json, a line every 10 s ($COMMAWARE_PROGRESS_SECONDS); none with --quiet.
     """
-
-
-for command in (
-    # The engine: replay traces on platforms, the examples, the input formats.
-    simulate.simulate_cmd, simulate.demo_cmd, schema.schema_cmd,
-    # Platforms: the routes of a network topology.
-    platform.platform_group,
-    # The papers' reproduction checks and their report.
-    reproduce.reproduce_cmd,
-    # Paper 003: multiple multicast.
-    multicast.multicast_group,
-    # Paper 004: penalties of schemes, calibration, real measurement.
-    sharing.penalties_cmd, sharing.calibrate, measure.measure,
-    # Paper 000: interference fits and models, steady-state throughput, task farming.
-    interference.interference, taskfarm.taskfarm_cmd,
-    # Paper 001: tiled loops.
-    tiling.tiling_cmd,
-    # Paper 002: cluster job scheduling.
-    cosched.workload_group, cosched.cosched_group,
-    # Real MPI runs as traces, and traces for SimGrid.
-    trace.trace_group,
-    # Experiments at scale: parameter sweeps and their results store.
-    sweep.sweep_cmd, sweep.results_group,
-):
-    main.add_command(command)
-# Paper 000 §3.2: steady-state throughput bounds on trees, `commaware interference throughput`.
-interference.interference.add_command(throughput.throughput_cmd)

@@ -55,6 +55,7 @@ pub fn to_platform_and_trace(instance: &Instance, schedule: &Schedule, model: &s
         })
         .collect();
     let spec = PlatformSpec {
+        simgrid_platform: None,
         cluster: None,
         hosts: Some(hosts),
         overrides: BTreeMap::new(),

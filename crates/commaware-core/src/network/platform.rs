@@ -198,10 +198,18 @@ impl NetworkSpec {
     }
 }
 
-/// The platform file as written by users: exactly one of `cluster` or `hosts`.
+/// The platform file as written by users: exactly one of `cluster` or `hosts`, or a SimGrid
+/// file for both hosts and links (`simgrid_platform`).
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlatformSpec {
+    /// A SimGrid platform file (XML 4.1; a path relative to this file) that gives the hosts
+    /// and the network's links, in place of `cluster`, `hosts` and `network.topology`; the
+    /// rest of `network` sets the MPI side (eager threshold, envelope, overheads, model,
+    /// collectives, `smpi`), and `network.bandwidth` the rate of a host's messages to itself
+    /// (default 10 GB/s, SimGrid's loopback).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simgrid_platform: Option<String>,
     #[serde(default)]
     pub cluster: Option<ClusterSpec>,
     #[serde(default)]
@@ -313,6 +321,12 @@ impl Platform {
     /// model and its parameters, the collective algorithms) are checked by the loader of
     /// platform files, `mpi::platform_file`, which calls this.
     pub fn from_spec(spec: PlatformSpec) -> Result<Platform> {
+        if spec.simgrid_platform.is_some() {
+            return Err(Error::platform(
+                "simgrid_platform",
+                "the SimGrid file is opened when the platform is loaded from a file or a dict (load_platform)",
+            ));
+        }
         let net = spec.network;
         net.check()?;
         let pos = |field: &str, v: f64| check_amount(ErrorKind::Platform, field, v, true);
@@ -480,7 +494,20 @@ impl Platform {
     /// upper layers interpret (`mpi::platform_file::json_schema`).
     pub fn json_schema() -> serde_json::Value {
         let mut schema = serde_json::to_value(schemars::schema_for!(PlatformSpec)).expect("schema serialises");
-        schema["oneOf"] = serde_json::json!([{"required": ["cluster"]}, {"required": ["hosts"]}]);
+        // Hosts from `cluster`, `hosts` or a SimGrid file; `network` and its `bandwidth` are
+        // required unless the SimGrid file gives the network (then they default).
+        let own = serde_json::json!({"required": ["network"], "properties": {"network": {"required": ["bandwidth"]}}});
+        schema["oneOf"] = serde_json::json!([
+            {"required": ["cluster"], "allOf": [own]},
+            {"required": ["hosts"], "allOf": [own]},
+            {"required": ["simgrid_platform"]}
+        ]);
+        if let Some(required) = schema.get_mut("required").and_then(|r| r.as_array_mut()) {
+            required.retain(|r| r != "network");
+        }
+        if let Some(required) = schema.pointer_mut("/definitions/NetworkSpec/required").and_then(|r| r.as_array_mut()) {
+            required.retain(|r| r != "bandwidth");
+        }
         if let Some(hosts) = schema.pointer_mut("/properties/hosts") {
             hosts["minItems"] = 1.into();
             hosts["maxItems"] = MAX_HOSTS.into();
