@@ -179,3 +179,44 @@ def test_multi_homed_hosts_are_refused(cli, write_json):
     assert "host `h0`" in proc.stderr and "fat_tree" in proc.stderr and "Traceback" not in proc.stderr
     # maxmin still runs there.
     assert cli("simulate", p, t, "--model", "maxmin").returncode == 0
+
+
+HEAD = '<?xml version="1.0"?>\n<platform version="4.1">\n'
+
+
+def star_graph(extra: str = "", routing: str = "Floyd") -> str:
+    """A graph zone: hosts g0-g3 each with a SPLITDUPLEX link (BW, no latency) to router r."""
+    hosts = "".join(f'<host id="g{i}" speed="1Gf"/><link id="l{i}" bandwidth="{BW!r}Bps" latency="0s" '
+                    f'sharing_policy="SPLITDUPLEX"/>' for i in range(4))
+    routes = "".join(f'<route src="g{i}" dst="r"><link_ctn id="l{i}" direction="UP"/></route>' for i in range(4))
+    return HEAD + f'<zone id="z" routing="{routing}">{hosts}<router id="r"/>{routes}{extra}</zone>\n</platform>\n'
+
+
+@pytest.mark.parametrize("routing", ["Floyd", "Dijkstra"])
+def test_graph_hosts_with_one_link_take_the_penalty_models(tmp_path, routing):
+    # g0 sends to g1 and g2 (Fig. 2's star of 2 under gige: penalty 2β = 1.5), over their
+    # private links only: rate BW/1.5, end = 1.5 × size / BW; g3 → g0 alone: penalty 1
+    # (in-out with g0's sends is no conflict), end = size / BW.
+    path = tmp_path / "graph.xml"
+    path.write_text(star_graph(routing=routing))
+    size = 60000.0
+    r = cw.simulate(cw.load_platform(path), sends([(0, 1, size), (0, 2, size), (3, 0, size)], 4), model="gige")
+    got = {(s, d): e for s, d, e in ends(r)}
+    assert got[(0, 1)] == pytest.approx(1.5 * size / BW, rel=1e-12)
+    assert got[(0, 2)] == pytest.approx(1.5 * size / BW, rel=1e-12)
+    assert got[(3, 0)] == pytest.approx(size / BW, rel=1e-12)
+
+
+def test_graph_host_with_two_links_is_refused(cli, write_json, tmp_path):
+    # Host m reaches router r by link a and router r2 by link b: two links into the fabric.
+    extra = ('<host id="m" speed="1Gf"/><router id="r2"/><link id="a" bandwidth="1e8Bps" latency="0s"/>'
+             '<link id="b" bandwidth="1e8Bps" latency="0s"/><link id="rr" bandwidth="1e8Bps" latency="0s"/>'
+             '<route src="m" dst="r"><link_ctn id="a"/></route><route src="m" dst="r2"><link_ctn id="b"/></route>'
+             '<route src="r" dst="r2"><link_ctn id="rr"/></route>')
+    path = tmp_path / "graph.xml"
+    path.write_text(star_graph(extra))
+    t = write_json("t.json", sends([(0, 1, 1000.0)], 2))
+    proc = cli("simulate", path, t, "--model", "myrinet")
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert "host `m`" in proc.stderr and "floyd" in proc.stderr and "Traceback" not in proc.stderr
+    assert cli("simulate", path, t).returncode == 0

@@ -530,7 +530,7 @@ pub fn private_links(platform: &Platform, model: &str) -> Result<Vec<(LinkId, Li
         )
     };
     if kind == "torus" {
-        return Err(why("a torus has none (its hosts are its switches, each attached by 2 links per dimension)".into()));
+        return Err(why("a torus has none (its hosts are its switches, linked to their neighbours in every dimension)".into()));
     }
     (0..topo.host_count() as u32)
         .map(|h| {
