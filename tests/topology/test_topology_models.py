@@ -85,6 +85,20 @@ def test_fig2_star_on_a_flat_cluster(k, penalty):
         assert end == pytest.approx(2e-6 + size * penalty / BW, rel=1e-12)
 
 
+def test_effective_penalty_on_a_topology_uses_the_route():
+    # The Fig. 2 star of 3 under gige (penalty 2.25) on a FLAT cluster whose links have 5 µs
+    # each: the route's latency is 10 µs (not network.latency, 2 µs) and the private links'
+    # bandwidth is 0.5 BW (not network.bandwidth). end = 10 µs + size × 2.25 / (0.5 BW), and
+    # the reported penalty, (end − route latency) × single bandwidth / size, is 2.25.
+    size = 50000.0
+    spec = {"cluster": {"count": 4, "speed": 1e9},
+            "network": {"bandwidth": BW, "latency": 2e-6,
+                        "topology": {"kind": "flat", "latency": 5e-6, "bandwidth": 0.5 * BW}}}
+    r = cw.simulate(spec, sends([(0, j, size) for j in range(1, 4)], 4), model="gige")
+    assert r.messages["end"].tolist() == pytest.approx([1e-5 + size * 2.25 / (0.5 * BW)] * 3, rel=1e-12)
+    assert r.messages["penalty"].tolist() == pytest.approx([2.25] * 3, rel=1e-9)
+
+
 def fat_tree(up: list[int] | None = None) -> dict:
     # 2;4,2;1,1: hosts 0-3 under edge switch A, 4-7 under edge switch B, one top switch;
     # every cable BW. No latency: CM02 then weighs every flow alike and TCP-gamma does not
