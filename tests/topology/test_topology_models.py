@@ -234,3 +234,25 @@ def test_graph_host_with_two_links_is_refused(cli, write_json, tmp_path):
     assert proc.returncode == 2 and proc.stdout == "", proc.stderr
     assert "host `m`" in proc.stderr and "floyd" in proc.stderr and "Traceback" not in proc.stderr
     assert cli("simulate", path, t).returncode == 0
+
+
+def test_fabric_parameters_beside_the_models(cli, write_json):
+    # CM02's parameters go to the fabric, from --param or network.parameters. With a 1 ms
+    # link latency (routes of 2 to 4 ms) and tcp_gamma = 4000 B, TCP-gamma bounds a flow at
+    # 4000 / (2 × 2 ms) = 1 MB/s on a 2-link route, far below its cap: 0→1 (under one edge
+    # switch, alone, penalty 1) ends at 2 ms + 60000 / 1e6 s = 62 ms.
+    spec = fat_tree()
+    spec["network"]["topology"]["latency"] = 1e-3
+    trace = sends([(0, 1, 60000.0)], 8)
+    r = cw.simulate(spec, trace, model="gige", params={"tcp_gamma": 4000.0, "beta": 0.8})
+    assert r.messages["end"].tolist() == pytest.approx([2e-3 + 60000.0 / 1e6], rel=1e-12)
+    spec["network"]["model"] = "gige"
+    spec["network"]["parameters"] = {"tcp_gamma": 4000.0}
+    assert cw.simulate(spec, trace).messages["end"].tolist() == pytest.approx([2e-3 + 60000.0 / 1e6], rel=1e-12)
+    # Without it, the cap (BW) binds: 2 ms + 60000 / BW.
+    assert cw.simulate(fat_tree() | {"network": {**spec["network"], "parameters": {}}}, trace).messages[
+        "end"].tolist() == pytest.approx([2e-3 + 60000.0 / BW], rel=1e-12)
+    # On the star the penalty models take only their own parameters.
+    star_spec = {**star(8), "network": {**star(8)["network"], "model": "gige", "parameters": {"tcp_gamma": 4000.0}}}
+    proc = cli("simulate", write_json("s.json", star_spec), write_json("t.json", trace))
+    assert proc.returncode == 2 and "network.parameters.tcp_gamma" in proc.stderr, proc.stderr

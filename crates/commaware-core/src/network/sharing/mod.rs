@@ -386,6 +386,24 @@ pub fn maxmin_params(platform: &Platform, params: &[(String, f64)], prefix: &str
     Ok(Cm02Params::default())
 }
 
+/// A penalty model `name` on `platform` with a topology: the model with its own parameters
+/// among `params`, and CM02's for the fabric (docs/sharing.md, "Penalty models on a
+/// topology"), checked (errors name `prefix` + the parameter). `None` for another model or
+/// on the star.
+pub fn penalty_on_topology(
+    platform: &Platform,
+    name: &str,
+    params: &[(String, f64)],
+    prefix: &str,
+) -> Result<Option<(PenaltyModel, Cm02Params)>> {
+    if platform.topology.is_none() || penalty::parameter_names(name).is_empty() {
+        return Ok(None);
+    }
+    let (fabric, own): (Vec<_>, Vec<_>) = params.iter().cloned().partition(|(k, _)| cm02::PARAMETERS.contains(&k.as_str()));
+    let m = PenaltyModel::from_params(name, &own, prefix)?.expect("a penalty model");
+    Ok(Some((m, Cm02Params::from_params(&fabric, prefix)?)))
+}
+
 /// The sharing model `name` for `platform`, with `params` (name, value) overriding its
 /// defaults. The platform's own `network.parameters` apply when `name` is its
 /// `network.model`, and `params` come after them.
@@ -404,11 +422,8 @@ pub fn make_model(name: &str, platform: &Platform, params: &[(String, f64)]) -> 
         }
         return Ok(Box::new(MaxMin::default()));
     }
-    if platform.topology.is_some() && !penalty::parameter_names(name).is_empty() {
-        // The model's own parameters, and CM02's for the fabric.
-        let (fabric, own): (Vec<_>, Vec<_>) = all.into_iter().partition(|(k, _)| cm02::PARAMETERS.contains(&k.as_str()));
-        let m = PenaltyModel::from_params(name, &own, "param.")?.expect("a penalty model");
-        return Ok(Box::new(PenalizedFabric::new(m, platform, Cm02Params::from_params(&fabric, "param.")?)?));
+    if let Some((m, fabric)) = penalty_on_topology(platform, name, &all, "param.")? {
+        return Ok(Box::new(PenalizedFabric::new(m, platform, fabric)?));
     }
     if let Some(m) = PenaltyModel::from_params(name, &all, "param.")? {
         return Ok(Box::new(Penalized::new(m, platform.hosts.len(), platform.network.backbone.is_some())));
