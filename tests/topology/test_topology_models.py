@@ -256,3 +256,18 @@ def test_fabric_parameters_beside_the_models(cli, write_json):
     star_spec = {**star(8), "network": {**star(8)["network"], "model": "gige", "parameters": {"tcp_gamma": 4000.0}}}
     proc = cli("simulate", write_json("s.json", star_spec), write_json("t.json", trace))
     assert proc.returncode == 2 and "network.parameters.tcp_gamma" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("model, penalty", [("gige", 2 * BETA), ("myrinet", 2.0)])
+def test_dragonfly_hosts_take_the_models_at_their_router_link(model, penalty):
+    # 2,1;1,1;2,1;2: hosts 0 and 1 on router 0, hosts 2 and 3 on router 1 (same chassis),
+    # 4-7 in the other group. Host 0 sends to 1 (same router: private links only) and to 5
+    # (across the fabric, alone there): Fig. 2's star of 2, penalty 2β = 1.5 under gige, 2 under
+    # Myrinet (2 state sets, each message in one); both at their cap BW / penalty.
+    spec = {"cluster": {"count": 8, "speed": 1e9},
+            "network": {"bandwidth": BW, "latency": 0.0,
+                        "topology": {"kind": "dragonfly", "groups": [2, 1], "chassis": [1, 1], "routers": [2, 1],
+                                     "nodes": 2}}}
+    size = 60000.0
+    r = cw.simulate(spec, sends([(0, 1, size), (0, 5, size)], 8), model=model)
+    assert r.messages["end"].tolist() == pytest.approx([penalty * size / BW] * 2, rel=1e-12)
