@@ -274,18 +274,30 @@ SCAN_COLL = "scan=linear,exscan=linear"
 
 def run_smpi_replay(platform: dict[str, Any], index: str | Path, *, collectives: dict[str, str] | None = None,
                     extra_cfg: Sequence[str] = (), smpi_timing: Sequence[str] | None = None,
+                    platform_file: str | Path | None = None, host_names: Sequence[str] = (),
                     timeout: float = 300) -> SmpiRun:
     """Replay the TI trace of `index` (an index file listing one file per rank, paths relative to
     its directory) in SMPI on `platform` (a commaware platform JSON document), rank i on host i;
     `collectives` selects SMPI's algorithms (e.g. ``{"bcast": "binomial_tree"}``); `smpi_timing`
-    keeps SMPI's default timing model under those options (:func:`_model_cfg`)."""
+    keeps SMPI's default timing model under those options (:func:`_model_cfg`).
+
+    With `platform_file` (a SimGrid platform XML, e.g. a topology written by ``commaware
+    platform export``) SMPI loads that file instead of :func:`platform_xml` of `platform`, and
+    rank i runs on ``host_names[i]``; `platform` then only gives the MPI settings (eager
+    threshold, ``test_seconds``)."""
     if _which("smpirun") is None:
         raise SmpiError(f"smpirun not found ({INSTALL_HINT})")
     program = build_replay()
     index = Path(index).resolve()
     n_ranks = sum(1 for line in index.read_text().splitlines() if line.strip())
     with tempfile.TemporaryDirectory(prefix="commaware-smpi-") as tmp:
-        xml, hostfile, _ = _write_platform(Path(tmp), platform, n_ranks)
+        if platform_file is None:
+            xml, hostfile, _ = _write_platform(Path(tmp), platform, n_ranks)
+        else:
+            if len(host_names) < n_ranks:
+                raise SmpiError(f"{n_ranks} ranks but {len(host_names)} host names")
+            xml, hostfile = Path(platform_file).resolve(), Path(tmp) / "hostfile"
+            hostfile.write_text("".join(f"{h}\n" for h in host_names[:n_ranks]))
         cfg = [*_model_cfg(platform, collectives, smpi_timing), *extra_cfg]
         cmd = ["smpirun", "-np", str(n_ranks), "-platform", str(xml), "-hostfile", str(hostfile),
                "-replay", str(index), *(f"--cfg={c}" for c in cfg), "--log=root.thres:warning", str(program)]

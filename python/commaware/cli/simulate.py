@@ -85,7 +85,8 @@ class ProgressLine(Progress):
               "FILE.def and the folder FILE beside it; docs/formats.md).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (a bar on a terminal after 1 s, else a line every 10 s).")
 @param_option("Sharing-model parameter over the platform's and the model's defaults (repeatable), e.g. beta=0.8; "
-              "maxmin on a topology takes cm02_weighting, tcp_gamma, weight_s, crosstraffic (docs/sharing.md).")
+              "maxmin on a topology takes cm02_weighting, tcp_gamma, weight_s, crosstraffic, and so do the "
+              "penalty models there for the fabric (docs/sharing.md).")
 @click.option("--calibration", type=click.Path(dir_okay=False), default=None,
               help="The JSON of `commaware calibrate penalty --json`: its family is the model (unless --model) "
               "and its parameters come before any --param.")

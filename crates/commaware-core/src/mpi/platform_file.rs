@@ -79,12 +79,17 @@ fn with_topology(spec: PlatformSpec, topology: Option<Arc<dyn Topology>>) -> Res
         .map_err(|e| Error::platform("network.collectives", e.reason))?;
     sharing::check_model_name(&net.model).map_err(|e| Error { field: "network.model".into(), ..e })?;
     let params: Vec<(String, f64)> = net.parameters.iter().map(|(k, v)| (k.clone(), *v)).collect();
-    if net.model != "maxmin" {
-        PenaltyModel::from_params(&net.model, &params, "network.parameters.").map_err(|e| Error { kind: ErrorKind::Platform, ..e })?;
-    }
     let mut platform = Platform::from_spec(spec)?;
     if topology.is_some() {
         platform.topology = topology;
+    }
+    if platform.network.model != "maxmin" {
+        // A penalty model on a topology also takes CM02's parameters, for the fabric.
+        let as_platform = |e: Error| Error { kind: ErrorKind::Platform, ..e };
+        let model = &platform.network.model;
+        if sharing::penalty_on_topology(&platform, model, &params, "network.parameters.").map_err(as_platform)?.is_none() {
+            PenaltyModel::from_params(model, &params, "network.parameters.").map_err(as_platform)?;
+        }
     }
     if platform.network.model == "maxmin" {
         // Its parameters depend on the topology (CM02's on one, none on the star).

@@ -1119,14 +1119,28 @@ impl<'a, 'o> Replay<'a, 'o> {
     }
 
     /// Time after the latency over the time alone at the hosts' single-transfer bandwidth,
-    /// for an inter-node message under a penalty model.
+    /// for an inter-node message under a penalty model. On a topology the latency is the
+    /// route's and the single-transfer bandwidth that of the hosts' private links (where the
+    /// penalty models apply).
     fn effective_penalty(&self, src: usize, dst: usize, bytes: f64, seconds: f64, conflicts: Option<u8>) -> f64 {
         if conflicts.is_none() || src == dst || bytes <= 0.0 {
             return f64::NAN;
         }
         let hosts = &self.platform.hosts;
-        let single = hosts[src].bandwidth_up.min(hosts[dst].bandwidth_down);
-        (seconds - self.platform.network.latency) * single / bytes
+        let mut single = hosts[src].bandwidth_up.min(hosts[dst].bandwidth_down);
+        let mut latency = self.platform.network.latency;
+        if let Some(t) = &self.platform.topology {
+            use crate::network::topology::Endpoint;
+            let mut links = Vec::new();
+            // The transfer ran, so its route exists.
+            if let Ok(l) = t.route(Endpoint::Host(src as u32), Endpoint::Host(dst as u32), &mut links) {
+                latency = l;
+            }
+            if let (Some((up, _)), Some((_, down))) = (t.private_links(src as u32), t.private_links(dst as u32)) {
+                single = t.link(up).bandwidth.min(t.link(down).bandwidth);
+            }
+        }
+        (seconds - latency) * single / bytes
     }
 
     fn on_completion(&mut self, c: Completion) {

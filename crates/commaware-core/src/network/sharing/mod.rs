@@ -18,7 +18,7 @@ pub mod penalty_report;
 pub use cm02::{Cm02, Cm02Params};
 pub use contention_free::ContentionFree;
 pub use maxmin::MaxMin;
-pub use penalized::Penalized;
+pub use penalized::{Penalized, PenalizedFabric};
 pub use penalty::PenaltyModel;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -341,12 +341,18 @@ pub const MAX_PAIR_HOSTS: usize = 1 << 12;
 /// every ordered pair of hosts, so it takes at most [`MAX_PAIR_HOSTS`].
 pub fn check_model(platform: &Platform, name: &str) -> Result<()> {
     check_model_name(name)?;
-    if platform.topology.is_some() && name != "maxmin" {
-        return Err(Error::new(
-            ErrorKind::Options,
-            "model",
-            format!("the {name} model is not yet available on platforms with a topology (only maxmin is)"),
-        ));
+    if platform.topology.is_some() {
+        if name == "contention_free" {
+            return Err(Error::new(
+                ErrorKind::Options,
+                "model",
+                "the contention_free model is not available on platforms with a topology (maxmin and the penalty models are)",
+            ));
+        }
+        if !penalty::parameter_names(name).is_empty() {
+            // The penalty models need each host's private link (its NIC).
+            penalized::private_links(platform, name)?;
+        }
     }
     if name == "contention_free" && platform.hosts.len() > MAX_PAIR_HOSTS {
         return Err(Error::new(
@@ -380,6 +386,24 @@ pub fn maxmin_params(platform: &Platform, params: &[(String, f64)], prefix: &str
     Ok(Cm02Params::default())
 }
 
+/// A penalty model `name` on `platform` with a topology: the model with its own parameters
+/// among `params`, and CM02's for the fabric (docs/sharing.md, "Penalty models on a
+/// topology"), checked (errors name `prefix` + the parameter). `None` for another model or
+/// on the star.
+pub fn penalty_on_topology(
+    platform: &Platform,
+    name: &str,
+    params: &[(String, f64)],
+    prefix: &str,
+) -> Result<Option<(PenaltyModel, Cm02Params)>> {
+    if platform.topology.is_none() || penalty::parameter_names(name).is_empty() {
+        return Ok(None);
+    }
+    let (fabric, own): (Vec<_>, Vec<_>) = params.iter().cloned().partition(|(k, _)| cm02::PARAMETERS.contains(&k.as_str()));
+    let m = PenaltyModel::from_params(name, &own, prefix)?.expect("a penalty model");
+    Ok(Some((m, Cm02Params::from_params(&fabric, prefix)?)))
+}
+
 /// The sharing model `name` for `platform`, with `params` (name, value) overriding its
 /// defaults. The platform's own `network.parameters` apply when `name` is its
 /// `network.model`, and `params` come after them.
@@ -397,6 +421,9 @@ pub fn make_model(name: &str, platform: &Platform, params: &[(String, f64)]) -> 
             return Ok(Box::new(Cm02::new(platform, params)));
         }
         return Ok(Box::new(MaxMin::default()));
+    }
+    if let Some((m, fabric)) = penalty_on_topology(platform, name, &all, "param.")? {
+        return Ok(Box::new(PenalizedFabric::new(m, platform, fabric)?));
     }
     if let Some(m) = PenaltyModel::from_params(name, &all, "param.")? {
         return Ok(Box::new(Penalized::new(m, platform.hosts.len(), platform.network.backbone.is_some())));

@@ -15,7 +15,9 @@
 
 use super::myrinet;
 use super::penalty::{conflict_classes, Adjacency, LocalScratch, PenaltyModel};
-use super::{water_fill, FlowId, FlowNet, LinkId, MaxMin, RemovedFlow, SharingModel};
+use super::{water_fill, Cm02, Cm02Params, FlowAttrs, FlowId, FlowNet, LinkId, MaxMin, RemovedFlow, SharingModel};
+use crate::error::{Error, ErrorKind, Result};
+use crate::network::platform::Platform;
 
 const NONE: u32 = u32::MAX;
 
@@ -403,24 +405,10 @@ impl Penalized {
         self.capped = Some(cm);
     }
 
-    fn set(&mut self, net: &mut FlowNet, f: FlowId, rate: f64, changed: &mut Vec<FlowId>) {
-        if net.flow(f).rate != rate {
-            net.set_rate(f, rate);
-            changed.push(f);
-        }
-    }
-}
-
-impl SharingModel for Penalized {
-    fn name(&self) -> &'static str {
-        self.model.name()
-    }
-
-    fn flow_conflicts(&self, f: FlowId) -> Option<u8> {
-        Some(self.classes[f as usize])
-    }
-
-    fn update(&mut self, net: &mut FlowNet, added: &[FlowId], removed: &[RemovedFlow], changed: &mut Vec<FlowId>) {
+    /// Collect into `affected` the inter-node flows whose penalty the flows `added` and
+    /// `removed` can move (and update the conflict classes they change); returns the
+    /// memory links of the intra-node flows among them.
+    fn collect_changes(&mut self, net: &FlowNet, added: &[FlowId], removed: &[RemovedFlow]) -> Vec<LinkId> {
         self.new_epoch(net);
         self.affected.clear();
         let mut memory_links: Vec<LinkId> = Vec::new();
@@ -446,10 +434,42 @@ impl SharingModel for Penalized {
                 self.classes[f as usize] |= conflict_classes(&view, f);
             }
         }
+        memory_links
+    }
+
+    fn set(&mut self, net: &mut FlowNet, f: FlowId, rate: f64, changed: &mut Vec<FlowId>) {
+        if net.flow(f).rate != rate {
+            net.set_rate(f, rate);
+            changed.push(f);
+        }
+    }
+}
+
+impl SharingModel for Penalized {
+    fn name(&self) -> &'static str {
+        self.model.name()
+    }
+
+    fn flow_conflicts(&self, f: FlowId) -> Option<u8> {
+        Some(self.classes[f as usize])
+    }
+
+    fn update(&mut self, net: &mut FlowNet, added: &[FlowId], removed: &[RemovedFlow], changed: &mut Vec<FlowId>) {
+        let mut memory_links = self.collect_changes(net, added, removed);
         if matches!(self.model, PenaltyModel::IbSimgrid(_)) && self.backbone.is_none() {
             self.update_capped(net, added, removed, changed);
-        } else if !self.affected.is_empty() {
-            self.repenalize(net);
+        } else if !self.affected.is_empty() || self.backbone.is_some_and(|_| removed.iter().any(|r| !self.is_intra(r.links()))) {
+            // (With a backbone, an inter-node flow that left frees backbone capacity for
+            // every flow on it, even when no penalty changed: they are shared again.)
+            if !self.affected.is_empty() {
+                self.repenalize(net);
+            }
+            if let (PenaltyModel::IbSimgrid(_), Some(bb)) = (&self.model, self.backbone) {
+                // Every inter-node flow crosses the backbone: the link component of any
+                // change is all of them.
+                self.affected.clear();
+                self.affected.extend_from_slice(&net.links[bb as usize].flows);
+            }
             let flows: Vec<FlowId> = match (&self.model, self.backbone) {
                 (PenaltyModel::IbSimgrid(_), _) => {
                     // CM02 with a backbone: max-min over every link, under the caps, by
@@ -492,6 +512,253 @@ impl SharingModel for Penalized {
         }
         // Every added flow was rated: its rate was infinite (unrated) before, so `set`
         // reported it as changed.
+        debug_assert!(added.iter().all(|f| changed.contains(f)));
+    }
+}
+
+/// Each host's private link on `platform`'s topology, as (sending side, receiving side),
+/// or the error saying which host has none: the penalty models (paper 004) apply at the
+/// NIC, so a topology without one link per host between it and the fabric cannot take them.
+pub fn private_links(platform: &Platform, model: &str) -> Result<Vec<(LinkId, LinkId)>> {
+    let topo = platform.topology.as_ref().expect("a platform with a topology");
+    let kind = topo.kind();
+    let why = |what: String| {
+        Error::new(
+            ErrorKind::Options,
+            "model",
+            format!("the {model} model applies its penalties at each host's private link (its NIC) and {what}; use maxmin on this platform"),
+        )
+    };
+    if kind == "torus" {
+        return Err(why("a torus has none (its hosts are its switches, linked to their neighbours in every dimension)".into()));
+    }
+    (0..topo.host_count() as u32)
+        .map(|h| {
+            topo.private_links(h).ok_or_else(|| {
+                let name = platform.hosts.get(h as usize).map_or_else(|| format!("{h}"), |x| x.name.clone());
+                why(format!("host `{name}` has none in this {kind} topology (it is attached to the fabric by several links)"))
+            })
+        })
+        .collect()
+}
+
+/// A penalty model on a platform with a topology (issue 28): the penalties are those of
+/// the star made of the hosts' private links (their NICs; host h sends on its private
+/// link's sending side and receives on its receiving side), and the rest of each route,
+/// the fabric, is shared as `maxmin` shares it on that topology (SimGrid's CM02, with its
+/// parameters), each flow capped at its single-transfer bandwidth over its penalty. As on
+/// the star, the penalty replaces the sharing of the private links, except under
+/// `ib-simgrid`, whose CM02 also shares them (under the caps). Messages from a host to
+/// itself (memory link or loopback) are in no conflict graph and are shared by CM02 alone.
+pub struct PenalizedFabric {
+    /// The model on the star of private links (`star`): link h is host h's sending side,
+    /// link n + h its receiving side.
+    inner: Penalized,
+    star: FlowNet,
+    /// Per engine link: the host whose private link's sending (receiving) side it is.
+    send_owner: Vec<u32>,
+    recv_owner: Vec<u32>,
+    /// Keep the private links in the fabric (`ib-simgrid`).
+    share_private: bool,
+    /// The fabric, a mirror of the engine's links (made at the first update): engine flow f
+    /// crosses its route's shared links and link `cap_base + f`, whose capacity is its cap
+    /// (inter-node flows only).
+    fabric: FlowNet,
+    cm02: Cm02,
+    cap_base: u32,
+    /// Engine flow → star flow, fabric flow (`NONE` when absent), and back.
+    to_star: Vec<FlowId>,
+    from_star: Vec<FlowId>,
+    to_fab: Vec<FlowId>,
+    from_fab: Vec<FlowId>,
+    /// The cap each engine flow is in the fabric with.
+    fab_cap: Vec<f64>,
+    scratch: Vec<LinkId>,
+}
+
+impl PenalizedFabric {
+    /// `model` on `platform` (with a topology), the fabric shared by CM02 with `params`.
+    /// Errors when a host has no private link.
+    pub fn new(model: PenaltyModel, platform: &Platform, params: Cm02Params) -> Result<PenalizedFabric> {
+        let private = private_links(platform, model.name())?;
+        let topo = platform.topology.as_ref().expect("a platform with a topology");
+        let n = private.len();
+        let links = topo.link_count();
+        let (mut send_owner, mut recv_owner) = (vec![NONE; links], vec![NONE; links]);
+        let mut star_caps = vec![0.0; 2 * n];
+        for (h, &(up, down)) in private.iter().enumerate() {
+            send_owner[up as usize] = h as u32;
+            recv_owner[down as usize] = h as u32;
+            star_caps[h] = topo.link(up).bandwidth;
+            star_caps[n + h] = topo.link(down).bandwidth;
+        }
+        let share_private = matches!(model, PenaltyModel::IbSimgrid(_));
+        Ok(PenalizedFabric {
+            inner: Penalized::new(model, n, false),
+            star: FlowNet::new(star_caps),
+            send_owner,
+            recv_owner,
+            share_private,
+            fabric: FlowNet::default(),
+            cm02: Cm02::new(platform, params),
+            cap_base: 0,
+            to_star: Vec::new(),
+            from_star: Vec::new(),
+            to_fab: Vec::new(),
+            from_fab: Vec::new(),
+            fab_cap: Vec::new(),
+            scratch: Vec::new(),
+        })
+    }
+
+    /// The hosts at the ends of an engine flow's route, from its private links (the first
+    /// sending side and the last receiving side it crosses); `None` for a message from a
+    /// host to itself, which crosses no private link.
+    fn ends(&self, links: &[LinkId]) -> Option<(u32, u32)> {
+        let owner = |v: &Vec<u32>, l: LinkId| v.get(l as usize).copied().unwrap_or(NONE);
+        let s = links.iter().map(|&l| owner(&self.send_owner, l)).find(|&h| h != NONE)?;
+        let d = links.iter().rev().map(|&l| owner(&self.recv_owner, l)).find(|&h| h != NONE)?;
+        Some((s, d))
+    }
+
+    fn is_private(&self, l: LinkId) -> bool {
+        let l = l as usize;
+        l < self.send_owner.len() && (self.send_owner[l] != NONE || self.recv_owner[l] != NONE)
+    }
+
+    /// Current penalty of a live inter-node flow (engine id).
+    pub fn flow_penalty(&self, f: FlowId) -> f64 {
+        self.inner.flow_penalty(self.to_star[f as usize])
+    }
+
+    /// Engine flow `f` (re)joins the fabric with rate cap `cap` (`None`: intra-node).
+    fn join(&mut self, net: &FlowNet, f: FlowId, cap: Option<f64>, added: &mut Vec<FlowId>) {
+        let FlowAttrs { latency, forward } = net.attrs(f);
+        let route = net.flow(f).links();
+        let mut links = std::mem::take(&mut self.scratch);
+        links.clear();
+        if let Some(cap) = cap {
+            let l = self.cap_base + f;
+            if self.fabric.links.len() <= l as usize {
+                let want = (l as usize + 1).max(2 * self.fabric.links.len());
+                self.fabric.links.resize_with(want, || super::Link { capacity: f64::INFINITY, flows: Vec::new() });
+            }
+            self.fabric.links[l as usize].capacity = cap;
+            links.push(l);
+        }
+        let keep = |l: &&LinkId| self.share_private || !self.is_private(**l);
+        links.extend(route[..forward as usize].iter().filter(keep));
+        let fwd = links.len() as u32;
+        links.extend(route[forward as usize..].iter().filter(keep));
+        let g = self.fabric.add_flow(&links);
+        self.fabric.set_attrs(g, FlowAttrs { latency, forward: fwd });
+        self.scratch = links;
+        if self.from_fab.len() <= g as usize {
+            self.from_fab.resize(g as usize + 1, NONE);
+        }
+        self.from_fab[g as usize] = f;
+        self.to_fab[f as usize] = g;
+        self.fab_cap[f as usize] = cap.unwrap_or(f64::INFINITY);
+        added.push(g);
+    }
+
+    fn leave(&mut self, f: FlowId, removed: &mut Vec<RemovedFlow>) {
+        let g = std::mem::replace(&mut self.to_fab[f as usize], NONE);
+        if g != NONE {
+            self.from_fab[g as usize] = NONE;
+            removed.push(self.fabric.remove_flow(g));
+        }
+    }
+}
+
+impl SharingModel for PenalizedFabric {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
+    fn flow_conflicts(&self, f: FlowId) -> Option<u8> {
+        match self.to_star.get(f as usize) {
+            Some(&m) if m != NONE => self.inner.flow_conflicts(m),
+            _ => Some(0),
+        }
+    }
+
+    fn crosstraffic(&self) -> bool {
+        self.cm02.crosstraffic()
+    }
+
+    fn update(&mut self, net: &mut FlowNet, added: &[FlowId], removed: &[RemovedFlow], changed: &mut Vec<FlowId>) {
+        if self.fabric.links.is_empty() {
+            // The fabric mirrors the engine's links (the topology's, then the memory links).
+            self.fabric = FlowNet::new(net.links.iter().map(|l| l.capacity));
+            self.cap_base = net.links.len() as u32;
+        }
+        let bound = net.id_bound();
+        for v in [&mut self.to_star, &mut self.to_fab] {
+            if v.len() < bound {
+                v.resize(bound, NONE);
+            }
+        }
+        if self.fab_cap.len() < bound {
+            self.fab_cap.resize(bound, f64::INFINITY);
+        }
+        // Flows that left: out of the star and of the fabric.
+        let (mut star_added, mut star_removed) = (Vec::new(), Vec::new());
+        let (mut fab_added, mut fab_removed) = (Vec::new(), Vec::new());
+        for r in removed {
+            let m = std::mem::replace(&mut self.to_star[r.id as usize], NONE);
+            if m != NONE {
+                self.from_star[m as usize] = NONE;
+                star_removed.push(self.star.remove_flow(m));
+            }
+            self.leave(r.id, &mut fab_removed);
+        }
+        // New inter-node flows join the star between their ends' private links.
+        let hosts = (self.star.links.len() / 2) as u32;
+        for &f in added {
+            if let Some((s, d)) = self.ends(net.flow(f).links()) {
+                let m = self.star.add_flow(&[s, hosts + d]);
+                if self.from_star.len() <= m as usize {
+                    self.from_star.resize(m as usize + 1, NONE);
+                }
+                self.from_star[m as usize] = f;
+                self.to_star[f as usize] = m;
+                star_added.push(m);
+            }
+        }
+        // Penalties, then caps, of the flows the change can reach.
+        self.inner.collect_changes(&self.star, &star_added, &star_removed);
+        if !self.inner.affected.is_empty() {
+            self.inner.repenalize(&self.star);
+        }
+        // Flows that are new or whose cap moved (re)join the fabric.
+        let mut rejoin: Vec<FlowId> = added.to_vec();
+        for &m in &self.inner.affected {
+            let f = self.from_star[m as usize];
+            if f != NONE && self.fab_cap[f as usize].to_bits() != self.inner.cap[m as usize].to_bits() {
+                rejoin.push(f);
+            }
+        }
+        rejoin.sort_unstable();
+        rejoin.dedup();
+        for f in rejoin {
+            self.leave(f, &mut fab_removed);
+            let m = self.to_star[f as usize];
+            let cap = (m != NONE).then(|| self.inner.cap[m as usize]);
+            self.join(net, f, cap, &mut fab_added);
+        }
+        let mut fab_changed = Vec::new();
+        self.cm02.update(&mut self.fabric, &fab_added, &fab_removed, &mut fab_changed);
+        for g in fab_changed {
+            let f = self.from_fab[g as usize];
+            if f != NONE {
+                let rate = self.fabric.flow(g).rate;
+                if net.flow(f).rate != rate {
+                    net.set_rate(f, rate);
+                    changed.push(f);
+                }
+            }
+        }
         debug_assert!(added.iter().all(|f| changed.contains(f)));
     }
 }
@@ -625,6 +892,29 @@ mod tests {
         }
         // The caps did bind (else this would only test max-min).
         assert!(binding > 40, "caps bound in {binding} steps");
+    }
+
+    #[test]
+    fn backbone_is_shared_again_when_a_lone_flow_leaves() {
+        // a 0→1 and b 2→3, penalty 1 each (cap 100), on a 120 B/s backbone: 60 each. When b
+        // leaves no penalty moves, but a gets the backbone back up to its cap, 100.
+        for model in [
+            PenaltyModel::Gige { name: "gige", params: GIGE_DEFAULTS },
+            PenaltyModel::IbSimgrid(IB_SIMGRID_DEFAULTS),
+        ] {
+            let n = 4;
+            let mut net = net_for(n, Some(120.0));
+            let mut pm = Penalized::new(model, n as usize, true);
+            let a = add(&mut net, n, 0, 1, true);
+            let b = add(&mut net, n, 2, 3, true);
+            let mut changed = Vec::new();
+            pm.update(&mut net, &[a, b], &[], &mut changed);
+            assert_eq!((net.flow(a).rate, net.flow(b).rate), (60.0, 60.0));
+            let r = net.remove_flow(b);
+            changed.clear();
+            pm.update(&mut net, &[], &[r], &mut changed);
+            assert_eq!((net.flow(a).rate, changed.as_slice()), (100.0, &[a][..]));
+        }
     }
 
     #[test]

@@ -423,6 +423,10 @@ impl Topology for Flat {
             format!("{id}_link_{r}{}", self.c.dir_suffix(k - self.c.host_stride()))
         }
     }
+    fn private_links(&self, host: u32) -> Option<(TopologyLink, TopologyLink)> {
+        let h = host as usize;
+        (h < self.c.n).then(|| (self.private(h, 0), self.private(h, 1)))
+    }
     fn route(&self, src: Endpoint, dst: Endpoint, out: &mut Vec<TopologyLink>) -> Result<f64> {
         let start = out.len();
         let host = |e: Endpoint| match e {
@@ -815,6 +819,15 @@ impl Topology for FatTree {
         let serial = self.serial_base + cable;
         format!("link_from_{}_{}_{}{}", self.node_id(&child), self.node_id(&parent), serial, self.c.dir_suffix(way))
     }
+    /// The host's cable to its leaf switch, when it has only one (one parent and no
+    /// parallel cables at level 0).
+    fn private_links(&self, host: u32) -> Option<(TopologyLink, TopologyLink)> {
+        if host as usize >= self.c.n || self.up[0] * self.parallel[0] != 1 {
+            return None;
+        }
+        let cable = self.cable(&self.node(0, host as u64), 0, 0);
+        Some((self.cable_link(cable, 0), self.cable_link(cable, 1)))
+    }
     fn route(&self, src: Endpoint, dst: Endpoint, out: &mut Vec<TopologyLink>) -> Result<f64> {
         let start = out.len();
         let (s, d) = (self.c.host(src, "FAT_TREE")?, self.c.host(dst, "FAT_TREE")?);
@@ -1175,6 +1188,14 @@ impl Topology for Dragonfly {
         let (i, j) = pair_of(self.groups, cable - self.blue_base);
         let rc = self.blades * self.chassis;
         format!("blue_link_between_group_{i}_and_{j}_routers_{}_and_{}_{uid}{sfx}", i * rc + j, j * rc + i)
+    }
+    /// The host's link to its router.
+    fn private_links(&self, host: u32) -> Option<(TopologyLink, TopologyLink)> {
+        if host as usize >= self.c.n {
+            return None;
+        }
+        let (x, k) = (self.router(host as u64 / self.nodes), host as u64 % self.nodes);
+        Some((self.local(x, k, 0), self.local(x, k, 1)))
     }
     fn route(&self, src: Endpoint, dst: Endpoint, out: &mut Vec<TopologyLink>) -> Result<f64> {
         let start = out.len();

@@ -122,6 +122,11 @@ impl<G: Copy> GraphZone<G> {
         &self.edges[e as usize]
     }
 
+    /// The declared routes, in declaration order.
+    pub fn edges(&self) -> &[Edge<G>] {
+        &self.edges
+    }
+
     fn node(&mut self, point: u32) -> u32 {
         if let Some(&n) = self.node_of.get(&point) {
             return n;

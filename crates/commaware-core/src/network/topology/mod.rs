@@ -86,6 +86,14 @@ pub trait Topology: Debug + Send + Sync {
     fn zone_count(&self) -> usize {
         1
     }
+    /// Host `host`'s private link to the fabric (its NIC), as (the link its sends leave
+    /// by, the link its receives arrive by): one link twice when it is SHARED. Every route
+    /// from the host crosses the first, every route to it the second, and no other host's
+    /// route crosses either. `None` when the host has no such link (a torus, a host
+    /// attached by several links); the penalty models (paper 004) need one per host.
+    fn private_links(&self, _host: u32) -> Option<(TopologyLink, TopologyLink)> {
+        None
+    }
 }
 
 /// The `topology` attribute of a SimGrid `<cluster>`.

@@ -8,7 +8,7 @@
 //! Points are numbered over the whole platform ([`Point`]); every zone keeps the local
 //! number of each of its points, as SimGrid's netpoint ids.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Result};
 use crate::network::topology::graph::{Edge, GraphZone, Routing};
@@ -68,6 +68,8 @@ pub struct Zones {
     router_names: Vec<String>,
     /// Place of each zone as a point of its parent (the root's is unused).
     zone_places: Vec<Place>,
+    /// Each host's private link (see [`Topology::private_links`]), found on first use.
+    private: OnceLock<Vec<Option<(TopologyLink, TopologyLink)>>>,
 }
 
 /// Builds [`Zones`] in document order.
@@ -92,6 +94,7 @@ impl ZonesBuilder {
                 routers: Vec::new(),
                 router_names: Vec::new(),
                 zone_places: Vec::new(),
+                private: OnceLock::new(),
             }),
         }
     }
@@ -442,7 +445,94 @@ impl Zones {
     }
 }
 
+impl Zones {
+    /// Every host's private link. A host of a graph zone has one when all the routes it
+    /// declares start (from it) with one link U and end (to it) with one link D, and no
+    /// declared route uses U or D anywhere else; a host of a cluster has its cluster's.
+    fn find_private_links(&self) -> Vec<Option<(TopologyLink, TopologyLink)>> {
+        const NONE: TopologyLink = TopologyLink::MAX;
+        let n = self.hosts.len();
+        // Per host: (U, D) so far (NONE: not seen yet); `ok` false once disproved.
+        let mut ends = vec![(NONE, NONE); n];
+        let mut ok = vec![true; n];
+        let mut graphs = Vec::new();
+        for (h, place) in self.hosts.iter().enumerate() {
+            if let Body::Cluster { topology, first_link, .. } = &self.zones[place.zone as usize].body {
+                match topology.private_links(place.local) {
+                    Some((u, d)) => ends[h] = (u + first_link, d + first_link),
+                    None => ok[h] = false,
+                }
+            }
+        }
+        for z in &self.zones {
+            if let Body::Graph(g) = &z.body {
+                graphs.push((g, &z.points));
+            }
+        }
+        let host = |points: &Vec<Point>, local: u32| match points.get(local as usize) {
+            Some(Point::Host(h)) => Some(*h as usize),
+            _ => None,
+        };
+        let note = |slot: &mut TopologyLink, ok: &mut bool, l: TopologyLink| {
+            if *slot == NONE {
+                *slot = l;
+            } else if *slot != l {
+                *ok = false;
+            }
+        };
+        for &(g, points) in &graphs {
+            for e in g.edges().iter().filter(|e| e.src != e.dst && !e.links.is_empty()) {
+                if let Some(h) = host(points, e.src) {
+                    note(&mut ends[h].0, &mut ok[h], e.links[0]);
+                }
+                if let Some(h) = host(points, e.dst) {
+                    note(&mut ends[h].1, &mut ok[h], *e.links.last().expect("not empty"));
+                }
+            }
+        }
+        // A private link that another route crosses is not private.
+        let mut owner = vec![NONE; self.links.len()];
+        for (h, &(u, d)) in ends.iter().enumerate() {
+            if ok[h] && u != NONE && d != NONE {
+                for l in [u, d] {
+                    let o = owner[l as usize];
+                    if o != NONE && o != h as TopologyLink {
+                        // Two hosts claim one link: neither has it to itself.
+                        ok[o as usize] = false;
+                        ok[h] = false;
+                    }
+                    owner[l as usize] = h as TopologyLink;
+                }
+            }
+        }
+        for &(g, points) in &graphs {
+            for e in g.edges() {
+                let last = e.links.len().wrapping_sub(1);
+                for (k, &l) in e.links.iter().enumerate() {
+                    let o = owner[l as usize];
+                    if o == NONE {
+                        continue;
+                    }
+                    let mine = (e.src != e.dst)
+                        && ((k == 0 && host(points, e.src) == Some(o as usize) && ends[o as usize].0 == l)
+                            || (k == last && host(points, e.dst) == Some(o as usize) && ends[o as usize].1 == l));
+                    if !mine {
+                        ok[o as usize] = false;
+                    }
+                }
+            }
+        }
+        ends.iter()
+            .zip(&ok)
+            .map(|(&(u, d), &ok)| (ok && u != NONE && d != NONE).then_some((u, d)))
+            .collect()
+    }
+}
+
 impl Topology for Zones {
+    fn private_links(&self, host: u32) -> Option<(TopologyLink, TopologyLink)> {
+        self.private.get_or_init(|| self.find_private_links()).get(host as usize).copied().flatten()
+    }
     fn zone_count(&self) -> usize {
         self.zones.len()
     }
