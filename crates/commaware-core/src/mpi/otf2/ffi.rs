@@ -153,6 +153,12 @@ library! {
     evt_leave: "OTF2_EvtWriter_Leave" => fn(*mut Opaque, Attr, u64, u32) -> ErrorCode;
     evt_mpi_send: "OTF2_EvtWriter_MpiSend" => fn(*mut Opaque, Attr, u64, u32, u32, u32, u64) -> ErrorCode;
     evt_mpi_recv: "OTF2_EvtWriter_MpiRecv" => fn(*mut Opaque, Attr, u64, u32, u32, u32, u64) -> ErrorCode;
+    evt_mpi_isend: "OTF2_EvtWriter_MpiIsend" => fn(*mut Opaque, Attr, u64, u32, u32, u32, u64, u64) -> ErrorCode;
+    evt_mpi_isend_complete: "OTF2_EvtWriter_MpiIsendComplete" => fn(*mut Opaque, Attr, u64, u64) -> ErrorCode;
+    evt_mpi_irecv_request: "OTF2_EvtWriter_MpiIrecvRequest" => fn(*mut Opaque, Attr, u64, u64) -> ErrorCode;
+    evt_mpi_irecv: "OTF2_EvtWriter_MpiIrecv" => fn(*mut Opaque, Attr, u64, u32, u32, u32, u64, u64) -> ErrorCode;
+    evt_mpi_coll_begin: "OTF2_EvtWriter_MpiCollectiveBegin" => fn(*mut Opaque, Attr, u64) -> ErrorCode;
+    evt_mpi_coll_end: "OTF2_EvtWriter_MpiCollectiveEnd" => fn(*mut Opaque, Attr, u64, u8, u32, u32, u64, u64) -> ErrorCode;
     def_clock_properties: "OTF2_GlobalDefWriter_WriteClockProperties" => fn(*mut Opaque, u64, u64, u64, u64) -> ErrorCode;
     def_string: "OTF2_GlobalDefWriter_WriteString" => fn(*mut Opaque, u32, *const c_char) -> ErrorCode;
     def_system_tree_node: "OTF2_GlobalDefWriter_WriteSystemTreeNode" => fn(*mut Opaque, u32, u32, u32, u32) -> ErrorCode;

@@ -19,7 +19,8 @@ use std::path::{Path, PathBuf};
 
 use crate::mpi::otf2::ffi::{self, Lib};
 use crate::error::{Error, ErrorKind, Result};
-use crate::mpi::ops::OP_NAMES;
+use crate::mpi::ops::{OpSpec, Peer, TagSpec, OP_NAMES};
+use crate::mpi::trace::Trace;
 use super::{TimelineMessage, TimelineRun, TimelineSink};
 
 /// Ticks per second of the archive's clock.
@@ -49,6 +50,25 @@ pub fn region_name(op: &str) -> String {
     }
 }
 
+/// Regions beyond one per [`OP_NAMES`] entry (ids from `OP_NAMES.len()`), for recorded runs:
+/// the synchronous sends, and MPI_Finalize (which ends a rank's last compute burst).
+const EXTRA_REGIONS: [&str; 3] = ["MPI_Ssend", "MPI_Issend", "MPI_Finalize"];
+const REGION_SSEND: u32 = OP_NAMES.len() as u32;
+const REGION_ISSEND: u32 = REGION_SSEND + 1;
+const REGION_FINALIZE: u32 = REGION_SSEND + 2;
+
+/// Every region the writer defines, by id: its name, role and paradigm.
+fn regions() -> Vec<(String, u8, u8)> {
+    let mut all: Vec<(String, u8, u8)> = OP_NAMES.iter().map(|op| {
+        let (role, paradigm) = role(op);
+        (region_name(op), role, paradigm)
+    }).collect();
+    all.push((EXTRA_REGIONS[0].into(), ROLE_POINT2POINT, PARADIGM_MPI));
+    all.push((EXTRA_REGIONS[1].into(), ROLE_POINT2POINT, PARADIGM_MPI));
+    all.push((EXTRA_REGIONS[2].into(), ROLE_FUNCTION, PARADIGM_MPI));
+    all
+}
+
 fn role(op: &str) -> (u8, u8) {
     match op {
         "compute" | "sleep" => (ROLE_FUNCTION, PARADIGM_USER),
@@ -72,6 +92,9 @@ pub struct Otf2Writer {
     events: Vec<u64>,
     host_names: Vec<String>,
     rank_hosts: Vec<usize>,
+    /// Communicators besides the world (numbers 1, 2, …): their members, world ranks in
+    /// communicator rank order.
+    comms: Vec<Vec<u32>>,
     finished: bool,
 }
 
@@ -90,9 +113,14 @@ fn ticks(time: f64) -> u64 {
 /// Opens an archive at `path` (its anchor file; `shown_as` is the final name) with the
 /// library set by [`ffi::use_library`].
 pub fn open(path: &Path, shown_as: &str) -> Result<Box<dyn TimelineSink + Send>> {
+    Ok(Box::new(Otf2Writer::new(path, shown_as)?))
+}
+
+impl Otf2Writer {
+    fn new(path: &Path, shown_as: &str) -> Result<Otf2Writer> {
     let lib = ffi::library().map_err(|e| Error { source: shown_as.to_string(), ..e })?;
     let (dir, name) = archive_name(path);
-    Ok(Box::new(Otf2Writer {
+    Ok(Otf2Writer {
         lib,
         dir,
         name,
@@ -103,8 +131,10 @@ pub fn open(path: &Path, shown_as: &str) -> Result<Box<dyn TimelineSink + Send>>
         events: Vec::new(),
         host_names: Vec::new(),
         rank_hosts: Vec::new(),
+        comms: Vec::new(),
         finished: false,
-    }))
+    })
+    }
 }
 
 /// The directory and archive name of an archive written at `path`: its stem for a `*.otf2`
@@ -161,7 +191,9 @@ impl Otf2Writer {
         let world = string("MPI_COMM_WORLD");
         let hosts: Vec<u32> = self.host_names.iter().map(|h| string(h)).collect();
         let groups: Vec<u32> = (0..self.events.len()).map(|r| string(&format!("MPI Rank {r}"))).collect();
-        let regions: Vec<u32> = OP_NAMES.iter().map(|op| string(&region_name(op))).collect();
+        let table = regions();
+        let regions: Vec<u32> = table.iter().map(|(name, _, _)| string(name)).collect();
+        let comm_names: Vec<u32> = (1..=self.comms.len()).map(|k| string(&format!("MPI communicator {k}"))).collect();
         let p = self.events.len();
         // SAFETY: the archive is open; every pointer passed lives across its call.
         unsafe {
@@ -184,17 +216,254 @@ impl Otf2Writer {
             for r in 0..p {
                 self.check((lib.def_location)(w, r as u64, thread, 1, self.events[r], r as u32), "location")?;
             }
-            for (code, op) in OP_NAMES.iter().enumerate() {
-                let (role, paradigm) = role(op);
-                let n = regions[code];
-                self.check((lib.def_region)(w, code as u32, n, n, empty, role, paradigm, 0, empty, 0, 0), "region")?;
+            for (id, &(_, role, paradigm)) in table.iter().enumerate() {
+                let n = regions[id];
+                self.check((lib.def_region)(w, id as u32, n, n, empty, role, paradigm, 0, empty, 0, 0), "region")?;
             }
             let ranks: Vec<u64> = (0..p as u64).collect();
             self.check((lib.def_group)(w, 0, empty, 4, PARADIGM_MPI, 0, p as u32, ranks.as_ptr()), "group")?;
             self.check((lib.def_group)(w, 1, empty, 5, PARADIGM_MPI, 0, p as u32, ranks.as_ptr()), "group")?;
             self.check((lib.def_comm)(w, 0, world, 1, UNDEFINED_U32, 0), "communicator")?;
+            for (k, members) in self.comms.iter().enumerate() {
+                let members: Vec<u64> = members.iter().map(|&m| m as u64).collect();
+                let id = k as u32 + 1;
+                self.check((lib.def_group)(w, id + 1, empty, 5, PARADIGM_MPI, 0, members.len() as u32, members.as_ptr()), "group")?;
+                self.check((lib.def_comm)(w, id, comm_names[k], id + 1, 0, 0), "communicator")?;
+            }
         }
         Ok(())
+    }
+}
+
+/// The OTF2 collective type (`OTF2_CollectiveOp`) of a collective op, with the bytes this
+/// rank sent and received as Score-P counts them (the inverse of the reader's mapping,
+/// `crate::mpi::otf2::read`), and its root; `None` for an op that is not a collective.
+fn collective_record(op: &OpSpec, n: usize, me: usize) -> Option<(u8, u32, u64, u64)> {
+    let nb = |b: f64| (b * n as f64).round() as u64;
+    let b = |b: f64| b.round() as u64;
+    let at = |list: &[f64]| list.get(me).copied().unwrap_or(0.0);
+    let sum = |list: &[f64]| list.iter().sum::<f64>().round() as u64;
+    let is_root = |root: usize| root == me;
+    Some(match op {
+        OpSpec::Barrier { .. } => (0, UNDEFINED_U32, 0, 0),
+        OpSpec::Bcast { root, bytes, .. } => (1, *root as u32, if is_root(*root) { nb(*bytes) } else { 0 }, b(*bytes)),
+        OpSpec::Gather { root, bytes, .. } => (2, *root as u32, b(*bytes), if is_root(*root) { nb(*bytes) } else { 0 }),
+        OpSpec::Gatherv { root, bytes, .. } => (3, *root as u32, b(at(bytes)), if is_root(*root) { sum(bytes) } else { 0 }),
+        OpSpec::Scatter { root, bytes, .. } => (4, *root as u32, if is_root(*root) { nb(*bytes) } else { 0 }, b(*bytes)),
+        OpSpec::Scatterv { root, bytes, .. } => (5, *root as u32, if is_root(*root) { sum(bytes) } else { 0 }, b(at(bytes))),
+        OpSpec::Allgather { bytes, .. } => (6, UNDEFINED_U32, nb(*bytes), nb(*bytes)),
+        OpSpec::Allgatherv { bytes, .. } => (7, UNDEFINED_U32, nb(at(bytes)), sum(bytes)),
+        OpSpec::Alltoall { bytes, .. } => (8, UNDEFINED_U32, nb(*bytes), nb(*bytes)),
+        OpSpec::Alltoallv { bytes, .. } => (9, UNDEFINED_U32, sum(bytes), sum(bytes)),
+        OpSpec::Allreduce { bytes, .. } => (11, UNDEFINED_U32, nb(*bytes), nb(*bytes)),
+        OpSpec::Reduce { root, bytes, .. } => (12, *root as u32, b(*bytes), if is_root(*root) { nb(*bytes) } else { 0 }),
+        OpSpec::ReduceScatter { bytes, .. } => (13, UNDEFINED_U32, sum(bytes), nb(at(bytes))),
+        OpSpec::Scan { bytes, .. } => (14, UNDEFINED_U32, b(*bytes * (n - me) as f64), b(*bytes * (me + 1) as f64)),
+        OpSpec::Exscan { bytes, .. } => (15, UNDEFINED_U32, b(*bytes * (n - 1 - me) as f64), b(*bytes * me as f64)),
+        _ => return None,
+    })
+}
+
+/// A request of a recorded rank not completed yet: an isend, or an irecv with its source
+/// (rank in the communicator), communicator number and tag.
+enum OpenRequest {
+    Isend,
+    Irecv { src: u32, comm: u32, tag: u32 },
+}
+
+/// One line of a `rank-R.times` file: `ENTER LEAVE` (ns), or `end T` for the last.
+fn times_line(line: Option<std::io::Result<String>>, file: &str, n: usize, last: bool) -> Result<(u64, u64)> {
+    let bad = |reason: String| Error { kind: ErrorKind::Trace, source: file.to_string(), field: format!("line {n}"), reason };
+    let line = match line {
+        None => return Err(bad("the file ends before the trace's ops do (the times and the trace are not of the same run)".into())),
+        Some(Err(e)) => return Err(bad(format!("cannot read: {e}"))),
+        Some(Ok(l)) => l,
+    };
+    let fields: Vec<&str> = line.split_ascii_whitespace().collect();
+    let num = |t: &str| t.parse::<u64>().map_err(|_| bad(format!("{t:?} is not a time in nanoseconds")));
+    match (last, fields.as_slice()) {
+        (false, [a, b]) => {
+            let (a, b) = (num(a)?, num(b)?);
+            if b < a {
+                return Err(bad(format!("the call ends ({b} ns) before it starts ({a} ns)")));
+            }
+            Ok((a, b))
+        }
+        (true, ["end", t]) => {
+            let t = num(t)?;
+            Ok((t, t))
+        }
+        (true, _) => Err(bad(format!("expected `end T` after the last op, got {line:?}"))),
+        (false, _) => Err(bad(format!("expected `ENTER LEAVE` in nanoseconds, got {line:?}"))),
+    }
+}
+
+/// Writes a recorded run (`commaware trace record --format otf2`) as an OTF2 archive at
+/// `path` (`shown_as` in errors) with Score-P's conventions, so that the OTF2 reader gives
+/// back the same trace: `trace` is the run's recording, `times[r]` the file of rank r's call
+/// times (one `ENTER LEAVE` line in ns per op that is not a compute, then `end T`, the time
+/// MPI_Finalize was called; on the rank's clock from MPI_Init without the recorder's own
+/// time, so the gap between two calls is the compute op between them), `hosts[r]` the host
+/// rank r ran on. Each op is its MPI call's region, `Enter` at its start and `Leave` at its
+/// end, with the call's records inside: `MpiSend`/`MpiRecv`, `MpiIsend`/`MpiIsendComplete`,
+/// `MpiIrecvRequest`/`MpiIrecv` (the completion in the wait, test or waitall that completed
+/// it), `MpiCollectiveBegin`/`End` with the type, root and bytes. Communicators are defined
+/// by their members. Ranks are written one after the other (the library buffers per
+/// location and flushes to its files), reading each rank's times as it goes. Returns the
+/// number of events written.
+pub fn write_recording(trace: &Trace, times: &[PathBuf], hosts: &[String], path: &Path, shown_as: &str) -> Result<u64> {
+    use std::collections::BTreeMap;
+    use std::io::BufRead;
+
+    let p = trace.n_ranks();
+    if times.len() != p || hosts.len() != p {
+        return Err(Error::new(ErrorKind::Options, "times", format!("{} times files and {} hosts for {p} ranks", times.len(), hosts.len())));
+    }
+    let mut w = Otf2Writer::new(path, shown_as)?;
+    let mut host_names: Vec<String> = Vec::new();
+    let rank_hosts: Vec<usize> = hosts
+        .iter()
+        .map(|h| match host_names.iter().position(|x| x == h) {
+            Some(i) => i,
+            None => {
+                host_names.push(h.clone());
+                host_names.len() - 1
+            }
+        })
+        .collect();
+    w.comms = trace.communicators().get(1..).unwrap_or(&[]).to_vec();
+    w.begin(&TimelineRun { host_names: &host_names, rank_hosts: &rank_hosts })?;
+    let mut end = 0u64;
+    for r in 0..p {
+        let file = times[r].display().to_string();
+        let f = std::fs::File::open(&times[r]).map_err(|e| Error { kind: ErrorKind::Trace, source: file.clone(), field: String::new(), reason: format!("cannot read: {e}") })?;
+        let mut lines = std::io::BufReader::new(f).lines();
+        let mut n_line = 0usize;
+        let mut last = 0u64;
+        let mut open: BTreeMap<u64, OpenRequest> = BTreeMap::new();
+        let mut next_req = 0u64;
+        for (i, op) in trace.spec.ranks[r].iter().enumerate() {
+            if matches!(op, OpSpec::Compute { .. }) {
+                continue;
+            }
+            let at = |reason: &str| Error::trace(format!("ranks[{r}][{i}]"), format!("{reason}; OTF2 cannot express it"));
+            n_line += 1;
+            let (a, b) = times_line(lines.next(), &file, n_line, false)?;
+            let enter = a.max(last);
+            let leave = b.max(enter);
+            last = leave;
+            let region = match op {
+                OpSpec::Send { sync: true, .. } => REGION_SSEND,
+                OpSpec::Isend { sync: true, .. } => REGION_ISSEND,
+                _ => op.code() as u32,
+            };
+            let (comm, me) = trace.communicator(r, op.comm());
+            let n = trace.comm_size(r, op.comm());
+            let tag = |t: i64| -> Result<u32> { u32::try_from(t).ok().filter(|&t| t != u32::MAX).ok_or_else(|| at(&format!("tag {t}"))) };
+            let source = |src: &Peer| -> Result<u32> {
+                match src {
+                    Peer::Rank(s) => Ok(*s as u32),
+                    Peer::Any => Err(at("a receive from any source (OTF2 records the sender that matched, which the recording does not keep)")),
+                }
+            };
+            let recv_tag = |t: &TagSpec| -> Result<u32> {
+                match t {
+                    TagSpec::Value(v) => tag(*v),
+                    TagSpec::Any => Err(at("a receive with any tag (OTF2 records the tag that matched, which the recording does not keep)")),
+                }
+            };
+            w.region_event(r, enter, region, true)?;
+            let lib = w.lib;
+            match op {
+                OpSpec::Send { dst, bytes, tag: t, .. } => {
+                    let t = tag(*t)?;
+                    w.event(r, "send", |wr| unsafe { (lib.evt_mpi_send)(wr, std::ptr::null_mut(), enter, *dst as u32, comm, t, *bytes as u64) })?;
+                }
+                OpSpec::Recv { src, tag: t, .. } => {
+                    let (s, t) = (source(src)?, recv_tag(t)?);
+                    w.event(r, "receive", |wr| unsafe { (lib.evt_mpi_recv)(wr, std::ptr::null_mut(), leave, s, comm, t, 0) })?;
+                }
+                OpSpec::Sendrecv { dst, bytes, tag: t, src, recvtag, .. } => {
+                    let (t, s, rt) = (tag(*t)?, source(src)?, recv_tag(recvtag)?);
+                    w.event(r, "send", |wr| unsafe { (lib.evt_mpi_send)(wr, std::ptr::null_mut(), enter, *dst as u32, comm, t, *bytes as u64) })?;
+                    w.event(r, "receive", |wr| unsafe { (lib.evt_mpi_recv)(wr, std::ptr::null_mut(), leave, s, comm, rt, 0) })?;
+                }
+                OpSpec::Isend { dst, bytes, tag: t, .. } => {
+                    let t = tag(*t)?;
+                    let req = next_req;
+                    next_req += 1;
+                    open.insert(req, OpenRequest::Isend);
+                    w.event(r, "isend", |wr| unsafe { (lib.evt_mpi_isend)(wr, std::ptr::null_mut(), enter, *dst as u32, comm, t, *bytes as u64, req) })?;
+                }
+                OpSpec::Irecv { src, tag: t, .. } => {
+                    let (s, t) = (source(src)?, recv_tag(t)?);
+                    let req = next_req;
+                    next_req += 1;
+                    open.insert(req, OpenRequest::Irecv { src: s, comm, tag: t });
+                    w.event(r, "irecv request", |wr| unsafe { (lib.evt_mpi_irecv_request)(wr, std::ptr::null_mut(), enter, req) })?;
+                }
+                OpSpec::Wait { req } | OpSpec::Test { req } => {
+                    if let Some(o) = open.remove(&(*req as u64)) {
+                        w.complete(r, leave, *req as u64, &o)?;
+                    }
+                }
+                OpSpec::Waitall => {
+                    for (req, o) in std::mem::take(&mut open) {
+                        w.complete(r, leave, req, &o)?;
+                    }
+                }
+                OpSpec::Waitany { .. } => return Err(at("a waitany (the recorder writes the wait of the request that completed)")),
+                OpSpec::Sleep { .. } => return Err(at("a sleep, which no MPI call records")),
+                OpSpec::CommSplit { .. } | OpSpec::CommDup { .. } => {}
+                OpSpec::Compute { .. } => unreachable!("skipped above"),
+                coll => {
+                    let (kind, root, sent, recvd) = collective_record(coll, n, me).expect("every other op is a collective");
+                    w.event(r, "collective begin", |wr| unsafe { (lib.evt_mpi_coll_begin)(wr, std::ptr::null_mut(), enter) })?;
+                    w.event(r, "collective end", |wr| unsafe { (lib.evt_mpi_coll_end)(wr, std::ptr::null_mut(), leave, kind, comm, root, sent, recvd) })?;
+                }
+            }
+            w.region_event(r, leave, region, false)?;
+        }
+        let (t, _) = times_line(lines.next(), &file, n_line + 1, true)?;
+        let t = t.max(last);
+        w.region_event(r, t, REGION_FINALIZE, true)?;
+        w.region_event(r, t, REGION_FINALIZE, false)?;
+        end = end.max(t);
+    }
+    let events = w.events.iter().sum();
+    w.end(end as f64 / RESOLUTION)?;
+    Ok(events)
+}
+
+impl Otf2Writer {
+    /// An event of rank `r` written by `f` (given the rank's event writer).
+    fn event(&mut self, r: usize, what: &str, f: impl FnOnce(*mut ffi::Opaque) -> ffi::ErrorCode) -> Result<()> {
+        self.events[r] += 1;
+        let code = f(self.writers[r]);
+        self.check(code, what)
+    }
+
+    /// `Enter` (or `Leave`) of `region` on rank `r` at `t` ticks.
+    fn region_event(&mut self, r: usize, t: u64, region: u32, enter: bool) -> Result<()> {
+        let lib = self.lib;
+        // SAFETY: a writer of this archive.
+        if enter {
+            self.event(r, "enter", |wr| unsafe { (lib.evt_enter)(wr, std::ptr::null_mut(), t, region) })
+        } else {
+            self.event(r, "leave", |wr| unsafe { (lib.evt_leave)(wr, std::ptr::null_mut(), t, region) })
+        }
+    }
+
+    /// The record that completes request `req` of rank `r` at `t`.
+    fn complete(&mut self, r: usize, t: u64, req: u64, o: &OpenRequest) -> Result<()> {
+        let lib = self.lib;
+        // SAFETY: a writer of this archive.
+        match *o {
+            OpenRequest::Isend => self.event(r, "isend complete", |wr| unsafe { (lib.evt_mpi_isend_complete)(wr, std::ptr::null_mut(), t, req) }),
+            OpenRequest::Irecv { src, comm, tag } => {
+                self.event(r, "irecv", |wr| unsafe { (lib.evt_mpi_irecv)(wr, std::ptr::null_mut(), t, src, comm, tag, 0, req) })
+            }
+        }
     }
 }
 
