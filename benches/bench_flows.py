@@ -50,6 +50,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests" / "peers"))
 import simgrid_peer as sgp  # noqa: E402
+from common import proc_status_kb, reset_rss_peak  # noqa: E402
 
 TARGET_RATIO = 10.0
 TARGET_BYTES_PER_FLOW = 1024.0
@@ -86,26 +87,6 @@ class Scenario:
 # child process: one commaware run on a flow file
 # ---------------------------------------------------------------------------------------------
 
-def _proc_status_kb(field: str) -> int | None:
-    """A ``kB`` field (``VmRSS``, ``VmHWM``) of ``/proc/self/status``, or None off Linux."""
-    try:
-        text = Path("/proc/self/status").read_text()
-    except OSError:
-        return None
-    m = re.search(rf"^{field}:\s+(\d+) kB", text, re.MULTILINE)
-    return int(m.group(1)) if m else None
-
-
-def _reset_rss_peak() -> bool:
-    """Reset this process's RSS high-water mark (``VmHWM``) to its current RSS; False if unsupported."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return False
-    return _proc_status_kb("VmHWM") is not None
-
-
 def child_main(dump: Path, hosts: int, latency_s: float) -> dict[str, Any]:
     """Replay one flow file (SimGrid's per-flow output) in commaware and measure it (runs in a fresh process)."""
     import gc
@@ -126,14 +107,14 @@ def child_main(dump: Path, hosts: int, latency_s: float) -> dict[str, Any]:
     del trace_dict
     gc.collect()
 
-    rss_before_kb = _proc_status_kb("VmRSS")
-    hwm_reset = _reset_rss_peak()
+    rss_before_kb = proc_status_kb("VmRSS")
+    hwm_reset = reset_rss_peak()
     maxrss_before_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0 = time.perf_counter()
     res = commaware.simulate(platform, trace, model="maxmin", placement="explicit", seed=0)
     sim_s = time.perf_counter() - t0
     maxrss_after_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    hwm_after_kb = _proc_status_kb("VmHWM")
+    hwm_after_kb = proc_status_kb("VmHWM")
     if hwm_reset and hwm_after_kb is not None and rss_before_kb is not None:
         growth_kb, method = max(0, hwm_after_kb - rss_before_kb), "VmHWM reset"
     else:

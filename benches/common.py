@@ -1,12 +1,15 @@
 """What several benchmarks share: the best of repeated timings, and the seeded random trees of
-paper 000 (``bench_throughput.py``, ``bench_taskfarm.py``). Imported by the benchmarks as
+paper 000 (``bench_throughput.py``, ``bench_taskfarm.py``), and the RSS probes of the child processes that
+``bench_flows.py`` and ``bench_topology.py`` measure memory in. Imported by the benchmarks as
 ``common`` (a script's own folder is first on ``sys.path``)."""
 
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -31,3 +34,23 @@ def random_tree(seed: int, n: int, draw_node: Callable[[random.Random, int], dic
         node.update(draw_node(g, k))
         nodes.append(node)
     return {"task_mb": 2.0, "nodes": nodes}
+
+
+def proc_status_kb(field: str) -> int | None:
+    """A ``kB`` field (``VmRSS``, ``VmHWM``) of ``/proc/self/status``, or None off Linux."""
+    try:
+        text = Path("/proc/self/status").read_text()
+    except OSError:
+        return None
+    m = re.search(rf"^{field}:\s+(\d+) kB", text, re.MULTILINE)
+    return int(m.group(1)) if m else None
+
+
+def reset_rss_peak() -> bool:
+    """Reset this process's RSS high-water mark (``VmHWM``) to its current RSS; False if unsupported."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return proc_status_kb("VmHWM") is not None

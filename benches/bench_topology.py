@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""Topology benchmark: commaware's CM02 (``maxmin``) against SimGrid 3.32 on fat trees, dragonflies
+and tori, in one run (issue 28 item 10).
+
+For each topology the script writes one SimGrid cluster file (``<cluster topology=...>``) that both
+engines load, draws the flows with ``tests/peers/simgrid_peer.py``'s ``make_flows`` (``randsize``:
+random pairs, sizes S/10..10S, all starting at t = 0, seeded), and runs:
+
+* the repository's SimGrid peer ``tests/peers/simgrid_platform.cpp`` (mode ``flows``,
+  ``network/model:CM02``, ``crosstraffic:0``) twice: ``network/optim:Full`` (exact progressive
+  filling, the reference for the completion times) and ``network/optim:Lazy`` (SimGrid's default, the
+  configuration a user runs; its times differ, the difference is printed);
+* commaware ``simulate`` on the same XML file and the same flows (one isend/irecv pair per flow), in a
+  fresh child process so its RSS figures are its own.
+
+Reported per topology: SimGrid ``Engine::run`` wall times (Full, Lazy), commaware's ``simulate`` wall
+time, the ratios (headline: SimGrid's default Lazy over commaware; Full over commaware also printed),
+memory per link (RSS growth of ``load_platform`` and of ``simulate``, each divided by the platform's
+link count), and the largest relative difference of per-flow completion times against Full (must stay
+<= 1e-9) and against Lazy.
+
+Usage::
+
+    .venv/bin/python benches/bench_topology.py --quick    # 256 hosts, 2,048 flows, under a minute
+    .venv/bin/python benches/bench_topology.py            # 1,024 hosts, 16,384 flows (several minutes)
+    .venv/bin/python benches/bench_topology.py --topologies torus --save
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests" / "peers"))
+import peer_build  # noqa: E402
+import simgrid_peer as sgp  # noqa: E402
+from common import proc_status_kb, reset_rss_peak  # noqa: E402
+
+SOURCE = REPO / "tests" / "peers" / "simgrid_platform.cpp"
+SG_BASE = ("--cfg=network/model:CM02", "--cfg=network/crosstraffic:0", "--log=root.thresh:warning")
+BW = 1.25e8
+LAT = 5e-5
+TARGET_RATIO = 10.0
+TARGET_BYTES_PER_LINK = 200.0
+TARGET_DIFF = 1e-9
+TARGET_LINE = (f"target: commaware >= {TARGET_RATIO:g}x faster than SimGrid (default Lazy) on each topology; "
+               f"< {TARGET_BYTES_PER_LINK:g} B per link; <= {TARGET_DIFF:g} relative to SimGrid Full")
+
+
+@dataclass(frozen=True)
+class Topology:
+    """A SimGrid cluster: ``topology`` and ``topo_parameters`` for ``hosts`` hosts."""
+
+    name: str
+    kind: str
+    parameters: str
+    hosts: int
+
+    def xml(self) -> str:
+        """The SimGrid platform file both engines load."""
+        return ("<?xml version='1.0'?>\n"
+                '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+                '<platform version="4.1">\n'
+                f'  <cluster id="c" prefix="h" suffix="" radical="0-{self.hosts - 1}" speed="1Gf" bw="{BW!r}Bps" '
+                f'lat="{LAT!r}s" topology="{self.kind}" topo_parameters="{self.parameters}"/>\n'
+                "</platform>\n")
+
+
+FULL = (Topology("fat_tree", "FAT_TREE", "2;32,32;1,32;1,1", 1024),
+        Topology("dragonfly", "DRAGONFLY", "8,1;4,1;8,1;4", 1024),
+        Topology("torus", "TORUS", "16,8,8", 1024))
+QUICK = (Topology("fat_tree", "FAT_TREE", "2;16,16;1,16;1,1", 256),
+         Topology("dragonfly", "DRAGONFLY", "4,1;4,1;4,1;4", 256),
+         Topology("torus", "TORUS", "8,8,4", 256))
+
+
+# ---------------------------------------------------------------------------------------------
+# child process: one commaware run
+# ---------------------------------------------------------------------------------------------
+
+def trace_of(n_hosts: int, flows: list[tuple[int, int, int]]) -> dict[str, Any]:
+    """Every flow as an isend/irecv pair posted at t = 0 (tag = flow index)."""
+    return sgp.flows_to_trace(n_hosts, flows)
+
+
+def child_main(xml: Path, flow_json: Path) -> dict[str, Any]:
+    """Load the platform and flows, simulate, measure (runs in a fresh process)."""
+    import gc
+
+    import commaware
+
+    flows = [tuple(f) for f in json.loads(flow_json.read_text())]
+    gc.collect()
+    rss0 = proc_status_kb("VmRSS") or 0
+    t0 = time.perf_counter()
+    platform = commaware.load_platform(xml)
+    load_s = time.perf_counter() - t0
+    gc.collect()
+    rss1 = proc_status_kb("VmRSS") or 0
+    links = len(platform.links())
+    trace = commaware.load_trace(trace_of(len(platform.host_names), flows))  # type: ignore[arg-type]
+    gc.collect()
+    rss_before = proc_status_kb("VmRSS")
+    hwm_reset = reset_rss_peak()
+    t0 = time.perf_counter()
+    res = commaware.simulate(platform, trace, model="maxmin", placement="explicit", seed=0)
+    sim_s = time.perf_counter() - t0
+    hwm = proc_status_kb("VmHWM")
+    sim_growth_kb = max(0, hwm - rss_before) if hwm_reset and hwm is not None and rss_before is not None else None
+    ends = sgp.ours_finish_by_flow(flows, res.messages)
+    return {"status": "ok", "sim_s": sim_s, "load_s": load_s, "links": links,
+            "load_bytes_per_link": max(0, rss1 - rss0) * 1024.0 / links,
+            "sim_bytes_per_link": None if sim_growth_kb is None else sim_growth_kb * 1024.0 / links,
+            "ends": ends}
+
+
+def run_commaware(xml: Path, flow_json: Path, timeout: float) -> dict[str, Any]:
+    """:func:`child_main` in a fresh interpreter; its JSON, or a status saying why not."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(xml), str(flow_json)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO)
+    except subprocess.TimeoutExpired:
+        return {"status": f"timeout>{timeout:g}s"}
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("CHILD ")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        return {"status": f"error rc={proc.returncode}: {tail[0][:200]}"}
+    out: dict[str, Any] = json.loads(lines[-1][len("CHILD "):])
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# parent
+# ---------------------------------------------------------------------------------------------
+
+def run_simgrid(binary: Path, xml: Path, flow_file: Path, optim: str, timeout: float) -> dict[str, Any]:
+    """The peer's ``flows`` mode under ``network/optim:OPTIM``: Engine::run wall time and per-flow ends."""
+    cmd = [str(binary), "flows", str(xml), str(flow_file), *SG_BASE, f"--cfg=network/optim:{optim}"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": f"timeout>{timeout:g}s"}
+    if proc.returncode != 0:
+        return {"status": f"error rc={proc.returncode}: {(proc.stderr or proc.stdout).strip()[-200:]}"}
+    ends = [float(ln.split()[3]) for ln in proc.stdout.splitlines() if ln.startswith("FLOW ")]
+    result = next(json.loads(ln[len("RESULT "):]) for ln in proc.stdout.splitlines() if ln.startswith("RESULT "))
+    return {"status": "ok", "run_s": float(result["run_s"]), "ends": ends}
+
+
+def max_rel(reference: list[float], ours: list[float]) -> float:
+    """Largest relative difference of ``ours`` to ``reference``."""
+    return max(sgp.relative_errors(reference, ours), default=math.nan)
+
+
+def run_topology(topo: Topology, binary: Path, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    """SimGrid (Full, Lazy) and commaware on one topology."""
+    import commaware
+
+    xml = workdir / f"{topo.name}.xml"
+    xml.write_text(topo.xml())
+    hosts = commaware.load_platform(xml).host_names
+    assert len(hosts) == topo.hosts, (topo, len(hosts))
+    flows = sgp.make_flows("randsize", topo.hosts, args.flows, args.size, args.seed)
+    flow_file = workdir / f"{topo.name}.flows"
+    flow_file.write_text("".join(f"{hosts[s]} {hosts[d]} {b} 0\n" for s, d, b in flows))
+    flow_json = workdir / f"{topo.name}.json"
+    flow_json.write_text(json.dumps(flows))
+    row: dict[str, Any] = {"topology": topo.name, "parameters": f"{topo.kind} {topo.parameters}",
+                           "hosts": topo.hosts, "flows": len(flows)}
+    for optim in ("Full", "Lazy"):
+        row[optim] = run_simgrid(binary, xml, flow_file, optim, args.timeout)
+    row["commaware"] = cw = run_commaware(xml, flow_json, args.timeout)
+    if cw["status"] == "ok":
+        ends = cw.pop("ends")
+        for optim in ("Full", "Lazy"):
+            sg = row[optim]
+            if sg["status"] == "ok":
+                sg["ratio"] = sg["run_s"] / cw["sim_s"]
+                sg["max_rel_diff"] = max_rel(sg.pop("ends"), ends)
+    for optim in ("Full", "Lazy"):
+        row[optim].pop("ends", None)
+    lazy, full = row["Lazy"], row["Full"]
+    row["meets_target"] = (cw["status"] == "ok" and lazy.get("ratio", 0.0) >= TARGET_RATIO
+                           and cw["load_bytes_per_link"] < TARGET_BYTES_PER_LINK
+                           and full.get("max_rel_diff", math.inf) <= TARGET_DIFF)
+    return row
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    """Plain-text table with the target line and verdict."""
+    hdr = (f"{'topology':10} {'hosts':>5} {'flows':>6} {'links':>6} {'SG_Full_s':>9} {'SG_Lazy_s':>9} "
+           f"{'cw_s':>7} {'Lazy/cw':>8} {'Full/cw':>8} {'B/link':>7} {'simB/link':>9} "
+           f"{'diff_Full':>9} {'diff_Lazy':>9}  target")
+    out = [hdr, "-" * len(hdr)]
+
+    def num(d: dict[str, Any], k: str, fmt: str) -> str:
+        v = d.get(k)
+        return format(v, fmt) if isinstance(v, (int, float)) and v is not None else "-"
+
+    for r in rows:
+        f, lz, cw = r["Full"], r["Lazy"], r["commaware"]
+        out.append(f"{r['topology']:10} {r['hosts']:5d} {r['flows']:6d} {num(cw, 'links', 'd'):>6} "
+                   f"{num(f, 'run_s', '.3f'):>9} {num(lz, 'run_s', '.3f'):>9} {num(cw, 'sim_s', '.3f'):>7} "
+                   f"{num(lz, 'ratio', '.1f') + 'x':>8} {num(f, 'ratio', '.1f') + 'x':>8} "
+                   f"{num(cw, 'load_bytes_per_link', '.0f'):>7} {num(cw, 'sim_bytes_per_link', '.0f'):>9} "
+                   f"{num(f, 'max_rel_diff', '.1e'):>9} {num(lz, 'max_rel_diff', '.1e'):>9}  "
+                   f"{'MET' if r['meets_target'] else 'MISSED'}")
+        for name, res in (("SimGrid Full", f), ("SimGrid Lazy", lz), ("commaware", cw)):
+            if res["status"] != "ok":
+                out.append(f"    {name}: {res['status']}")
+    out.append(TARGET_LINE)
+    out.append("Lazy/cw (headline) and Full/cw: SimGrid Engine::run wall time / commaware simulate wall time, same run; "
+               "B/link: RSS growth of load_platform / links; simB/link: RSS peak growth during simulate / links "
+               "(flows included); diff_*: largest relative difference of per-flow completion times")
+    ok = bool(rows) and all(r["meets_target"] for r in rows)
+    out.append(f"result: {'target met on every topology' if ok else 'target NOT met on every topology'}")
+    return "\n".join(out)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Command-line options."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="256-host topologies and 2,048 flows (under a minute)")
+    ap.add_argument("--topologies", help="comma-separated subset of fat_tree,dragonfly,torus (default: all)")
+    ap.add_argument("--flows", type=int, help="number of flows (default 16,384; 2,048 with --quick)")
+    ap.add_argument("--seed", type=int, default=1, help="flow generator seed (default 1)")
+    ap.add_argument("--size", type=float, default=1e6, help="flow size S in bytes; sizes are drawn in S/10..10S")
+    ap.add_argument("--timeout", type=float, default=1800.0, help="per engine run, seconds (default 1800)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    ap.add_argument("--save", action="store_true", help="also write benches/results/topology-<timestamp>.json")
+    ap.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.flows is None:
+        args.flows = 2048 if args.quick else 16384
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; exit 0 when every engine ran on every topology (target met or not), else 1."""
+    args = parse_args(argv)
+    if args.child is not None:
+        print("CHILD " + json.dumps(child_main(*args.child)), flush=True)
+        return 0
+    topologies = list(QUICK if args.quick else FULL)
+    if args.topologies:
+        wanted = [t.strip() for t in args.topologies.split(",") if t.strip()]
+        unknown = sorted(set(wanted) - {t.name for t in topologies})
+        if unknown:
+            print(f"--topologies: unknown {', '.join(unknown)} (known: fat_tree, dragonfly, torus)", file=sys.stderr)
+            return 2
+        topologies = [t for t in topologies if t.name in wanted]
+    log = sys.stderr if args.json else sys.stdout
+    try:
+        binary = peer_build.build_peer(SOURCE, "g++", ("-O2", "-std=c++17"), libs=("-lsimgrid",),
+                                       error=sgp.SimGridError, hint=sgp.INSTALL_HINT)
+    except sgp.SimGridError as exc:
+        print(f"SimGrid not available: {exc}", file=sys.stderr)
+        return 1
+    print(f"SimGrid peer {binary} (CM02, crosstraffic:0; optim Full and Lazy); commaware maxmin; "
+          f"{args.flows} randsize flows, seed {args.seed}", file=log, flush=True)
+    rows = []
+    started = datetime.datetime.now()
+    with tempfile.TemporaryDirectory(prefix="commaware-bench-topo-") as tmp:
+        for topo in topologies:
+            print(f"running {topo.name} ({topo.kind} {topo.parameters}) ...", file=log, flush=True)
+            rows.append(run_topology(topo, binary, args, Path(tmp)))
+    report = {"started": started.isoformat(timespec="seconds"), "target": TARGET_LINE, "host": os.uname().nodename,
+              "cpus": os.cpu_count(), "topologies": rows}
+    print(json.dumps(report, indent=2) if args.json else format_table(rows))
+    if args.save:
+        out = REPO / "benches" / "results" / f"topology-{started.strftime('%Y%m%d-%H%M%S')}.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=2) + "\n")
+        print(f"saved {out}", file=log)
+    ran = all(r[k]["status"] == "ok" for r in rows for k in ("Full", "Lazy", "commaware"))
+    return 0 if ran else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
