@@ -39,7 +39,6 @@ import json
 import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -50,7 +49,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests" / "peers"))
 import simgrid_peer as sgp  # noqa: E402
-from common import proc_status_kb, reset_rss_peak  # noqa: E402
+from common import proc_status_kb, reset_rss_peak, run_child  # noqa: E402
 
 TARGET_RATIO = 10.0
 TARGET_BYTES_PER_FLOW = 1024.0
@@ -145,18 +144,7 @@ def child_main(dump: Path, hosts: int, latency_s: float) -> dict[str, Any]:
 
 def run_commaware(dump: Path, hosts: int, latency_s: float, timeout: float) -> dict[str, Any]:
     """Run :func:`child_main` in a fresh interpreter (this one's), return its JSON or an error."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(dump), "--child-hosts", str(hosts),
-           "--child-latency", repr(latency_s)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO)
-    except subprocess.TimeoutExpired:
-        return {"status": f"timeout>{timeout:g}s"}
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("CHILD ")]
-    if proc.returncode != 0 or not lines:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        return {"status": f"error rc={proc.returncode}: {tail[0][:200]}"}
-    result: dict[str, Any] = json.loads(lines[-1][len("CHILD "):])
-    return result
+    return run_child(__file__, [str(dump), "--child-hosts", str(hosts), "--child-latency", repr(latency_s)], REPO, timeout)
 
 
 def write_flow_list(path: Path, flows: list[tuple[int, int, int]]) -> None:

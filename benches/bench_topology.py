@@ -45,7 +45,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests" / "peers"))
 import peer_build  # noqa: E402
 import simgrid_peer as sgp  # noqa: E402
-from common import proc_status_kb, reset_rss_peak  # noqa: E402
+from common import proc_status_kb, reset_rss_peak, run_child  # noqa: E402
 
 SOURCE = REPO / "tests" / "peers" / "simgrid_platform.cpp"
 SG_BASE = ("--cfg=network/model:CM02", "--cfg=network/crosstraffic:0", "--log=root.thresh:warning")
@@ -127,17 +127,7 @@ def child_main(xml: Path, flow_json: Path) -> dict[str, Any]:
 
 def run_commaware(xml: Path, flow_json: Path, timeout: float) -> dict[str, Any]:
     """:func:`child_main` in a fresh interpreter; its JSON, or a status saying why not."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(xml), str(flow_json)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO)
-    except subprocess.TimeoutExpired:
-        return {"status": f"timeout>{timeout:g}s"}
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("CHILD ")]
-    if proc.returncode != 0 or not lines:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        return {"status": f"error rc={proc.returncode}: {tail[0][:200]}"}
-    out: dict[str, Any] = json.loads(lines[-1][len("CHILD "):])
-    return out
+    return run_child(__file__, [str(xml), str(flow_json)], REPO, timeout)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -54,3 +54,23 @@ def reset_rss_peak() -> bool:
     except OSError:
         return False
     return proc_status_kb("VmHWM") is not None
+
+
+def run_child(script: str, args: list[str], cwd: Path, timeout: float) -> dict[str, Any]:
+    """Run `script --child ARGS` in a fresh interpreter (this one's) so its memory figures are
+    its own; return the JSON of its last ``CHILD {...}`` line, or a status saying why not."""
+    import json
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, str(Path(script).resolve()), "--child", *args]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        return {"status": f"timeout>{timeout:g}s"}
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("CHILD ")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        return {"status": f"error rc={proc.returncode}: {tail[0][:200]}"}
+    result: dict[str, Any] = json.loads(lines[-1][len("CHILD "):])
+    return result
