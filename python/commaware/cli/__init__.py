@@ -3,12 +3,11 @@ command group; what the groups share is in `common`."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
 import click
-
-import importlib
 
 from .. import _core
 from .common import EXIT_INTERRUPTED, err, fail

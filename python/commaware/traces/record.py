@@ -16,7 +16,7 @@ time excluded). The recorder's cost per intercepted call is measured in every ra
 
 With ``format="otf2"`` the run is written as an OTF2 archive instead (Score-P's conventions,
 through the core's one OTF2 writer and the OTF2 library ``api.otf2_library`` finds). Each rank
-also writes ``rank-R.times``: when each recorded call started and ended, on the rank's clock
+then also writes ``rank-R.times`` (only then: a JSON recording does not pay for it): when each recorded call started and ended, on the rank's clock
 from MPI_Init with the recorder's own time taken out (so the gap between two calls is exactly
 the compute op the trace holds between them). After the run the merged trace and these times
 become the archive's events: each call's region entered and left at its real times, with its
@@ -160,12 +160,16 @@ def _launcher_kind(program: str) -> str:
     return "other"
 
 
-def _instrumented(command: Sequence[str], library: Path, scratch: Path) -> tuple[list[str], dict[str, str]]:
+def _instrumented(command: Sequence[str], library: Path, scratch: Path,
+                  times: bool = False) -> tuple[list[str], dict[str, str]]:
     """The command and environment that load the recorder into every rank: through mpirun's own
     options for Open MPI (``-x``) and MPICH's hydra (``-genv``), so that mpirun itself is not
-    instrumented; any other command gets the variables in its environment."""
+    instrumented; any other command gets the variables in its environment. With `times` the
+    ranks also write their calls' times (``rank-R.times``, for an OTF2 archive)."""
     preload = ":".join(p for p in (str(library), os.environ.get("LD_PRELOAD", "")) if p)
     variables = {"LD_PRELOAD": preload, "COMMAWARE_RECORD_DIR": str(scratch)}
+    if times:
+        variables["COMMAWARE_RECORD_TIMES"] = "1"
     env = dict(os.environ)
     program = shutil.which(command[0])
     kind = _launcher_kind(program) if program else "other"
@@ -364,7 +368,7 @@ def record(command: Sequence[str], output: str | Path, *, mpicc: str | None = No
         scratch.mkdir(parents=True, exist_ok=True)
         for stale in scratch.glob("rank-*.*"):
             stale.unlink()
-        argv, env = _instrumented(command, library, scratch.resolve())
+        argv, env = _instrumented(command, library, scratch.resolve(), times=format == "otf2")
         code, stderr = _run_echoing_stderr(argv, env, timeout, command[0])
         if code != 0:
             raise RecordError(_failure(code, scratch, stderr), code if code > 0 else 1)

@@ -335,9 +335,12 @@ static void start(void) {
     return;
   }
   setvbuf(out_file, NULL, _IOFBF, 1 << 20);
-  snprintf(path, sizeof path, "%s/rank-%d.times", out_dir, world_rank);
-  times_file = fopen(path, "w");
-  if (times_file) setvbuf(times_file, NULL, _IOFBF, 1 << 16);
+  const char *times = getenv("COMMAWARE_RECORD_TIMES"); /* set for --format otf2 only */
+  if (times && strcmp(times, "1") == 0) {
+    snprintf(path, sizeof path, "%s/rank-%d.times", out_dir, world_rank);
+    times_file = fopen(path, "w");
+    if (times_file) setvbuf(times_file, NULL, _IOFBF, 1 << 16);
+  }
   on_exit(at_exit, NULL);
   next_comm_id = 1;
   recording = 1;
