@@ -14,6 +14,7 @@ import math
 import os
 import re
 import shutil
+import time
 from contextlib import contextmanager
 from functools import cached_property
 from os import PathLike
@@ -243,6 +244,8 @@ class Trace:
         #: For an OTF2 archive: events read, records skipped (other paradigms, non-rank
         #: locations) and alltoallv/w calls whose totals were spread evenly; else None.
         self.otf2_stats: dict[str, int] | None = None
+        #: Wall-clock seconds `load_trace` took (reading, parsing, validating); 0 when unknown.
+        self.load_seconds = 0.0
 
     @property
     def n_ranks(self) -> int:
@@ -492,6 +495,13 @@ def load_trace(source: Source | Trace, format: str = "auto", *, derived_datatype
     is in `Trace.otf2_stats`."""
     if isinstance(source, Trace):
         return source
+    started = time.perf_counter()
+    trace = _load_trace(source, format, derived_datatype_bytes, traced_speed)
+    trace.load_seconds = time.perf_counter() - started
+    return trace
+
+
+def _load_trace(source: Source, format: str, derived_datatype_bytes: float | None, traced_speed: float | None) -> Trace:
     if format not in TRACE_FORMATS:
         raise input_error(_core.TraceError, str(source), "", f"unknown trace format {format!r} "
                           f"(known: {', '.join(TRACE_FORMATS)})")
@@ -597,6 +607,21 @@ class Result:
     def derived_datatype_ops(self) -> int:
         """The replayed trace's `Trace.derived_datatype_ops`."""
         return self._core.derived_datatype_ops
+
+    @property
+    def actions(self) -> int:
+        """The trace's ops (`Trace.n_ops`; a TI trace's actions)."""
+        return self._core.actions
+
+    @property
+    def events(self) -> int:
+        """Engine steps of the replay (each a simulated time at which activities completed)."""
+        return self._core.events
+
+    @property
+    def replay_seconds(self) -> float:
+        """Wall-clock seconds the replay took, in the core (not the trace's loading)."""
+        return self._core.replay_seconds
 
     @property
     def message_stats(self) -> dict[str, float]:
@@ -727,6 +752,7 @@ def simulate(
     timeline_as: str | Path | None = None,
     link_stats: bool = False,
     hostfile: str | Path | None = None,
+    timing: bool = False,
 ) -> Result:
     """Replay `trace` on `platform`.
 
@@ -760,6 +786,10 @@ def simulate(
         `timeline` is a temporary name (default: `timeline`).
     link_stats: keep per-link statistics for `Result.links` and `Result.link_utilisation`
         (memory proportional to the links; off by default, when it costs nothing).
+    timing: the `json_path` document also gets `"timing"`: the trace's load and the replay's wall
+        seconds, each as actions per second, and engine events per second (`Result.actions`,
+        `Result.events`, `Result.replay_seconds`, `Trace.load_seconds`). Off by default: the
+        rest of the document is the same bytes from run to run, and these are not.
     on_progress: called every `progress_every` wall seconds with (simulated time, engine steps,
         messages delivered, ranks finished, ranks, elapsed seconds); an exception it raises
         stops the replay and propagates.
@@ -788,7 +818,8 @@ def simulate(
                               params=param_list(params), coll=coll, smpi=smpi,
                               timeline_path=None if timeline is None else str(timeline),
                               timeline_as=None if timeline_as is None else str(timeline_as),
-                              link_stats=link_stats, hostfile=hosts_text)
+                              link_stats=link_stats, hostfile=hosts_text,
+                              timing=t.load_seconds if timing else None)
     except _core.InputError as exc:
         drop_timeline(timeline, timeline_as)
         raise name_source(exc, p, t) from None

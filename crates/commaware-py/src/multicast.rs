@@ -143,6 +143,7 @@ pub(crate) fn multicast_execute(py: Python<'_>, instance: &MulticastInstance, re
         on_progress: None,
         progress_every: 0.0,
         timeline: None,
+        timing: None,
     };
     run_forwarded(py, out, |fw| mc::execute_observed(&instance.0, &report.0.schedule, model, fw), || unreachable!("no JSON path"))
 }

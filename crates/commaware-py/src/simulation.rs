@@ -49,7 +49,7 @@ impl Trace {
     }
     #[getter]
     fn n_ops(&self) -> usize {
-        self.0.spec.ranks.iter().map(|r| r.len()).sum()
+        self.0.n_ops()
     }
     #[getter]
     fn derived_datatype_ops(&self) -> u64 {
@@ -109,6 +109,18 @@ impl SimResult {
     #[getter]
     fn derived_datatype_ops(&self) -> u64 {
         self.result.derived_datatype_ops
+    }
+    #[getter]
+    fn actions(&self) -> u64 {
+        self.result.actions
+    }
+    #[getter]
+    fn events(&self) -> u64 {
+        self.result.events
+    }
+    #[getter]
+    fn replay_seconds(&self) -> f64 {
+        self.result.replay_seconds
     }
     /// count, bytes, mean_seconds, max_seconds over all messages.
     fn message_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -330,6 +342,8 @@ pub(crate) struct Outputs {
     /// Where to write the timeline, and the file name that picks its format and that
     /// errors show (the caller writes a partial file and renames it once complete).
     pub(crate) timeline: Option<(String, String)>,
+    /// The trace's load time, when the JSON document is to carry wall-clock timing.
+    pub(crate) timing: Option<f64>,
 }
 
 /// Run `sim` with a [`Forward`] built from `out`, without the GIL; re-raise what a
@@ -352,7 +366,11 @@ pub(crate) fn run_forwarded(
                     let file = File::create(path).map_err(|e| {
                         Error { kind: ErrorKind::Output, source: path.clone(), field: String::new(), reason: format!("cannot write: {e}") }
                     })?;
-                    Some(JsonStream::new(BufWriter::with_capacity(1 << 20, file), &model, hosts, path)?)
+                    let stream = JsonStream::new(BufWriter::with_capacity(1 << 20, file), &model, hosts, path)?;
+                    Some(match out.timing {
+                        Some(load_seconds) => stream.with_timing(load_seconds),
+                        None => stream,
+                    })
                 }
             };
             let sink = match &out.timeline {
@@ -391,7 +409,7 @@ pub(crate) fn run_forwarded(
 #[pyo3(signature = (platform, trace, model=None, placement="explicit", seed=0, record_messages=true, record_timeline=true,
                     json_path=None, on_messages=None, batch_size=65536, on_progress=None, progress_every=0.25,
                     params=Vec::new(), coll=None, smpi=None, timeline_path=None, timeline_as=None,
-                    link_stats=false, hostfile=None))]
+                    link_stats=false, hostfile=None, timing=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate(
     py: Python<'_>,
@@ -414,12 +432,13 @@ pub(crate) fn simulate(
     timeline_as: Option<String>,
     link_stats: bool,
     hostfile: Option<(String, String)>,
+    timing: Option<f64>,
 ) -> PyResult<SimResult> {
     let timeline = timeline_path.map(|p| {
         let shown = timeline_as.unwrap_or_else(|| p.clone());
         (p, shown)
     });
-    let out = Outputs { record_messages, record_timeline, json_path, on_messages, batch_size, on_progress, progress_every, timeline };
+    let out = Outputs { record_messages, record_timeline, json_path, on_messages, batch_size, on_progress, progress_every, timeline, timing };
     let placement = Placement::from_name(placement).map_err(to_py)?;
     let collectives = coll.as_deref().map(commaware_core::mpi::collectives::entries).unwrap_or_default();
     let hostfile = hostfile.map(|(text, source)| Hostfile::parse(&text, &source)).transpose().map_err(to_py)?;

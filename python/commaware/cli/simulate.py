@@ -83,6 +83,10 @@ class ProgressLine(Progress):
               help="Write the run's timeline (each rank's MPI operations and every message) for timeline viewers, "
               "streamed: .paje or .trace is SimGrid's Paje (ViTE, pajeng), .otf2 an OTF2 archive (Vampir; also "
               "FILE.def and the folder FILE beside it; docs/formats.md).")
+@click.option("--timing", is_flag=True,
+              help="Also report wall-clock speed: the trace's load and the replay's seconds, actions per second of "
+              "each, and engine events per second (with --json, as \"timing\"; off by default so that the same "
+              "inputs give the same bytes).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (a bar on a terminal after 1 s, else a line every 10 s).")
 @param_option("Sharing-model parameter over the platform's and the model's defaults (repeatable), e.g. beta=0.8; "
               "maxmin on a topology takes cm02_weighting, tcp_gamma, weight_s, crosstraffic, and so do the "
@@ -102,7 +106,8 @@ class ProgressLine(Progress):
 def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_bytes: float | None,
                  traced_speed: float | None, model: str | None,
                  placement: str, hostfile: str | None, seed: int, as_json: bool, messages_file: str | None,
-                 gantt: str | None, links_file: str | None, link_plot: str | None, timeline: str | None, quiet: bool,
+                 gantt: str | None, links_file: str | None, link_plot: str | None, timeline: str | None, timing: bool,
+                 quiet: bool,
                  params: list[tuple[str, float]], calibration: str | None, measured: str | None, coll: str | None,
                  smpi: str | None) -> None:
     """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network): a JSON or TOML
@@ -162,7 +167,8 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
                               json_path=None if measured else json_path, on_messages=table,
                               on_progress=progress, params=params, coll=coll, smpi=smpi,
                               timeline=partial_path(Path(timeline)) if timeline else None, timeline_as=timeline,
-                              link_stats=bool(links_file or link_plot), hostfile=hostfile)
+                              link_stats=bool(links_file or link_plot), hostfile=hostfile, timing=timing)
+            load_seconds.append(loaded.load_seconds)
         if measured_times is not None:  # before any output is kept: a bad measurement leaves none
             from ..sharing import accuracy
 
@@ -188,6 +194,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
     measured_times = None
     reports: list[dict[str, Any]] = []
     otf2_stats: list[dict[str, int] | None] = []
+    load_seconds: list[float] = []
     try:
         with failing(writing="", named_by_error=True):
             if measured:
@@ -215,8 +222,20 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
         print_result(results[0], f"{trace} on {platform}")
         if links_file or link_plot:
             print_busiest_links(results[0])
+        if timing:
+            print_timing(results[0], load_seconds[0])
     if reports:
         print_accuracy(reports[0])
+
+
+def print_timing(result: Result, load_seconds: float) -> None:
+    """One line: the load and the replay, in wall seconds and actions (or events) per second."""
+    def rate(count: int, seconds: float) -> str:
+        return f"{count / seconds:,.0f}" if seconds > 0 else "-"
+
+    out.print(f"timing: loaded {result.actions:,} actions in {load_seconds:.3f} s ({rate(result.actions, load_seconds)} "
+              f"actions/s); replayed in {result.replay_seconds:.3f} s ({rate(result.actions, result.replay_seconds)} "
+              f"actions/s, {rate(result.events, result.replay_seconds)} events/s)", highlight=False, soft_wrap=True)
 
 
 def print_busiest_links(result: Result, count: int = 3) -> None:

@@ -50,6 +50,28 @@ pub struct JsonStream<W: Write> {
     written: u64,
     /// Where the document goes, for error messages.
     target: String,
+    /// Seconds the trace took to load, when the document is to carry wall-clock timing.
+    load_seconds: Option<f64>,
+}
+
+/// The wall-clock figures of a run (`"timing"`, only when asked: they differ from run to
+/// run, and the rest of the document does not).
+#[derive(Serialize)]
+struct TimingJson {
+    load_s: f64,
+    replay_s: f64,
+    load_actions_per_s: f64,
+    replay_actions_per_s: f64,
+    events_per_s: f64,
+}
+
+/// `count` per `seconds`, 0 when no time was measured.
+fn per_second(count: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        count as f64 / seconds
+    } else {
+        0.0
+    }
 }
 
 fn write_error(target: &str, e: std::io::Error) -> Error {
@@ -61,7 +83,14 @@ impl<W: Write> JsonStream<W> {
     pub fn new(mut out: W, model: &str, host_names: Vec<String>, target: &str) -> Result<Self> {
         let head = format!("{{\n  \"model\": {},\n  \"messages\": [", serde_json::to_string(model).expect("a string serialises"));
         out.write_all(head.as_bytes()).map_err(|e| write_error(target, e))?;
-        Ok(JsonStream { out, host_names, written: 0, target: target.to_string() })
+        Ok(JsonStream { out, host_names, written: 0, target: target.to_string(), load_seconds: None })
+    }
+
+    /// Also write `"timing"`: the trace's load time (given) and the replay's (measured),
+    /// each as actions per second, and engine events per second.
+    pub fn with_timing(mut self, load_seconds: f64) -> Self {
+        self.load_seconds = Some(load_seconds);
+        self
     }
 
     fn line(&mut self, m: &MessageRecord) -> std::io::Result<()> {
@@ -95,9 +124,22 @@ impl<W: Write> JsonStream<W> {
             let warnings = serde_json::to_string(&result.warnings).map_err(std::io::Error::from)?;
             write!(
                 self.out,
-                "  \"makespan\": {makespan},\n  \"message_stats\": {stats},\n  \"warnings\": {warnings},\n  \"derived_datatype_ops\": {},\n  \"ranks\": [",
-                result.derived_datatype_ops
+                "  \"makespan\": {makespan},\n  \"message_stats\": {stats},\n  \"warnings\": {warnings},\n  \"derived_datatype_ops\": {},\n  \"actions\": {},\n  \"events\": {},\n",
+                result.derived_datatype_ops, result.actions, result.events
             )?;
+            if let Some(load_s) = self.load_seconds {
+                let timing = TimingJson {
+                    load_s,
+                    replay_s: result.replay_seconds,
+                    load_actions_per_s: per_second(result.actions, load_s),
+                    replay_actions_per_s: per_second(result.actions, result.replay_seconds),
+                    events_per_s: per_second(result.events, result.replay_seconds),
+                };
+                self.out.write_all(b"  \"timing\": ")?;
+                serde_json::to_writer(&mut self.out, &timing).map_err(std::io::Error::from)?;
+                self.out.write_all(b",\n")?;
+            }
+            self.out.write_all(b"  \"ranks\": [")?;
             for (k, r) in result.ranks.iter().enumerate() {
                 self.out.write_all(if k == 0 { b"\n    " } else { b",\n    " })?;
                 serde_json::to_writer(&mut self.out, r).map_err(std::io::Error::from)?;

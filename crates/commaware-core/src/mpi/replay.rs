@@ -240,6 +240,14 @@ pub struct SimResult {
     pub warnings: Vec<String>,
     /// The trace's [`Trace::derived_datatype_ops`]: ops a derived datatype sized.
     pub derived_datatype_ops: u64,
+    /// The trace's ops ([`Trace::n_ops`]): a TI trace's actions.
+    pub actions: u64,
+    /// Engine steps of the replay (each a time at which activities completed).
+    pub events: u64,
+    /// Wall-clock seconds the replay took (not in the document unless asked for: it differs
+    /// from run to run).
+    #[serde(skip)]
+    pub replay_seconds: f64,
     /// Per-link statistics, when [`SimOptions::link_stats`] asked for them.
     #[serde(skip)]
     pub links: Option<LinkReport>,
@@ -360,6 +368,8 @@ struct Replay<'a, 'o> {
     posted_msgs: u64,
     stats: MessageStats,
     ranks_done: usize,
+    /// Engine steps so far.
+    events: u64,
     /// First error an observer returned; stops the replay.
     stopped: Option<Error>,
 }
@@ -465,21 +475,28 @@ pub fn simulate_observed(
         observer,
         stats: MessageStats::default(),
         ranks_done: 0,
+        events: 0,
         stopped: None,
     };
     if let Some(sink) = rp.observer.timeline_sink() {
         sink.begin(&TimelineRun { host_names: &platform.hosts.iter().map(|h| h.name.clone()).collect::<Vec<_>>(), rank_hosts: &hosts })?;
     }
+    let started = Instant::now();
     rp.run()?;
+    let replay_seconds = started.elapsed().as_secs_f64();
     let makespan = rp.ranks.iter().map(|r| r.end).fold(0.0, f64::max);
     if let Some(sink) = rp.observer.timeline_sink() {
         sink.end(makespan)?;
     }
     let host_names: Vec<String> = platform.hosts.iter().map(|h| h.name.clone()).collect();
     let links = rp.engine.link_report(makespan, &host_names);
+    let rp_events = rp.events;
     let mut result = rp.finish(model_name);
     result.links = links;
     result.derived_datatype_ops = trace.derived_datatype_ops;
+    result.actions = trace.n_ops() as u64;
+    result.events = rp_events;
+    result.replay_seconds = replay_seconds;
     if result.model != platform.network.model && !platform.network.parameters.is_empty() {
         result.warnings.push(format!(
             "network.parameters are for the platform's model {}; the {} model ignores them",
@@ -501,7 +518,6 @@ impl<'a, 'o> Replay<'a, 'o> {
         let every = self.observer.progress_every();
         let started = Instant::now();
         let mut last_report = 0.0;
-        let mut events: u64 = 0;
         loop {
             while let Some(r) = self.ready.pop_front() {
                 self.advance(r);
@@ -512,7 +528,8 @@ impl<'a, 'o> Replay<'a, 'o> {
             if self.engine.step(&mut done).is_none() {
                 break;
             }
-            events += 1;
+            self.events += 1;
+            let events = self.events;
             for k in 0..done.len() {
                 let c = done[k];
                 self.on_completion(c);
@@ -527,7 +544,7 @@ impl<'a, 'o> Replay<'a, 'o> {
                         last_report = elapsed;
                         let p = Progress {
                             now: self.now(),
-                            events,
+                            events: self.events,
                             messages: self.stats.count,
                             ranks_done: self.ranks_done,
                             ranks: self.ranks.len(),
@@ -1233,7 +1250,7 @@ impl<'a, 'o> Replay<'a, 'o> {
             stats.mean_seconds /= stats.count as f64;
         }
         let host_names = hosts.iter().map(|h| h.name.clone()).collect();
-        SimResult { model, makespan, message_stats: stats, ranks, host_names, warnings: Vec::new(), derived_datatype_ops: 0, links: None }
+        SimResult { model, makespan, message_stats: stats, ranks, host_names, warnings: Vec::new(), derived_datatype_ops: 0, actions: 0, events: 0, replay_seconds: 0.0, links: None }
     }
 }
 

@@ -113,6 +113,11 @@ impl Trace {
         self.spec.ranks.len()
     }
 
+    /// Ops of all ranks, as the trace states them (a collective is one op).
+    pub fn n_ops(&self) -> usize {
+        self.spec.ranks.iter().map(|r| r.len()).sum()
+    }
+
     /// The JSON Schema of trace files, with the loader's bounds: sizes and times in
     /// [0, 2^53], tags >= 0, and a compute with exactly one of `flops` and `seconds`.
     pub fn json_schema() -> String {
