@@ -2,7 +2,10 @@
 """Benchmark of trace replay against SimGrid's SMPI (issue 17): a time-independent trace of
 at least a million actions replayed by SMPI 3.32's offline replay and by commaware, each as a
 whole process (`smpirun -replay …` against `commaware simulate … --format ti`), in the same
-run, with the ratio printed; and the load time of a 1.8-million-action trace in process.
+run, with the ratio printed, at two sizes (1.05 M and 10.5 M actions by default); in process,
+the load (read, parse, validate) and the replay each in actions per second (`Trace.load_seconds`,
+`Result.replay_seconds`, as `simulate --timing` prints them); and the load time of a
+1.8-million-action trace in process.
 SMPI's replay program is compiled (or found in the peer cache) before its timer starts: only
 the replay is timed.
 
@@ -16,7 +19,7 @@ faster than SMPI; the load in well under a second. Nothing is asserted: targets 
 
 Usage::
 
-    .venv/bin/python benches/bench_ti_replay.py                  # 64 ranks × 16,384 actions
+    .venv/bin/python benches/bench_ti_replay.py                  # 64 ranks × 16,384 and × 163,840 actions
     .venv/bin/python benches/bench_ti_replay.py --actions 4096 --json
 """
 
@@ -74,45 +77,57 @@ def platform(ranks: int) -> dict[str, Any]:
                         "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES}}
 
 
-def run_commaware(plat: Path, index: Path) -> tuple[float, float]:
+def run_commaware(plat: Path, index: Path) -> tuple[float, dict[str, float]]:
     """Wall time of `commaware simulate --format ti` as a whole process (its summary output, as
-    SMPI prints its own), and the makespan from the API (all digits)."""
+    SMPI prints its own); then, in process, the makespan (all digits) and the load and replay
+    rates."""
     t0 = time.perf_counter()
     subprocess.run([str(Path(sys.executable).parent / "commaware"), "simulate", str(plat), str(index), "--format", "ti", "-q"],
                    capture_output=True, text=True, check=True)
     seconds = time.perf_counter() - t0
-    result = commaware.simulate(plat, commaware.load_trace(index), record_messages=False, record_timeline=False)
-    return seconds, result.makespan
+    trace = commaware.load_trace(index)
+    result = commaware.simulate(plat, trace, record_messages=False, record_timeline=False)
+    inside = {"makespan": result.makespan, "load_s": trace.load_seconds, "replay_s": result.replay_seconds,
+              "load_actions_per_s": result.actions / trace.load_seconds,
+              "replay_actions_per_s": result.actions / result.replay_seconds,
+              "events_per_s": result.events / result.replay_seconds}
+    del trace, result
+    return seconds, inside
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ranks", type=int, default=64)
-    ap.add_argument("--actions", type=int, default=16384, help="actions per rank (default: 64 × 16,384 ≈ 1.05 M in all)")
+    ap.add_argument("--actions", default="16384,163840",
+                    help="actions per rank, comma-separated sizes (default: 64 × 16,384 ≈ 1.05 M and 64 × 163,840 ≈ 10.5 M in all)")
     ap.add_argument("--load-actions", type=int, default=1_800_000, help="actions of the load-time trace")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    out: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="commaware-bench-ti-") as tmp:
-        d = Path(tmp)
-        index, total = write_trace(d, a.ranks, a.actions, a.seed)
-        plat_doc = platform(a.ranks)
-        plat = d / "platform.json"
-        plat.write_text(json.dumps(plat_doc))
-        ours_s, ours_makespan = run_commaware(plat, index)
-        # Compile the replay program first (a cold cache would otherwise time smpicxx too);
-        # run_smpi_replay then finds it in the cache.
-        b0 = time.perf_counter()
-        smpi_replay.build_replay()
-        build_s = time.perf_counter() - b0
-        t0 = time.perf_counter()
-        smpi = smpi_replay.run_smpi_replay(plat_doc, index, collectives={"allreduce": "rdb"}, timeout=3600)
-        smpi_s = time.perf_counter() - t0
-        ratio = smpi_s / ours_s
-        out["replay"] = {"ranks": a.ranks, "actions": total, "commaware_s": ours_s, "smpi_s": smpi_s, "smpi_build_s": build_s, "speedup": ratio,
-                         "target": SPEEDUP_TARGET, "ok": ratio >= SPEEDUP_TARGET, "makespan_commaware": ours_makespan,
-                         "makespan_smpi": smpi.makespan, "rel_diff": abs(ours_makespan - smpi.makespan) / smpi.makespan}
+    out: dict[str, Any] = {"replay": []}
+    # Compile the replay program first (a cold cache would otherwise time smpicxx too);
+    # run_smpi_replay then finds it in the cache.
+    b0 = time.perf_counter()
+    smpi_replay.build_replay()
+    build_s = time.perf_counter() - b0
+    for per_rank in (int(x) for x in a.actions.split(",")):
+        with tempfile.TemporaryDirectory(prefix="commaware-bench-ti-") as tmp:
+            d = Path(tmp)
+            index, total = write_trace(d, a.ranks, per_rank, a.seed)
+            plat_doc = platform(a.ranks)
+            plat = d / "platform.json"
+            plat.write_text(json.dumps(plat_doc))
+            ours_s, inside = run_commaware(plat, index)
+            t0 = time.perf_counter()
+            smpi = smpi_replay.run_smpi_replay(plat_doc, index, collectives={"allreduce": "rdb"}, timeout=3600)
+            smpi_s = time.perf_counter() - t0
+            ratio = smpi_s / ours_s
+            out["replay"].append({
+                "ranks": a.ranks, "actions": total, "commaware_s": ours_s, "smpi_s": smpi_s, "smpi_build_s": build_s,
+                "speedup": ratio, "target": SPEEDUP_TARGET, "ok": ratio >= SPEEDUP_TARGET,
+                "makespan_commaware": inside["makespan"], "makespan_smpi": smpi.makespan,
+                "rel_diff": abs(inside["makespan"] - smpi.makespan) / smpi.makespan,
+                "smpi_us_per_action": 1e6 * smpi_s / total, "in_process": inside})
     with tempfile.TemporaryDirectory(prefix="commaware-bench-ti-load-") as tmp:
         index, total = write_trace(Path(tmp), a.ranks, a.load_actions // a.ranks, a.seed)
         t0 = time.perf_counter()
@@ -122,10 +137,14 @@ def main() -> None:
     if a.json:
         print(json.dumps(out))
         return
-    r = out["replay"]
-    print(f"TI replay, {r['ranks']} ranks, {r['actions']:,} actions: commaware {r['commaware_s']:.2f} s, SMPI {r['smpi_s']:.2f} s "
-          f"(whole processes; SMPI's replay program built beforehand, untimed: {r['smpi_build_s']:.2f} s): {r['speedup']:.1f}x (target >= {SPEEDUP_TARGET:g}x: {'ok' if r['ok'] else 'MISSED'}); "
-          f"makespans {r['makespan_commaware']:.9g} / {r['makespan_smpi']:.9g} s, relative difference {r['rel_diff']:.1e}")
+    for r in out["replay"]:
+        i = r["in_process"]
+        print(f"TI replay, {r['ranks']} ranks, {r['actions']:,} actions: commaware {r['commaware_s']:.2f} s, SMPI {r['smpi_s']:.2f} s "
+              f"(whole processes; SMPI's replay program built beforehand, untimed: {r['smpi_build_s']:.2f} s): {r['speedup']:.1f}x (target >= {SPEEDUP_TARGET:g}x: {'ok' if r['ok'] else 'MISSED'}); "
+              f"makespans {r['makespan_commaware']:.9g} / {r['makespan_smpi']:.9g} s, relative difference {r['rel_diff']:.1e}")
+        print(f"  in process: load {i['load_s']:.3f} s ({i['load_actions_per_s']:,.0f} actions/s), replay {i['replay_s']:.3f} s "
+              f"({i['replay_actions_per_s']:,.0f} actions/s, {i['events_per_s']:,.0f} events/s); "
+              f"SMPI {r['smpi_us_per_action']:.2f} us an action (whole process)")
     ld = out["load"]
     print(f"TI load, {ld['actions']:,} actions ({ld['ops']:,} ops): {ld['seconds']:.3f} s "
           f"(target < {LOAD_TARGET_S:g} s: {'ok' if ld['ok'] else 'MISSED'})")
