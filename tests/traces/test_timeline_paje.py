@@ -155,3 +155,95 @@ def test_the_api_writes_a_timeline_and_removes_it_when_the_run_fails(tmp_path):
     with pytest.raises(commaware.OptionsError, match=r"a timeline is written to a \.paje, \.trace, \.otf2 file"):
         commaware.simulate(EXAMPLES / "cluster16.json", ring_trace(3), timeline=tmp_path / "run.txt")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["api.trace"]
+
+
+# Link load as Paje variables (item 5): SimGrid's `LINK` containers with `bandwidth` and
+# `bandwidth_used` (B/s), as its tracing/platform writes them.
+
+def variables(path: Path) -> dict[tuple[str, str], list[tuple[float, float, float]]]:
+    """pj_dump's `Variable, container, type, start, end, duration, value` rows of `path`, as
+    (start, end, value) per (link, variable), in time order."""
+    proc = subprocess.run(["pj_dump", "-l", "17", str(path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    out: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
+    for line in proc.stdout.splitlines():
+        f = [x.strip() for x in line.split(",")]
+        if f[0] == "Variable":
+            out.setdefault((f[1], f[2]), []).append((float(f[3]), float(f[4]), float(f[6])))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def carried(segments: list[tuple[float, float, float]]) -> float:
+    """Bytes: the load integrated over time."""
+    return sum((end - start) * value for start, end, value in segments)
+
+
+def sends(pairs: list[tuple[int, int, float]], ranks: int) -> dict:
+    """Each (src, dst, bytes) as an isend and an irecv posted at 0, then a waitall on every rank:
+    every transfer starts at 0."""
+    ops: list[list[dict]] = [[] for _ in range(ranks)]
+    for s, d, b in pairs:
+        ops[s].append({"op": "isend", "dst": d, "bytes": b})
+        ops[d].append({"op": "irecv", "src": s})
+    for r in range(ranks):
+        if ops[r]:
+            ops[r].append({"op": "waitall"})
+    return {"ranks": ops}
+
+
+@requires_pajeng
+def test_one_message_loads_its_two_links_at_full_bandwidth_between_latency_and_last_byte(cli, tmp_path):
+    # 10^6 B at 1.25e8 B/s after a 1e-4 s latency: the flow runs from 1e-4 to 0.0081 s.
+    platform = tmp_path / "p.json"
+    platform.write_text(json.dumps({"cluster": {"count": 2, "speed": 1e9, "prefix": "h"},
+                                    "network": {"bandwidth": 1.25e8, "latency": 1e-4}}))
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps(sends([(0, 1, 1e6)], 2)))
+    timeline = tmp_path / "run.paje"
+    cli("simulate", platform, trace, "--timeline", timeline, check=True)
+    v = variables(timeline)
+    assert {link for link, _ in v} == {"h0_UP", "h1_DOWN"}
+    for link in ("h0_UP", "h1_DOWN"):
+        used = v[(link, "bandwidth_used")]
+        assert [(s, e, val) for s, e, val in used if val > 0] == [pytest.approx((1e-4, 0.0081, 1.25e8), rel=1e-12)]
+        assert carried(used) == pytest.approx(1e6, rel=1e-12)
+        assert {val for _, _, val in v[(link, "bandwidth")]} == {1.25e8}
+
+
+@requires_pajeng
+def test_two_senders_share_the_receivers_link(cli, tmp_path):
+    # h0 and h1 each send 10^6 B to h2 at 0 (no latency): h2's DOWN link carries both at
+    # 1e8 B/s in all, 5e7 each, until both end at 0.02 s.
+    platform = tmp_path / "p.json"
+    platform.write_text(json.dumps({"cluster": {"count": 3, "speed": 1e9, "prefix": "h"},
+                                    "network": {"bandwidth": 1e8, "latency": 0.0}}))
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps(sends([(0, 2, 1e6), (1, 2, 1e6)], 3)))
+    timeline = tmp_path / "run.paje"
+    cli("simulate", platform, trace, "--timeline", timeline, check=True)
+    v = variables(timeline)
+    busy = lambda link: [(s, e, val) for s, e, val in v[(link, "bandwidth_used")] if val > 0]  # noqa: E731
+    assert busy("h2_DOWN") == [pytest.approx((0.0, 0.02, 1e8), rel=1e-12, abs=1e-15)]
+    assert busy("h0_UP") == busy("h1_UP") == [pytest.approx((0.0, 0.02, 5e7), rel=1e-12, abs=1e-15)]
+
+
+@requires_pajeng
+def test_on_a_fat_tree_each_link_carries_the_bytes_the_link_table_counts(cli, tmp_path):
+    platform = tmp_path / "ft.json"
+    platform.write_text(json.dumps({"cluster": {"count": 4, "speed": 1e9, "prefix": "h"},
+                                    "network": {"bandwidth": 1e8, "latency": 1e-6,
+                                                "topology": {"kind": "fat_tree", "down": [2, 2], "up": [1, 1]}}}))
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps(sends([(0, 2, 3e6), (1, 3, 1e6), (0, 1, 2e6), (3, 0, 5e5)], 4)))
+    timeline, table = tmp_path / "run.paje", tmp_path / "links.csv"
+    cli("simulate", platform, trace, "--timeline", timeline, "--links", table, check=True)
+    import pandas as pd
+
+    links = pd.read_csv(table).set_index("name")
+    v = variables(timeline)
+    used = {link for link, var in v if var == "bandwidth_used"}
+    assert used == set(links.index[links["bytes"] > 0])
+    for link in used:
+        # pj_dump keeps values in single precision (66,666,666.67 B/s shows as 66666668).
+        assert carried(v[(link, "bandwidth_used")]) == pytest.approx(links.loc[link, "bytes"], rel=1e-6)
+        assert max(val for _, _, val in v[(link, "bandwidth_used")]) <= links.loc[link, "bandwidth"] * (1 + 1e-7)

@@ -88,6 +88,10 @@ pub struct LinkStats {
     /// Links whose load rose since the last [`LinkStats::commit`] (peaks are taken then,
     /// on the settled rates, not on a half-updated batch).
     touched: Vec<u32>,
+    /// When asked ([`LinkStats::track_changes`]): the links whose load changed since the last
+    /// [`LinkStats::drain_changes`], each once (`changed_flag` marks them).
+    changed: Vec<u32>,
+    changed_flag: Vec<bool>,
 }
 
 impl LinkStats {
@@ -109,7 +113,40 @@ impl LinkStats {
                 })
                 .collect(),
             touched: Vec::new(),
+            changed: Vec::new(),
+            changed_flag: Vec::new(),
         }
+    }
+
+    /// Each link's bandwidth (B/s), by link index.
+    pub fn bandwidths(&self) -> Vec<f64> {
+        self.acc.iter().map(|a| a.bandwidth).collect()
+    }
+
+    /// Keep the links whose load changed, for [`LinkStats::drain_changes`] (a timeline that
+    /// shows the links' load over time).
+    pub fn track_changes(&mut self) {
+        self.changed_flag = vec![false; self.acc.len()];
+    }
+
+    #[inline]
+    fn mark(&mut self, l: u32) {
+        if let Some(f) = self.changed_flag.get_mut(l as usize) {
+            if !*f {
+                *f = true;
+                self.changed.push(l);
+            }
+        }
+    }
+
+    /// Each link whose load changed since the last call, with its load now (B/s), in the
+    /// order they first changed; then forget them.
+    pub fn drain_changes(&mut self, mut f: impl FnMut(u32, f64)) {
+        for &l in &self.changed {
+            self.changed_flag[l as usize] = false;
+            f(l, self.acc[l as usize].load);
+        }
+        self.changed.clear();
     }
 
     /// A flow joined (`+1`) or left (`-1`) link `l` at `now`.
@@ -119,8 +156,9 @@ impl LinkStats {
         a.settle(now);
         a.flows = (a.flows as i64 + delta as i64).max(0) as u32;
         a.peak_flows = a.peak_flows.max(a.flows);
-        if a.flows == 0 {
+        if a.flows == 0 && a.load != 0.0 {
             a.load = 0.0;
+            self.mark(l);
         }
     }
 
@@ -133,6 +171,7 @@ impl LinkStats {
         if delta > 0.0 {
             self.touched.push(l);
         }
+        self.mark(l);
     }
 
     /// Take the peaks of the links whose load rose, once a batch of rate changes is done.

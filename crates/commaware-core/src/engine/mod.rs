@@ -268,6 +268,27 @@ impl Engine {
         }
     }
 
+    /// The links as a timeline shows them: (name, bandwidth B/s) of every link, indexed as
+    /// [`Engine::drain_link_changes`] numbers them, and keep their changes of load from now
+    /// on. `None` unless the engine keeps link statistics.
+    pub fn track_link_loads(&mut self, host_names: &[String]) -> Option<Vec<(String, f64)>> {
+        let names = self.link_names(host_names);
+        let stats = self.stats.as_deref_mut()?;
+        stats.track_changes();
+        Some(names.into_iter().zip(stats.bandwidths()).collect())
+    }
+
+    /// Each link whose load changed since the last call (after [`Engine::track_link_loads`]),
+    /// with its load now in B/s: the sum of its flows' rates, all changed at [`Engine::now`].
+    /// The flows that joined or left since the last step are rated first (as the next
+    /// [`Engine::step`] would do at the same time), so the loads are the settled ones.
+    pub fn drain_link_changes(&mut self, f: impl FnMut(u32, f64)) {
+        self.resolve();
+        if let Some(stats) = self.stats.as_deref_mut() {
+            stats.drain_changes(f);
+        }
+    }
+
     /// The per-link statistics of the run, for a run of length `makespan`, named after
     /// `host_names`: every link of the fabric, and the hosts' memory links (a host talking
     /// to itself) that carried a flow. `None` unless the engine was built to keep them.

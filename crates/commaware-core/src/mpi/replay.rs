@@ -348,6 +348,9 @@ struct PendingRecv {
 struct Replay<'a, 'o> {
     platform: &'a Platform,
     trace: &'a Trace,
+    /// When the timeline shows the links' load: the changes drained from the engine at each
+    /// step (kept to reuse its memory).
+    link_loads: Option<Vec<(u32, f64)>>,
     /// The collective algorithms of this run.
     coll: Collectives,
     engine: Engine,
@@ -436,11 +439,14 @@ pub fn simulate_observed(
     coll.flops_per_byte = platform.network.reduction_flops_per_byte;
     trace.check_collectives(&coll)?;
     let n = trace.n_ranks();
+    // A timeline that shows the links' load needs the engine's link statistics.
+    let link_loads = observer.timeline_sink().is_some_and(|s| s.wants_links());
     let mut rp = Replay {
         platform,
         trace,
         coll: coll.clone(),
-        engine: Engine::with_link_stats(platform, model, compute_rate, options.link_stats),
+        engine: Engine::with_link_stats(platform, model, compute_rate, options.link_stats || link_loads),
+        link_loads: if link_loads { Some(Vec::new()) } else { None },
         ranks: hosts
             .iter()
             .enumerate()
@@ -481,6 +487,13 @@ pub fn simulate_observed(
     if let Some(sink) = rp.observer.timeline_sink() {
         sink.begin(&TimelineRun { host_names: &platform.hosts.iter().map(|h| h.name.clone()).collect::<Vec<_>>(), rank_hosts: &hosts })?;
     }
+    if link_loads {
+        let host_names: Vec<String> = platform.hosts.iter().map(|h| h.name.clone()).collect();
+        let links = rp.engine.track_link_loads(&host_names).unwrap_or_default();
+        if let Some(sink) = rp.observer.timeline_sink() {
+            sink.links(&links)?;
+        }
+    }
     let started = Instant::now();
     rp.run()?;
     let replay_seconds = started.elapsed().as_secs_f64();
@@ -489,7 +502,7 @@ pub fn simulate_observed(
         sink.end(makespan)?;
     }
     let host_names: Vec<String> = platform.hosts.iter().map(|h| h.name.clone()).collect();
-    let links = rp.engine.link_report(makespan, &host_names);
+    let links = rp.engine.link_report(makespan, &host_names).filter(|_| options.link_stats);
     let rp_events = rp.events;
     let mut result = rp.finish(model_name);
     result.links = links;
@@ -525,6 +538,7 @@ impl<'a, 'o> Replay<'a, 'o> {
             if let Some(e) = self.stopped.take() {
                 return Err(e);
             }
+            self.show_link_loads();
             if self.engine.step(&mut done).is_none() {
                 break;
             }
@@ -563,6 +577,19 @@ impl<'a, 'o> Replay<'a, 'o> {
 
     fn now(&self) -> f64 {
         self.engine.now()
+    }
+
+    /// Give the timeline the load of each link that changed since the last call (all at
+    /// the engine's current time), when it shows them.
+    fn show_link_loads(&mut self) {
+        let Some(mut buf) = self.link_loads.take() else { return };
+        self.engine.drain_link_changes(|l, load| buf.push((l, load)));
+        let now = self.now();
+        for &(l, load) in &buf {
+            self.to_sink(|s| s.link_load(now, l, load));
+        }
+        buf.clear();
+        self.link_loads = Some(buf);
     }
 
     fn report(&mut self, r: std::result::Result<(), Error>) {

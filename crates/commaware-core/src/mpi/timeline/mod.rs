@@ -75,6 +75,21 @@ pub trait TimelineSink {
     fn receive(&mut self, m: &TimelineMessage) -> Result<()>;
     /// The run is over: `makespan` is its last time. Flush and close what was written.
     fn end(&mut self, makespan: f64) -> Result<()>;
+    /// Whether this timeline shows the links' load over time: then the replay keeps link
+    /// statistics, gives the links once after [`begin`](TimelineSink::begin), and each
+    /// change of a link's load as it happens.
+    fn wants_links(&self) -> bool {
+        false
+    }
+    /// Every link of the platform, indexed as [`link_load`](TimelineSink::link_load) numbers
+    /// them: its name and bandwidth (B/s).
+    fn links(&mut self, _links: &[(String, f64)]) -> Result<()> {
+        Ok(())
+    }
+    /// Link `link` carries `load` B/s (the sum of its flows' rates) from `time` on.
+    fn link_load(&mut self, _time: f64, _link: u32, _load: f64) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A writer's constructor: the file to write, and its name as errors show it.

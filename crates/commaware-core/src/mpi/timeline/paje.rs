@@ -15,8 +15,15 @@
 //!   user point-to-point messages; here a collective's messages are links too, with the
 //!   collective's name as value, user messages have SMPI's value `PTP`).
 //!
+//! * Link load: as SimGrid's `tracing/platform:yes` with `tracing/uncategorized:yes`
+//!   (`src/instr/instr_platform.cpp`), a `LINK` container per link, with the variables
+//!   `bandwidth` (its capacity, B/s) and `bandwidth_used` (the sum of the rates of the flows
+//!   on it, B/s). A link's container is created when it first carries a flow (SimGrid
+//!   creates every link of the platform at 0), and `bandwidth_used` is set each time its
+//!   load changes, so it integrates over time to the bytes the link carried (`--links`).
+//!
 //! Events are written as the replay reports them (in time order), so nothing of the run
-//! is held but the output buffer.
+//! is held but the output buffer and a name, bandwidth and flag per link.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -31,6 +38,9 @@ const HOST_TYPE: &str = "1";
 const RANK_TYPE: &str = "2";
 const STATE_TYPE: &str = "3";
 const LINK_TYPE: &str = "4";
+const NET_LINK_TYPE: &str = "5";
+const BANDWIDTH_TYPE: &str = "6";
+const BANDWIDTH_USED_TYPE: &str = "7";
 
 /// SMPI's colours of its states (`smpi_colors` in SimGrid 3.32's `instr_smpi.cpp`), by
 /// the state's name in lower case without `pmpi_`, in that map's (sorted) order.
@@ -110,6 +120,11 @@ pub struct PajeWriter<W: Write> {
     shown_as: String,
     n_hosts: usize,
     n_ranks: usize,
+    /// The platform's links (name, bandwidth), and which have a container yet, in the order
+    /// they were created.
+    links: Vec<(String, f64)>,
+    created: Vec<bool>,
+    created_order: Vec<u32>,
 }
 
 /// Open a Paje writer on the file `path` (named `shown_as` in errors).
@@ -120,7 +135,7 @@ pub fn open(path: &Path, shown_as: &str) -> Result<Box<dyn TimelineSink + Send>>
 
 impl<W: Write> PajeWriter<W> {
     pub fn new(out: W, shown_as: &str) -> Self {
-        PajeWriter { out, shown_as: shown_as.to_string(), n_hosts: 0, n_ranks: 0 }
+        PajeWriter { out, shown_as: shown_as.to_string(), n_hosts: 0, n_ranks: 0, links: Vec::new(), created: Vec::new(), created_order: Vec::new() }
     }
 
     /// The writer's output (after [`TimelineSink::end`]).
@@ -178,6 +193,8 @@ impl<W: Write> TimelineSink for PajeWriter<W> {
         self.header()?;
         self.put(format_args!("0 {HOST_TYPE} 0 HOST\n0 {RANK_TYPE} {HOST_TYPE} MPI\n2 {STATE_TYPE} {RANK_TYPE} MPI_STATE\n"))?;
         self.put(format_args!("4 {LINK_TYPE} 0 {RANK_TYPE} {RANK_TYPE} MPI_LINK\n"))?;
+        self.put(format_args!("0 {NET_LINK_TYPE} 0 LINK\n1 {BANDWIDTH_TYPE} {NET_LINK_TYPE} bandwidth \"1 1 1\"\n"))?;
+        self.put(format_args!("1 {BANDWIDTH_USED_TYPE} {NET_LINK_TYPE} bandwidth_used \"0.5 0.5 0.5\"\n"))?;
         for (code, op) in OP_NAMES.iter().enumerate() {
             let state = state_name(op);
             let color = state_color(&state);
@@ -213,7 +230,38 @@ impl<W: Write> TimelineSink for PajeWriter<W> {
         self.put(format_args!("16 {} {LINK_TYPE} 0 {value} r{} {}\n", m.received, m.dst_rank, m.id))
     }
 
+    fn wants_links(&self) -> bool {
+        true
+    }
+
+    fn links(&mut self, links: &[(String, f64)]) -> Result<()> {
+        self.links = links.to_vec();
+        self.created = vec![false; links.len()];
+        Ok(())
+    }
+
+    fn link_load(&mut self, time: f64, link: u32, load: f64) -> Result<()> {
+        let l = link as usize;
+        if l >= self.links.len() {
+            return Ok(());
+        }
+        if !self.created[l] {
+            if load == 0.0 {
+                return Ok(());
+            }
+            self.created[l] = true;
+            self.created_order.push(link);
+            let (name, bandwidth) = (quoted(&self.links[l].0), self.links[l].1);
+            self.put(format_args!("6 {time} l{l} {NET_LINK_TYPE} 0 {name}\n8 {time} {BANDWIDTH_TYPE} l{l} {bandwidth}\n"))?;
+        }
+        self.put(format_args!("8 {time} {BANDWIDTH_USED_TYPE} l{l} {load}\n"))
+    }
+
     fn end(&mut self, makespan: f64) -> Result<()> {
+        for k in 0..self.created_order.len() {
+            let l = self.created_order[k];
+            self.put(format_args!("7 {makespan} {NET_LINK_TYPE} l{l}\n"))?;
+        }
         for r in 0..self.n_ranks {
             self.put(format_args!("7 {makespan} {RANK_TYPE} r{r}\n"))?;
         }
