@@ -308,10 +308,32 @@ mod tests {
         assert!(body.contains(&"6 0 h1 1 0 \"node _1_\""));
         assert!(body.contains(&"6 0 r0 2 h1 \"rank-0\""));
         assert!(body.contains(&"5 v1 3 PMPI_Send \"0 0 1\""));
-        let events: Vec<&str> = body.iter().copied().filter(|l| !l.starts_with(['0', '2', '4', '5', '6'])).collect();
+        assert!(body.contains(&"1 7 5 bandwidth_used \"0.5 0.5 0.5\""));
+        let definition = |l: &&str| ["0", "1", "2", "4", "5", "6"].contains(&l.split(' ').next().unwrap_or(""));
+        let events: Vec<&str> = body.iter().copied().filter(|l| !definition(l)).collect();
         assert_eq!(
             events,
             ["12 0 3 r0 v1", "15 0.5 4 0 PTP r0 7 1000", "13 0.5 3 r0", "16 1.25 4 0 PTP r1 7", "7 2 2 r0", "7 2 2 r1", "7 2 1 h0", "7 2 1 h1"]
+        );
+    }
+
+    #[test]
+    fn a_link_appears_when_it_first_carries_a_flow_and_its_load_is_set_at_each_change() {
+        let hosts = vec!["n0".to_string(), "n1".to_string()];
+        let mut w = PajeWriter::new(Vec::new(), "mem.paje");
+        w.begin(&TimelineRun { host_names: &hosts, rank_hosts: &[0, 1] }).unwrap();
+        w.links(&[("n0_UP".to_string(), 1e8), ("n1_DOWN".to_string(), 2e8)]).unwrap();
+        // An idle link that stays idle gets no container; a load of 0 later is written.
+        w.link_load(0.0, 0, 0.0).unwrap();
+        w.link_load(0.5, 1, 5e7).unwrap();
+        w.link_load(1.5, 1, 0.0).unwrap();
+        w.end(2.0).unwrap();
+        let text = String::from_utf8(w.into_inner()).unwrap();
+        let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('%') && !l.starts_with('#')).collect();
+        let links: Vec<&str> = body.iter().copied().filter(|l| l.contains(" l0") || l.contains(" l1")).collect();
+        assert_eq!(
+            links,
+            ["6 0.5 l1 5 0 \"n1_DOWN\"", "8 0.5 6 l1 200000000", "8 0.5 7 l1 50000000", "8 1.5 7 l1 0", "7 2 5 l1"]
         );
     }
 }
