@@ -71,9 +71,10 @@ def traced(tmp_path_factory):
     return get
 
 
-def ours(index: Path, section: str, n: int, **load) -> float:
+def ours(index: Path, section: str, n: int, smpi: str | None = None, **load) -> float:
     platform = {**cluster(n), "network": {**cluster(n)["network"], "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES}}
-    return simulate(load_platform(platform), load_trace(index, format="ti", **load), coll=coll(section, n)).makespan
+    return simulate(load_platform(platform), load_trace(index, format="ti", **load), coll=coll(section, n),
+                    smpi=smpi).makespan
 
 
 @pytest.mark.parametrize("n", [4, 5])
@@ -84,6 +85,18 @@ def test_smpis_replay_and_commaware_agree(traced, section, n):
     smpi = smpi_replay.run_smpi_replay(cluster(n), index, collectives=algorithms(section, n)).makespan
     assert smpi > 5e-4
     assert ours(index, section, n) == pytest.approx(smpi, rel=1e-9), (section, n)
+
+
+@pytest.mark.parametrize("n", [4, 5])
+@pytest.mark.parametrize("section", ["derived", "inplace", "zero", "anytag", "comms"])
+def test_smpis_replay_in_its_default_configuration_and_commaware_with_the_preset_agree(traced, section, n):
+    """The same traces replayed by SMPI with SimGrid 3.32's default bandwidth and latency
+    factors and overheads, and by commaware with `--smpi simgrid-3.32`."""
+    index, _ = traced(section, n)
+    smpi = smpi_replay.run_smpi_replay(cluster(n), index, collectives=algorithms(section, n), smpi_timing=[]).makespan
+    neutral = smpi_replay.run_smpi_replay(cluster(n), index, collectives=algorithms(section, n)).makespan
+    assert smpi != pytest.approx(neutral, rel=1e-6), "the default configuration must change the makespan"
+    assert ours(index, section, n, smpi="simgrid-3.32") == pytest.approx(smpi, rel=1e-9), (section, n)
 
 
 @pytest.mark.parametrize("n", [4, 5])
