@@ -355,6 +355,9 @@ def _simgrid_platform_file(source: Source, text: str, name: str, fmt: str) -> tu
         return None
     base = Path.cwd() if isinstance(source, dict) else Path(source).parent
     path = base / field
+    if not path.is_file():
+        raise input_error(_core.PlatformError, name, "simgrid_platform",
+                          f"no such file {str(path)!r} (a path relative to the platform file's folder)")
     return read_text_file(path, _core.PlatformError, decompress=False), str(path)
 
 

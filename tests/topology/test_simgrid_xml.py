@@ -304,7 +304,7 @@ def test_a_json_platform_over_a_simgrid_file_sets_the_mpi_side(cw: ModuleType, t
     ({"cluster": {"count": 4, "speed": 1e9}}, "cluster: a platform whose hosts come from a SimGrid file"),
     ({"network": {"topology": {"kind": "torus", "dims": [4]}}}, "network.topology: the SimGrid file"),
     ({"network": {"latency": 1e-6}}, "network.latency: the SimGrid file's links carry the latencies"),
-    ({"simgrid_platform": "missing.xml"}, "missing.xml: cannot read"),
+    ({"simgrid_platform": "missing.xml"}, "p.json: simgrid_platform: no such file"),
     ({"network": {"model": "nope"}}, "network.model: unknown sharing model `nope`"),
 ])
 def test_a_json_platform_over_a_simgrid_file_refuses_what_the_file_gives(tmp_path: Path, extra: dict, needle: str) -> None:
