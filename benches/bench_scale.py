@@ -19,7 +19,8 @@ Cases (``--quick``: the same with 2^16 ranks, and the alltoall on 512):
 
 The trace is one op per rank, written by repeating that op's text (no per-rank Python loop);
 the platform is a ``cluster`` of ``count`` hosts. Printed per case: the child's wall time (its
-whole process: Python's start, imports, load, replay), its peak RSS (``VmHWM``), the bytes per
+whole process: Python's start, imports, load, replay; the target's measure) and its CPU time
+(user + system, which other work on a shared machine inflates less), its peak RSS (``VmHWM``), the bytes per
 rank (peak RSS less the RSS after the imports, over the ranks), the load and replay times, and
 events per second of the replay. An event here is a send or a receive (two per message), as
 LogGOPSim counts its operations. LogGOPSim's figure (a single collective of up to 10 million
@@ -106,6 +107,8 @@ def write_inputs(case: Case, quick: bool, folder: Path) -> tuple[Path, Path]:
 
 def child_main(platform_path: str, trace_path: str, case_name: str) -> dict[str, Any]:
     """One replay in this (fresh) process, measured."""
+    import resource
+
     case = next(c for c in CASES if c.name == case_name)
     import commaware
 
@@ -120,7 +123,7 @@ def child_main(platform_path: str, trace_path: str, case_name: str) -> dict[str,
     replay_s = time.perf_counter() - t0
     return {"status": "ok", "load_s": load_s, "replay_s": replay_s, "makespan_s": res.makespan,
             "messages": int(res.message_stats["count"]), "rss_imported_kb": rss_imported_kb,
-            "peak_rss_kb": proc_status_kb("VmHWM")}
+            "peak_rss_kb": proc_status_kb("VmHWM"), "cpu_s": sum(resource.getrusage(resource.RUSAGE_SELF)[:2])}
 
 
 def run_case(case: Case, quick: bool, timeout: float) -> dict[str, Any]:
@@ -182,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps([r for _, r in rows], indent=2))
         return 0 if all(r.get("status") == "ok" for _, r in rows) else 1
-    hdr = (f"{'case':17} {'ranks':>9} {'wall s':>7} {'load s':>7} {'replay s':>8} {'peak RSS':>9} "
+    hdr = (f"{'case':17} {'ranks':>9} {'wall s':>7} {'cpu s':>6} {'load s':>7} {'replay s':>8} {'peak RSS':>9} "
            f"{'B/rank':>7} {'events/s':>9}  {'target':14} verdict")
     print(hdr)
     print("-" * len(hdr))
@@ -194,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         verdict = "-" if r["targets_met"] is None else ("ok" if r["targets_met"] else "MISSED")
         failed |= r["targets_met"] is False
-        print(f"{case.name:17} {r['ranks']:>9,} {r['wall_s']:7.1f} {r['load_s']:7.1f} {r['replay_s']:8.1f} "
+        print(f"{case.name:17} {r['ranks']:>9,} {r['wall_s']:7.1f} {r['cpu_s']:6.1f} {r['load_s']:7.1f} {r['replay_s']:8.1f} "
               f"{r['peak_rss_bytes'] / GIB:7.2f} G {r['bytes_per_rank']:7.0f} {r['events_per_s']:9.3g}  "
               f"{target_text(case) if not args.quick else '(quick)':14} {verdict}")
     print(f"events: a send or a receive, two per message. LogGOPSim's published figure: over "
