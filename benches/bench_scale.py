@@ -31,7 +31,7 @@ printed beside ours for scale, not a same-run comparison.
 Usage::
 
     .venv/bin/python benches/bench_scale.py --quick        # ~10 s
-    .venv/bin/python benches/bench_scale.py                # a few minutes, up to ~6 GB
+    .venv/bin/python benches/bench_scale.py                # a few minutes, up to ~9 GB
     .venv/bin/python benches/bench_scale.py --cases bcast-1M,alltoall-bl-4096
 """
 
