@@ -30,7 +30,7 @@ use crate::network::smpi::{SmpiSpec, SmpiTiming};
 use crate::network::sharing::make_model;
 use crate::mpi::ops::{OpSpec, OP_NAMES};
 use crate::mpi::timeline::{TimelineMessage, TimelineRun, TimelineSink};
-use crate::mpi::trace::{Cursor, Step, Trace, CTX_USER};
+use crate::mpi::trace::{Cursor, Step, Trace, CTX_USER, FAN_REQ};
 
 #[derive(Debug, Clone)]
 pub struct SimOptions {
@@ -313,6 +313,66 @@ struct RankState {
     /// The trace op the timeline shows the rank in (`NONE` before its first and after its
     /// last).
     open_op: u32,
+    /// The fan round the rank is in, from its first post to the end of its wait.
+    fan: Option<Box<FanState>>,
+    /// With the fans' requests in slots ([`Replay::fans_in_slots`]): posts of the current fan.
+    fan_posted: u32,
+}
+
+/// A fan round (Open MPI's linear algorithms: receives from and/or sends to many ranks, then
+/// one wait for all) without a request slot or a pending receive per post: its receives are
+/// the sorted list of the ranks it expects a message from, and its requests a count. What
+/// its wait needs afterwards (SMPI's receive overheads, the timeline's split of the wait) is
+/// gathered as each request completes, and each message is let go then. A 4,096-rank
+/// alltoall posts 33 M requests: this is 4 bytes for each receive and nothing for each send,
+/// where a slot and a pending receive took 72.
+struct FanState {
+    /// The collective's context and tag, which every message of the fan carries.
+    ctx: u32,
+    tag: i64,
+    /// World ranks of the receives, sorted; [`MATCHED`] is set once one got its message.
+    expected: Vec<u32>,
+    /// Requests posted and not completed yet.
+    pending: u32,
+    /// The rank is in the fan's wait.
+    waiting: bool,
+    /// (completion time, SMPI receive overhead) of the receives with an overhead.
+    or_done: Vec<(f64, f64)>,
+    /// Latest start of its messages, and latest end of those that hold the wait (its
+    /// receives and rendezvous sends), as [`Replay::wait_data_span`] takes them.
+    span: (f64, f64),
+}
+
+/// Set in [`FanState::expected`] on a receive that got its message (ranks are below 2^22).
+const MATCHED: u32 = 1 << 31;
+
+impl FanState {
+    fn new(ctx: u32, tag: i64) -> Box<Self> {
+        Box::new(FanState {
+            ctx,
+            tag,
+            expected: Vec::new(),
+            pending: 0,
+            waiting: false,
+            or_done: Vec::new(),
+            span: (f64::NEG_INFINITY, f64::NEG_INFINITY),
+        })
+    }
+
+    /// Match a message from world rank `src` with context `ctx` and tag `tag` to a receive
+    /// that has none yet; whether there was one.
+    fn take(&mut self, src: u32, ctx: u32, tag: i64) -> bool {
+        if ctx != self.ctx || tag != self.tag {
+            return false;
+        }
+        match self.expected.binary_search_by(|&e| (e & !MATCHED).cmp(&src)) {
+            Ok(k) if self.expected[k] & MATCHED == 0 => {
+                self.expected[k] |= MATCHED;
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 struct Msg {
@@ -375,6 +435,9 @@ struct Replay<'a, 'o> {
     events: u64,
     /// First error an observer returned; stops the replay.
     stopped: Option<Error>,
+    /// Give each post of a fan its own request slot and pending receive, as before
+    /// [`FanState`]: the reference its tests compare with.
+    fans_in_slots: bool,
 }
 
 /// Replay `trace` on `platform`.
@@ -394,6 +457,24 @@ pub fn simulate_observed(
     options: &SimOptions,
     compute_rate: Box<dyn ComputeRate>,
     observer: &mut dyn Observer,
+) -> Result<SimResult> {
+    replay(platform, trace, options, compute_rate, observer, false)
+}
+
+/// [`simulate_observed`] with every post of a fan in its own request slot, as the replay
+/// did before [`FanState`]: the tests' reference.
+#[cfg(test)]
+pub(crate) fn simulate_fans_in_slots(platform: &Platform, trace: &Trace, options: &SimOptions, observer: &mut dyn Observer) -> Result<SimResult> {
+    replay(platform, trace, options, crate::engine::interference::compute_rate(platform), observer, true)
+}
+
+fn replay(
+    platform: &Platform,
+    trace: &Trace,
+    options: &SimOptions,
+    compute_rate: Box<dyn ComputeRate>,
+    observer: &mut dyn Observer,
+    fans_in_slots: bool,
 ) -> Result<SimResult> {
     if platform.topology.is_some() && !compute_rate.is_identity() {
         // The compute-rate hook reads each host's NIC traffic, which only the star has.
@@ -467,6 +548,8 @@ pub fn simulate_observed(
                 blocked_time: 0.0,
                 penalties: (0.0, 0),
                 open_op: NONE,
+                fan: None,
+                fan_posted: 0,
             })
             .collect(),
         msgs: Vec::new(),
@@ -483,6 +566,7 @@ pub fn simulate_observed(
         ranks_done: 0,
         events: 0,
         stopped: None,
+        fans_in_slots,
     };
     if let Some(sink) = rp.observer.timeline_sink() {
         sink.begin(&TimelineRun { host_names: &platform.hosts.iter().map(|h| h.name.clone()).collect::<Vec<_>>(), rank_hosts: &hosts })?;
@@ -669,7 +753,23 @@ impl<'a, 'o> Replay<'a, 'o> {
                 self.show_op(r, self.ranks[r].cursor.op);
             }
             let host = self.ranks[r].host;
-            match trace.step(r, &self.ranks[r].cursor, &self.coll) {
+            let mut step = trace.step(r, &self.ranks[r].cursor, &self.coll);
+            let fan_post = matches!(step, Step::Send { req: FAN_REQ, .. } | Step::Recv { req: FAN_REQ, .. });
+            if self.fans_in_slots {
+                // The reference: each post of a fan in the next scratch slot, one wait for all.
+                let first = self.trace.scratch_slot(r);
+                let st = &mut self.ranks[r];
+                match &mut step {
+                    Step::Send { req, .. } | Step::Recv { req, .. } if *req == FAN_REQ => *req = first + st.fan_posted,
+                    Step::WaitFan => step = Step::WaitSlots { first, n: std::mem::take(&mut st.fan_posted) },
+                    _ => {}
+                }
+            } else if let Step::Recv { req: FAN_REQ, .. } = step {
+                // All of the fan's receives at once (they cost no time); the cursor is past them.
+                self.post_fan_recvs(r);
+                continue;
+            }
+            match step {
                 Step::Compute { amount, seconds } => {
                     let flops = if seconds { amount * platform.hosts[host].speed } else { amount };
                     self.engine.start_compute(host, flops, TAG_RANK | r as u64);
@@ -680,7 +780,11 @@ impl<'a, 'o> Replay<'a, 'o> {
                     return self.block(r, Blocked::Activity(SLEEP));
                 }
                 Step::Send { req, dst, bytes, tag, ctx, sync, nonblocking } => {
-                    self.grow_slots(r, req);
+                    if req == FAN_REQ {
+                        self.ranks[r].fan.get_or_insert_with(|| FanState::new(ctx, tag));
+                    } else {
+                        self.grow_slots(r, req);
+                    }
                     let mut overhead = platform.hosts[host].overhead.send_time(bytes);
                     if let Some(smpi) = &platform.smpi {
                         overhead += self.smpi_send_overhead(smpi, bytes, sync, nonblocking);
@@ -692,11 +796,21 @@ impl<'a, 'o> Replay<'a, 'o> {
                     }
                     self.ranks[r].overhead_paid = false;
                     let rendezvous = sync || net.synchronous_send || bytes >= net.eager_threshold;
+                    if let (FAN_REQ, Some(fan)) = (req, self.ranks[r].fan.as_mut()) {
+                        fan.pending += 1;
+                    }
                     self.post_send(r, req, dst, bytes, tag, ctx, rendezvous);
+                    self.ranks[r].fan_posted += (fan_post && self.fans_in_slots) as u32;
                 }
                 Step::Recv { req, src, tag, ctx } => {
                     self.grow_slots(r, req);
-                    self.post_recv(r, req, src, tag, ctx)
+                    self.post_recv(r, req, src, tag, ctx);
+                    self.ranks[r].fan_posted += fan_post as u32;
+                }
+                Step::WaitFan => {
+                    if self.enter_fan_wait(r) {
+                        return;
+                    }
                 }
                 Step::Wait { reqs, n } => {
                     if self.wait_for(r, reqs[..n as usize].iter().copied()) {
@@ -831,7 +945,9 @@ impl<'a, 'o> Replay<'a, 'o> {
             return start;
         }
         let st = &self.ranks[r];
-        let mut done: Vec<(f64, f64)> = if st.wait_any {
+        let mut done: Vec<(f64, f64)> = if let Some(fan) = &st.fan {
+            fan.or_done.clone()
+        } else if st.wait_any {
             // only the first that completed is finished
             st.wait_reqs.iter().map(|&q| st.reqs[q as usize]).find(|q| q.done).map(|q| (q.at, q.or_seconds)).into_iter().collect()
         } else {
@@ -872,6 +988,9 @@ impl<'a, 'o> Replay<'a, 'o> {
     /// The wait is over: its requests are consumed, and their messages lose a holder (for a
     /// waitany, only the first that completed; the others stay open).
     fn end_wait(&mut self, r: usize) {
+        if self.ranks[r].fan.take().is_some() {
+            return; // its messages went as its requests completed
+        }
         if std::mem::take(&mut self.ranks[r].wait_any) {
             let reqs = std::mem::take(&mut self.ranks[r].wait_reqs);
             let first = reqs.iter().copied().find(|&q| self.ranks[r].reqs[q as usize].done);
@@ -959,6 +1078,9 @@ impl<'a, 'o> Replay<'a, 'o> {
     /// (messages not started or not arrived count as "now").
     fn wait_data_span(&self, r: usize) -> (f64, f64) {
         let st = &self.ranks[r];
+        if let Some(fan) = &st.fan {
+            return (fan.span.0, fan.span.1.max(fan.span.0));
+        }
         let now = self.now();
         let (mut first, mut last) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
         for &q in &st.wait_reqs {
@@ -1008,29 +1130,39 @@ impl<'a, 'o> Replay<'a, 'o> {
                 (self.msgs.len() - 1) as u32
             }
         };
-        self.ranks[r].reqs[req as usize] = Req { msg: id, ..FRESH_REQ };
+        if req != FAN_REQ {
+            self.ranks[r].reqs[req as usize] = Req { msg: id, ..FRESH_REQ };
+        }
         if req < self.trace.n_user_reqs[r] {
             self.ranks[r].unwaited.push(req);
         }
         let d = dst as usize;
-        let found = self.unmatched_recvs[d]
+        // A fan's receives are the only ones of the destination on this context and tag
+        // while it is in the fan (collectives have their own context, and a rank is in one
+        // collective round at a time).
+        let matched = if self.ranks[d].fan.as_mut().is_some_and(|f| f.take(r as u32, ctx, tag)) {
+            self.msgs[id as usize].recv_req = FAN_REQ;
+            true
+        } else if let Some(k) = self.unmatched_recvs[d]
             .iter()
-            .position(|p| p.ctx == ctx && p.src.map_or(true, |s| s == r as u32) && p.tag.map_or(true, |t| t == tag));
-        if let Some(k) = found {
+            .position(|p| p.ctx == ctx && p.src.map_or(true, |s| s == r as u32) && p.tag.map_or(true, |t| t == tag))
+        {
             let p = self.unmatched_recvs[d].remove(k).expect("position is valid");
             self.msgs[id as usize].recv_req = p.req;
             self.ranks[d].reqs[p.req as usize].msg = id;
+            true
         } else {
             self.unmatched_sends[d].push_back(id);
-        }
+            false
+        };
         if self.record_states {
             let m = self.timeline_message(id);
             self.to_sink(|s| s.send(&m));
         }
         if !rendezvous {
             self.start_transfer(id);
-            self.complete_req(r, req);
-        } else if found.is_some() {
+            self.complete(r, req, id);
+        } else if matched {
             self.start_transfer(id);
         }
     }
@@ -1096,7 +1228,7 @@ impl<'a, 'o> Replay<'a, 'o> {
         let m = &self.msgs[id as usize];
         if let Some(smpi) = &self.platform.smpi {
             // SMPI's receiver overhead: for a message whose send was detached (eager).
-            if !m.rendezvous {
+            if !m.rendezvous && m.recv_req != FAN_REQ {
                 let or_seconds = smpi.recv_overhead(m.bytes);
                 self.ranks[m.dst as usize].reqs[m.recv_req as usize].or_seconds = or_seconds;
             }
@@ -1108,8 +1240,125 @@ impl<'a, 'o> Replay<'a, 'o> {
         } else {
             let (dst, req) = (m.dst as usize, m.recv_req);
             self.timeline_receive(id);
-            self.complete_req(dst, req);
+            self.complete(dst, req, id);
         }
+    }
+
+    /// Request `req` of rank `r`, for message `id`, completed.
+    fn complete(&mut self, r: usize, req: u32, id: u32) {
+        if req == FAN_REQ {
+            self.complete_fan(r, id);
+        } else {
+            self.complete_req(r, req);
+        }
+    }
+
+    /// A request of the fan rank `r` is in completed, for message `id`: keep what its wait
+    /// needs of the message, and let the message go.
+    fn complete_fan(&mut self, r: usize, id: u32) {
+        let now = self.now();
+        let m = &self.msgs[id as usize];
+        let receive = m.dst as usize == r;
+        let or_seconds = match &self.platform.smpi {
+            Some(smpi) if receive && !m.rendezvous => smpi.recv_overhead(m.bytes),
+            _ => 0.0,
+        };
+        let holds = receive || m.rendezvous;
+        let (start, end) = (m.start, m.end);
+        let fan = self.ranks[r].fan.as_mut().expect("a fan request completes in a fan");
+        fan.pending -= 1;
+        if or_seconds > 0.0 {
+            fan.or_done.push((now, or_seconds));
+        }
+        fan.span.0 = fan.span.0.max(if start.is_finite() { start } else { now });
+        if holds {
+            fan.span.1 = fan.span.1.max(if end.is_finite() { end } else { now });
+        }
+        let over = fan.waiting && fan.pending == 0;
+        self.release(id);
+        if over && self.ranks[r].blocked == Blocked::Wait {
+            self.unblock(r);
+        }
+    }
+
+    /// Post every receive of the fan rank `r` is at (they follow one another and cost no
+    /// time), moving its cursor past them: each takes the oldest message already sent to it,
+    /// in the fan's order, as one receive after another would.
+    fn post_fan_recvs(&mut self, r: usize) {
+        let (trace, coll) = (self.trace, &self.coll);
+        let mut order: Vec<u32> = Vec::new();
+        let mut key = None;
+        while !trace.finished(r, &self.ranks[r].cursor) {
+            match trace.step(r, &self.ranks[r].cursor, coll) {
+                Step::Recv { req: FAN_REQ, src: Some(s), tag: Some(t), ctx } => {
+                    key = Some((ctx, t));
+                    order.push(s);
+                }
+                _ => break,
+            }
+            trace.advance(r, &mut self.ranks[r].cursor, coll);
+        }
+        let (ctx, tag) = key.expect("a fan's receives name their source and tag");
+        let mut expected = order.clone();
+        expected.sort_unstable();
+        let fan = self.ranks[r].fan.get_or_insert_with(|| FanState::new(ctx, tag));
+        fan.pending += order.len() as u32;
+        fan.expected = expected;
+        // Messages that came first: the oldest from each source.
+        let mut early: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+        for &id in &self.unmatched_sends[r] {
+            let m = &self.msgs[id as usize];
+            if m.ctx == ctx && m.tag == tag {
+                early.entry(m.src).or_insert(id);
+            }
+        }
+        if early.is_empty() {
+            return;
+        }
+        let mut taken = Vec::new();
+        for &s in &order {
+            if let Some(id) = early.remove(&s) {
+                let fan = self.ranks[r].fan.as_mut().expect("just made");
+                if fan.take(s, ctx, tag) {
+                    self.msgs[id as usize].recv_req = FAN_REQ;
+                    taken.push(id);
+                }
+            }
+        }
+        let msgs = &self.msgs;
+        self.unmatched_sends[r].retain(|&id| msgs[id as usize].recv_req == NONE);
+        for id in taken {
+            let m = &self.msgs[id as usize];
+            if m.rendezvous && m.start.is_nan() {
+                self.start_transfer(id);
+            } else if m.end.is_finite() {
+                self.deliver(id);
+            }
+        }
+    }
+
+    /// Rank `r` reaches the wait of its fan; returns whether it blocks (else the wait is over).
+    fn enter_fan_wait(&mut self, r: usize) -> bool {
+        let pending = match self.ranks[r].fan.as_mut() {
+            Some(fan) if fan.pending > 0 => {
+                fan.waiting = true;
+                true
+            }
+            _ => false,
+        };
+        if pending {
+            self.block(r, Blocked::Wait);
+            return true;
+        }
+        let now = self.now();
+        let until = self.or_chain_end(r, now);
+        self.end_wait(r);
+        if until > now {
+            self.engine.start_timer(until - now, TAG_RANK | r as u64);
+            self.block(r, Blocked::WaitOverhead);
+            return true;
+        }
+        false
     }
 
     fn complete_req(&mut self, r: usize, req: u32) {
@@ -1199,7 +1448,7 @@ impl<'a, 'o> Replay<'a, 'o> {
                 let (src, send_req, rendezvous, matched) = (m.src as usize, m.send_req, m.rendezvous, m.recv_req != NONE);
                 self.record(id);
                 if rendezvous {
-                    self.complete_req(src, send_req);
+                    self.complete(src, send_req, id);
                 }
                 if matched {
                     self.deliver(id);
@@ -1210,7 +1459,7 @@ impl<'a, 'o> Replay<'a, 'o> {
                 let m = &self.msgs[id as usize];
                 let (dst, req) = (m.dst as usize, m.recv_req);
                 self.timeline_receive(id);
-                self.complete_req(dst, req);
+                self.complete(dst, req, id);
             }
             other => unreachable!("unexpected completion {other:?}"),
         }

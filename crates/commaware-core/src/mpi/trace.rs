@@ -38,13 +38,18 @@ pub struct TraceSpec {
 pub const CTX_USER: u32 = 0;
 pub const CTX_COLLECTIVE: u32 = 1;
 
+/// The request of a fan's posts ([`Step::Send`], [`Step::Recv`]): they are awaited all
+/// together by [`Step::WaitFan`], so the replay need not keep a slot for each.
+pub const FAN_REQ: u32 = u32::MAX - 1;
+
 /// Largest number of ranks a trace may have (each rank costs some state in the replay).
 pub const MAX_RANKS: usize = 1 << 22;
 
 /// One primitive step of a rank, produced on demand by [`Trace::step`]. Request slots are
 /// per rank: user requests (`isend`/`irecv`) take slots `0..n_user_reqs` in posting order;
 /// blocking point-to-point ops and collective rounds use the scratch slots after them (two,
-/// or as many as a fan posts), which are free again once the step's wait completed.
+/// or as many as a segmented algorithm posts), which are free again once the step's wait
+/// completed; a fan's posts take none ([`FAN_REQ`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Step {
     /// Compute `amount` flops, or `amount` seconds at full speed when `seconds`.
@@ -58,8 +63,11 @@ pub enum Step {
     Recv { req: u32, src: Option<u32>, tag: Option<i64>, ctx: u32 },
     /// Block until these request slots (the first `n` of `reqs`) completed.
     Wait { reqs: [u32; 2], n: u8 },
-    /// Block until request slots `first..first + n` completed (a fan's MPI_Waitall).
+    /// Block until request slots `first..first + n` completed.
     WaitSlots { first: u32, n: u32 },
+    /// Block until every post of the current fan completed (its MPI_Waitall). A fan's
+    /// posts carry [`FAN_REQ`] instead of a slot: the replay keeps its requests together.
+    WaitFan,
     /// Block until every user request posted and not waited for yet completed.
     WaitAll,
     /// MPI_Test of user request `req`.
@@ -361,13 +369,13 @@ impl Trace {
             (Round::SendRecv { dst, bytes, .. }, 0) => send(a, dst, bytes, true),
             (Round::SendRecv { src, .. }, 1) => recv(b, src),
             (Round::SendRecv { .. }, _) => Step::Wait { reqs: [a, b], n: 2 },
-            // A fan's posts take consecutive slots, then one wait for them all.
+            // A fan's posts, then one wait for them all.
             (Round::Fan(fan), i) if i < fan.posts() => match fan.post(op, i) {
-                Round::Send { to, bytes } => send(a + i, to, bytes, true),
-                Round::Recv(s) => recv(a + i, s),
+                Round::Send { to, bytes } => send(FAN_REQ, to, bytes, true),
+                Round::Recv(s) => recv(FAN_REQ, s),
                 _ => unreachable!("a fan posts sends and receives"),
             },
-            (Round::Fan(fan), _) => Step::WaitSlots { first: a, n: fan.posts() },
+            (Round::Fan(_), _) => Step::WaitFan,
             // Open MPI's segmented algorithms: posts into chosen slots, waits on slot ranges.
             (Round::SendSlot { to, bytes, slot, blocking }, 0) => send(a + slot, to, bytes, !blocking),
             (Round::SendSlot { slot, .. }, _) => Step::Wait { reqs: [a + slot, 0], n: 1 },
