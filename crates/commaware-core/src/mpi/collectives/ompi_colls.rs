@@ -292,6 +292,17 @@ pub(crate) fn reduce_generic(tree: &Tree, is_root: bool, k: usize, bytes: f64, s
     })
 }
 
+/// Rounds of [`reduce_generic`] for a rank with `tree`: one per segment for a leaf (none for a
+/// lone root), else three per (segment, child) and three to finish.
+pub(crate) fn reduce_generic_len(tree: &Tree, is_root: bool, bytes: f64, segsize: f64) -> usize {
+    let (n, _) = segments(bytes, segsize);
+    match tree.next.len() {
+        0 if tree.prev.is_some() && !is_root => n,
+        0 => 0,
+        c => 3 * (n * c + 1),
+    }
+}
+
 /// SimGrid's NTSL bcast pipelines segments of this many bytes (`bcast-NTSL.cpp`).
 pub(crate) const NTSL_SEGMENT: f64 = 8192.0;
 
@@ -366,6 +377,76 @@ pub(crate) fn ntsl_len(r: usize, p: usize, root: usize, bytes: f64) -> (usize, f
     let n = (bytes / NTSL_SEGMENT).floor() as usize;
     let own = if r == 0 || r == p - 1 { n + 1 } else { 3 * n + 1 };
     (pre + own, bytes - n as f64 * NTSL_SEGMENT)
+}
+
+/// SimGrid's NTSB bcast pipelines segments of this many bytes (`bcast-NTSB.cpp`).
+pub(crate) const NTSB_SEGMENT: f64 = 8192.0;
+
+/// Round `k` of SimGrid's NTSB bcast beyond one segment (`bcast-NTSB.cpp`; at most one segment
+/// is the plain binary tree) for rank `r` of `p` rooted at `root`, before its remainder: a root
+/// other than 0 first sends the whole buffer to rank 0; then on the binary tree of rank r
+/// (parent (r − 1) / 2, children 2r + 1 and 2r + 2 that exist) the buffer goes in ⌊bytes /
+/// 8192⌋ segments of 8192 bytes: rank 0 posts every segment's sends (to the left child, then
+/// the right) and waits for them all; a leaf posts every receive, then waits for them all; a
+/// rank between posts every receive, then for each segment waits for it and posts its sends
+/// on, and at last waits for all its sends. The remainder (bytes mod 8192) is broadcast after
+/// by the bcast in use for its size. `None` when the rank is done.
+pub(crate) fn ntsb(r: usize, p: usize, root: usize, k: usize, bytes: f64) -> Option<Round> {
+    if p < 2 {
+        return None;
+    }
+    let k = match k.checked_sub((root != 0) as usize) {
+        None if r == root => return Some(Round::Send { to: 0, bytes }),
+        None if r == 0 => return Some(Round::Recv(root)),
+        None => return Some(Round::Skip),
+        Some(k) => k,
+    };
+    let n = (bytes / NTSB_SEGMENT).floor() as usize;
+    let children: Vec<usize> = [2 * r + 1, 2 * r + 2].into_iter().filter(|&c| c < p).collect();
+    let c = children.len();
+    // Sends of segment i to child j go to slot base + j·n + i.
+    let send = |base: usize, i: usize, j: usize| Round::SendSlot { to: children[j], bytes: NTSB_SEGMENT, slot: (base + j * n + i) as u32, blocking: false };
+    let all = |first: usize, m: usize| Round::Await { first: first as u32, n: m as u32, combine: 0.0 };
+    if r == 0 {
+        return match k {
+            k if k < c * n => Some(send(0, k / c, k % c)),
+            k if k == c * n => Some(all(0, c * n)),
+            _ => None,
+        };
+    }
+    let from = (r - 1) / 2;
+    Some(match k {
+        k if k < n => Round::RecvSlot { from, slot: k as u32 },
+        k if c == 0 && k == n => all(0, n),
+        k if c > 0 && k < n + n * (1 + c) => {
+            let (i, j) = ((k - n) / (1 + c), (k - n) % (1 + c));
+            if j == 0 {
+                all(i, 1)
+            } else {
+                send(n, i, j - 1)
+            }
+        }
+        k if c > 0 && k == n + n * (1 + c) => all(n, c * n),
+        _ => return None,
+    })
+}
+
+/// Rounds rank `r` spends in NTSB's pipeline ([`ntsb`], bytes above one segment), and the
+/// bytes left for the remainder bcast (0: none).
+pub(crate) fn ntsb_len(r: usize, p: usize, root: usize, bytes: f64) -> (usize, f64) {
+    let pre = (root != 0) as usize;
+    let n = (bytes / NTSB_SEGMENT).floor() as usize;
+    let rest = bytes - n as f64 * NTSB_SEGMENT;
+    if p < 2 {
+        return (0, rest);
+    }
+    let c = [2 * r + 1, 2 * r + 2].into_iter().filter(|&c| c < p).count();
+    let own = match (r, c) {
+        (0, c) => c * n + 1,
+        (_, 0) => n + 1,
+        (_, c) => n + n * (1 + c) + 1,
+    };
+    (pre + own, rest)
 }
 
 /// `bcast__ompi_split_bintree`'s segment size: 1 KiB below 370728 bytes, else 8 KiB.
@@ -527,6 +608,40 @@ mod tests {
         assert_eq!(rounds(|k| bcast_generic(&leaf, false, k, 250.0, 100.0)).len(), 1 + 2 + 2 + 1);
         let root = Tree { prev: None, next: vec![1, 2] };
         assert_eq!(rounds(|k| bcast_generic(&root, true, k, 250.0, 100.0)).len(), 3 * 3);
+    }
+
+    #[test]
+    fn reduce_generic_lengths_match_its_rounds() {
+        for p in [2, 3, 4, 5, 7, 8, 13] {
+            for root in [0, p - 1] {
+                for (bytes, seg) in [(100.0, 0.0), (100.0, 30.0), (65536.0, 1024.0)] {
+                    for r in 0..p {
+                        for tree in [chain(1, p, root, r), chain(p / 2, p, root, r), kary_tree(2, p, root, r), in_order_bmtree(p, root, r)] {
+                            let n = (0..).take_while(|&k| reduce_generic(&tree, r == root, k, bytes, seg).is_some()).count();
+                            assert_eq!(reduce_generic_len(&tree, r == root, bytes, seg), n, "{p} {root} {bytes} {seg} {r} {tree:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ntsb_lengths_match_its_rounds() {
+        for (p, root, bytes) in [(4, 0, 9000.0), (4, 2, 30000.0), (5, 0, 30000.0), (7, 3, 40960.0), (2, 1, 9000.0), (8, 7, 100000.0)] {
+            for r in 0..p {
+                let (len, _) = ntsb_len(r, p, root, bytes);
+                let rounds = (0..).take_while(|&k| ntsb(r, p, root, k, bytes).is_some()).count();
+                assert_eq!(rounds, len, "{p} {root} {bytes} {r}");
+            }
+        }
+        assert_eq!(ntsb_len(1, 5, 0, 30000.0).1, 30000.0 - 3.0 * 8192.0);
+        // Rank 1 of 5 (children 3 and 4) with 2 segments: 2 receives, then per segment a wait
+        // and two sends (slots 2 + 2j + i), then the wait for its 4 sends.
+        let r: Vec<String> = (0..).map_while(|k| ntsb(1, 5, 0, k, 20000.0)).map(|x| format!("{x:?}")).collect();
+        assert_eq!(r[2..5], ["Await { first: 0, n: 1, combine: 0.0 }", "SendSlot { to: 3, bytes: 8192.0, slot: 2, blocking: false }",
+                             "SendSlot { to: 4, bytes: 8192.0, slot: 4, blocking: false }"]);
+        assert_eq!(r[8], "Await { first: 2, n: 4, combine: 0.0 }");
     }
 
     #[test]
