@@ -122,6 +122,11 @@ REDBCAST = [
     ({"allreduce": "redbcast", "reduce": "ompi_pipeline", "bcast": "ompi_pipeline"}, None, [100000], (5, 8)),
     ({"allreduce": "lr"}, None, [3, 23, 100003, 100000], (4, 5, 8)),
     ({"allreduce": "lr"}, None, [2, 100001], (3,)),
+    # Open MPI's segmented ring from p MiB (4 MiB + 3: one phase, blocks of 1 MiB + 1 and
+    # 1 MiB; 7 MiB: two phases), lr below (100003: with a remainder).
+    ({"allreduce": "ompi_ring_segmented"}, None, [100003, 4194307, 7340032], (4,)),
+    ({"allreduce": "ompi_ring_segmented"}, None, [3145733, 9437184], (3,)),
+    ({"allreduce": "ompi_ring_segmented"}, None, [2097152], (2,)),
 ]
 
 

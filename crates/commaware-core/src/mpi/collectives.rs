@@ -142,6 +142,9 @@ pub enum Algo {
     Rdb,
     /// Allreduce: ring reduce-scatter then ring allgather (SimGrid's `lr`).
     Lr,
+    /// Allreduce: Open MPI's segmented ring (`ompi_ring_segmented`, [`ompi_colls::RingSegmented`])
+    /// from p segments of 1 MiB, `lr` below.
+    RingSegmented,
     /// Allreduce: Rabenseifner, recursive-halving reduce-scatter then recursive-doubling allgather.
     RabRdb,
     /// Allreduce: SimGrid's `redbcast` (`allreduce-redbcast.cpp`): the reduce in use to rank 0,
@@ -224,6 +227,7 @@ impl Algo {
             Algo::ScatterLrAllgather => "scatter_lr_allgather",
             Algo::Rdb => "rdb",
             Algo::Lr => "lr",
+            Algo::RingSegmented => "ompi_ring_segmented",
             Algo::RabRdb => "rab_rdb",
             Algo::Redbcast => "redbcast",
             Algo::NbcLinear => "nbc_linear",
@@ -260,7 +264,7 @@ pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("barrier", &[Algo::Dissemination, Algo::BasicLinear, Algo::RecursiveDoubling, Algo::Tree]),
     ("bcast", &[Algo::Binomial, Algo::ScatterRdbAllgather, Algo::ScatterLrAllgather, Algo::BinaryTree, Algo::Ntsl, Algo::OmpiPipeline, Algo::OmpiSplitBintree]),
     ("reduce", &[Algo::Binomial, Algo::BasicLinear, Algo::OmpiBinomial, Algo::OmpiPipeline, Algo::OmpiChain, Algo::OmpiBinary, Algo::OmpiInOrderBinary, Algo::NbcLinear]),
-    ("allreduce", &[Algo::Rdb, Algo::Lr, Algo::RabRdb, Algo::Redbcast]),
+    ("allreduce", &[Algo::Rdb, Algo::Lr, Algo::RabRdb, Algo::Redbcast, Algo::RingSegmented]),
     ("alltoall", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::Bruck, Algo::BasicLinear]),
     ("alltoallv", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::BasicLinear, Algo::Bruck]),
     ("gather", &[Algo::Binomial, Algo::BasicLinear]),
@@ -417,6 +421,11 @@ impl Collectives {
             let (reduce, reduce_algo, bcast, bcast_algo) = redbcast_parts(op, p, self);
             self.check_algo(&reduce, reduce_algo, p)?;
             return self.check_algo(&bcast, bcast_algo, p);
+        }
+        if let (OpSpec::Allreduce { bytes, .. }, Algo::RingSegmented) = (op, a) {
+            if ompi_colls::RingSegmented::new(*bytes, p).is_none() {
+                return self.check_algo(op, Algo::Lr, p);
+            }
         }
         if let (OpSpec::Allreduce { bytes, comm }, Algo::Lr) = (op, a) {
             if *bytes < p as f64 {
@@ -665,7 +674,7 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
             // 5 segmented_ring runs lr below p segments of 1 MiB, which covers every size the
             // decision gives it.
             4 => Some(Algo::Lr),
-            5 if *bytes < p as f64 * 1048576.0 => Some(Algo::Lr),
+            5 => Some(Algo::RingSegmented),
             // 1 basic_linear, 2 nonoverlapping: SimGrid runs redbcast, which calls the
             // selector's reduce and bcast.
             1 | 2 => Some(Algo::Redbcast),
@@ -1173,6 +1182,10 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
         (OpSpec::Reduce { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |_| *bytes),
         (OpSpec::Gather { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, true, false, |_| *bytes),
         (OpSpec::Gather { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |n| n as f64 * bytes),
+        (OpSpec::Allreduce { bytes, .. }, Algo::RingSegmented) => match ompi_colls::RingSegmented::new(*bytes, p) {
+            Some(ring) => ring.round(r, k),
+            None => round(op, Algo::Lr, r, p, k as u32, coll),
+        },
         // SimGrid's lr (`allreduce-lr.cpp`) runs redbcast below p bytes.
         (OpSpec::Allreduce { bytes, .. }, Algo::Lr) if *bytes < p as f64 => round(op, Algo::Redbcast, r, p, k as u32, coll),
         (OpSpec::Allreduce { bytes, comm }, Algo::Lr) => {
@@ -1277,6 +1290,9 @@ pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32,
         // The in-order binary tree's last receive, at the root, is the result.
         (OpSpec::Reduce { .. }, Algo::OmpiInOrderBinary) => 0.0,
         (OpSpec::Reduce { bytes, .. }, _) => *bytes,
+        (OpSpec::Allreduce { bytes, .. }, Algo::RingSegmented) if ompi_colls::RingSegmented::new(*bytes, p).is_none() => {
+            reduced_bytes(op, Algo::Lr, r, p, k as u32, rd, coll)
+        }
         (OpSpec::Allreduce { bytes, .. }, Algo::Lr) if *bytes < p as f64 => reduced_bytes(op, Algo::Redbcast, r, p, k as u32, rd, coll),
         (OpSpec::Allreduce { bytes, comm }, Algo::Lr) => {
             let (share, rest) = lr_split(*bytes, p);
@@ -1289,6 +1305,8 @@ pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32,
             }
         }
         (OpSpec::Allreduce { .. }, Algo::Redbcast) => redbcast_reduced(op, r, p, k, rd, coll),
+        // The segmented ring's waits say what they combine; its allgather only copies.
+        (OpSpec::Allreduce { .. }, Algo::RingSegmented) => 0.0,
         // The fold (round 0) combines the whole buffer, then recursive halving its share;
         // the doubling back and the unfold only copy.
         (OpSpec::Allreduce { bytes, .. }, Algo::RabRdb) => match k {
@@ -1482,7 +1500,7 @@ mod tests {
         // SimGrid's lr turns to redbcast below p elements (4 on 5 ranks), the segmented ring
         // (p 16-31, below 64 bytes) to lr; basic_linear and nonoverlapping run redbcast.
         assert_eq!(pick(allreduce(4.0), 5), Algo::Lr);
-        assert_eq!(pick(allreduce(63.0), 16), Algo::Lr);
+        assert_eq!(pick(allreduce(63.0), 16), Algo::RingSegmented);
         assert_eq!(pick(allreduce(2000.0), 300), Algo::Redbcast);
         assert_eq!(pick(allreduce(100000.0), 200), Algo::Redbcast);
         // The segmented ring runs lr below p MiB.

@@ -449,6 +449,100 @@ pub(crate) fn ntsb_len(r: usize, p: usize, root: usize, bytes: f64) -> (usize, f
     (pre + own, rest)
 }
 
+/// Open MPI's `COLL_TUNED_COMPUTE_BLOCKCOUNT`: `count` cut into `n` blocks, the first
+/// `count mod n` one larger. Returns (split, early block, late block).
+fn blockcount(count: u64, n: u64) -> (u64, u64, u64) {
+    let (late, split) = (count / n, count % n);
+    (split, late + (split != 0) as u64, late)
+}
+
+/// Open MPI's segmented ring allreduce as SimGrid runs it (`allreduce-ompi-ring-segmented.cpp`)
+/// on `bytes` (counts of MPI_BYTE) over `p` ranks, from p segments of 1 MiB up (below, it runs
+/// lr): its phases and the byte counts of the pieces. `None` below p segments.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RingSegmented {
+    p: u64,
+    phases: u64,
+    /// (split, early, late) of the p blocks.
+    blocks: (u64, u64, u64),
+}
+
+/// Open MPI's segment for the segmented ring (1 MiB).
+const RING_SEGMENT: u64 = 1 << 20;
+
+impl RingSegmented {
+    pub(crate) fn new(bytes: f64, p: usize) -> Option<RingSegmented> {
+        let (count, p) = (bytes as u64, p as u64);
+        let segcount = if RING_SEGMENT < count { RING_SEGMENT } else { count };
+        if p < 2 || count < p * segcount {
+            return None;
+        }
+        let mut phases = count / (p * segcount);
+        let left = count % (p * segcount);
+        if left >= p && left > p * segcount / 2 {
+            phases += 1;
+        }
+        Some(RingSegmented { p, phases, blocks: blockcount(count, p) })
+    }
+
+    /// Bytes of block `b`.
+    fn block(&self, b: usize) -> f64 {
+        let (split, early, late) = self.blocks;
+        (if (b as u64) < split { early } else { late }) as f64
+    }
+
+    /// Bytes of phase `phase`'s piece of block `b`.
+    fn piece(&self, b: usize, phase: usize) -> f64 {
+        let (split, early, late) = blockcount(self.block(b) as u64, self.phases);
+        (if (phase as u64) < split { early } else { late }) as f64
+    }
+
+    /// Rounds of one phase: the first receive posted, the rank's own piece sent, then for each
+    /// of p − 2 steps the next receive posted, the last one awaited and its piece sent on, and
+    /// the last receive awaited.
+    fn per_phase(&self) -> usize {
+        3 * self.p as usize
+    }
+
+    /// Rounds rank of the whole algorithm: the phases, then the p − 1 steps of the allgather.
+    pub(crate) fn len(&self) -> usize {
+        self.phases as usize * self.per_phase() + self.p as usize - 1
+    }
+
+    /// Round `k` of rank `r`: in each phase, on the ring r − 1 → r → r + 1, the piece of block
+    /// r, then those of blocks r − 1, r − 2, …, r + 2 (each once the piece from r − 1 is in,
+    /// two receives posted ahead), blocking sends; then a ring allgather of the whole blocks
+    /// (block r + 1 − k at step k).
+    pub(crate) fn round(&self, r: usize, k: usize) -> Option<Round> {
+        let p = self.p as usize;
+        let (to, from) = ((r + 1) % p, (r + p - 1) % p);
+        let reduce_end = self.phases as usize * self.per_phase();
+        if k >= reduce_end {
+            let k = k - reduce_end;
+            return (k + 1 < p).then(|| Round::SendRecv { dst: to, src: from, bytes: self.block((r + 1 + p - k) % p) });
+        }
+        let (phase, j) = (k / self.per_phase(), k % self.per_phase());
+        let send = |b: usize| Round::SendSlot { to, bytes: self.piece(b, phase), slot: 2, blocking: true };
+        Some(match j {
+            0 => Round::RecvSlot { from, slot: 0 },
+            1 => send(r),
+            j if j < 2 + 3 * (p - 2) => {
+                // Step s = 2..p − 1: post the receive into slot s − 1 mod 2, wait for the other,
+                // combine and send on block r − s + 1.
+                let (s, part) = ((j - 2) / 3 + 2, (j - 2) % 3);
+                let prev = (r + p - s + 1) % p;
+                match part {
+                    0 => Round::RecvSlot { from, slot: ((s - 1) % 2) as u32 },
+                    1 => Round::Await { first: (s % 2) as u32, n: 1, combine: self.piece(prev, phase) },
+                    _ => send(prev),
+                }
+            }
+            j if j == 2 + 3 * (p - 2) => Round::Await { first: ((p - 2) % 2) as u32, n: 1, combine: self.piece((r + 1) % p, phase) },
+            _ => Round::Skip,
+        })
+    }
+}
+
 /// `bcast__ompi_split_bintree`'s segment size: 1 KiB below 370728 bytes, else 8 KiB.
 pub(crate) fn split_bintree_segsize(bytes: f64) -> f64 {
     if bytes < 370728.0 {
@@ -642,6 +736,37 @@ mod tests {
         assert_eq!(r[2..5], ["Await { first: 0, n: 1, combine: 0.0 }", "SendSlot { to: 3, bytes: 8192.0, slot: 2, blocking: false }",
                              "SendSlot { to: 4, bytes: 8192.0, slot: 4, blocking: false }"]);
         assert_eq!(r[8], "Await { first: 2, n: 4, combine: 0.0 }");
+    }
+
+    #[test]
+    fn the_segmented_ring_follows_open_mpis_phases() {
+        const MIB: f64 = 1048576.0;
+        // Below p segments of 1 MiB: lr.
+        assert!(RingSegmented::new(4.0 * MIB - 1.0, 4).is_none());
+        // 4 MiB + 3 on 4 ranks: one phase (the 3 left are fewer than p), blocks of 1 MiB + 1 (3)
+        // and 1 MiB.
+        let one = RingSegmented::new(4.0 * MIB + 3.0, 4).unwrap();
+        assert_eq!((one.phases, one.block(2), one.block(3)), (1, MIB + 1.0, MIB));
+        // 6 MiB on 4 ranks: 1 phase and 2 MiB left, not above half of 4 MiB: still 1; 7 MiB: 2.
+        assert_eq!(RingSegmented::new(6.0 * MIB, 4).unwrap().phases, 1);
+        let two = RingSegmented::new(7.0 * MIB, 4).unwrap();
+        assert_eq!((two.phases, two.piece(0, 0), two.piece(0, 1)), (2, 7.0 * MIB / 8.0, 7.0 * MIB / 8.0));
+        for (bytes, p) in [(7.0 * MIB, 4), (3.0 * MIB + 5.0, 3), (2.0 * MIB, 2), (11.0 * MIB, 5)] {
+            let ring = RingSegmented::new(bytes, p).unwrap();
+            for r in 0..p {
+                let rounds: Vec<Round> = (0..).map_while(|k| ring.round(r, k)).collect();
+                assert_eq!(rounds.len(), ring.len());
+                // Every piece of every block but r + 1's own is sent once per phase (p − 1 a
+                // phase), then p − 1 whole blocks: the sends add up to (p − 1)/p of the
+                // reduce-scatter and of the allgather.
+                let sent: f64 = rounds.iter().map(|x| match *x {
+                    Round::SendSlot { bytes, .. } | Round::SendRecv { bytes, .. } => bytes,
+                    _ => 0.0,
+                }).sum();
+                let own: f64 = (0..ring.phases as usize).map(|ph| ring.piece((r + 1) % p, ph)).sum::<f64>() + ring.block((r + 2) % p);
+                assert_eq!(sent, 2.0 * bytes - own, "{bytes} {p} {r}");
+            }
+        }
     }
 
     #[test]
