@@ -119,7 +119,7 @@ impl Fan {
     fn send(self, op: &OpSpec, to: usize) -> Round {
         let bytes = match op {
             OpSpec::Alltoall { bytes, .. } | OpSpec::Scatter { bytes, .. } | OpSpec::Scan { bytes, .. } | OpSpec::Exscan { bytes, .. } => *bytes,
-            OpSpec::Alltoallv { bytes, .. } | OpSpec::ReduceScatter { bytes, .. } => bytes[to],
+            OpSpec::Alltoallv { bytes, .. } => bytes[to],
             _ => 0.0, // barrier: empty messages
         };
         Round::Send { to, bytes }
@@ -153,20 +153,8 @@ pub enum Algo {
     Redbcast,
     /// Reduce: SimGrid's `reduce__default` (SMPI's `smpi/reduce:default`, which runs
     /// `colls::ireduce` in `smpi_nbc_impl.cpp`): the root posts a receive from every other
-    /// rank in rank order and waits for them all; the others send to the root. Reduce-scatter:
-    /// SimGrid's `reduce_scatter__default`: that reduce of the whole buffer to rank 0, then
-    /// `colls::iscatterv`: rank 0 posts a send of each rank's block, in rank order, then waits
-    /// for them all.
+    /// rank in rank order and waits for them all; the others send to the root.
     NbcLinear,
-    /// Allgather: SimGrid's `ring` (`allgather-ring.cpp`, Open MPI's ring in its selector):
-    /// round i sends the rank's block to rank + i and receives from rank − i.
-    DirectRing,
-    /// Gather: Open MPI's linear_sync (`ompi_linear_sync`, `gather-ompi.cpp`): the root, rank by
-    /// rank, posts the receive of the first segment (1 KiB, 32 KiB for blocks above 92160 bytes),
-    /// sends an empty message, posts the receive of the rest and waits for the first segment;
-    /// then waits for all the rests. The others receive the empty message, then send the first
-    /// segment and the rest, blocking.
-    LinearSync,
     /// Alltoall(v), reduce-scatter: pairwise exchange, XOR partners for a power of two, rank ± i otherwise (MPICH's).
     Pairwise,
     /// Alltoall: XOR partners, power of two only (SimGrid's `pair`).
@@ -243,8 +231,6 @@ impl Algo {
             Algo::RabRdb => "rab_rdb",
             Algo::Redbcast => "redbcast",
             Algo::NbcLinear => "nbc_linear",
-            Algo::DirectRing => "direct_ring",
-            Algo::LinearSync => "ompi_linear_sync",
             Algo::Pairwise => "pairwise",
             Algo::Pair => "pair",
             Algo::Ring => "ring",
@@ -281,13 +267,13 @@ pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("allreduce", &[Algo::Rdb, Algo::Lr, Algo::RabRdb, Algo::Redbcast, Algo::RingSegmented]),
     ("alltoall", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::Bruck, Algo::BasicLinear]),
     ("alltoallv", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::BasicLinear, Algo::Bruck]),
-    ("gather", &[Algo::Binomial, Algo::BasicLinear, Algo::LinearSync]),
+    ("gather", &[Algo::Binomial, Algo::BasicLinear]),
     ("gatherv", &[Algo::Linear]),
     ("scatter", &[Algo::Binomial, Algo::OmpiBinomial, Algo::BasicLinear, Algo::LinearNb]),
     ("scatterv", &[Algo::Linear]),
-    ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair, Algo::NeighborExchange, Algo::DirectRing]),
+    ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair, Algo::NeighborExchange]),
     ("allgatherv", &[Algo::Ring, Algo::NeighborExchange]),
-    ("reduce_scatter", &[Algo::Pairwise, Algo::RecursiveHalving, Algo::Ring, Algo::NbcLinear]),
+    ("reduce_scatter", &[Algo::Pairwise, Algo::RecursiveHalving, Algo::Ring]),
     ("scan", &[Algo::Rdb, Algo::Linear]),
     ("exscan", &[Algo::Rdb, Algo::Linear]),
 ];
@@ -740,8 +726,7 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
             3 => if_pof2(Algo::Rdb), // recursive_doubling
             5 => if_even(Algo::NeighborExchange),
             6 => if_pof2(Algo::Pair), // two_proc
-            4 => Some(Algo::DirectRing), // ring: SimGrid's direct one
-            _ => None,                   // 1 linear (NTSLR_NB; never picked)
+            _ => None,               // linear, ring (SimGrid's direct one)
         },
         OpSpec::Allgatherv { bytes, .. } => match decide(OMPI_ALLGATHERV, p, (bytes.iter().sum::<f64>() / p as f64).floor()) {
             3 => Some(Algo::Ring), // ring: SimGrid's mpich_ring
@@ -751,7 +736,7 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
         OpSpec::Gather { bytes, .. } => match decide(OMPI_GATHER, p, *bytes) {
             1 => Some(Algo::BasicLinear),
             2 => Some(Algo::Binomial),
-            _ => Some(Algo::LinearSync),
+            _ => None, // 3 linear_sync
         },
         OpSpec::Scatter { bytes, .. } => match decide(OMPI_SCATTER, p, *bytes) {
             1 => Some(Algo::BasicLinear),
@@ -761,8 +746,7 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
         OpSpec::ReduceScatter { bytes, .. } => match decide(OMPI_REDUCE_SCATTER, p, bytes.iter().sum()) {
             2 => Some(Algo::RecursiveHalving),
             3 => Some(Algo::Ring),
-            1 => Some(Algo::NbcLinear), // SimGrid's reduce_scatter__default
-            _ => None,                  // 4 butterfly
+            _ => None, // 1 non-overlapping (reduce then scatterv), 4 butterfly
         },
         _ => None,
     }
@@ -1105,32 +1089,6 @@ fn reduce_len(op: &OpSpec, algo: Algo, r: usize, p: usize) -> usize {
     }
 }
 
-/// Round `k` of Open MPI's linear_sync gather ([`Algo::LinearSync`]) for rank `r` of `p`.
-fn gather_linear_sync(r: usize, p: usize, root: usize, k: usize, bytes: f64) -> Option<Round> {
-    let segsize = if bytes > 92160.0 { 32768.0 } else { 1024.0 };
-    let first = ompi_colls::segments(bytes, segsize).1;
-    if r != root {
-        return match k {
-            0 => Some(Round::Recv(root)),
-            1 => Some(Round::Send { to: root, bytes: first }),
-            2 => Some(Round::Send { to: root, bytes: bytes - first }),
-            _ => None,
-        };
-    }
-    let others = p - 1;
-    if k < 4 * others {
-        let (i, j) = (k / 4, k % 4);
-        let peer = i + (i >= root) as usize;
-        return Some(match j {
-            0 => Round::RecvSlot { from: peer, slot: 0 },
-            1 => Round::SendSlot { to: peer, bytes: 0.0, slot: 1, blocking: true },
-            2 => Round::RecvSlot { from: peer, slot: 2 + i as u32 },
-            _ => Round::Await { first: 0, n: 1, combine: 0.0 },
-        });
-    }
-    (k == 4 * others && others > 0).then_some(Round::Await { first: 2, n: others as u32, combine: 0.0 })
-}
-
 /// Two algorithms one after the other: the first's rounds padded to `first_len`.
 fn then(k: usize, first_len: usize, first: impl Fn(usize) -> Option<Round>, second: impl Fn(usize) -> Option<Round>) -> Option<Round> {
     if k < first_len {
@@ -1223,7 +1181,6 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
         }
         (OpSpec::Reduce { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |_| *bytes),
         (OpSpec::Gather { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, true, false, |_| *bytes),
-        (OpSpec::Gather { root, bytes, .. }, Algo::LinearSync) => gather_linear_sync(r, p, *root, k, *bytes),
         (OpSpec::Gather { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |n| n as f64 * bytes),
         (OpSpec::Allreduce { bytes, .. }, Algo::RingSegmented) => match ompi_colls::RingSegmented::new(*bytes, p) {
             Some(ring) => ring.round(r, k),
@@ -1283,21 +1240,12 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
         // SimGrid's alltoallv ring is its pairwise exchange: XOR partners for a power of two.
         (OpSpec::Alltoallv { bytes, .. }, a) => pairwise(r, p, k, (a == Algo::Pair).then_some(true), |dst| bytes[dst]),
         (OpSpec::ReduceScatter { bytes, .. }, Algo::RecursiveHalving) => recursive_halving(r, p, k, bytes),
-        // reduce__default of the whole buffer to rank 0, then iscatterv from rank 0.
-        (OpSpec::ReduceScatter { bytes, .. }, Algo::NbcLinear) => match (r, k) {
-            (0, 0) => fan_round(0, p, 0, Some(Order::Ascending), None),
-            (0, 1) => fan_round(0, p, 0, None, Some(Order::Ascending)),
-            (_, 0) => Some(Round::Send { to: 0, bytes: bytes.iter().sum() }),
-            (_, 1) => Some(Round::Recv(0)),
-            _ => None,
-        },
         // Round k passes on block r − 1 − k.
         (OpSpec::ReduceScatter { bytes, .. }, Algo::Ring) => ring(r, p, k, |b| bytes[(b + p - 1) % p]),
         // MPICH's pairwise reduce-scatter pairs r + i with r − i for every count (no XOR
         // partners for a power of two, unlike its alltoall).
         (OpSpec::ReduceScatter { bytes, .. }, _) => pairwise(r, p, k, Some(false), |dst| bytes[dst]),
         (OpSpec::Allgather { bytes, .. }, Algo::Pair) => pairwise(r, p, k, Some(true), |_| *bytes),
-        (OpSpec::Allgather { bytes, .. }, Algo::DirectRing) => pairwise(r, p, k, Some(false), |_| *bytes),
         (OpSpec::Allgather { bytes, .. }, Algo::NeighborExchange) => neighbor_exchange(r, p, k, |_| *bytes),
         (OpSpec::Allgatherv { bytes, .. }, Algo::NeighborExchange) => neighbor_exchange(r, p, k, |b| bytes[b]),
         (OpSpec::Allgather { bytes, .. }, Algo::Rdb) => recursive_doubling(r, p, k, |k| (1u64 << k) as f64 * bytes),
@@ -1327,7 +1275,6 @@ pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32,
                 OpSpec::Exscan { bytes, .. } => fan.r.saturating_sub(1) as f64 * bytes,
                 // reduce__default's root combines what every other rank sent.
                 OpSpec::Reduce { bytes, .. } => fan.posts() as f64 * bytes,
-                OpSpec::ReduceScatter { bytes, .. } if k == 0 => fan.posts() as f64 * bytes.iter().sum::<f64>(),
                 OpSpec::Allreduce { .. } if algo == Algo::Redbcast => redbcast_reduced(op, r, p, k, rd, coll),
                 _ => 0.0,
             }
@@ -1480,13 +1427,9 @@ mod tests {
         // On 5 (blocks 1..=5): the fold (rank 0's 15 to rank 1), the core as on 4 with blocks
         // 3 (ranks 0-1), 3, 4, 5: 9 + 9 + 6 + 6 = 30, then 3 + 3 + 5 + 4 = 15, then rank 1 returns 1.
         let reduce_scatter = OpSpec::ReduceScatter { bytes: vec![1.0, 2.0, 3.0, 4.0, 5.0], comm: 0 };
-        assert_eq!(total(reduce_scatter.clone(), 5, "reduce_scatter=ompi_basic_recursivehalving"), 15.0 + 30.0 + 15.0 + 1.0);
-        // SMPI's default: 4 × 15 to rank 0, then blocks 2..=5 back.
-        assert_eq!(total(reduce_scatter, 5, "reduce_scatter=nbc_linear"), 60.0 + 14.0);
-        // linear_sync on 5: each of 4 ranks sends its 2000 bytes (1024 + 976) after an empty message.
-        assert_eq!(total(OpSpec::Gather { root: 2, bytes: 2000.0, comm: 0 }, 5, "gather=ompi_linear_sync"), 4.0 * 2000.0);
+        assert_eq!(total(reduce_scatter, 5, "reduce_scatter=ompi_basic_recursivehalving"), 15.0 + 30.0 + 15.0 + 1.0);
         // Allgather: every rank receives p − 1 blocks, whatever the algorithm.
-        for (p, spec) in [(6, "allgather=bruck"), (8, "allgather=rdb"), (7, "allgather=ring"), (5, "allgather=direct_ring")] {
+        for (p, spec) in [(6, "allgather=bruck"), (8, "allgather=rdb"), (7, "allgather=ring")] {
             assert_eq!(total(OpSpec::Allgather { bytes: 10.0, comm: 0 }, p, spec), (p * (p - 1)) as f64 * 10.0, "{spec}");
         }
     }
@@ -1606,7 +1549,6 @@ mod tests {
         let gather = |n: f64| OpSpec::Gather { root: 0, bytes: n, comm: 0 };
         let gathers: Vec<Algo> = [1023.0, 1024.0, 8192.0, 32768.0].iter().map(|&n| pick(gather(n), 5)).collect();
         assert_eq!(gathers, [Algo::Binomial, L, Algo::Binomial, L]);
-        assert_eq!(pick(gather(1048576.0), 5), Algo::LinearSync);
         let scatter = |n: f64| OpSpec::Scatter { root: 0, bytes: n, comm: 0 };
         let scatters: Vec<Algo> = [2047.0, 2048.0, 4096.0, 8192.0, 32768.0, 1048576.0].iter().map(|&n| pick(scatter(n), 5)).collect();
         assert_eq!(scatters, [Algo::OmpiBinomial, L, Algo::OmpiBinomial, L, Algo::LinearNb, L]);
@@ -1622,9 +1564,9 @@ mod tests {
         assert_eq!(pick(allgatherv(256.0, 5), 5), Algo::Ring); // neighbor on an odd count: not modelled
         assert_eq!(pick(allgather(1023.0), 32), Algo::Rdb);
         assert_eq!(pick(allgather(1024.0), 32), Algo::NeighborExchange);
-        assert_eq!(pick(allgather(65536.0), 32), Algo::DirectRing);
+        assert_eq!(pick(allgather(65536.0), 32), Algo::Ring); // SimGrid's direct ring: not modelled
         let reduce_scatter = |total: f64| OpSpec::ReduceScatter { bytes: vec![total / 5.0; 5], comm: 0 };
-        assert_eq!(pick(reduce_scatter(5.0), 5), Algo::NbcLinear); // non-overlapping: SimGrid's default
+        assert_eq!(pick(reduce_scatter(5.0), 5), Algo::Pairwise); // non-overlapping: not modelled
         assert_eq!(pick(reduce_scatter(10.0), 5), Algo::RecursiveHalving);
         assert_eq!(pick(reduce_scatter(262140.0), 5), Algo::RecursiveHalving);
         assert_eq!(pick(reduce_scatter(262145.0), 5), Algo::Ring);
