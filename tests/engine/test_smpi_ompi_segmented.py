@@ -159,3 +159,48 @@ OMPI_ALLREDUCE = {3: [2, 7, 8200, 20000, 100000], 4: [3, 14], 5: [4, 13], 6: [15
 def test_ompi_preset_allreduce_ring_and_redbcast_match_smpi(tmp_path, n):
     smpi, ours = compare(tmp_path, allreduce_program(OMPI_ALLREDUCE[n], n), cluster(n), preset="ompi")
     assert ours == pytest.approx(smpi, rel=1e-9), (n, smpi, ours)
+
+
+#: Open MPI's and SimGrid's remaining choices of the `ompi` preset under their SMPI names
+#: (the op, SMPI's name, ours, sizes, rank counts). SimGrid's allgather `ring` sends straight
+#: to rank + i (our `ring` is its NTSLR): ours is `direct_ring`.
+MORE = [
+    ("allgather", "ring", "direct_ring", [1000, 30000, 100000], (3, 4, 5, 8)),
+]
+
+
+def more_program(name: str, sizes: list[int], n: int) -> dict:
+    """Each rank starts 0.3 ms after the one below; the root is rank 1; reduce_scatter's blocks
+    are 1, 2, 3, 1, 2, 3, ... times the size."""
+    ranks = []
+    for r in range(n):
+        ops: list[dict] = [{"op": "compute", "seconds": 0.0003 * r}]
+        for size in sizes:
+            if name == "reduce_scatter":
+                op = {"op": name, "bytes": [size * (1 + j % 3) for j in range(n)]}
+            else:
+                op = {"op": name, "bytes": size, **({"root": 1} if name == "gather" else {})}
+            ops += [op, {"op": "compute", "seconds": 0.0001 * (n - r)}]
+        ranks.append(ops)
+    return {"ranks": ranks}
+
+
+@requires_smpi
+@pytest.mark.parametrize("name, smpi_name, ours_name, sizes, n",
+                         [(*c[:4], n) for c in MORE for n in c[4]], ids=[f"{c[0]}-{c[2]}-{n}" for c in MORE for n in c[4]])
+def test_more_ompi_algorithms_match_smpi(tmp_path, name, smpi_name, ours_name, sizes, n):
+    smpi, ours = compare(tmp_path, more_program(name, sizes, n), cluster(n), {name: smpi_name}, coll=f"{name}={ours_name}")
+    assert smpi > 0.001
+    assert ours == pytest.approx(smpi, rel=1e-9), (name, n, smpi, ours)
+
+
+#: The `ompi` preset where it picks them: SimGrid's direct ring allgather from 65536 bytes a
+#: rank on 32-63 ranks.
+OMPI_MORE = [("allgather", 32, [70000])]
+
+
+@requires_smpi
+@pytest.mark.parametrize("name, n, sizes", OMPI_MORE)
+def test_ompi_preset_picks_them_as_smpi(tmp_path, name, n, sizes):
+    smpi, ours = compare(tmp_path, more_program(name, sizes, n), cluster(n), preset="ompi")
+    assert ours == pytest.approx(smpi, rel=1e-9), (name, n, smpi, ours)

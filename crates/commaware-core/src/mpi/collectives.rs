@@ -155,6 +155,9 @@ pub enum Algo {
     /// `colls::ireduce` in `smpi_nbc_impl.cpp`): the root posts a receive from every other
     /// rank in rank order and waits for them all; the others send to the root.
     NbcLinear,
+    /// Allgather: SimGrid's `ring` (`allgather-ring.cpp`, Open MPI's ring in its selector):
+    /// round i sends the rank's block to rank + i and receives from rank − i.
+    DirectRing,
     /// Alltoall(v), reduce-scatter: pairwise exchange, XOR partners for a power of two, rank ± i otherwise (MPICH's).
     Pairwise,
     /// Alltoall: XOR partners, power of two only (SimGrid's `pair`).
@@ -231,6 +234,7 @@ impl Algo {
             Algo::RabRdb => "rab_rdb",
             Algo::Redbcast => "redbcast",
             Algo::NbcLinear => "nbc_linear",
+            Algo::DirectRing => "direct_ring",
             Algo::Pairwise => "pairwise",
             Algo::Pair => "pair",
             Algo::Ring => "ring",
@@ -271,7 +275,7 @@ pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("gatherv", &[Algo::Linear]),
     ("scatter", &[Algo::Binomial, Algo::OmpiBinomial, Algo::BasicLinear, Algo::LinearNb]),
     ("scatterv", &[Algo::Linear]),
-    ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair, Algo::NeighborExchange]),
+    ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair, Algo::NeighborExchange, Algo::DirectRing]),
     ("allgatherv", &[Algo::Ring, Algo::NeighborExchange]),
     ("reduce_scatter", &[Algo::Pairwise, Algo::RecursiveHalving, Algo::Ring]),
     ("scan", &[Algo::Rdb, Algo::Linear]),
@@ -726,7 +730,8 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
             3 => if_pof2(Algo::Rdb), // recursive_doubling
             5 => if_even(Algo::NeighborExchange),
             6 => if_pof2(Algo::Pair), // two_proc
-            _ => None,               // linear, ring (SimGrid's direct one)
+            4 => Some(Algo::DirectRing), // ring: SimGrid's direct one
+            _ => None,                   // 1 linear (NTSLR_NB; never picked)
         },
         OpSpec::Allgatherv { bytes, .. } => match decide(OMPI_ALLGATHERV, p, (bytes.iter().sum::<f64>() / p as f64).floor()) {
             3 => Some(Algo::Ring), // ring: SimGrid's mpich_ring
@@ -1246,6 +1251,7 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
         // partners for a power of two, unlike its alltoall).
         (OpSpec::ReduceScatter { bytes, .. }, _) => pairwise(r, p, k, Some(false), |dst| bytes[dst]),
         (OpSpec::Allgather { bytes, .. }, Algo::Pair) => pairwise(r, p, k, Some(true), |_| *bytes),
+        (OpSpec::Allgather { bytes, .. }, Algo::DirectRing) => pairwise(r, p, k, Some(false), |_| *bytes),
         (OpSpec::Allgather { bytes, .. }, Algo::NeighborExchange) => neighbor_exchange(r, p, k, |_| *bytes),
         (OpSpec::Allgatherv { bytes, .. }, Algo::NeighborExchange) => neighbor_exchange(r, p, k, |b| bytes[b]),
         (OpSpec::Allgather { bytes, .. }, Algo::Rdb) => recursive_doubling(r, p, k, |k| (1u64 << k) as f64 * bytes),
@@ -1429,7 +1435,7 @@ mod tests {
         let reduce_scatter = OpSpec::ReduceScatter { bytes: vec![1.0, 2.0, 3.0, 4.0, 5.0], comm: 0 };
         assert_eq!(total(reduce_scatter, 5, "reduce_scatter=ompi_basic_recursivehalving"), 15.0 + 30.0 + 15.0 + 1.0);
         // Allgather: every rank receives p − 1 blocks, whatever the algorithm.
-        for (p, spec) in [(6, "allgather=bruck"), (8, "allgather=rdb"), (7, "allgather=ring")] {
+        for (p, spec) in [(6, "allgather=bruck"), (8, "allgather=rdb"), (7, "allgather=ring"), (5, "allgather=direct_ring")] {
             assert_eq!(total(OpSpec::Allgather { bytes: 10.0, comm: 0 }, p, spec), (p * (p - 1)) as f64 * 10.0, "{spec}");
         }
     }
@@ -1503,8 +1509,11 @@ mod tests {
         assert_eq!(pick(allreduce(63.0), 16), Algo::RingSegmented);
         assert_eq!(pick(allreduce(2000.0), 300), Algo::Redbcast);
         assert_eq!(pick(allreduce(100000.0), 200), Algo::Redbcast);
-        // The segmented ring runs lr below p MiB.
-        assert_eq!(pick(allreduce(32.0), 16), Algo::Lr);
+        // The segmented ring, which runs lr below p MiB (and lr redbcast below p bytes).
+        assert_eq!(pick(allreduce(32.0), 16), Algo::RingSegmented);
+        let coll = Collectives::parse("ompi").unwrap();
+        assert!(matches!(round(&allreduce(32.0), Algo::RingSegmented, 3, 16, 0, &coll), Some(Round::SendRecv { dst: 4, src: 2, bytes }) if bytes == 2.0));
+        assert!(matches!(round(&allreduce(8.0), Algo::RingSegmented, 15, 16, 0, &coll), Some(Round::Send { .. }))); // a leaf of ompi_binary
         let alltoall = |n: f64| OpSpec::Alltoall { bytes: n, comm: 0 };
         assert_eq!(pick(alltoall(100.0), 4), Algo::BasicLinear);
         assert_eq!(pick(alltoall(524288.0), 4), Algo::Pair);
@@ -1564,7 +1573,7 @@ mod tests {
         assert_eq!(pick(allgatherv(256.0, 5), 5), Algo::Ring); // neighbor on an odd count: not modelled
         assert_eq!(pick(allgather(1023.0), 32), Algo::Rdb);
         assert_eq!(pick(allgather(1024.0), 32), Algo::NeighborExchange);
-        assert_eq!(pick(allgather(65536.0), 32), Algo::Ring); // SimGrid's direct ring: not modelled
+        assert_eq!(pick(allgather(65536.0), 32), Algo::DirectRing);
         let reduce_scatter = |total: f64| OpSpec::ReduceScatter { bytes: vec![total / 5.0; 5], comm: 0 };
         assert_eq!(pick(reduce_scatter(5.0), 5), Algo::Pairwise); // non-overlapping: not modelled
         assert_eq!(pick(reduce_scatter(10.0), 5), Algo::RecursiveHalving);

@@ -504,8 +504,9 @@ impl RingSegmented {
         3 * self.p as usize
     }
 
-    /// Rounds rank of the whole algorithm: the phases, then the p − 1 steps of the allgather.
-    pub(crate) fn len(&self) -> usize {
+    /// Rounds of every rank: the phases, then the p − 1 steps of the allgather.
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.phases as usize * self.per_phase() + self.p as usize - 1
     }
 
