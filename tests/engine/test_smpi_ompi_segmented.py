@@ -19,6 +19,11 @@ SEGMENTED = [
     # (8193: one segment and 1 byte; 100000: 12 segments and 1696 bytes).
     ("bcast", "NTSL", [8192, 8193, 40960, 100000], (4, 5, 8), "last"),
     ("bcast", "NTSL", [100000], (5,), 0),
+    # NTSB: whole up to 8192 bytes; above, 8192-byte segments down the binary tree, the
+    # remainder by NTSB again (8193: one segment and 1 byte; 100000: 12 and 1696; 40960: 5 and
+    # none); 2 and 3 ranks: a root with one child, two leaves.
+    ("bcast", "NTSB", [8192, 8193, 40960, 100000], (2, 3, 4, 5, 8), "last"),
+    ("bcast", "NTSB", [100000], (5, 7), 0),
     # ompi_pipeline: 16 KiB segments on 4-8 ranks below about 1.2 MB (one segment up to 16384).
     ("bcast", "ompi_pipeline", [10000, 16384, 16385, 100000], (4, 5, 8), "last"),
     # 128 KiB segments on 4 ranks from 1.17 MB.
@@ -70,7 +75,10 @@ OMPI_PRESET = {
     # pick for that size, binomial on 4-7 ranks; 163840 on 8 ranks: 20 segments, no remainder,
     # the notes' real-trace case). SMPI's replay aborts (exit 134) on 8 ranks at 100000 bytes
     # under the selector, where the remainder goes by NTSB.
-    "bcast": {3: [200000], 4: [100000], 5: [20000, 100000], 8: [163840]},
+    # [binary_tree = NTSB] 32768-131071 bytes on 3 ranks (100000: a remainder of 1696 bytes by
+    # NTSL), from 1 MiB on 3 (remainders of 20 and 200 bytes: pipeline, NTSB whole), 4096-16383
+    # on 8 (16000: one segment and 7808 bytes by NTSB whole).
+    "bcast": {3: [200000, 100000, 1048596, 1048776], 4: [100000], 5: [20000, 100000], 8: [163840, 16000]},
     # [pipeline] 16-31 bytes and 262144-524287 on 3 ranks, [chain] 524288 to 1 MiB;
     # [chain] 4096-65535 on 4-7 ranks; [binary] below 4096 on 4-7 ranks, below 8192 on 8-15;
     # [binomial] 1 KiB segments on 8 ranks from 8192 to 11328.
@@ -90,3 +98,109 @@ def test_split_bintree_refuses_a_buffer_without_a_segment_per_half():
     trace = load_trace({"ranks": [[{"op": "bcast", "root": 0, "bytes": 2000}] for _ in range(4)]})
     with pytest.raises(OptionsError, match="ompi_split_bintree needs a segment"):
         simulate(load_platform(cluster(4)), trace, coll="bcast=ompi_split_bintree")
+
+
+def allreduce_program(sizes: list[int], n: int) -> dict:
+    """Each rank starts 0.3 ms after the one below, then runs one allreduce per size."""
+    ranks = []
+    for r in range(n):
+        ops: list[dict] = [{"op": "compute", "seconds": 0.0003 * r}]
+        for size in sizes:
+            ops += [{"op": "allreduce", "bytes": size}, {"op": "compute", "seconds": 0.0001 * (n - r)}]
+        ranks.append(ops)
+    return {"ranks": ranks}
+
+
+#: SimGrid's redbcast and lr under their names, with the reduce and bcast they call: (SMPI's
+#: algorithms, ours where the names differ, sizes, rank counts). Sizes below p bytes make lr run
+#: redbcast; sizes not a multiple of p leave lr a remainder, which it allreduces again (lr: below
+#: p, so redbcast). SMPI's reduce `default` (colls::ireduce) is our `nbc_linear`.
+REDBCAST = [
+    ({"reduce": "default"}, "reduce=nbc_linear", [1000, 100000], (3, 4, 5, 8)),
+    ({"allreduce": "redbcast"}, None, [1000, 100000], (3, 4, 5, 8)),
+    ({"allreduce": "redbcast", "reduce": "ompi_binary", "bcast": "NTSL"}, None, [1000, 100000], (4, 5)),
+    ({"allreduce": "redbcast", "reduce": "ompi_pipeline", "bcast": "ompi_pipeline"}, None, [100000], (5, 8)),
+    ({"allreduce": "lr"}, None, [3, 23, 100003, 100000], (4, 5, 8)),
+    ({"allreduce": "lr"}, None, [2, 100001], (3,)),
+    # Open MPI's segmented ring from p MiB (4 MiB + 3: one phase, blocks of 1 MiB + 1 and
+    # 1 MiB; 7 MiB: two phases), lr below (100003: with a remainder).
+    ({"allreduce": "ompi_ring_segmented"}, None, [100003, 4194307, 7340032], (4,)),
+    ({"allreduce": "ompi_ring_segmented"}, None, [3145733, 9437184], (3,)),
+    ({"allreduce": "ompi_ring_segmented"}, None, [2097152], (2,)),
+]
+
+
+def _flat(algorithms: dict[str, str]) -> str:
+    return "-".join(f"{k}={v}" for k, v in algorithms.items())
+
+
+@requires_smpi
+@pytest.mark.parametrize("algorithms, coll, sizes, n",
+                         [(c[0], c[1], c[2], n) for c in REDBCAST for n in c[3]],
+                         ids=[f"{_flat(c[0])}-{n}" for c in REDBCAST for n in c[3]])
+def test_redbcast_and_lr_match_smpi(tmp_path, algorithms, coll, sizes, n):
+    name = next(iter(algorithms))
+    trace = (program(name, sizes, n, "last") if name == "reduce" else allreduce_program(sizes, n))
+    smpi, ours = compare(tmp_path, trace, cluster(n), algorithms, coll=coll)
+    assert smpi > 0.001
+    assert ours == pytest.approx(smpi, rel=1e-9), (algorithms, n, smpi, ours)
+
+
+#: The `ompi` preset's allreduce where Open MPI's decision picks ring or segmented ring, which
+#: SimGrid runs as lr: below p bytes lr runs redbcast (the selector's reduce and bcast: on 3 ranks
+#: basic_linear and pipeline, on 5 binary and NTSB), and lr's remainder goes through the selector
+#: again. p 3: ring below 8 bytes, 8192-16383 and 16384-65535, 65536-262143 (segmented
+#: ring); p 4-7: ring below 16 bytes.
+OMPI_ALLREDUCE = {3: [2, 7, 8200, 20000, 100000], 4: [3, 14], 5: [4, 13], 6: [15]}
+
+
+@requires_smpi
+@pytest.mark.parametrize("n", sorted(OMPI_ALLREDUCE))
+def test_ompi_preset_allreduce_ring_and_redbcast_match_smpi(tmp_path, n):
+    smpi, ours = compare(tmp_path, allreduce_program(OMPI_ALLREDUCE[n], n), cluster(n), preset="ompi")
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, smpi, ours)
+
+
+#: Open MPI's and SimGrid's remaining choices of the `ompi` preset under their SMPI names
+#: (the op, SMPI's name, ours, sizes, rank counts). SimGrid's allgather `ring` sends straight
+#: to rank + i (our `ring` is its NTSLR): ours is `direct_ring`.
+MORE = [
+    ("allgather", "ring", "direct_ring", [1000, 30000, 100000], (3, 4, 5, 8)),
+]
+
+
+def more_program(name: str, sizes: list[int], n: int) -> dict:
+    """Each rank starts 0.3 ms after the one below; the root is rank 1; reduce_scatter's blocks
+    are 1, 2, 3, 1, 2, 3, ... times the size."""
+    ranks = []
+    for r in range(n):
+        ops: list[dict] = [{"op": "compute", "seconds": 0.0003 * r}]
+        for size in sizes:
+            if name == "reduce_scatter":
+                op = {"op": name, "bytes": [size * (1 + j % 3) for j in range(n)]}
+            else:
+                op = {"op": name, "bytes": size, **({"root": 1} if name == "gather" else {})}
+            ops += [op, {"op": "compute", "seconds": 0.0001 * (n - r)}]
+        ranks.append(ops)
+    return {"ranks": ranks}
+
+
+@requires_smpi
+@pytest.mark.parametrize("name, smpi_name, ours_name, sizes, n",
+                         [(*c[:4], n) for c in MORE for n in c[4]], ids=[f"{c[0]}-{c[2]}-{n}" for c in MORE for n in c[4]])
+def test_more_ompi_algorithms_match_smpi(tmp_path, name, smpi_name, ours_name, sizes, n):
+    smpi, ours = compare(tmp_path, more_program(name, sizes, n), cluster(n), {name: smpi_name}, coll=f"{name}={ours_name}")
+    assert smpi > 0.001
+    assert ours == pytest.approx(smpi, rel=1e-9), (name, n, smpi, ours)
+
+
+#: The `ompi` preset where it picks them: SimGrid's direct ring allgather from 65536 bytes a
+#: rank on 32-63 ranks.
+OMPI_MORE = [("allgather", 32, [70000])]
+
+
+@requires_smpi
+@pytest.mark.parametrize("name, n, sizes", OMPI_MORE)
+def test_ompi_preset_picks_them_as_smpi(tmp_path, name, n, sizes):
+    smpi, ours = compare(tmp_path, more_program(name, sizes, n), cluster(n), preset="ompi")
+    assert ours == pytest.approx(smpi, rel=1e-9), (name, n, smpi, ours)

@@ -138,7 +138,7 @@ COLLECTIVES = [
     ("reduce_scatter", "uneven", "ompi_ring", (4, 5, 8)),
     ("allgather", {"op": "allgather", "bytes": 30000}, "ompi_neighborexchange", (4, 6, 8)),  # an even count
     ("allgatherv", "uneven", "ompi_neighborexchange", (4, 6, 8)),
-    # One segment (SimGrid's NTSB pipelines larger buffers); root -1: the last rank, the
+    # One segment (the pipelined case is in test_smpi_ompi_segmented.py); root -1: the last rank, the
     # latest to arrive, so that the tree's time shows.
     ("bcast", {"op": "bcast", "root": -1, "bytes": 8192}, "NTSB", (4, 5, 8)),
 ]

@@ -142,10 +142,22 @@ pub enum Algo {
     Rdb,
     /// Allreduce: ring reduce-scatter then ring allgather (SimGrid's `lr`).
     Lr,
+    /// Allreduce: Open MPI's segmented ring (`ompi_ring_segmented`, [`ompi_colls::RingSegmented`])
+    /// from p segments of 1 MiB, `lr` below.
+    RingSegmented,
     /// Allreduce: Rabenseifner, recursive-halving reduce-scatter then recursive-doubling allgather.
     RabRdb,
-    /// Allreduce: binomial reduce to rank 0, then binomial bcast.
+    /// Allreduce: SimGrid's `redbcast` (`allreduce-redbcast.cpp`): the reduce in use to rank 0,
+    /// then the bcast in use from rank 0 (the fixed or preset choices; with neither, SMPI's
+    /// defaults: [`Algo::NbcLinear`] and the binomial tree).
     Redbcast,
+    /// Reduce: SimGrid's `reduce__default` (SMPI's `smpi/reduce:default`, which runs
+    /// `colls::ireduce` in `smpi_nbc_impl.cpp`): the root posts a receive from every other
+    /// rank in rank order and waits for them all; the others send to the root.
+    NbcLinear,
+    /// Allgather: SimGrid's `ring` (`allgather-ring.cpp`, Open MPI's ring in its selector):
+    /// round i sends the rank's block to rank + i and receives from rank − i.
+    DirectRing,
     /// Alltoall(v), reduce-scatter: pairwise exchange, XOR partners for a power of two, rank ± i otherwise (MPICH's).
     Pairwise,
     /// Alltoall: XOR partners, power of two only (SimGrid's `pair`).
@@ -202,9 +214,10 @@ pub enum Algo {
     /// even ranks trade with rank + 1 and rank − 1 in turn, odd ones with rank − 1 and
     /// rank + 1, one block first, then the two blocks received last.
     NeighborExchange,
-    /// Bcast: SimGrid's binary tree (`NTSB`) for one segment (at most 8192 bytes): a root
-    /// other than 0 first sends the buffer to rank 0; rank r receives from (r − 1) / 2, then
-    /// sends to 2r + 1 and 2r + 2.
+    /// Bcast: SimGrid's binary tree (`NTSB`): a root other than 0 first sends the buffer to
+    /// rank 0; rank r receives from (r − 1) / 2, then sends to 2r + 1 and 2r + 2: the whole
+    /// buffer up to 8192 bytes, else pipelined in 8192-byte segments, the remainder by the
+    /// bcast in use for its size ([`ompi_colls::ntsb`]).
     BinaryTree,
 }
 
@@ -217,8 +230,11 @@ impl Algo {
             Algo::ScatterLrAllgather => "scatter_lr_allgather",
             Algo::Rdb => "rdb",
             Algo::Lr => "lr",
+            Algo::RingSegmented => "ompi_ring_segmented",
             Algo::RabRdb => "rab_rdb",
             Algo::Redbcast => "redbcast",
+            Algo::NbcLinear => "nbc_linear",
+            Algo::DirectRing => "direct_ring",
             Algo::Pairwise => "pairwise",
             Algo::Pair => "pair",
             Algo::Ring => "ring",
@@ -251,15 +267,15 @@ impl Algo {
 pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("barrier", &[Algo::Dissemination, Algo::BasicLinear, Algo::RecursiveDoubling, Algo::Tree]),
     ("bcast", &[Algo::Binomial, Algo::ScatterRdbAllgather, Algo::ScatterLrAllgather, Algo::BinaryTree, Algo::Ntsl, Algo::OmpiPipeline, Algo::OmpiSplitBintree]),
-    ("reduce", &[Algo::Binomial, Algo::BasicLinear, Algo::OmpiBinomial, Algo::OmpiPipeline, Algo::OmpiChain, Algo::OmpiBinary, Algo::OmpiInOrderBinary]),
-    ("allreduce", &[Algo::Rdb, Algo::Lr, Algo::RabRdb, Algo::Redbcast]),
+    ("reduce", &[Algo::Binomial, Algo::BasicLinear, Algo::OmpiBinomial, Algo::OmpiPipeline, Algo::OmpiChain, Algo::OmpiBinary, Algo::OmpiInOrderBinary, Algo::NbcLinear]),
+    ("allreduce", &[Algo::Rdb, Algo::Lr, Algo::RabRdb, Algo::Redbcast, Algo::RingSegmented]),
     ("alltoall", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::Bruck, Algo::BasicLinear]),
     ("alltoallv", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::BasicLinear, Algo::Bruck]),
     ("gather", &[Algo::Binomial, Algo::BasicLinear]),
     ("gatherv", &[Algo::Linear]),
     ("scatter", &[Algo::Binomial, Algo::OmpiBinomial, Algo::BasicLinear, Algo::LinearNb]),
     ("scatterv", &[Algo::Linear]),
-    ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair, Algo::NeighborExchange]),
+    ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair, Algo::NeighborExchange, Algo::DirectRing]),
     ("allgatherv", &[Algo::Ring, Algo::NeighborExchange]),
     ("reduce_scatter", &[Algo::Pairwise, Algo::RecursiveHalving, Algo::Ring]),
     ("scan", &[Algo::Rdb, Algo::Linear]),
@@ -308,10 +324,6 @@ pub fn json_schema() -> serde_json::Value {
 fn offered(collective: &str) -> Option<&'static [Algo]> {
     ALGORITHMS.iter().find(|(c, _)| *c == collective).map(|(_, a)| *a)
 }
-
-/// SimGrid's NTSB bcast pipelines segments of this many bytes (`bcast-NTSB.cpp`); one
-/// segment, the whole buffer up to this size, is what commaware models.
-const NTSB_SEGMENT: f64 = 8192.0;
 
 /// Accepted spellings of an algorithm (SimGrid's where it has one).
 fn parse_algo(collective: &str, name: &str) -> Option<Algo> {
@@ -390,18 +402,47 @@ impl Collectives {
         offered(name).map_or(Algo::Binomial, |a| a[0])
     }
 
+    /// The algorithm of `op` when another algorithm calls it (SimGrid's `colls::reduce`,
+    /// `colls::bcast`): the fixed choice, else the preset's, else `smpi_default`, what SMPI runs
+    /// with no selector (its "default" algorithms), where the preset picks nothing.
+    pub(crate) fn pick_inner(&self, op: &OpSpec, p: usize, smpi_default: Algo) -> Algo {
+        if self.fixed.contains_key(op.name()) || self.preset.is_some() {
+            self.pick(op, p)
+        } else {
+            smpi_default
+        }
+    }
+
     /// Check the fixed choices against communicator size `p` (power-of-two algorithms, the
     /// neighbour exchange's even count).
     pub(crate) fn check(&self, op: &OpSpec, p: usize) -> Result<()> {
-        let a = self.pick(op, p);
+        self.check_algo(op, self.pick(op, p), p)
+    }
+
+    /// Check algorithm `a` for `op` on `p` ranks (and the algorithms it calls).
+    fn check_algo(&self, op: &OpSpec, a: Algo, p: usize) -> Result<()> {
+        if let (OpSpec::Allreduce { .. }, Algo::Redbcast) = (op, a) {
+            let (reduce, reduce_algo, bcast, bcast_algo) = redbcast_parts(op, p, self);
+            self.check_algo(&reduce, reduce_algo, p)?;
+            return self.check_algo(&bcast, bcast_algo, p);
+        }
+        if let (OpSpec::Allreduce { bytes, .. }, Algo::RingSegmented) = (op, a) {
+            if ompi_colls::RingSegmented::new(*bytes, p).is_none() {
+                return self.check_algo(op, Algo::Lr, p);
+            }
+        }
+        if let (OpSpec::Allreduce { bytes, comm }, Algo::Lr) = (op, a) {
+            if *bytes < p as f64 {
+                return self.check_algo(op, Algo::Redbcast, p);
+            }
+            let rest = lr_split(*bytes, p).1;
+            return if rest > 0.0 { self.check(&OpSpec::Allreduce { bytes: rest, comm: *comm }, p) } else { Ok(()) };
+        }
         let refuse = |reason: String| Err(Error::new(ErrorKind::Options, "coll", format!("{} algorithm {} {reason}", op.name(), a.name())));
         if a == Algo::NeighborExchange && p % 2 == 1 {
             return refuse(format!("needs an even number of ranks, the communicator has {p}"));
         }
         if let OpSpec::Bcast { bytes, .. } = op {
-            if a == Algo::BinaryTree && *bytes > NTSB_SEGMENT {
-                return refuse(format!("is modelled for one segment of at most {NTSB_SEGMENT} bytes (SimGrid pipelines larger buffers), got {bytes}"));
-            }
             if a == Algo::OmpiSplitBintree && !ompi_colls::split_bintree_splits(*bytes) {
                 return refuse(format!(
                     "needs a segment ({} bytes) in each half of the buffer (SimGrid runs SMP_linear below that, not modelled), got {bytes}",
@@ -633,14 +674,15 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
     match op {
         OpSpec::Allreduce { bytes, .. } => match decide(OMPI_ALLREDUCE, p, *bytes) {
             3 => Some(Algo::Rdb),
-            // SimGrid's lr runs redbcast when the count is below p; 5 segmented_ring runs lr
-            // below p segments of 1 MiB, which covers every size the decision gives it.
-            4 if *bytes >= p as f64 => Some(Algo::Lr),
-            // (lr's remainder, bytes mod p, goes through the selector again: not modelled).
-            5 if *bytes >= p as f64 && *bytes < p as f64 * 1048576.0 && *bytes % p as f64 == 0.0 => Some(Algo::Lr),
+            // 4 ring: SimGrid's lr (redbcast below p bytes, its remainder by the selector).
+            // 5 segmented_ring runs lr below p segments of 1 MiB, which covers every size the
+            // decision gives it.
+            4 => Some(Algo::Lr),
+            5 => Some(Algo::RingSegmented),
+            // 1 basic_linear, 2 nonoverlapping: SimGrid runs redbcast, which calls the
+            // selector's reduce and bcast.
+            1 | 2 => Some(Algo::Redbcast),
             6 => Some(Algo::RabRdb),
-            // 1 basic_linear, 2 nonoverlapping (and lr below p): SimGrid runs redbcast, which
-            // calls the selector's reduce and bcast (not binomial trees at these sizes).
             _ => None,
         },
         OpSpec::Alltoall { bytes, .. } => match decide(OMPI_ALLTOALL, p, *bytes) {
@@ -667,12 +709,12 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
             1 => Some(Algo::Ntsl),
             // 2 chain, 3 pipeline: SimGrid runs ompi_pipeline for both.
             2 | 3 => Some(Algo::OmpiPipeline),
-            // 5 binary_tree: SimGrid's NTSB, modelled for one segment.
-            5 if *bytes <= NTSB_SEGMENT => Some(Algo::BinaryTree),
+            // 5 binary_tree: SimGrid's NTSB.
+            5 => Some(Algo::BinaryTree),
             4 if ompi_colls::split_bintree_splits(*bytes) => Some(Algo::OmpiSplitBintree),
             6 => Some(Algo::Binomial),
             8 => if_pof2(Algo::ScatterRdbAllgather), // scatter_allgather
-            _ => None, // knomial, NTSB beyond one segment
+            _ => None, // knomial (Comm::init_smp), scatter_allgather(_ring) not on a power of two
         },
         OpSpec::Reduce { bytes, .. } => Some(match decide(OMPI_REDUCE, p, *bytes) {
             2 => Algo::OmpiChain,
@@ -688,7 +730,8 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
             3 => if_pof2(Algo::Rdb), // recursive_doubling
             5 => if_even(Algo::NeighborExchange),
             6 => if_pof2(Algo::Pair), // two_proc
-            _ => None,               // linear, ring (SimGrid's direct one)
+            4 => Some(Algo::DirectRing), // ring: SimGrid's direct one
+            _ => None,                   // 1 linear (NTSLR_NB; never picked)
         },
         OpSpec::Allgatherv { bytes, .. } => match decide(OMPI_ALLGATHERV, p, (bytes.iter().sum::<f64>() / p as f64).floor()) {
             3 => Some(Algo::Ring), // ring: SimGrid's mpich_ring
@@ -1008,6 +1051,49 @@ fn neighbor_exchange(r: usize, p: usize, k: usize, block: impl Fn(usize) -> f64)
     Some(Round::SendRecv { dst: partner, src: partner, bytes: block(from) + block(from + 1) })
 }
 
+/// The reduce to rank 0 and the bcast from rank 0 that SimGrid's `allreduce__redbcast` runs for
+/// allreduce `op` on `p` ranks, each with the algorithm `coll` gives it there
+/// ([`Collectives::pick_inner`]; SMPI's defaults: `reduce__default`, `bcast__binomial_tree`).
+fn redbcast_parts(op: &OpSpec, p: usize, coll: &Collectives) -> (OpSpec, Algo, OpSpec, Algo) {
+    let (bytes, comm) = match *op {
+        OpSpec::Allreduce { bytes, comm } => (bytes, comm),
+        _ => unreachable!("redbcast of a {}", op.name()),
+    };
+    let reduce = OpSpec::Reduce { root: 0, bytes, comm };
+    let bcast = OpSpec::Bcast { root: 0, bytes, comm };
+    let (reduce_algo, bcast_algo) = (coll.pick_inner(&reduce, p, Algo::NbcLinear), coll.pick_inner(&bcast, p, Algo::Binomial));
+    (reduce, reduce_algo, bcast, bcast_algo)
+}
+
+/// Lr's share of `bytes` per ring step, ⌊bytes / p⌋, and the remainder.
+fn lr_split(bytes: f64, p: usize) -> (f64, f64) {
+    let share = (bytes / p as f64).floor();
+    (share, bytes - share * p as f64)
+}
+
+/// Rounds rank `r` of `p` spends in reduce `op` with algorithm `algo` (at least its last round
+/// that is not `None`), without going through them.
+fn reduce_len(op: &OpSpec, algo: Algo, r: usize, p: usize) -> usize {
+    let OpSpec::Reduce { root, bytes, .. } = *op else { unreachable!("reduce_len of a {}", op.name()) };
+    if p < 2 {
+        return 0;
+    }
+    let generic = |tree: ompi_colls::Tree, segsize: f64| ompi_colls::reduce_generic_len(&tree, r == root, bytes, segsize);
+    match algo {
+        Algo::NbcLinear => 1,
+        Algo::BasicLinear => if r == root { p - 1 } else { 1 },
+        Algo::OmpiBinomial => generic(ompi_colls::in_order_bmtree(p, root, r), ompi_colls::reduce_binomial_segsize(p, bytes)),
+        Algo::OmpiPipeline => generic(ompi_colls::chain(1, p, root, r), ompi_colls::reduce_pipeline_segsize(p, bytes)),
+        Algo::OmpiChain => generic(ompi_colls::chain(p / 2, p, root, r), 65536.0),
+        Algo::OmpiBinary => generic(ompi_colls::kary_tree(2, p, root, r), 32768.0),
+        Algo::OmpiInOrderBinary => {
+            let handover = root != p - 1 && (r == root || r == p - 1);
+            ompi_colls::reduce_generic_len(&ompi_colls::in_order_bintree(p, r), r == p - 1, bytes, 0.0) + handover as usize
+        }
+        _ => log2_ceil(p),
+    }
+}
+
 /// Two algorithms one after the other: the first's rounds padded to `first_len`.
 fn then(k: usize, first_len: usize, first: impl Fn(usize) -> Option<Round>, second: impl Fn(usize) -> Option<Round>) -> Option<Round> {
     if k < first_len {
@@ -1043,7 +1129,13 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
                 }
             })
         }
-        (OpSpec::Bcast { root, bytes, .. }, Algo::BinaryTree) => binary_tree_bcast(r, p, *root, k, *bytes),
+        (OpSpec::Bcast { root, bytes, .. }, Algo::BinaryTree) if *bytes <= ompi_colls::NTSB_SEGMENT => binary_tree_bcast(r, p, *root, k, *bytes),
+        (OpSpec::Bcast { root, bytes, comm }, Algo::BinaryTree) => {
+            // Pipelined in 8192-byte segments; the remainder by the bcast in use for its size.
+            let (len, rest) = ompi_colls::ntsb_len(r, p, *root, *bytes);
+            let rest_op = OpSpec::Bcast { root: *root, bytes: rest, comm: *comm };
+            then(k, len, |k| ompi_colls::ntsb(r, p, *root, k, *bytes), |j| if rest > 0.0 { round(&rest_op, coll.pick(&rest_op, p), r, p, j as u32, coll) } else { None })
+        }
         (OpSpec::Bcast { root, bytes, comm }, Algo::Ntsl) => {
             // SimGrid's NTSL calls the bcast in use (itself when chosen by name, else the
             // selector's pick) for the remainder.
@@ -1063,6 +1155,8 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
         (OpSpec::Scatter { root, .. }, Algo::LinearNb) => (k == 0).then_some(Round::Recv(*root)),
         (OpSpec::Scatter { root, bytes, .. }, a) => binomial_down(r, p, *root, k, a != Algo::OmpiBinomial, |_, n| n as f64 * bytes),
         (OpSpec::Reduce { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, true, true, |_| *bytes),
+        (OpSpec::Reduce { root, .. }, Algo::NbcLinear) if r == *root => fan_round(r, p, k, Some(Order::Ascending), None),
+        (OpSpec::Reduce { root, bytes, .. }, Algo::NbcLinear) => (k == 0).then_some(Round::Send { to: *root, bytes: *bytes }),
         (OpSpec::Reduce { root, bytes, .. }, Algo::OmpiBinomial) => {
             let tree = ompi_colls::in_order_bmtree(p, *root, r);
             ompi_colls::reduce_generic(&tree, r == *root, k, *bytes, ompi_colls::reduce_binomial_segsize(p, *bytes))
@@ -1083,9 +1177,8 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
             // On the tree rooted at p − 1, which then hands the result to the root.
             let (io_root, n, root) = (p - 1, *bytes, *root);
             let tree = ompi_colls::in_order_bintree(p, r);
-            let generic = |k| ompi_colls::reduce_generic(&tree, r == io_root, k, n, 0.0);
-            let len = (0..).take_while(|&k| generic(k).is_some()).count();
-            then(k, len, generic, |j| match j {
+            let len = ompi_colls::reduce_generic_len(&tree, r == io_root, n, 0.0);
+            then(k, len, |k| ompi_colls::reduce_generic(&tree, r == io_root, k, n, 0.0), |j| match j {
                 0 if root != io_root && r == root => Some(Round::Recv(io_root)),
                 0 if root != io_root && r == io_root => Some(Round::Send { to: root, bytes: n }),
                 _ => None,
@@ -1094,14 +1187,25 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
         (OpSpec::Reduce { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |_| *bytes),
         (OpSpec::Gather { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, true, false, |_| *bytes),
         (OpSpec::Gather { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |n| n as f64 * bytes),
-        (OpSpec::Allreduce { bytes, .. }, Algo::Lr) => {
-            // Ring reduce-scatter then ring allgather, n/p per step.
-            let share = bytes / p as f64;
-            (k + 2 < 2 * p).then(|| Round::SendRecv { dst: (r + 1) % p, src: (r + p - 1) % p, bytes: share })
+        (OpSpec::Allreduce { bytes, .. }, Algo::RingSegmented) => match ompi_colls::RingSegmented::new(*bytes, p) {
+            Some(ring) => ring.round(r, k),
+            None => round(op, Algo::Lr, r, p, k as u32, coll),
+        },
+        // SimGrid's lr (`allreduce-lr.cpp`) runs redbcast below p bytes.
+        (OpSpec::Allreduce { bytes, .. }, Algo::Lr) if *bytes < p as f64 => round(op, Algo::Redbcast, r, p, k as u32, coll),
+        (OpSpec::Allreduce { bytes, comm }, Algo::Lr) => {
+            // Ring reduce-scatter then ring allgather, ⌊n/p⌋ per step; the remainder (n mod p)
+            // by the allreduce in use for its size.
+            let (share, rest) = lr_split(*bytes, p);
+            let rest_op = OpSpec::Allreduce { bytes: rest, comm: *comm };
+            then(k, 2 * p - 2, |_| Some(Round::SendRecv { dst: (r + 1) % p, src: (r + p - 1) % p, bytes: share }), |j| {
+                (rest > 0.0).then(|| round(&rest_op, coll.pick(&rest_op, p), r, p, j as u32, coll)).flatten()
+            })
         }
-        (OpSpec::Allreduce { bytes, .. }, Algo::Redbcast) => {
-            let n = *bytes;
-            then(k, log2_ceil(p), |k| binomial_up(r, p, 0, k, |_| n), |j| binomial_down(r, p, 0, j, true, |_, _| n))
+        (OpSpec::Allreduce { .. }, Algo::Redbcast) => {
+            let (reduce, reduce_algo, bcast, bcast_algo) = redbcast_parts(op, p, coll);
+            let len = reduce_len(&reduce, reduce_algo, r, p);
+            then(k, len, |k| round(&reduce, reduce_algo, r, p, k as u32, coll), |j| round(&bcast, bcast_algo, r, p, j as u32, coll))
         }
         (OpSpec::Allreduce { bytes, .. }, Algo::RabRdb) => {
             // Recursive halving (distance 1 first, n/2, n/4, …) then recursive doubling
@@ -1147,6 +1251,7 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
         // partners for a power of two, unlike its alltoall).
         (OpSpec::ReduceScatter { bytes, .. }, _) => pairwise(r, p, k, Some(false), |dst| bytes[dst]),
         (OpSpec::Allgather { bytes, .. }, Algo::Pair) => pairwise(r, p, k, Some(true), |_| *bytes),
+        (OpSpec::Allgather { bytes, .. }, Algo::DirectRing) => pairwise(r, p, k, Some(false), |_| *bytes),
         (OpSpec::Allgather { bytes, .. }, Algo::NeighborExchange) => neighbor_exchange(r, p, k, |_| *bytes),
         (OpSpec::Allgatherv { bytes, .. }, Algo::NeighborExchange) => neighbor_exchange(r, p, k, |b| bytes[b]),
         (OpSpec::Allgather { bytes, .. }, Algo::Rdb) => recursive_doubling(r, p, k, |k| (1u64 << k) as f64 * bytes),
@@ -1164,7 +1269,7 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
 
 /// Bytes rank `r` combines after round `k` (`rd`) of reduction `op`: what it received in a
 /// reduce-scatter or reduce phase; 0 in copy phases (allgathers, bcasts, the unfold).
-pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, rd: Round) -> f64 {
+pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, rd: Round, coll: &Collectives) -> f64 {
     let k = k as usize;
     let steps = floor_pow2(p.max(1)).trailing_zeros() as usize;
     let received = match rd {
@@ -1174,11 +1279,15 @@ pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32,
             return match op {
                 OpSpec::Scan { bytes, .. } => fan.r as f64 * bytes,
                 OpSpec::Exscan { bytes, .. } => fan.r.saturating_sub(1) as f64 * bytes,
+                // reduce__default's root combines what every other rank sent.
+                OpSpec::Reduce { bytes, .. } => fan.posts() as f64 * bytes,
+                OpSpec::Allreduce { .. } if algo == Algo::Redbcast => redbcast_reduced(op, r, p, k, rd, coll),
                 _ => 0.0,
             }
         }
         Round::Recv(_) => None,
         Round::SendRecv { bytes, .. } => Some(bytes),
+        _ if matches!((op, algo), (OpSpec::Allreduce { .. }, Algo::Redbcast)) => return redbcast_reduced(op, r, p, k, rd, coll),
         // Open MPI's segmented algorithms say what each wait combines.
         Round::Await { combine, .. } => return combine,
         Round::Send { .. } | Round::Skip | Round::SendSlot { .. } | Round::RecvSlot { .. } => return 0.0,
@@ -1187,8 +1296,23 @@ pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32,
         // The in-order binary tree's last receive, at the root, is the result.
         (OpSpec::Reduce { .. }, Algo::OmpiInOrderBinary) => 0.0,
         (OpSpec::Reduce { bytes, .. }, _) => *bytes,
-        (OpSpec::Allreduce { bytes, .. }, Algo::Lr) => if k + 1 < p { bytes / p as f64 } else { 0.0 },
-        (OpSpec::Allreduce { bytes, .. }, Algo::Redbcast) => if k < log2_ceil(p) { *bytes } else { 0.0 },
+        (OpSpec::Allreduce { bytes, .. }, Algo::RingSegmented) if ompi_colls::RingSegmented::new(*bytes, p).is_none() => {
+            reduced_bytes(op, Algo::Lr, r, p, k as u32, rd, coll)
+        }
+        (OpSpec::Allreduce { bytes, .. }, Algo::Lr) if *bytes < p as f64 => reduced_bytes(op, Algo::Redbcast, r, p, k as u32, rd, coll),
+        (OpSpec::Allreduce { bytes, comm }, Algo::Lr) => {
+            let (share, rest) = lr_split(*bytes, p);
+            let rest_op = OpSpec::Allreduce { bytes: rest, comm: *comm };
+            match k {
+                k if k + 1 < p => share,
+                k if k + 2 < 2 * p => 0.0,
+                k if rest > 0.0 => reduced_bytes(&rest_op, coll.pick(&rest_op, p), r, p, (k + 2 - 2 * p) as u32, rd, coll),
+                _ => 0.0,
+            }
+        }
+        (OpSpec::Allreduce { .. }, Algo::Redbcast) => redbcast_reduced(op, r, p, k, rd, coll),
+        // The segmented ring's waits say what they combine; its allgather only copies.
+        (OpSpec::Allreduce { .. }, Algo::RingSegmented) => 0.0,
         // The fold (round 0) combines the whole buffer, then recursive halving its share;
         // the doubling back and the unfold only copy.
         (OpSpec::Allreduce { bytes, .. }, Algo::RabRdb) => match k {
@@ -1207,6 +1331,17 @@ pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32,
         (OpSpec::ReduceScatter { bytes, .. }, Algo::Ring) => bytes[(r + 2 * p - 2 - k) % p],
         (OpSpec::ReduceScatter { bytes, .. }, _) => bytes[r],
         _ => 0.0,
+    }
+}
+
+/// Bytes rank `r` combines after round `k` (`rd`) of a redbcast allreduce: its reduce's, none
+/// in its bcast.
+fn redbcast_reduced(op: &OpSpec, r: usize, p: usize, k: usize, rd: Round, coll: &Collectives) -> f64 {
+    let (reduce, reduce_algo, _, _) = redbcast_parts(op, p, coll);
+    if k < reduce_len(&reduce, reduce_algo, r, p) {
+        reduced_bytes(&reduce, reduce_algo, r, p, k as u32, rd, coll)
+    } else {
+        0.0
     }
 }
 
@@ -1300,7 +1435,7 @@ mod tests {
         let reduce_scatter = OpSpec::ReduceScatter { bytes: vec![1.0, 2.0, 3.0, 4.0, 5.0], comm: 0 };
         assert_eq!(total(reduce_scatter, 5, "reduce_scatter=ompi_basic_recursivehalving"), 15.0 + 30.0 + 15.0 + 1.0);
         // Allgather: every rank receives p − 1 blocks, whatever the algorithm.
-        for (p, spec) in [(6, "allgather=bruck"), (8, "allgather=rdb"), (7, "allgather=ring")] {
+        for (p, spec) in [(6, "allgather=bruck"), (8, "allgather=rdb"), (7, "allgather=ring"), (5, "allgather=direct_ring")] {
             assert_eq!(total(OpSpec::Allgather { bytes: 10.0, comm: 0 }, p, spec), (p * (p - 1)) as f64 * 10.0, "{spec}");
         }
     }
@@ -1364,15 +1499,21 @@ mod tests {
         let allreduce = |n: f64| OpSpec::Allreduce { bytes: n, comm: 0 };
         // p < 8: ring below 16 bytes, recursive doubling below 8192, Rabenseifner from 8192.
         assert_eq!(pick(allreduce(15.0), 5), Algo::Lr);
+        assert_eq!(pick(allreduce(3.0), 2), Algo::Lr);
         assert_eq!(pick(allreduce(16.0), 5), Algo::Rdb);
         assert_eq!(pick(allreduce(8191.0), 5), Algo::Rdb);
         assert_eq!(pick(allreduce(8192.0), 5), Algo::RabRdb);
-        // SimGrid's lr turns to redbcast below p elements, and redbcast to the selector's reduce
-        // and bcast: not modelled, the default (rdb). Likewise the segmented ring (p 16-31, < 64).
-        assert_eq!(pick(allreduce(4.0), 5), Algo::Rdb);
-        assert_eq!(pick(allreduce(63.0), 16), Algo::Rdb);
-        // The segmented ring runs lr below p MiB.
-        assert_eq!(pick(allreduce(32.0), 16), Algo::Lr);
+        // SimGrid's lr turns to redbcast below p elements (4 on 5 ranks), the segmented ring
+        // (p 16-31, below 64 bytes) to lr; basic_linear and nonoverlapping run redbcast.
+        assert_eq!(pick(allreduce(4.0), 5), Algo::Lr);
+        assert_eq!(pick(allreduce(63.0), 16), Algo::RingSegmented);
+        assert_eq!(pick(allreduce(2000.0), 300), Algo::Redbcast);
+        assert_eq!(pick(allreduce(100000.0), 200), Algo::Redbcast);
+        // The segmented ring, which runs lr below p MiB (and lr redbcast below p bytes).
+        assert_eq!(pick(allreduce(32.0), 16), Algo::RingSegmented);
+        let coll = Collectives::parse("ompi").unwrap();
+        assert!(matches!(round(&allreduce(32.0), Algo::RingSegmented, 3, 16, 0, &coll), Some(Round::SendRecv { dst: 4, src: 2, bytes }) if bytes == 2.0));
+        assert!(matches!(round(&allreduce(8.0), Algo::RingSegmented, 15, 16, 0, &coll), Some(Round::Send { .. }))); // a leaf of ompi_binary
         let alltoall = |n: f64| OpSpec::Alltoall { bytes: n, comm: 0 };
         assert_eq!(pick(alltoall(100.0), 4), Algo::BasicLinear);
         assert_eq!(pick(alltoall(524288.0), 4), Algo::Pair);
@@ -1391,7 +1532,7 @@ mod tests {
         assert_eq!(pick(bcast(63.0), 5), Algo::BinaryTree);
         assert_eq!(pick(bcast(64.0), 5), Algo::Binomial);
         assert_eq!(pick(bcast(8192.0), 8), Algo::BinaryTree);
-        assert_eq!(pick(bcast(8193.0), 8), Algo::Binomial); // NTSB pipelines: not modelled
+        assert_eq!(pick(bcast(8193.0), 8), Algo::BinaryTree); // NTSB pipelined
         assert_eq!(pick(bcast(2048.0), 5), Algo::Binomial);
         // basic_linear runs SimGrid's NTSL; chain and pipeline its ompi_pipeline.
         assert_eq!(pick(bcast(163840.0), 8), Algo::Ntsl);
@@ -1432,7 +1573,7 @@ mod tests {
         assert_eq!(pick(allgatherv(256.0, 5), 5), Algo::Ring); // neighbor on an odd count: not modelled
         assert_eq!(pick(allgather(1023.0), 32), Algo::Rdb);
         assert_eq!(pick(allgather(1024.0), 32), Algo::NeighborExchange);
-        assert_eq!(pick(allgather(65536.0), 32), Algo::Ring); // SimGrid's direct ring: not modelled
+        assert_eq!(pick(allgather(65536.0), 32), Algo::DirectRing);
         let reduce_scatter = |total: f64| OpSpec::ReduceScatter { bytes: vec![total / 5.0; 5], comm: 0 };
         assert_eq!(pick(reduce_scatter(5.0), 5), Algo::Pairwise); // non-overlapping: not modelled
         assert_eq!(pick(reduce_scatter(10.0), 5), Algo::RecursiveHalving);
@@ -1445,6 +1586,56 @@ mod tests {
     }
 
     #[test]
+    fn reduce_lengths_cover_every_round_of_each_reduce() {
+        let coll = Collectives::default();
+        for &algo in offered("reduce").unwrap() {
+            for p in 2..=9 {
+                for bytes in [10.0, 5000.0, 100000.0, 700000.0] {
+                    for root in [0, p - 1] {
+                        let op = OpSpec::Reduce { root, bytes, comm: 0 };
+                        for r in 0..p {
+                            let len = reduce_len(&op, algo, r, p);
+                            let rounds = (0..).take_while(|&k| round(&op, algo, r, p, k, &coll).is_some()).count();
+                            assert!(rounds <= len && round(&op, algo, r, p, len as u32, &coll).is_none(), "{algo:?} {p} {bytes} {root} {r}: {rounds} > {len}");
+                            // Exact but for the binomial tree's ceil(log2 p).
+                            assert!(algo == Algo::Binomial || rounds == len, "{algo:?} {p} {bytes} {root} {r}: {rounds} < {len}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn redbcast_runs_the_reduce_and_bcast_in_use() {
+        let allreduce = OpSpec::Allreduce { bytes: 100.0, comm: 0 };
+        // SMPI's defaults: every rank sends to the root, which posts all its receives at once;
+        // then the binomial bcast.
+        let coll = Collectives::parse("allreduce=redbcast").unwrap();
+        let (_, reduce_algo, _, bcast_algo) = redbcast_parts(&allreduce, 5, &coll);
+        assert_eq!((reduce_algo, bcast_algo), (Algo::NbcLinear, Algo::Binomial));
+        assert!(matches!(round(&allreduce, Algo::Redbcast, 0, 5, 0, &coll), Some(Round::Fan(f)) if f.posts() == 4));
+        assert!(matches!(round(&allreduce, Algo::Redbcast, 0, 5, 1, &coll), Some(Round::Send { to: 4, bytes }) if bytes == 100.0));
+        assert!(matches!(round(&allreduce, Algo::Redbcast, 3, 5, 0, &coll), Some(Round::Send { to: 0, .. })));
+        // Fixed choices and presets are the ones redbcast calls.
+        let coll = Collectives::parse("allreduce=redbcast,reduce=ompi_basic_linear,bcast=NTSL").unwrap();
+        assert_eq!(redbcast_parts(&allreduce, 5, &coll).1, Algo::BasicLinear);
+        assert_eq!(redbcast_parts(&allreduce, 5, &coll).3, Algo::Ntsl);
+        let coll = Collectives::parse("ompi").unwrap();
+        let (_, reduce_algo, _, bcast_algo) = redbcast_parts(&OpSpec::Allreduce { bytes: 2000.0, comm: 0 }, 300, &coll);
+        assert_eq!((reduce_algo, bcast_algo), (Algo::OmpiBinomial, Algo::Binomial)); // knomial bcast: not modelled
+        // A bcast the part cannot run is refused for the allreduce.
+        let coll = Collectives::parse("allreduce=redbcast,bcast=ompi_split_bintree").unwrap();
+        assert!(coll.check(&OpSpec::Allreduce { bytes: 1000.0, comm: 0 }, 4).unwrap_err().reason.contains("needs a segment"));
+        // lr below p bytes is redbcast; its remainder goes by the allreduce in use (lr again:
+        // redbcast), after 2(p − 1) ring steps of ⌊n/p⌋.
+        let coll = Collectives::parse("allreduce=lr").unwrap();
+        assert_eq!(total(OpSpec::Allreduce { bytes: 3.0, comm: 0 }, 5, "allreduce=lr"), 8.0 * 3.0);
+        assert_eq!(total(OpSpec::Allreduce { bytes: 23.0, comm: 0 }, 5, "allreduce=lr"), 8.0 * 5.0 * 4.0 + 8.0 * 3.0);
+        assert!(matches!(round(&OpSpec::Allreduce { bytes: 23.0, comm: 0 }, Algo::Lr, 0, 5, 8, &coll), Some(Round::Fan(_))));
+    }
+
+    #[test]
     fn bad_selections_are_errors() {
         assert!(Collectives::parse("bcast=frobnicate").unwrap_err().reason.contains("no algorithm"));
         assert!(Collectives::parse("frob=rdb").unwrap_err().reason.contains("unknown collective"));
@@ -1452,9 +1643,6 @@ mod tests {
         let c = Collectives::parse("allgather=rdb").unwrap();
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 6).unwrap_err().reason.contains("power-of-two"));
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 8).is_ok());
-        let c = Collectives::parse("bcast=NTSB").unwrap();
-        assert!(c.check(&OpSpec::Bcast { root: 0, bytes: 8193.0, comm: 0 }, 4).unwrap_err().reason.contains("one segment"));
-        assert!(c.check(&OpSpec::Bcast { root: 0, bytes: 8192.0, comm: 0 }, 4).is_ok());
         let c = Collectives::parse("allgather=ompi_neighborexchange").unwrap();
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 5).unwrap_err().reason.contains("even number"));
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 6).is_ok());

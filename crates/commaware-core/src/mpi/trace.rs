@@ -250,7 +250,7 @@ impl Trace {
     fn collective_round(&self, r: usize, op: &OpSpec, coll: &Collectives, algo: Algo, k: u32) -> Option<(Round, f64)> {
         let (_, members, me) = self.comm_of(r, op.comm());
         let rd = round(op, algo, me, members.len(), k, coll)?;
-        let flops = if coll.flops_per_byte > 0.0 { reduced_bytes(op, algo, me, members.len(), k, rd) * coll.flops_per_byte } else { 0.0 };
+        let flops = if coll.flops_per_byte > 0.0 { reduced_bytes(op, algo, me, members.len(), k, rd, coll) * coll.flops_per_byte } else { 0.0 };
         Some((rd, flops))
     }
 

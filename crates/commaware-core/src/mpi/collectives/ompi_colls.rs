@@ -292,6 +292,17 @@ pub(crate) fn reduce_generic(tree: &Tree, is_root: bool, k: usize, bytes: f64, s
     })
 }
 
+/// Rounds of [`reduce_generic`] for a rank with `tree`: one per segment for a leaf (none for a
+/// lone root), else three per (segment, child) and three to finish.
+pub(crate) fn reduce_generic_len(tree: &Tree, is_root: bool, bytes: f64, segsize: f64) -> usize {
+    let (n, _) = segments(bytes, segsize);
+    match tree.next.len() {
+        0 if tree.prev.is_some() && !is_root => n,
+        0 => 0,
+        c => 3 * (n * c + 1),
+    }
+}
+
 /// SimGrid's NTSL bcast pipelines segments of this many bytes (`bcast-NTSL.cpp`).
 pub(crate) const NTSL_SEGMENT: f64 = 8192.0;
 
@@ -366,6 +377,171 @@ pub(crate) fn ntsl_len(r: usize, p: usize, root: usize, bytes: f64) -> (usize, f
     let n = (bytes / NTSL_SEGMENT).floor() as usize;
     let own = if r == 0 || r == p - 1 { n + 1 } else { 3 * n + 1 };
     (pre + own, bytes - n as f64 * NTSL_SEGMENT)
+}
+
+/// SimGrid's NTSB bcast pipelines segments of this many bytes (`bcast-NTSB.cpp`).
+pub(crate) const NTSB_SEGMENT: f64 = 8192.0;
+
+/// Round `k` of SimGrid's NTSB bcast beyond one segment (`bcast-NTSB.cpp`; at most one segment
+/// is the plain binary tree) for rank `r` of `p` rooted at `root`, before its remainder: a root
+/// other than 0 first sends the whole buffer to rank 0; then on the binary tree of rank r
+/// (parent (r − 1) / 2, children 2r + 1 and 2r + 2 that exist) the buffer goes in ⌊bytes /
+/// 8192⌋ segments of 8192 bytes: rank 0 posts every segment's sends (to the left child, then
+/// the right) and waits for them all; a leaf posts every receive, then waits for them all; a
+/// rank between posts every receive, then for each segment waits for it and posts its sends
+/// on, and at last waits for all its sends. The remainder (bytes mod 8192) is broadcast after
+/// by the bcast in use for its size. `None` when the rank is done.
+pub(crate) fn ntsb(r: usize, p: usize, root: usize, k: usize, bytes: f64) -> Option<Round> {
+    if p < 2 {
+        return None;
+    }
+    let k = match k.checked_sub((root != 0) as usize) {
+        None if r == root => return Some(Round::Send { to: 0, bytes }),
+        None if r == 0 => return Some(Round::Recv(root)),
+        None => return Some(Round::Skip),
+        Some(k) => k,
+    };
+    let n = (bytes / NTSB_SEGMENT).floor() as usize;
+    let children: Vec<usize> = [2 * r + 1, 2 * r + 2].into_iter().filter(|&c| c < p).collect();
+    let c = children.len();
+    // Sends of segment i to child j go to slot base + j·n + i.
+    let send = |base: usize, i: usize, j: usize| Round::SendSlot { to: children[j], bytes: NTSB_SEGMENT, slot: (base + j * n + i) as u32, blocking: false };
+    let all = |first: usize, m: usize| Round::Await { first: first as u32, n: m as u32, combine: 0.0 };
+    if r == 0 {
+        return match k {
+            k if k < c * n => Some(send(0, k / c, k % c)),
+            k if k == c * n => Some(all(0, c * n)),
+            _ => None,
+        };
+    }
+    let from = (r - 1) / 2;
+    Some(match k {
+        k if k < n => Round::RecvSlot { from, slot: k as u32 },
+        k if c == 0 && k == n => all(0, n),
+        k if c > 0 && k < n + n * (1 + c) => {
+            let (i, j) = ((k - n) / (1 + c), (k - n) % (1 + c));
+            if j == 0 {
+                all(i, 1)
+            } else {
+                send(n, i, j - 1)
+            }
+        }
+        k if c > 0 && k == n + n * (1 + c) => all(n, c * n),
+        _ => return None,
+    })
+}
+
+/// Rounds rank `r` spends in NTSB's pipeline ([`ntsb`], bytes above one segment), and the
+/// bytes left for the remainder bcast (0: none).
+pub(crate) fn ntsb_len(r: usize, p: usize, root: usize, bytes: f64) -> (usize, f64) {
+    let pre = (root != 0) as usize;
+    let n = (bytes / NTSB_SEGMENT).floor() as usize;
+    let rest = bytes - n as f64 * NTSB_SEGMENT;
+    if p < 2 {
+        return (0, rest);
+    }
+    let c = [2 * r + 1, 2 * r + 2].into_iter().filter(|&c| c < p).count();
+    let own = match (r, c) {
+        (0, c) => c * n + 1,
+        (_, 0) => n + 1,
+        (_, c) => n + n * (1 + c) + 1,
+    };
+    (pre + own, rest)
+}
+
+/// Open MPI's `COLL_TUNED_COMPUTE_BLOCKCOUNT`: `count` cut into `n` blocks, the first
+/// `count mod n` one larger. Returns (split, early block, late block).
+fn blockcount(count: u64, n: u64) -> (u64, u64, u64) {
+    let (late, split) = (count / n, count % n);
+    (split, late + (split != 0) as u64, late)
+}
+
+/// Open MPI's segmented ring allreduce as SimGrid runs it (`allreduce-ompi-ring-segmented.cpp`)
+/// on `bytes` (counts of MPI_BYTE) over `p` ranks, from p segments of 1 MiB up (below, it runs
+/// lr): its phases and the byte counts of the pieces. `None` below p segments.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RingSegmented {
+    p: u64,
+    phases: u64,
+    /// (split, early, late) of the p blocks.
+    blocks: (u64, u64, u64),
+}
+
+/// Open MPI's segment for the segmented ring (1 MiB).
+const RING_SEGMENT: u64 = 1 << 20;
+
+impl RingSegmented {
+    pub(crate) fn new(bytes: f64, p: usize) -> Option<RingSegmented> {
+        let (count, p) = (bytes as u64, p as u64);
+        let segcount = if RING_SEGMENT < count { RING_SEGMENT } else { count };
+        if p < 2 || count < p * segcount {
+            return None;
+        }
+        let mut phases = count / (p * segcount);
+        let left = count % (p * segcount);
+        if left >= p && left > p * segcount / 2 {
+            phases += 1;
+        }
+        Some(RingSegmented { p, phases, blocks: blockcount(count, p) })
+    }
+
+    /// Bytes of block `b`.
+    fn block(&self, b: usize) -> f64 {
+        let (split, early, late) = self.blocks;
+        (if (b as u64) < split { early } else { late }) as f64
+    }
+
+    /// Bytes of phase `phase`'s piece of block `b`.
+    fn piece(&self, b: usize, phase: usize) -> f64 {
+        let (split, early, late) = blockcount(self.block(b) as u64, self.phases);
+        (if (phase as u64) < split { early } else { late }) as f64
+    }
+
+    /// Rounds of one phase: the first receive posted, the rank's own piece sent, then for each
+    /// of p − 2 steps the next receive posted, the last one awaited and its piece sent on, and
+    /// the last receive awaited.
+    fn per_phase(&self) -> usize {
+        3 * self.p as usize
+    }
+
+    /// Rounds of every rank: the phases, then the p − 1 steps of the allgather.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.phases as usize * self.per_phase() + self.p as usize - 1
+    }
+
+    /// Round `k` of rank `r`: in each phase, on the ring r − 1 → r → r + 1, the piece of block
+    /// r, then those of blocks r − 1, r − 2, …, r + 2 (each once the piece from r − 1 is in,
+    /// two receives posted ahead), blocking sends; then a ring allgather of the whole blocks
+    /// (block r + 1 − k at step k).
+    pub(crate) fn round(&self, r: usize, k: usize) -> Option<Round> {
+        let p = self.p as usize;
+        let (to, from) = ((r + 1) % p, (r + p - 1) % p);
+        let reduce_end = self.phases as usize * self.per_phase();
+        if k >= reduce_end {
+            let k = k - reduce_end;
+            return (k + 1 < p).then(|| Round::SendRecv { dst: to, src: from, bytes: self.block((r + 1 + p - k) % p) });
+        }
+        let (phase, j) = (k / self.per_phase(), k % self.per_phase());
+        let send = |b: usize| Round::SendSlot { to, bytes: self.piece(b, phase), slot: 2, blocking: true };
+        Some(match j {
+            0 => Round::RecvSlot { from, slot: 0 },
+            1 => send(r),
+            j if j < 2 + 3 * (p - 2) => {
+                // Step s = 2..p − 1: post the receive into slot s − 1 mod 2, wait for the other,
+                // combine and send on block r − s + 1.
+                let (s, part) = ((j - 2) / 3 + 2, (j - 2) % 3);
+                let prev = (r + p - s + 1) % p;
+                match part {
+                    0 => Round::RecvSlot { from, slot: ((s - 1) % 2) as u32 },
+                    1 => Round::Await { first: (s % 2) as u32, n: 1, combine: self.piece(prev, phase) },
+                    _ => send(prev),
+                }
+            }
+            j if j == 2 + 3 * (p - 2) => Round::Await { first: ((p - 2) % 2) as u32, n: 1, combine: self.piece((r + 1) % p, phase) },
+            _ => Round::Skip,
+        })
+    }
 }
 
 /// `bcast__ompi_split_bintree`'s segment size: 1 KiB below 370728 bytes, else 8 KiB.
@@ -527,6 +703,71 @@ mod tests {
         assert_eq!(rounds(|k| bcast_generic(&leaf, false, k, 250.0, 100.0)).len(), 1 + 2 + 2 + 1);
         let root = Tree { prev: None, next: vec![1, 2] };
         assert_eq!(rounds(|k| bcast_generic(&root, true, k, 250.0, 100.0)).len(), 3 * 3);
+    }
+
+    #[test]
+    fn reduce_generic_lengths_match_its_rounds() {
+        for p in [2, 3, 4, 5, 7, 8, 13] {
+            for root in [0, p - 1] {
+                for (bytes, seg) in [(100.0, 0.0), (100.0, 30.0), (65536.0, 1024.0)] {
+                    for r in 0..p {
+                        for tree in [chain(1, p, root, r), chain(p / 2, p, root, r), kary_tree(2, p, root, r), in_order_bmtree(p, root, r)] {
+                            let n = (0..).take_while(|&k| reduce_generic(&tree, r == root, k, bytes, seg).is_some()).count();
+                            assert_eq!(reduce_generic_len(&tree, r == root, bytes, seg), n, "{p} {root} {bytes} {seg} {r} {tree:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ntsb_lengths_match_its_rounds() {
+        for (p, root, bytes) in [(4, 0, 9000.0), (4, 2, 30000.0), (5, 0, 30000.0), (7, 3, 40960.0), (2, 1, 9000.0), (8, 7, 100000.0)] {
+            for r in 0..p {
+                let (len, _) = ntsb_len(r, p, root, bytes);
+                let rounds = (0..).take_while(|&k| ntsb(r, p, root, k, bytes).is_some()).count();
+                assert_eq!(rounds, len, "{p} {root} {bytes} {r}");
+            }
+        }
+        assert_eq!(ntsb_len(1, 5, 0, 30000.0).1, 30000.0 - 3.0 * 8192.0);
+        // Rank 1 of 5 (children 3 and 4) with 2 segments: 2 receives, then per segment a wait
+        // and two sends (slots 2 + 2j + i), then the wait for its 4 sends.
+        let r: Vec<String> = (0..).map_while(|k| ntsb(1, 5, 0, k, 20000.0)).map(|x| format!("{x:?}")).collect();
+        assert_eq!(r[2..5], ["Await { first: 0, n: 1, combine: 0.0 }", "SendSlot { to: 3, bytes: 8192.0, slot: 2, blocking: false }",
+                             "SendSlot { to: 4, bytes: 8192.0, slot: 4, blocking: false }"]);
+        assert_eq!(r[8], "Await { first: 2, n: 4, combine: 0.0 }");
+    }
+
+    #[test]
+    fn the_segmented_ring_follows_open_mpis_phases() {
+        const MIB: f64 = 1048576.0;
+        // Below p segments of 1 MiB: lr.
+        assert!(RingSegmented::new(4.0 * MIB - 1.0, 4).is_none());
+        // 4 MiB + 3 on 4 ranks: one phase (the 3 left are fewer than p), blocks of 1 MiB + 1 (3)
+        // and 1 MiB.
+        let one = RingSegmented::new(4.0 * MIB + 3.0, 4).unwrap();
+        assert_eq!((one.phases, one.block(2), one.block(3)), (1, MIB + 1.0, MIB));
+        // 6 MiB on 4 ranks: 1 phase and 2 MiB left, not above half of 4 MiB: still 1; 7 MiB: 2.
+        assert_eq!(RingSegmented::new(6.0 * MIB, 4).unwrap().phases, 1);
+        let two = RingSegmented::new(7.0 * MIB, 4).unwrap();
+        assert_eq!((two.phases, two.piece(0, 0), two.piece(0, 1)), (2, 7.0 * MIB / 8.0, 7.0 * MIB / 8.0));
+        for (bytes, p) in [(7.0 * MIB, 4), (3.0 * MIB + 5.0, 3), (2.0 * MIB, 2), (11.0 * MIB, 5)] {
+            let ring = RingSegmented::new(bytes, p).unwrap();
+            for r in 0..p {
+                let rounds: Vec<Round> = (0..).map_while(|k| ring.round(r, k)).collect();
+                assert_eq!(rounds.len(), ring.len());
+                // Every piece of every block but r + 1's own is sent once per phase (p − 1 a
+                // phase), then p − 1 whole blocks: the sends add up to (p − 1)/p of the
+                // reduce-scatter and of the allgather.
+                let sent: f64 = rounds.iter().map(|x| match *x {
+                    Round::SendSlot { bytes, .. } | Round::SendRecv { bytes, .. } => bytes,
+                    _ => 0.0,
+                }).sum();
+                let own: f64 = (0..ring.phases as usize).map(|ph| ring.piece((r + 1) % p, ph)).sum::<f64>() + ring.block((r + 2) % p);
+                assert_eq!(sent, 2.0 * bytes - own, "{bytes} {p} {r}");
+            }
+        }
     }
 
     #[test]
