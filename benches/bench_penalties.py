@@ -18,7 +18,9 @@ Four benchmarks, each printing its wall times beside its target, all measured in
    trace in the same run (target: within 2x of maxmin's wall time), and ``ib-simgrid`` beside
    SimGrid 3.32's IB model (``tests/peers/simgrid_star.cpp`` with ``simgrid_peer.IB_FLAGS``,
    ``optim:Full``) on the same flow list: ratio = SimGrid ``run_s`` / ours, held to
-   ``bench_flows.TARGET_RATIO`` (the maxmin-vs-SimGrid target, applied here to ib-simgrid).  Also
+   ``bench_flows.TARGET_RATIO`` (the maxmin-vs-SimGrid target, applied here to ib-simgrid); and
+   ``ib-simgrid`` on the same flows with a backbone of ``--backbone-x`` NIC bandwidths, beside
+   ``ib-simgrid`` without one (target: within 2x of its wall time).  Also
    the largest per-flow completion-time difference from SimGrid; SimGrid leaves some IB penalties
    stale by design (``simgrid_peer.ib_stale_flows``, checked when ``--flows`` <= ``--stale-max``).
    A run past ``--engine-timeout`` is stopped (through ``on_progress``, which the engine calls
@@ -73,6 +75,7 @@ MYRINET_TARGET_S = 1.0
 ENGINE_TARGET_X = 2.0
 FLOW_HOSTS = 1024
 ENGINE_MODELS = ("gige", "ib-simgrid")
+BACKBONE_TARGET_X = 2.0
 RING_MODELS = ("maxmin", "gige", "myrinet", "infiniband", "ib-simgrid")
 MiB = 1 << 20
 
@@ -306,6 +309,20 @@ def bench_flows_one(n_flows: int, args: argparse.Namespace, log: Any, sg_ok: boo
                                  record_messages=True)  # every model alike, as bench_flows.py does
         if model != "ib-simgrid" or sg_run is None:
             runs[model].pop("_messages", None)
+    # ib-simgrid with a backbone (every inter-node flow crosses it) against ib-simgrid without
+    # one, on the same flows: the incremental capped max-min is meant for both.
+    bb_capacity = args.backbone_x * sgp.LINK_BANDWIDTH
+    bb_doc = sgp.platform_dict(sc.hosts, sgp.route_latency_s(args.lat_us))
+    bb_doc["network"]["backbone"] = bb_capacity
+    print(f"    ib-simgrid with a {args.backbone_x:g}-NIC backbone ...", file=log, flush=True)
+    bb = run_engine(commaware.load_platform(bb_doc), trace, "ib-simgrid", args.engine_timeout, log,
+                    f"{sc.name} ib-simgrid+backbone", record_messages=True)
+    bb.pop("_messages", None)
+    bb["backbone_Bps"] = bb_capacity
+    if bb["status"] == "ok" and runs["ib-simgrid"]["status"] == "ok":
+        bb["x_no_backbone"] = bb["wall_s"] / runs["ib-simgrid"]["wall_s"]
+    bb["ok"] = bb.get("x_no_backbone") is not None and bb["x_no_backbone"] <= BACKBONE_TARGET_X
+    row["ib_simgrid_backbone"] = bb
     row["commaware"] = runs
     base = runs["maxmin"]
     for model in (*ENGINE_MODELS, *args.extra_models):
@@ -393,6 +410,14 @@ def print_flows(rows: list[dict[str, Any]]) -> None:
             else:
                 line += " (stale-penalty analysis skipped: --flows > --stale-max)"
             print(line)
+        bb = row["ib_simgrid_backbone"]
+        if bb["status"] == "ok":
+            print(f"    {'':22} ib-simgrid with a backbone of {bb['backbone_Bps']:.4g} B/s: {bb['wall_s']:.3f} s, "
+                  f"makespan {bb['makespan_s']:.4f} s: {bb['x_no_backbone']:.2f}x ib-simgrid without a backbone "
+                  f"(target <= {BACKBONE_TARGET_X:g}x: {ok(bb['ok'])})")
+        else:
+            print(f"    {'':22} ib-simgrid with a backbone: {bb['status']} (target <= {BACKBONE_TARGET_X:g}x "
+                  f"ib-simgrid without: {ok(False)})")
         print(f"    {'':22} trace build + load {row['prep_s']:.3f} s (not timed)")
     print("    ratio vs SimGrid = SimGrid's Engine.run() time / our simulate() time; "
           "SimGrid leaves some IB penalties stale, so per-flow differences are expected there")
@@ -534,6 +559,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--lat-us", type=float, default=sgp.DEFAULT_LAT_US,
                     help="link latency in us; commaware latency = 2x this (default 50)")
     ap.add_argument("--no-simgrid", action="store_true", help="[3] skip SimGrid's IB")
+    ap.add_argument("--backbone-x", type=float, default=128.0,
+                    help="[3] backbone of the ib-simgrid backbone run, in NIC bandwidths (default 128)")
     ap.add_argument("--sg-timeout", type=float, default=1800.0, help="[3] SimGrid time limit, s (default 1800)")
     ap.add_argument("--engine-timeout", type=float, default=1800.0,
                     help="[3, 4] stop a commaware run after this many s (default 1800)")

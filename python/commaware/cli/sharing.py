@@ -18,7 +18,7 @@ SHOWN_ROWS = 50
 @click.argument("scheme", metavar="SCHEME.json", type=click.Path(dir_okay=False))
 @click.option("--model", type=click.Choice(SCHEME_MODELS), default="gige", show_default=True, help="Sharing model.")
 @param_option("Model parameter over its default (repeatable): beta, gamma_o, gamma_i (gige, infiniband); "
-              "beta_e, beta_s, gamma_s (ib-simgrid); exact_limit, samples, seed (myrinet).")
+              "beta_e, beta_s, gamma_s (ib-simgrid); exact_limit, exact_states, samples, steps, seed (myrinet).")
 @click.option("--static-times", is_flag=True, help="Also predict each communication's time: latency + penalty x bytes / bandwidth "
               "(the paper's static prediction, Fig. 4).")
 @click.option("--bytes", "size", type=float, default=None, help="Message size in bytes for communications without `bytes`.")
@@ -80,7 +80,7 @@ def penalties_cmd(scheme: str, model: str, params: list[tuple[str, float]], stat
                   "--json for all of them", highlight=False)
     out.print("parameters: " + (", ".join(f"{k}={v:g}" for k, v in report.parameters.items()) or "none"), highlight=False)
     if model == "myrinet":
-        how = "estimated (importance sampling; 95% CI per component in --json)" if report.state_sets_estimated else "exact"
+        how = "estimated (sequential Monte Carlo; 95% CI per component in --json)" if report.state_sets_estimated else "exact"
         sets, log10 = report.state_sets, report.state_sets_log10
         count = sets if sets is not None else f"about 10^{log10:.2f}" if log10 is not None else "unknown (estimator failed)"
         out.print(f"state sets: {count} ({how})", highlight=False)

@@ -400,7 +400,7 @@ pub enum PenaltyModel {
 /// Penalty models and the parameters each takes.
 pub const PENALTY_MODELS: &[(&str, &[&str])] = &[
     ("gige", &["beta", "gamma_o", "gamma_i"]),
-    ("myrinet", &["exact_limit", "samples", "seed"]),
+    ("myrinet", &["exact_limit", "exact_states", "samples", "steps", "seed"]),
     ("infiniband", &["beta", "gamma_o", "gamma_i"]),
     ("ib-simgrid", &["beta_e", "beta_s", "gamma_s"]),
 ];
@@ -472,7 +472,9 @@ impl PenaltyModel {
                 }
                 MyrinetOptions {
                     exact_limit: int("exact_limit", d.exact_limit, 0.0, myrinet::EXACT_LIMIT as f64)?,
+                    exact_states: int("exact_states", d.exact_states, 0.0, myrinet::MAX_EXACT_STATES as f64)?,
                     samples: int("samples", d.samples, 1.0, 1e7)?,
+                    steps: int("steps", d.steps, 1.0, 1e12)?,
                     seed: seed as u64,
                 }
                 .into()
@@ -494,7 +496,7 @@ impl PenaltyModel {
         match self {
             PenaltyModel::Gige { params: p, .. } => vec![("beta", p.beta), ("gamma_o", p.gamma_o), ("gamma_i", p.gamma_i)],
             PenaltyModel::Myrinet(o) => {
-                vec![("exact_limit", o.exact_limit as f64), ("samples", o.samples as f64), ("seed", o.seed as f64)]
+                vec![("exact_limit", o.exact_limit as f64), ("exact_states", o.exact_states as f64), ("samples", o.samples as f64), ("steps", o.steps as f64), ("seed", o.seed as f64)]
             }
             PenaltyModel::IbSimgrid(p) => vec![("beta_e", p.beta_e), ("beta_s", p.beta_s), ("gamma_s", p.gamma_s)],
         }
