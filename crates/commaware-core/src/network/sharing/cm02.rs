@@ -19,7 +19,15 @@
 //! The solve is SimGrid's progressive filling, with its precision rules (`maxmin/
 //! precision` 1e-5: a link whose remaining capacity falls under 1e-5 of its bandwidth
 //! is saturated), so flow times match SimGrid's to rounding. Every update re-solves the
-//! links of the flows that are live (no incremental propagation yet).
+//! links of the flows that are live (as SimGrid's `optim:Full` does), but a round of the
+//! filling does not scan every unsaturated link for the lowest level as SimGrid does: the
+//! links sit in a binary heap keyed by remaining / usage, with a version per link so that
+//! a changed link's old entry is skipped. A solve then costs O(P log P) for P the summed
+//! route lengths of the live flows instead of O(rounds × links); the links that saturate in
+//! a round are the same set (every link whose level equals the lowest exactly).
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
 
 use super::{FlowAttrs, FlowId, FlowNet, LinkId, RemovedFlow, SharingModel};
 use crate::error::{Error, ErrorKind, Result};
@@ -116,8 +124,36 @@ struct Cnst {
     usage: f64,
     /// The solve that last initialised it.
     stamp: u32,
-    /// Position in `light` (`NONE` when not there).
-    light_at: u32,
+    /// Not saturated yet in this solve (SimGrid's "light" list).
+    light: bool,
+    /// Bumped whenever its level changes or it is taken from the heap: a heap entry with
+    /// another version is stale.
+    version: u32,
+}
+
+/// A link's level (remaining / usage) in the heap, lowest first.
+#[derive(Debug, Clone, Copy)]
+struct Level {
+    level: f64,
+    link: LinkId,
+    version: u32,
+}
+
+impl PartialEq for Level {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Level {}
+impl PartialOrd for Level {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Level {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.level.total_cmp(&other.level).then(self.link.cmp(&other.link)).then(self.version.cmp(&other.version))
+    }
 }
 
 /// SimGrid's CM02 sharing (see the module documentation).
@@ -129,7 +165,8 @@ pub struct Cm02 {
     live: Vec<FlowId>,
     cnst: Vec<Cnst>,
     touched: Vec<LinkId>,
-    light: Vec<LinkId>,
+    /// The light links by level (entries whose version is not the link's are stale).
+    heap: BinaryHeap<Reverse<Level>>,
     saturated: Vec<LinkId>,
     round_vars: Vec<FlowId>,
     stamp: u32,
@@ -155,7 +192,7 @@ impl Cm02 {
             live: Vec::new(),
             cnst: Vec::new(),
             touched: Vec::new(),
-            light: Vec::new(),
+            heap: BinaryHeap::new(),
             saturated: Vec::new(),
             round_vars: Vec::new(),
             stamp: 0,
@@ -204,16 +241,11 @@ impl Cm02 {
         }
     }
 
-    fn drop_light(&mut self, l: LinkId) {
-        let at = self.cnst[l as usize].light_at;
-        if at != NONE {
-            self.light.swap_remove(at as usize);
-            if (at as usize) < self.light.len() {
-                let moved = self.light[at as usize];
-                self.cnst[moved as usize].light_at = at;
-            }
-            self.cnst[l as usize].light_at = NONE;
-        }
+    /// (Re-)enter link `l` in the heap at its current level.
+    fn push_level(&mut self, l: LinkId) {
+        let c = &mut self.cnst[l as usize];
+        c.version = c.version.wrapping_add(1);
+        self.heap.push(Reverse(Level { level: c.remaining / c.usage, link: l, version: c.version }));
     }
 
     /// FATPIPE usage: the largest weight/penalty among the flows not fixed yet.
@@ -234,12 +266,12 @@ impl Cm02 {
     /// SimGrid's progressive filling over every live flow.
     fn solve(&mut self, net: &FlowNet) {
         if self.cnst.len() < net.links.len() {
-            self.cnst.resize(net.links.len(), Cnst { remaining: 0.0, usage: 0.0, stamp: 0, light_at: NONE });
+            self.cnst.resize(net.links.len(), Cnst { remaining: 0.0, usage: 0.0, stamp: 0, light: false, version: 0 });
         }
         self.stamp = self.stamp.wrapping_add(1);
         let stamp = self.stamp;
         self.touched.clear();
-        self.light.clear();
+        self.heap.clear();
         for i in 0..self.live.len() {
             let f = self.live[i];
             let var = &mut self.vars[f as usize];
@@ -251,7 +283,7 @@ impl Cm02 {
                 let fat = self.is_fatpipe(l);
                 let c = &mut self.cnst[l as usize];
                 if c.stamp != stamp {
-                    *c = Cnst { remaining: net.links[l as usize].capacity, usage: 0.0, stamp, light_at: NONE };
+                    *c = Cnst { remaining: net.links[l as usize].capacity, usage: 0.0, stamp, light: false, version: c.version };
                     self.touched.push(l);
                 }
                 let w = Self::coef(forward, k) / penalty;
@@ -267,24 +299,30 @@ impl Cm02 {
             let c = &mut self.cnst[l as usize];
             let cap = net.links[l as usize].capacity;
             if c.remaining > cap * PRECISION && c.usage > 0.0 {
-                c.light_at = self.light.len() as u32;
-                self.light.push(l);
+                c.light = true;
+                self.push_level(l);
             }
         }
-        while !self.light.is_empty() {
-            // The links that saturate first (SimGrid: equal remaining/usage).
+        loop {
+            // The links that saturate first (SimGrid: every light link whose remaining /
+            // usage equals the lowest).
             let mut min_usage = -1.0;
             self.saturated.clear();
-            for &l in &self.light {
-                let c = &self.cnst[l as usize];
-                let r = c.remaining / c.usage;
-                if min_usage < 0.0 || min_usage > r {
-                    min_usage = r;
-                    self.saturated.clear();
-                    self.saturated.push(l);
-                } else if min_usage == r {
-                    self.saturated.push(l);
+            while let Some(&Reverse(top)) = self.heap.peek() {
+                let c = &mut self.cnst[top.link as usize];
+                if !c.light || c.version != top.version {
+                    self.heap.pop();
+                } else if min_usage < 0.0 || top.level == min_usage {
+                    min_usage = top.level;
+                    self.heap.pop();
+                    c.version = c.version.wrapping_add(1);
+                    self.saturated.push(top.link);
+                } else {
+                    break;
                 }
+            }
+            if self.saturated.is_empty() {
+                break;
             }
             // Their flows not fixed yet, each once.
             self.round = self.round.wrapping_add(1);
@@ -344,8 +382,18 @@ impl Cm02 {
                         remaining = c.remaining;
                     }
                     if !(usage > PRECISION) || !(remaining > cap * PRECISION) {
-                        self.drop_light(l);
+                        self.cnst[l as usize].light = false;
+                    } else if self.cnst[l as usize].light {
+                        self.push_level(l);
                     }
+                }
+            }
+            // A saturated link none of whose flows was fixed this round (a bound bound
+            // first) stays at its level for the next round.
+            for i in 0..self.saturated.len() {
+                let l = self.saturated[i];
+                if self.cnst[l as usize].light {
+                    self.push_level(l);
                 }
             }
         }
