@@ -4,7 +4,9 @@
 //! unsaturated link each round, fresh state every solve) on seeded random arrivals and
 //! departures over links of a few bandwidths (so that levels tie exactly), SHARED and
 //! FATPIPE links, routes of unequal latency (weighted shares), TCP-gamma bounds that bind,
-//! and crosstraffic: every rate within 1e-12 relative after every update.
+//! and crosstraffic: every rate within 1e-10 relative after every update, including the
+//! updates with departures only, which the solver answers by refilling from the first
+//! round the departed flows took part in rather than from scratch.
 
 use commaware_core::network::sharing::{Cm02, Cm02Params, FlowAttrs, FlowId, FlowNet, SharingModel};
 use commaware_core::util::rng::SplitMix64;
@@ -109,13 +111,23 @@ fn check(seed: u64, params: Cm02Params) {
     for step in 0..300 {
         let mut added = Vec::new();
         let mut removed = Vec::new();
-        for _ in 0..rng.below_usize(4) {
-            if live.len() > 3 && rng.unit() < 0.5 {
+        // Every third update has departures only (the solver then refills from the round
+        // where the departed flows first took part, keeping the rates fixed before it).
+        let departures_only = step % 3 == 2 && live.len() > 3;
+        if departures_only {
+            for _ in 0..1 + rng.below_usize(2) {
                 let f = live.swap_remove(rng.below_usize(live.len()));
                 removed.push(net.remove_flow(f));
             }
+        } else {
+            for _ in 0..rng.below_usize(4) {
+                if live.len() > 3 && rng.unit() < 0.5 {
+                    let f = live.swap_remove(rng.below_usize(live.len()));
+                    removed.push(net.remove_flow(f));
+                }
+            }
         }
-        for _ in 0..1 + rng.below_usize(3) {
+        for _ in 0..if departures_only { 0 } else { 1 + rng.below_usize(3) } {
             let hops = 1 + rng.below_usize(4);
             let mut route: Vec<u32> = Vec::new();
             while route.len() < hops {
@@ -163,7 +175,11 @@ fn check(seed: u64, params: Cm02Params) {
         for (f, w) in flows.iter().zip(&want) {
             let got = net.flow(f.id).rate;
             assert!(*w > 0.0, "seed {seed} step {step}: flow {} has no rate in the reference", f.id);
-            assert!((got - w).abs() <= 1e-12 * w, "seed {seed} step {step} flow {}: {got} vs reference {w}", f.id);
+            // The solver and the reference subtract the same rates from a link's capacity
+            // in different orders (the refill sums the kept rates afresh), so a remaining
+            // capacity near the precision threshold (1e-5 of the capacity) carries an
+            // error of a few ulps of the capacity, about 1e-11 of itself: hence 1e-10.
+            assert!((got - w).abs() <= 1e-10 * w, "seed {seed} step {step} flow {}: {got} vs reference {w}", f.id);
             checked += 1;
         }
     }
