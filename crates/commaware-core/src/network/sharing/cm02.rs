@@ -18,8 +18,21 @@
 //!
 //! The solve is SimGrid's progressive filling, with its precision rules (`maxmin/
 //! precision` 1e-5: a link whose remaining capacity falls under 1e-5 of its bandwidth
-//! is saturated), so flow times match SimGrid's to rounding. Every update re-solves the
-//! links of the flows that are live (no incremental propagation yet).
+//! is saturated), so flow times match SimGrid's to rounding. Two things differ from
+//! SimGrid's `optim:Full`, neither in the result (within rounding):
+//!
+//! - A round of the filling does not scan every unsaturated link for the lowest level:
+//!   the links sit in a binary heap keyed by remaining / usage, with a version per link
+//!   so that a changed link's old entry is skipped, and one new entry per changed link
+//!   and round. The links that saturate in a round are the same set (every link whose
+//!   level equals the lowest exactly, SimGrid's tie rule).
+//! - An update with arrivals solves every live flow afresh; an update with departures
+//!   only keeps the rates fixed in the rounds before the first round that listed a
+//!   departed flow, and refills the others from there (the proof is at
+//!   [`Cm02::restart_round`]).
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
 
 use super::{FlowAttrs, FlowId, FlowNet, LinkId, RemovedFlow, SharingModel};
 use crate::error::{Error, ErrorKind, Result};
@@ -102,13 +115,21 @@ struct Var {
     bound: f64,
     value: f64,
     fixed: bool,
-    /// The solve round that last listed it among the saturated flows.
-    listed: u32,
+    /// The round that last listed it among the flows of the saturated links.
+    listed: u64,
+    /// The round that first listed it since it was last reset ([`UNSET`] if none).
+    first: u64,
+    /// The round that fixed its value ([`UNSET`] while not fixed).
+    fixed_at: u64,
     /// Position in `live` (`NONE` when not live).
     at: u32,
 }
 
-const NEW_VAR: Var = Var { penalty: 1.0, bound: 0.0, value: 0.0, fixed: false, listed: 0, at: NONE };
+/// No round yet.
+const UNSET: u64 = u64::MAX;
+
+const NEW_VAR: Var =
+    Var { penalty: 1.0, bound: 0.0, value: 0.0, fixed: false, listed: UNSET, first: UNSET, fixed_at: UNSET, at: NONE };
 
 #[derive(Debug, Clone, Copy)]
 struct Cnst {
@@ -116,8 +137,38 @@ struct Cnst {
     usage: f64,
     /// The solve that last initialised it.
     stamp: u32,
-    /// Position in `light` (`NONE` when not there).
-    light_at: u32,
+    /// Not saturated yet in this solve (SimGrid's "light" list).
+    light: bool,
+    /// Bumped whenever its level changes or it is taken from the heap: a heap entry with
+    /// another version is stale.
+    version: u32,
+    /// The round that last queued it for a new heap entry.
+    queued: u64,
+}
+
+/// A link's level (remaining / usage) in the heap, lowest first.
+#[derive(Debug, Clone, Copy)]
+struct Level {
+    level: f64,
+    link: LinkId,
+    version: u32,
+}
+
+impl PartialEq for Level {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Level {}
+impl PartialOrd for Level {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Level {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.level.total_cmp(&other.level).then(self.link.cmp(&other.link)).then(self.version.cmp(&other.version))
+    }
 }
 
 /// SimGrid's CM02 sharing (see the module documentation).
@@ -129,11 +180,20 @@ pub struct Cm02 {
     live: Vec<FlowId>,
     cnst: Vec<Cnst>,
     touched: Vec<LinkId>,
-    light: Vec<LinkId>,
+    /// The light links by level (entries whose version is not the link's are stale).
+    heap: BinaryHeap<Reverse<Level>>,
     saturated: Vec<LinkId>,
     round_vars: Vec<FlowId>,
+    /// The flows the current solve rates (every live flow, or those a restart refills).
+    refill: Vec<FlowId>,
+    /// Links whose level changed in the current round (one new heap entry each).
+    queued: Vec<LinkId>,
     stamp: u32,
-    round: u32,
+    /// Rounds of filling since the model was made; never reused, so that the rounds
+    /// kept by a restart ([`Cm02::restart_round`]) precede every later one.
+    round: u64,
+    /// Was the last update's solve complete (every live flow rated)?
+    solved: bool,
 }
 
 impl Cm02 {
@@ -155,11 +215,14 @@ impl Cm02 {
             live: Vec::new(),
             cnst: Vec::new(),
             touched: Vec::new(),
-            light: Vec::new(),
+            heap: BinaryHeap::new(),
             saturated: Vec::new(),
             round_vars: Vec::new(),
+            refill: Vec::new(),
+            queued: Vec::new(),
             stamp: 0,
             round: 0,
+            solved: false,
         }
     }
 
@@ -204,16 +267,11 @@ impl Cm02 {
         }
     }
 
-    fn drop_light(&mut self, l: LinkId) {
-        let at = self.cnst[l as usize].light_at;
-        if at != NONE {
-            self.light.swap_remove(at as usize);
-            if (at as usize) < self.light.len() {
-                let moved = self.light[at as usize];
-                self.cnst[moved as usize].light_at = at;
-            }
-            self.cnst[l as usize].light_at = NONE;
-        }
+    /// (Re-)enter link `l` in the heap at its current level.
+    fn push_level(&mut self, l: LinkId) {
+        let c = &mut self.cnst[l as usize];
+        c.version = c.version.wrapping_add(1);
+        self.heap.push(Reverse(Level { level: c.remaining / c.usage, link: l, version: c.version }));
     }
 
     /// FATPIPE usage: the largest weight/penalty among the flows not fixed yet.
@@ -231,27 +289,46 @@ impl Cm02 {
         usage
     }
 
+    /// Queue link `l` for a new heap entry at the end of the round (once per round).
+    fn queue(&mut self, l: LinkId) {
+        let c = &mut self.cnst[l as usize];
+        if c.queued != self.round {
+            c.queued = self.round;
+            self.queued.push(l);
+        }
+    }
+
+    /// Grow the per-link state to the net's links.
+    fn fit_links(&mut self, net: &FlowNet) {
+        if self.cnst.len() < net.links.len() {
+            let fresh = Cnst { remaining: 0.0, usage: 0.0, stamp: 0, light: false, version: 0, queued: UNSET };
+            self.cnst.resize(net.links.len(), fresh);
+        }
+    }
+
     /// SimGrid's progressive filling over every live flow.
     fn solve(&mut self, net: &FlowNet) {
-        if self.cnst.len() < net.links.len() {
-            self.cnst.resize(net.links.len(), Cnst { remaining: 0.0, usage: 0.0, stamp: 0, light_at: NONE });
-        }
+        self.fit_links(net);
         self.stamp = self.stamp.wrapping_add(1);
         let stamp = self.stamp;
         self.touched.clear();
-        self.light.clear();
+        self.heap.clear();
+        self.refill.clear();
+        self.refill.extend_from_slice(&self.live);
         for i in 0..self.live.len() {
             let f = self.live[i];
             let var = &mut self.vars[f as usize];
             var.value = 0.0;
             var.fixed = false;
+            var.first = UNSET;
+            var.fixed_at = UNSET;
             let penalty = var.penalty;
             let forward = net.attrs(f).forward;
             for (k, &l) in net.flow(f).links().iter().enumerate() {
                 let fat = self.is_fatpipe(l);
                 let c = &mut self.cnst[l as usize];
                 if c.stamp != stamp {
-                    *c = Cnst { remaining: net.links[l as usize].capacity, usage: 0.0, stamp, light_at: NONE };
+                    *c = Cnst { remaining: net.links[l as usize].capacity, usage: 0.0, stamp, light: false, ..*c };
                     self.touched.push(l);
                 }
                 let w = Self::coef(forward, k) / penalty;
@@ -267,33 +344,153 @@ impl Cm02 {
             let c = &mut self.cnst[l as usize];
             let cap = net.links[l as usize].capacity;
             if c.remaining > cap * PRECISION && c.usage > 0.0 {
-                c.light_at = self.light.len() as u32;
-                self.light.push(l);
+                c.light = true;
+                self.push_level(l);
             }
         }
-        while !self.light.is_empty() {
-            // The links that saturate first (SimGrid: equal remaining/usage).
-            let mut min_usage = -1.0;
-            self.saturated.clear();
-            for &l in &self.light {
-                let c = &self.cnst[l as usize];
-                let r = c.remaining / c.usage;
-                if min_usage < 0.0 || min_usage > r {
-                    min_usage = r;
-                    self.saturated.clear();
-                    self.saturated.push(l);
-                } else if min_usage == r {
-                    self.saturated.push(l);
+        self.fill(net);
+    }
+
+    /// The round from which a solve without the flows of `removed` (and nothing added)
+    /// differs from the last one: the earliest round that listed one of them. `None`
+    /// when the last solve was not complete or a removed flow was never listed.
+    ///
+    /// Why the rounds before it are unchanged: let r be the earliest round that listed a
+    /// removed flow f. Before r, f was on no saturated link, and its only part in the
+    /// filling was its usage (weight / penalty) on its links, none of which had the
+    /// lowest level. Without f those links have a smaller usage (a FATPIPE link a usage
+    /// no larger) and the same remaining capacity, so a level no lower: still not the
+    /// lowest. Every other link's state depends only on the flows fixed so far, so by
+    /// induction each round before r saturates the same links, lists the same flows
+    /// (none of them removed), finds the same bound and fixes the same flows at the same
+    /// values. A flow fixed before r keeps its rate; the others are filled again from
+    /// the state at the start of r, which is each link's capacity minus the rates of its
+    /// kept flows, and the usage of its other flows ([`Cm02::restart`]).
+    fn restart_round(&self, removed: &[RemovedFlow]) -> Option<u64> {
+        if !self.solved {
+            return None;
+        }
+        let mut r = UNSET;
+        for f in removed {
+            r = r.min(self.vars.get(f.id as usize)?.first);
+        }
+        (r != UNSET).then_some(r)
+    }
+
+    /// Fill again the flows fixed at or after round `from` (or never fixed), keeping the
+    /// others' rates (see [`Cm02::restart_round`] for why that equals a full solve).
+    fn restart(&mut self, net: &FlowNet, from: u64) {
+        self.fit_links(net);
+        self.stamp = self.stamp.wrapping_add(1);
+        let stamp = self.stamp;
+        self.heap.clear();
+        self.refill.clear();
+        for i in 0..self.live.len() {
+            let f = self.live[i];
+            let v = &mut self.vars[f as usize];
+            if v.fixed && v.fixed_at < from {
+                continue;
+            }
+            v.value = 0.0;
+            v.fixed = false;
+            v.first = UNSET;
+            v.fixed_at = UNSET;
+            self.refill.push(f);
+        }
+        for i in 0..self.refill.len() {
+            let f = self.refill[i];
+            for &l in net.flow(f).links() {
+                if self.cnst[l as usize].stamp == stamp {
+                    continue;
+                }
+                let cap = net.links[l as usize].capacity;
+                let (remaining, usage) = self.link_state(net, l);
+                let light = remaining > cap * PRECISION && usage > 0.0;
+                let c = &mut self.cnst[l as usize];
+                *c = Cnst { remaining, usage, stamp, light, ..*c };
+                if light {
+                    self.push_level(l);
                 }
             }
+        }
+        self.fill(net);
+    }
+
+    /// Link `l`'s remaining capacity (its capacity minus the rates of its fixed flows,
+    /// each subtracted as the filling does) and usage (of its flows not fixed).
+    fn link_state(&self, net: &FlowNet, l: LinkId) -> (f64, f64) {
+        let cap = net.links[l as usize].capacity;
+        if self.is_fatpipe(l) {
+            return (cap, self.fatpipe_usage(net, l));
+        }
+        let (mut remaining, mut usage) = (cap, 0.0);
+        let flows = &net.links[l as usize].flows;
+        for &g in flows {
+            // One entry per crossing of `l` by flow `g`; with crosstraffic the crossing may
+            // be forward (weight 1) or on the reverse route: each entry counts the mean
+            // weight of g's crossings of `l` (the weight itself when it crosses once).
+            let w = if self.params.crosstraffic {
+                let forward = net.attrs(g).forward;
+                let (mut sum, mut n) = (0.0, 0.0);
+                for (k, &m) in net.flow(g).links().iter().enumerate() {
+                    if m == l {
+                        sum += Self::coef(forward, k);
+                        n += 1.0;
+                    }
+                }
+                sum / n
+            } else {
+                1.0
+            };
+            let v = &self.vars[g as usize];
+            if v.fixed {
+                remaining -= w * v.value;
+                if remaining < cap * PRECISION {
+                    remaining = 0.0;
+                }
+            } else {
+                usage += w / v.penalty;
+            }
+        }
+        (remaining, usage)
+    }
+
+    /// The rounds of the filling until no link is light.
+    fn fill(&mut self, net: &FlowNet) {
+        loop {
+            // The links that saturate first (SimGrid: every light link whose remaining /
+            // usage equals the lowest).
+            let mut min_usage = -1.0;
+            self.saturated.clear();
+            while let Some(&Reverse(top)) = self.heap.peek() {
+                let c = &mut self.cnst[top.link as usize];
+                if !c.light || c.version != top.version {
+                    self.heap.pop();
+                } else if min_usage < 0.0 || top.level == min_usage {
+                    min_usage = top.level;
+                    self.heap.pop();
+                    c.version = c.version.wrapping_add(1);
+                    self.saturated.push(top.link);
+                } else {
+                    break;
+                }
+            }
+            if self.saturated.is_empty() {
+                break;
+            }
             // Their flows not fixed yet, each once.
-            self.round = self.round.wrapping_add(1);
+            self.round += 1;
+            let round = self.round;
             self.round_vars.clear();
+            self.queued.clear();
             for &l in &self.saturated {
                 for &g in &net.links[l as usize].flows {
                     let v = &mut self.vars[g as usize];
-                    if !v.fixed && v.listed != self.round {
-                        v.listed = self.round;
+                    if !v.fixed && v.listed != round {
+                        v.listed = round;
+                        if v.first == UNSET {
+                            v.first = round;
+                        }
                         self.round_vars.push(g);
                     }
                 }
@@ -318,6 +515,7 @@ impl Cm02 {
                     continue;
                 }
                 v.fixed = true;
+                v.fixed_at = round;
                 let (value, penalty) = (v.value, v.penalty);
                 let forward = net.attrs(g).forward;
                 for (k, &l) in net.flow(g).links().iter().enumerate() {
@@ -344,8 +542,25 @@ impl Cm02 {
                         remaining = c.remaining;
                     }
                     if !(usage > PRECISION) || !(remaining > cap * PRECISION) {
-                        self.drop_light(l);
+                        self.cnst[l as usize].light = false;
+                    } else if self.cnst[l as usize].light {
+                        self.queue(l);
                     }
+                }
+            }
+            // A saturated link none of whose flows was fixed this round (a bound bound
+            // first) stays at its level for the next round.
+            for i in 0..self.saturated.len() {
+                let l = self.saturated[i];
+                if self.cnst[l as usize].light {
+                    self.queue(l);
+                }
+            }
+            // One new heap entry per link whose level changed, at its new level.
+            for i in 0..self.queued.len() {
+                let l = self.queued[i];
+                if self.cnst[l as usize].light {
+                    self.push_level(l);
                 }
             }
         }
@@ -377,8 +592,13 @@ impl SharingModel for Cm02 {
             self.vars[f as usize] = Var { at: self.live.len() as u32, ..v };
             self.live.push(f);
         }
-        self.solve(net);
-        for &f in &self.live {
+        // Only departures: refill from the first round they changed; else solve afresh.
+        match if added.is_empty() { self.restart_round(removed) } else { None } {
+            Some(from) => self.restart(net, from),
+            None => self.solve(net),
+        }
+        self.solved = true;
+        for &f in &self.refill {
             let rate = self.vars[f as usize].value;
             if net.flow(f).rate.to_bits() != rate.to_bits() {
                 net.set_rate(f, rate);
