@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,6 +38,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "peers"))
+from common import run_child  # noqa: E402
 
 LU_RATIO_TARGET = 3.0
 FLOWS_TARGET_S = 10.0
@@ -119,17 +119,7 @@ def child(part: str, args: argparse.Namespace) -> None:
 
 def run(part: str, pythonpath: Path, args: argparse.Namespace, extra: list[str]) -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=str(pythonpath))
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", part, "--seed", str(args.seed), *extra]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env, cwd=ROOT)
-    except subprocess.TimeoutExpired:
-        return {"status": f"no result within {args.timeout:g} s"}
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("CHILD ")]
-    if proc.returncode != 0 or not lines:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        return {"status": f"error rc={proc.returncode}: {tail[0][:200]}"}
-    result: dict[str, Any] = json.loads(lines[-1][len("CHILD "):])
-    return result
+    return run_child(__file__, [part, "--seed", str(args.seed), *extra], ROOT, args.timeout, env=env)
 
 
 def show(label: str, r: dict[str, Any], part: str) -> str:

@@ -56,16 +56,18 @@ def reset_rss_peak() -> bool:
     return proc_status_kb("VmHWM") is not None
 
 
-def run_child(script: str, args: list[str], cwd: Path, timeout: float) -> dict[str, Any]:
-    """Run `script --child ARGS` in a fresh interpreter (this one's) so its memory figures are
-    its own; return the JSON of its last ``CHILD {...}`` line, or a status saying why not."""
+def run_child(script: str, args: list[str], cwd: Path, timeout: float,
+              env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run `script --child ARGS` in a fresh interpreter (this one's, with `env` if given) so its
+    memory figures are its own; return the JSON of its last ``CHILD {...}`` line, or a status
+    saying why not."""
     import json
     import subprocess
     import sys
 
     cmd = [sys.executable, str(Path(script).resolve()), "--child", *args]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env)
     except subprocess.TimeoutExpired:
         return {"status": f"timeout>{timeout:g}s"}
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("CHILD ")]

@@ -925,6 +925,12 @@ impl<'a, 'o> Replay<'a, 'o> {
             self.block(r, Blocked::Wait);
             return true;
         }
+        self.leave_wait(r)
+    }
+
+    /// The requests rank `r` waited for are done: pay SMPI's receive overheads of the wait
+    /// (a timer until they end); returns whether the rank blocks for them.
+    fn leave_wait(&mut self, r: usize) -> bool {
         let now = self.now();
         let until = self.or_chain_end(r, now);
         self.end_wait(r);
@@ -1350,15 +1356,7 @@ impl<'a, 'o> Replay<'a, 'o> {
             self.block(r, Blocked::Wait);
             return true;
         }
-        let now = self.now();
-        let until = self.or_chain_end(r, now);
-        self.end_wait(r);
-        if until > now {
-            self.engine.start_timer(until - now, TAG_RANK | r as u64);
-            self.block(r, Blocked::WaitOverhead);
-            return true;
-        }
-        false
+        self.leave_wait(r)
     }
 
     fn complete_req(&mut self, r: usize, req: u32) {
