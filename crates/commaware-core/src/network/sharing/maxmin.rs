@@ -47,8 +47,8 @@ const REFRESH: u32 = 1024;
 pub const FULL_BATCH: usize = 8;
 
 /// The links of a flow other than `l`, `NONE`-padded.
-fn others_of(links: &[LinkId], l: LinkId) -> [LinkId; 2] {
-    let mut others = [NONE; 2];
+fn others_of<const O: usize>(links: &[LinkId], l: LinkId) -> [LinkId; O] {
+    let mut others = [NONE; O];
     for (slot, &o) in others.iter_mut().zip(links.iter().filter(|&&o| o != l)) {
         *slot = o;
     }
@@ -58,19 +58,19 @@ fn others_of(links: &[LinkId], l: LinkId) -> [LinkId; 2] {
 /// One flow crossing a link. A link's entries hold its members first (the propagation
 /// walks only those), except within an update that ends in a solve from scratch.
 #[derive(Debug, Clone, Copy)]
-struct Entry {
+struct Entry<const O: usize> {
     flow: FlowId,
     /// The flow's other links, `NONE`-padded.
-    others: [LinkId; 2],
+    others: [LinkId; O],
     /// The flow's group (kept in each of its entries, to read foreign rates locally).
     group: LinkId,
 }
 
 #[derive(Debug, Clone)]
-struct FlowRec {
-    links: [LinkId; 3],
+struct FlowRec<const L: usize> {
+    links: [LinkId; L],
     /// Position of this flow's entry in each of its links' `entries`.
-    slot: [u32; 3],
+    slot: [u32; L],
     n: u8,
     /// The link whose group holds the flow (`NONE` before it is rated).
     group: LinkId,
@@ -85,8 +85,10 @@ struct FlowRec {
     queued: bool,
 }
 
-const NEW_FLOW: FlowRec =
-    FlowRec { links: [0; 3], slot: [0; 3], n: 0, group: NONE, from: NONE, moved: 0, key: 0.0, stamp: 0, queued: false };
+impl<const L: usize> FlowRec<L> {
+    const NEW: Self =
+        FlowRec { links: [0; L], slot: [0; L], n: 0, group: NONE, from: NONE, moved: 0, key: 0.0, stamp: 0, queued: false };
+}
 
 /// What the propagation reads and writes of a link, together (one cache line).
 #[derive(Debug, Clone, Copy)]
@@ -124,11 +126,11 @@ struct Group {
     heap: BinaryHeap<Reverse<(u64, FlowId, u32)>>,
 }
 
-pub struct MaxMin {
+pub struct MaxMinOf<const L: usize, const O: usize> {
     /// Solve from scratch when a batch changes at least 1/full_batch of the flows.
     pub full_batch: usize,
     // Per link.
-    entries: Vec<Vec<Entry>>,
+    entries: Vec<Vec<Entry<O>>>,
     /// Level of the link's group; infinite without members.
     lambda: Vec<f64>,
     ls: Vec<LinkState>,
@@ -142,7 +144,7 @@ pub struct MaxMin {
     seen: Vec<u32>,
     fill_heap: BinaryHeap<Reverse<(u64, LinkId)>>,
     // Per flow.
-    flows: Vec<FlowRec>,
+    flows: Vec<FlowRec<L>>,
     live: usize,
     // Progress tracking.
     tracking: bool,
@@ -167,9 +169,18 @@ pub struct MaxMin {
     pub full_solves: u64,
 }
 
-impl Default for MaxMin {
+/// Max-min over flows of at most `L` links (`O = L - 1`, each entry's other links).
+/// The star's flows cross at most three (up, backbone, down).
+pub type MaxMin = MaxMinOf<3, 2>;
+
+/// Four links a flow: the star's three and a private cap link (`ib-simgrid` with a
+/// backbone, see `penalized.rs`).
+pub type MaxMin4 = MaxMinOf<4, 3>;
+
+impl<const L: usize, const O: usize> Default for MaxMinOf<L, O> {
     fn default() -> Self {
-        MaxMin {
+        const { assert!(O + 1 == L, "an entry holds the flow's other links") };
+        MaxMinOf {
             full_batch: FULL_BATCH,
             entries: Vec::new(),
             lambda: Vec::new(),
@@ -270,7 +281,7 @@ fn water_level(cap: f64, rates: &mut [(f64, u32)], extra: u32) -> f64 {
     }
 }
 
-impl MaxMin {
+impl<const L: usize, const O: usize> MaxMinOf<L, O> {
     fn grow(&mut self, net: &FlowNet) {
         let nl = net.links.len();
         if self.entries.len() < nl {
@@ -296,8 +307,16 @@ impl MaxMin {
             self.old_lambda.resize(nl, f64::INFINITY);
             self.old_members.resize(nl, 0);
             if self.tracking {
+                // Links can appear while flows are in progress (a mirror's private
+                // links): the groups keep their completion times.
+                let old = self.groups.len();
                 self.groups.resize_with(nl, Group::default);
-                self.next = MinTree::with_slots(nl);
+                let mut next = MinTree::with_slots(nl);
+                for g in (0..old).filter(|&g| self.next.get(g) < f64::INFINITY) {
+                    next.set_lazy(g, self.next.get(g));
+                }
+                next.flush();
+                self.next = next;
             }
         }
     }
@@ -310,6 +329,18 @@ impl MaxMin {
         if let Some(state) = self.ls.get_mut(l as usize) {
             state.capacity = capacity;
         }
+    }
+
+    /// With progress tracking: the bytes flow `f` has left now (its bytes when it is not
+    /// rated yet), to carry into another flow that replaces it.
+    pub fn remaining(&self, f: FlowId) -> f64 {
+        let rec = &self.flows[f as usize];
+        if !rec.queued {
+            return rec.key;
+        }
+        let grp = &self.groups[rec.group as usize];
+        let served = grp.served + grp.rate * (self.now - grp.since);
+        (rec.key - served).max(0.0)
     }
 
     /// The rate of a rated flow: the level of its group's link.
@@ -353,7 +384,7 @@ impl MaxMin {
 
     /// Put an entry at the end of `l`'s list and return its slot.
     #[inline]
-    fn put_entry(&mut self, l: LinkId, e: Entry) -> u32 {
+    fn put_entry(&mut self, l: LinkId, e: Entry<O>) -> u32 {
         let list = &mut self.entries[l as usize];
         list.push(e);
         (list.len() - 1) as u32
@@ -436,7 +467,7 @@ impl MaxMin {
 
     /// A member's rate moved by `delta` to `rate`: so does its foreign rate on its
     /// other links, which must be visited.
-    fn shift_foreign(&mut self, others: [LinkId; 2], delta: f64, rate: f64) {
+    fn shift_foreign(&mut self, others: [LinkId; O], delta: f64, rate: f64) {
         for q in others {
             if q != NONE {
                 let qi = q as usize;
@@ -548,11 +579,11 @@ impl MaxMin {
     /// With `listed`, only list it (a solve from scratch follows).
     fn add(&mut self, net: &FlowNet, f: FlowId, listed: bool) {
         if self.flows.len() <= f as usize {
-            self.flows.resize(f as usize + 1, NEW_FLOW);
+            self.flows.resize(f as usize + 1, FlowRec::NEW);
         }
         let links = net.flow(f).links();
         if listed {
-            let mut rec = FlowRec { links: [0; 3], slot: [0; 3], n: links.len() as u8, group: NONE, ..self.flows[f as usize].clone() };
+            let mut rec = FlowRec { links: [0; L], slot: [0; L], n: links.len() as u8, group: NONE, ..self.flows[f as usize].clone() };
             rec.queued = false;
             for (k, &l) in links.iter().enumerate() {
                 let others = others_of(links, l);
@@ -581,7 +612,7 @@ impl MaxMin {
             self.lambda[gi] = r;
         }
         let rate = self.lambda[gi];
-        let mut rec = FlowRec { links: [0; 3], slot: [0; 3], n: links.len() as u8, group: g, ..self.flows[f as usize].clone() };
+        let mut rec = FlowRec { links: [0; L], slot: [0; L], n: links.len() as u8, group: g, ..self.flows[f as usize].clone() };
         rec.queued = false;
         for (k, &l) in links.iter().enumerate() {
             let others = others_of(links, l);
@@ -789,7 +820,7 @@ impl MaxMin {
     }
 }
 
-impl SharingModel for MaxMin {
+impl<const L: usize, const O: usize> SharingModel for MaxMinOf<L, O> {
     fn name(&self) -> &'static str {
         "maxmin"
     }
@@ -902,7 +933,7 @@ impl SharingModel for MaxMin {
     }
 }
 
-impl MaxMin {
+impl<const L: usize, const O: usize> MaxMinOf<L, O> {
     fn group_time(&self, g: usize) -> f64 {
         let grp = &self.groups[g];
         match grp.heap.peek() {
@@ -940,14 +971,14 @@ impl MaxMin {
     }
 }
 
-impl Progress for MaxMin {
+impl<const L: usize, const O: usize> Progress for MaxMinOf<L, O> {
     fn set_time(&mut self, now: f64) {
         self.now = now;
     }
 
     fn start(&mut self, f: FlowId, bytes: f64) {
         if self.flows.len() <= f as usize {
-            self.flows.resize(f as usize + 1, NEW_FLOW);
+            self.flows.resize(f as usize + 1, FlowRec::NEW);
         }
         self.flows[f as usize].key = bytes;
     }

@@ -17,7 +17,7 @@ pub mod penalty_report;
 
 pub use cm02::{Cm02, Cm02Params};
 pub use contention_free::ContentionFree;
-pub use maxmin::MaxMin;
+pub use maxmin::{MaxMin, MaxMin4};
 pub use penalized::{Penalized, PenalizedFabric};
 pub use penalty::PenaltyModel;
 

@@ -15,19 +15,23 @@
 
 use super::myrinet;
 use super::penalty::{conflict_classes, Adjacency, LocalScratch, PenaltyModel};
-use super::{water_fill, Cm02, Cm02Params, FlowAttrs, FlowId, FlowNet, LinkId, MaxMin, RemovedFlow, SharingModel};
+use super::{water_fill, Cm02, Cm02Params, FlowAttrs, FlowId, FlowNet, LinkId, MaxMin4, Progress, RemovedFlow, SharingModel};
 use crate::error::{Error, ErrorKind, Result};
 use crate::network::platform::Platform;
 
 const NONE: u32 = u32::MAX;
 
 /// Max-min under per-flow caps, kept incrementally by the max-min model on a mirror of the
-/// engine's net where each flow also crosses a private link whose capacity is its cap
-/// (`ib-simgrid` without a backbone). A cap that changes is a flow leaving its private
-/// link and coming back on it with the new capacity.
+/// engine's net where each inter-node flow also crosses a private link whose capacity is its
+/// cap (`ib-simgrid`, with or without a backbone: the mirror has every link of the net, and
+/// the intra-node flows on their memory link). A cap that changes is a flow leaving its
+/// private link and coming back on it with the new capacity. When the engine lets the model
+/// keep the flows' progress, the mirror's max-min keeps it (a re-rate then costs per
+/// bottleneck group, not per flow), and a flow that comes back carries the bytes it had left.
 struct CappedMaxMin {
     mirror: FlowNet,
-    model: MaxMin,
+    /// A mirror flow crosses up to four links: up, backbone, down, and its private link.
+    model: MaxMin4,
     /// Private link of engine flow f: `base + f`.
     base: u32,
     /// Engine flow → mirror flow, and back (`NONE` when absent).
@@ -39,12 +43,16 @@ struct CappedMaxMin {
 }
 
 impl CappedMaxMin {
-    fn new(net: &FlowNet) -> Self {
+    fn new(net: &FlowNet, tracking: bool) -> Self {
         let mirror = FlowNet::new(net.links.iter().map(|l| l.capacity));
         let base = mirror.links.len() as u32;
+        let mut model = MaxMin4::default();
+        if tracking {
+            model.track_progress();
+        }
         CappedMaxMin {
             mirror,
-            model: MaxMin::default(),
+            model,
             base,
             inner: Vec::new(),
             outer: Vec::new(),
@@ -54,34 +62,51 @@ impl CappedMaxMin {
         }
     }
 
-    fn leave(&mut self, f: FlowId) {
+    /// Engine flow `f` leaves the mirror. With `tracked`, it has not completed: returns the
+    /// bytes it had left (else 0).
+    fn leave(&mut self, f: FlowId, tracked: bool) -> f64 {
         let g = std::mem::replace(&mut self.inner[f as usize], NONE);
-        if g != NONE {
-            self.outer[g as usize] = NONE;
-            self.removed.push(self.mirror.remove_flow(g));
+        if g == NONE {
+            return 0.0;
         }
+        let left = if tracked {
+            let left = self.model.remaining(g);
+            self.model.complete(g);
+            left
+        } else {
+            0.0
+        };
+        self.outer[g as usize] = NONE;
+        self.removed.push(self.mirror.remove_flow(g));
+        left
     }
 
-    /// Engine flow `f` (crossing `links`) joins with rate cap `cap`.
-    fn join(&mut self, f: FlowId, links: &[LinkId], cap: f64) {
-        let private = self.base + f;
-        if self.mirror.links.len() <= private as usize {
-            // Grow by doubling: the max-min model copies every capacity when links appear.
-            let want = (private as usize + 1).max(2 * self.mirror.links.len());
-            self.mirror.links.resize_with(want, || super::Link { capacity: f64::INFINITY, flows: Vec::new() });
-        }
-        self.mirror.links[private as usize].capacity = cap;
-        self.model.set_capacity_of_emptied_link(private, cap);
-        let mut all = [0; super::MAX_HOPS];
+    /// Engine flow `f` (crossing `links`) joins with rate cap `cap` (`None`: uncapped, an
+    /// intra-node flow on its memory link). Returns its mirror flow.
+    fn join(&mut self, f: FlowId, links: &[LinkId], cap: Option<f64>) -> FlowId {
+        let mut all = [0; super::MAX_HOPS + 1];
         all[..links.len()].copy_from_slice(links);
-        all[links.len()] = private;
-        let g = self.mirror.add_flow(&all[..links.len() + 1]);
+        let mut n = links.len();
+        if let Some(cap) = cap {
+            let private = self.base + f;
+            if self.mirror.links.len() <= private as usize {
+                // Grow by doubling: the max-min model copies every capacity when links appear.
+                let want = (private as usize + 1).max(2 * self.mirror.links.len());
+                self.mirror.links.resize_with(want, || super::Link { capacity: f64::INFINITY, flows: Vec::new() });
+            }
+            self.mirror.links[private as usize].capacity = cap;
+            self.model.set_capacity_of_emptied_link(private, cap);
+            all[n] = private;
+            n += 1;
+        }
+        let g = self.mirror.add_flow(&all[..n]);
         if self.outer.len() <= g as usize {
             self.outer.resize(g as usize + 1, NONE);
         }
         self.outer[g as usize] = f;
         self.inner[f as usize] = g;
         self.added.push(g);
+        g
     }
 }
 
@@ -120,8 +145,13 @@ pub struct Penalized {
     epoch: u32,
     affected: Vec<FlowId>,
     rates: Vec<f64>,
-    /// `ib-simgrid` without a backbone: incremental max-min under the caps.
+    /// `ib-simgrid`: incremental max-min under the caps.
     capped: Option<CappedMaxMin>,
+    /// `ib-simgrid`: the engine lets the model keep the flows' progress (through the
+    /// capped max-min), with the time and each new flow's bytes.
+    tracking: bool,
+    now: f64,
+    bytes: Vec<f64>,
     /// The local formulas' per-node aggregates, forgotten before each re-evaluation.
     local: LocalScratch,
 }
@@ -144,6 +174,9 @@ impl Penalized {
             affected: Vec::new(),
             rates: Vec::new(),
             capped: None,
+            tracking: false,
+            now: 0.0,
+            bytes: Vec::new(),
             local: LocalScratch::default(),
         }
     }
@@ -272,7 +305,9 @@ impl Penalized {
     }
 
     /// Max-min over the links of `flows`, each flow capped at its `cap`; `flows` must hold
-    /// every flow crossing those links. Rates go to `self.rates`.
+    /// every flow crossing those links. Rates go to `self.rates`. Progressive filling,
+    /// quadratic: the tests' oracle for the incremental capped max-min.
+    #[cfg(test)]
     fn fill_with_caps(&mut self, net: &FlowNet, flows: &[FlowId]) {
         use std::collections::HashMap;
         let mut link_ix: HashMap<LinkId, usize> = HashMap::new();
@@ -331,6 +366,7 @@ impl Penalized {
         }
     }
 
+    #[cfg(test)]
     fn fix(&mut self, k: usize, rate: f64, flow_links: &[Vec<usize>], remaining: &mut [f64], count: &mut [usize]) {
         self.rates[k] = rate;
         for &l in &flow_links[k] {
@@ -339,40 +375,21 @@ impl Penalized {
         }
     }
 
-    /// The flows sharing links (up, down, backbone) with `affected`, transitively.
-    fn link_component(&mut self, net: &FlowNet) -> Vec<FlowId> {
-        let mut flows = std::mem::take(&mut self.affected);
-        for &f in &flows {
-            self.flow_mark[f as usize] = self.epoch;
-        }
-        let mut k = 0;
-        while k < flows.len() {
-            for &l in net.flow(flows[k]).links() {
-                if self.link_mark[l as usize] == self.epoch {
-                    continue;
-                }
-                self.link_mark[l as usize] = self.epoch;
-                for &f in &net.links[l as usize].flows {
-                    if self.flow_mark[f as usize] != self.epoch {
-                        self.flow_mark[f as usize] = self.epoch;
-                        flows.push(f);
-                    }
-                }
-            }
-            k += 1;
-        }
-        flows
-    }
-
-    /// `ib-simgrid` without a backbone: new penalties for `affected`, then the capped
-    /// max-min model learns which flows left, came, or changed cap.
+    /// `ib-simgrid`: new penalties for `affected`, then the capped max-min model learns
+    /// which flows left, came, or changed cap (a flow that left frees its links, the
+    /// backbone included, for the others).
     fn update_capped(&mut self, net: &mut FlowNet, added: &[FlowId], removed: &[RemovedFlow], changed: &mut Vec<FlowId>) {
-        let mut cm = self.capped.take().unwrap_or_else(|| CappedMaxMin::new(net));
+        let tracking = self.tracking;
+        let mut cm = self.capped.take().unwrap_or_else(|| CappedMaxMin::new(net, tracking));
         if cm.inner.len() < net.id_bound() {
             cm.inner.resize(net.id_bound(), NONE);
         }
-        for r in removed.iter().filter(|r| !self.is_intra(r.links())) {
-            cm.leave(r.id);
+        if tracking {
+            cm.model.set_time(self.now);
+        }
+        // (A flow that left has completed: nothing to carry.)
+        for r in removed {
+            cm.leave(r.id, false);
         }
         // Flows present before whose cap changes leave their private link and come back.
         let old: Vec<f64> = self.affected.iter().map(|&f| self.cap[f as usize]).collect();
@@ -381,10 +398,23 @@ impl Penalized {
         new.sort_unstable();
         for (k, &f) in self.affected.iter().enumerate() {
             let cap = self.cap[f as usize];
-            if new.binary_search(&f).is_ok() || old[k].to_bits() != cap.to_bits() {
+            let joins = new.binary_search(&f).is_ok();
+            if joins || old[k].to_bits() != cap.to_bits() {
                 // (A new flow is in no private link yet: an id's previous flow left.)
-                cm.leave(f);
-                cm.join(f, net.flow(f).links(), cap);
+                let left = cm.leave(f, tracking && !joins);
+                let g = cm.join(f, net.flow(f).links(), Some(cap));
+                if tracking {
+                    cm.model.start(g, if joins { self.bytes[f as usize] } else { left });
+                }
+            }
+        }
+        // Intra-node flows share their host's memory link: max-min over that one link.
+        for &f in added {
+            if self.is_intra(net.flow(f).links()) {
+                let g = cm.join(f, net.flow(f).links(), None);
+                if tracking {
+                    cm.model.start(g, self.bytes[f as usize]);
+                }
             }
         }
         let (a, r) = (std::mem::take(&mut cm.added), std::mem::take(&mut cm.removed));
@@ -456,7 +486,9 @@ impl SharingModel for Penalized {
 
     fn update(&mut self, net: &mut FlowNet, added: &[FlowId], removed: &[RemovedFlow], changed: &mut Vec<FlowId>) {
         let mut memory_links = self.collect_changes(net, added, removed);
-        if matches!(self.model, PenaltyModel::IbSimgrid(_)) && self.backbone.is_none() {
+        if matches!(self.model, PenaltyModel::IbSimgrid(_)) {
+            // The capped max-min rates the intra-node flows too.
+            memory_links.clear();
             self.update_capped(net, added, removed, changed);
         } else if !self.affected.is_empty() || self.backbone.is_some_and(|_| removed.iter().any(|r| !self.is_intra(r.links()))) {
             // (With a backbone, an inter-node flow that left frees backbone capacity for
@@ -464,22 +496,8 @@ impl SharingModel for Penalized {
             if !self.affected.is_empty() {
                 self.repenalize(net);
             }
-            if let (PenaltyModel::IbSimgrid(_), Some(bb)) = (&self.model, self.backbone) {
-                // Every inter-node flow crosses the backbone: the link component of any
-                // change is all of them.
-                self.affected.clear();
-                self.affected.extend_from_slice(&net.links[bb as usize].flows);
-            }
-            let flows: Vec<FlowId> = match (&self.model, self.backbone) {
-                (PenaltyModel::IbSimgrid(_), _) => {
-                    // CM02 with a backbone: max-min over every link, under the caps, by
-                    // progressive filling of the flows sharing links with the change.
-                    self.new_epoch(net);
-                    let flows = self.link_component(net);
-                    self.fill_with_caps(net, &flows);
-                    flows
-                }
-                (_, Some(bb)) => {
+            let flows: Vec<FlowId> = match self.backbone {
+                Some(bb) => {
                     // The penalty replaces NIC sharing; the backbone (every inter-node flow
                     // crosses it) is shared max-min under the caps: water-filling.
                     let flows = net.links[bb as usize].flows.clone();
@@ -487,7 +505,7 @@ impl SharingModel for Penalized {
                     water_fill(&caps, net.links[bb as usize].capacity, &mut self.rates);
                     flows
                 }
-                (_, None) => {
+                None => {
                     let flows = std::mem::take(&mut self.affected);
                     self.rates.clear();
                     self.rates.extend(flows.iter().map(|&f| self.cap[f as usize]));
@@ -512,7 +530,60 @@ impl SharingModel for Penalized {
         }
         // Every added flow was rated: its rate was infinite (unrated) before, so `set`
         // reported it as changed.
-        debug_assert!(added.iter().all(|f| changed.contains(f)));
+        debug_assert!(self.tracking || added.iter().all(|f| changed.contains(f)));
+    }
+
+    fn track_progress(&mut self) -> Option<&mut dyn Progress> {
+        if !matches!(self.model, PenaltyModel::IbSimgrid(_)) {
+            return None;
+        }
+        self.tracking = true;
+        Some(self)
+    }
+}
+
+/// `ib-simgrid`'s progress, kept by the capped max-min's mirror (mirror flows mapped back
+/// to the engine's).
+impl Progress for Penalized {
+    fn set_time(&mut self, now: f64) {
+        self.now = now;
+    }
+
+    fn start(&mut self, f: FlowId, bytes: f64) {
+        if self.bytes.len() <= f as usize {
+            self.bytes.resize(f as usize + 1, 0.0);
+        }
+        self.bytes[f as usize] = bytes;
+    }
+
+    fn next_completion(&self) -> (f64, FlowId) {
+        match &self.capped {
+            Some(cm) => {
+                let (t, g) = cm.model.next_completion();
+                if t == f64::INFINITY {
+                    (t, 0)
+                } else {
+                    (t, cm.outer[g as usize])
+                }
+            }
+            None => (f64::INFINITY, 0),
+        }
+    }
+
+    fn complete(&mut self, f: FlowId) {
+        if let Some(cm) = &mut self.capped {
+            let g = cm.inner[f as usize];
+            if g != NONE {
+                cm.model.complete(g);
+            }
+        }
+    }
+
+    fn rate(&self, f: FlowId) -> f64 {
+        match &self.capped {
+            Some(cm) if cm.inner.get(f as usize).is_some_and(|&g| g != NONE) => cm.model.rate(cm.inner[f as usize]),
+            _ => f64::INFINITY,
+        }
     }
 }
 
@@ -793,11 +864,24 @@ mod tests {
         n: u32,
         bounds: (usize, usize),
     ) {
+        churn_on(rng, net, pm, live, n, bounds, false)
+    }
+
+    /// [`churn`], the flows crossing the backbone (link 3n) when `backbone`.
+    fn churn_on(
+        rng: &mut SplitMix64,
+        net: &mut FlowNet,
+        pm: &mut Penalized,
+        live: &mut Vec<(FlowId, (u32, u32))>,
+        n: u32,
+        bounds: (usize, usize),
+        backbone: bool,
+    ) {
         let mut changed = Vec::new();
         if live.len() < bounds.0 || (live.len() < bounds.1 && rng.below(2) == 0) {
             let s = rng.below(n as u64) as u32;
             let d = (s + 1 + rng.below(n as u64 - 1) as u32) % n;
-            let f = add(net, n, s, d, false);
+            let f = add(net, n, s, d, backbone);
             live.push((f, (s, d)));
             pm.update(net, &[f], &[], &mut changed);
         } else {
@@ -862,18 +946,24 @@ mod tests {
     }
 
     /// The incremental capped max-min of `ib-simgrid` gives, after every change, the rates
-    /// of a progressive filling under the caps of the static penalties.
+    /// of a progressive filling under the caps of the static penalties, without a backbone
+    /// and with one (250 B/s for up to 16 flows of at most 100: it binds in some steps).
     #[test]
     fn capped_maxmin_matches_filling() {
+        capped_maxmin_matches_filling_on(None);
+        capped_maxmin_matches_filling_on(Some(250.0));
+    }
+
+    fn capped_maxmin_matches_filling_on(backbone: Option<f64>) {
         let n = 7;
         let mut rng = SplitMix64::new(3);
-        let mut net = net_for(n, None);
+        let mut net = net_for(n, backbone);
         let model = PenaltyModel::IbSimgrid(IB_SIMGRID_DEFAULTS);
-        let mut pm = Penalized::new(model.clone(), n as usize, false);
+        let mut pm = Penalized::new(model.clone(), n as usize, backbone.is_some());
         let mut live: Vec<(FlowId, (u32, u32))> = Vec::new();
-        let mut binding = 0;
+        let (mut binding, mut backbone_full) = (0, 0);
         for step in 0..400 {
-            churn(&mut rng, &mut net, &mut pm, &mut live, n, (4, 16));
+            churn_on(&mut rng, &mut net, &mut pm, &mut live, n, (4, 16), backbone.is_some());
             // Oracle: static penalties, caps, progressive filling over every link.
             let comms: Vec<(u32, u32)> = live.iter().map(|x| x.1).collect();
             let pens = analyze(&comms, Some(&model)).unwrap().penalties;
@@ -889,9 +979,16 @@ mod tests {
                 assert!((got - want).abs() <= 1e-9 * want, "step {step}: flow {f} {got} != {want}");
             }
             binding += flows.iter().any(|&f| (net.flow(f).rate - oracle.cap[f as usize]).abs() < 1e-9) as u32;
+            if let Some(cap) = backbone {
+                let used: f64 = flows.iter().map(|&f| net.flow(f).rate).sum();
+                backbone_full += (used > cap * (1.0 - 1e-9)) as u32;
+            }
         }
-        // The caps did bind (else this would only test max-min).
+        // The caps did bind (else this would only test max-min), and so did the backbone.
         assert!(binding > 40, "caps bound in {binding} steps");
+        if backbone.is_some() {
+            assert!(backbone_full > 40, "the backbone was full in {backbone_full} steps");
+        }
     }
 
     #[test]
