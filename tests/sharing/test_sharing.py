@@ -756,6 +756,29 @@ def test_engine_star(model, params, penalty):
         assert end == pytest.approx(penalty * SIZE / B, rel=1e-9)
 
 
+def test_engine_says_when_myrinet_estimated(tmp_path, write_json):
+    """The simulation's output says how many Myrinet component counts were estimated, and
+    warns when any was: the star's three transfers are one component of three, counted
+    exactly by default and estimated when the exact programme is turned off."""
+    trace = write_json("trace.json", STAR_TRACE)
+    plat = write_json("plat.json", star_platform("myrinet"))
+    exact = run_cli("simulate", plat, trace, "--json")
+    assert exact.returncode == 0, exact.stderr
+    counts = json.loads(exact.stdout)["penalty_counts"]
+    assert counts["counts"] >= 1 and counts["estimated"] == 0 and counts["estimator_failed"] == 0
+    assert "estimated" not in exact.stderr
+    est = run_cli("simulate", plat, trace, "--json", "--param", "exact_limit=0", "--param", "exact_states=0")
+    assert est.returncode == 0, est.stderr
+    counts = json.loads(est.stdout)["penalty_counts"]
+    assert counts["estimated"] == counts["counts"] >= 1
+    assert f"myrinet: {counts['estimated']} of {counts['counts']} component counts were estimated" in " ".join(est.stderr.split())
+    # The API carries the same, and other models have no such field.
+    res = commaware.simulate(star_platform("myrinet"), STAR_TRACE, params={"exact_limit": 0, "exact_states": 0})
+    assert res.to_dict()["penalty_counts"] == counts
+    assert any("estimated" in w for w in res.warnings)
+    assert "penalty_counts" not in commaware.simulate(star_platform("gige"), STAR_TRACE).to_dict()
+
+
 def test_engine_platform_parameters(tmp_path, write_json):
     trace = write_json("trace.json", STAR_TRACE)
     good = write_json("plat.json", star_platform("gige", parameters={"beta": 0.5}))

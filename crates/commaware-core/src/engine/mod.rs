@@ -339,6 +339,11 @@ impl Engine {
         self.model.name()
     }
 
+    /// The sharing model's [`SharingModel::penalty_counts`].
+    pub fn penalty_counts(&self) -> Option<crate::network::sharing::PenaltyCounts> {
+        self.model.penalty_counts()
+    }
+
     fn push(&mut self, time: f64, what: What) {
         self.seq += 1;
         self.queue.push(Reverse((Time(time), self.seq, what)));

@@ -127,6 +127,11 @@ impl<W: Write> JsonStream<W> {
                 "  \"makespan\": {makespan},\n  \"message_stats\": {stats},\n  \"warnings\": {warnings},\n  \"derived_datatype_ops\": {},\n  \"actions\": {},\n  \"events\": {},\n",
                 result.derived_datatype_ops, result.actions, result.events
             )?;
+            if let Some(counts) = &result.penalty_counts {
+                self.out.write_all(b"  \"penalty_counts\": ")?;
+                serde_json::to_writer(&mut self.out, counts).map_err(std::io::Error::from)?;
+                self.out.write_all(b",\n")?;
+            }
             if let Some(load_s) = self.load_seconds {
                 let timing = TimingJson {
                     load_s,

@@ -27,7 +27,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::mpi::placement::{place, Hostfile, Placement};
 use crate::network::platform::Platform;
 use crate::network::smpi::{SmpiSpec, SmpiTiming};
-use crate::network::sharing::make_model;
+use crate::network::sharing::{make_model, PenaltyCounts};
 use crate::mpi::ops::{OpSpec, OP_NAMES};
 use crate::mpi::timeline::{TimelineMessage, TimelineRun, TimelineSink};
 use crate::mpi::trace::{Cursor, Step, Trace, CTX_USER, FAN_REQ};
@@ -244,6 +244,10 @@ pub struct SimResult {
     pub actions: u64,
     /// Engine steps of the replay (each a time at which activities completed).
     pub events: u64,
+    /// Myrinet: the component counts made, and how many were estimated (absent under
+    /// other models).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub penalty_counts: Option<PenaltyCounts>,
     /// Wall-clock seconds the replay took (not in the document unless asked for: it differs
     /// from run to run).
     #[serde(skip)]
@@ -588,7 +592,18 @@ fn replay(
     let host_names: Vec<String> = platform.hosts.iter().map(|h| h.name.clone()).collect();
     let links = rp.engine.link_report(makespan, &host_names).filter(|_| options.link_stats);
     let rp_events = rp.events;
+    let penalty_counts = rp.engine.penalty_counts();
     let mut result = rp.finish(model_name);
+    result.penalty_counts = penalty_counts;
+    if let Some(c) = penalty_counts.filter(|c| c.estimated > 0) {
+        result.warnings.push(format!(
+            "myrinet: {} of {} component counts were estimated (components beyond exact_limit that exact_states could not take{}); \
+             the penalties of their flows vary with the parameters seed and steps",
+            c.estimated,
+            c.counts,
+            if c.estimator_failed > 0 { format!(", and {} estimates too poor to use gave stand-in penalties", c.estimator_failed) } else { String::new() }
+        ));
+    }
     result.links = links;
     result.derived_datatype_ops = trace.derived_datatype_ops;
     result.actions = trace.n_ops() as u64;
@@ -1524,7 +1539,7 @@ impl<'a, 'o> Replay<'a, 'o> {
             stats.mean_seconds /= stats.count as f64;
         }
         let host_names = hosts.iter().map(|h| h.name.clone()).collect();
-        SimResult { model, makespan, message_stats: stats, ranks, host_names, warnings: Vec::new(), derived_datatype_ops: 0, actions: 0, events: 0, replay_seconds: 0.0, links: None }
+        SimResult { model, makespan, message_stats: stats, ranks, host_names, warnings: Vec::new(), derived_datatype_ops: 0, actions: 0, events: 0, penalty_counts: None, replay_seconds: 0.0, links: None }
     }
 }
 

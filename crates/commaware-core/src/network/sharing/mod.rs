@@ -269,6 +269,26 @@ pub trait SharingModel {
     fn crosstraffic(&self) -> bool {
         false
     }
+
+    /// For a model that counts penalties per component (Myrinet): how many counts it made
+    /// and how many of them were estimates. `None` for other models.
+    fn penalty_counts(&self) -> Option<PenaltyCounts> {
+        None
+    }
+}
+
+/// The component counts a Myrinet run made (paper 004 §V-B): exact ones, and estimates
+/// for components beyond `exact_limit` that the exact programme could not take within
+/// `exact_states`. Components of one communication (penalty 1) are not counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PenaltyCounts {
+    /// Component counts made (each change of a component recounts it).
+    pub counts: u64,
+    /// Of those, estimated (their penalties vary with the estimator's `seed` and `steps`).
+    pub estimated: u64,
+    /// Of the estimates, those whose samples were too few to use: the penalties of their
+    /// communications are the stand-in (see `myrinet::solve`).
+    pub estimator_failed: u64,
 }
 
 /// Flow progress kept by the sharing model (see [`SharingModel::track_progress`]).

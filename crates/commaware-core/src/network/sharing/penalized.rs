@@ -15,7 +15,7 @@
 
 use super::myrinet;
 use super::penalty::{conflict_classes, Adjacency, LocalScratch, PenaltyModel};
-use super::{water_fill, Cm02, Cm02Params, FlowAttrs, FlowId, FlowNet, LinkId, MaxMin4, Progress, RemovedFlow, SharingModel};
+use super::{water_fill, Cm02, Cm02Params, FlowAttrs, FlowId, FlowNet, LinkId, MaxMin4, PenaltyCounts, Progress, RemovedFlow, SharingModel};
 use crate::error::{Error, ErrorKind, Result};
 use crate::network::platform::Platform;
 
@@ -152,6 +152,8 @@ pub struct Penalized {
     tracking: bool,
     now: f64,
     bytes: Vec<f64>,
+    /// Myrinet: the component counts made so far.
+    counts: PenaltyCounts,
     /// The local formulas' per-node aggregates, forgotten before each re-evaluation.
     local: LocalScratch,
 }
@@ -177,6 +179,7 @@ impl Penalized {
             tracking: false,
             now: 0.0,
             bytes: Vec::new(),
+            counts: PenaltyCounts::default(),
             local: LocalScratch::default(),
         }
     }
@@ -285,6 +288,11 @@ impl Penalized {
                     if let Ok(r) = myrinet::myrinet_penalties(&ends, opts) {
                         for (k, &f) in tangled.iter().enumerate() {
                             self.penalty[f as usize] = r.penalties[k];
+                        }
+                        for c in &r.components {
+                            self.counts.counts += 1;
+                            self.counts.estimated += u64::from(!c.exact);
+                            self.counts.estimator_failed += u64::from(c.estimator_failed);
                         }
                     }
                 }
@@ -533,6 +541,10 @@ impl SharingModel for Penalized {
         debug_assert!(self.tracking || added.iter().all(|f| changed.contains(f)));
     }
 
+    fn penalty_counts(&self) -> Option<PenaltyCounts> {
+        matches!(self.model, PenaltyModel::Myrinet(_)).then_some(self.counts)
+    }
+
     fn track_progress(&mut self) -> Option<&mut dyn Progress> {
         if !matches!(self.model, PenaltyModel::IbSimgrid(_)) {
             return None;
@@ -745,6 +757,10 @@ impl PenalizedFabric {
 impl SharingModel for PenalizedFabric {
     fn name(&self) -> &'static str {
         self.inner.name()
+    }
+
+    fn penalty_counts(&self) -> Option<PenaltyCounts> {
+        self.inner.penalty_counts()
     }
 
     fn flow_conflicts(&self, f: FlowId) -> Option<u8> {
