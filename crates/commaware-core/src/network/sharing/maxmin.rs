@@ -476,6 +476,13 @@ impl<const L: usize, const O: usize> MaxMinOf<L, O> {
                 if rate > self.ls[qi].foreign_max {
                     self.ls[qi].foreign_max = rate;
                 }
+                // A visit of a link without members whose flows still fit (and whose sum
+                // needs no refresh) would change nothing: skip it. With a shared
+                // bottleneck (a backbone), these are most of the links its level moves.
+                let st = &self.ls[qi];
+                if st.members == 0 && st.increments < REFRESH && st.foreign <= st.capacity * (1.0 + TOL) {
+                    continue;
+                }
                 self.dirty(q);
             }
         }
