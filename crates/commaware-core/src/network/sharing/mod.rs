@@ -141,6 +141,17 @@ impl FlowNet {
         }
     }
 
+    /// Set link `l`'s capacity, adding links up to it first if needed (a mirror's private
+    /// cap links, one per flow id). The net grows by doubling: a sharing model copies every
+    /// capacity when links appear.
+    pub fn set_capacity_growing(&mut self, l: LinkId, capacity: f64) {
+        if self.links.len() <= l as usize {
+            let want = (l as usize + 1).max(2 * self.links.len());
+            self.links.resize_with(want, || Link { capacity: f64::INFINITY, flows: Vec::new() });
+        }
+        self.links[l as usize].capacity = capacity;
+    }
+
     pub fn flow(&self, id: FlowId) -> &NetFlow {
         &self.flows[id as usize]
     }

@@ -89,12 +89,7 @@ impl CappedMaxMin {
         let mut n = links.len();
         if let Some(cap) = cap {
             let private = self.base + f;
-            if self.mirror.links.len() <= private as usize {
-                // Grow by doubling: the max-min model copies every capacity when links appear.
-                let want = (private as usize + 1).max(2 * self.mirror.links.len());
-                self.mirror.links.resize_with(want, || super::Link { capacity: f64::INFINITY, flows: Vec::new() });
-            }
-            self.mirror.links[private as usize].capacity = cap;
+            self.mirror.set_capacity_growing(private, cap);
             self.model.set_capacity_of_emptied_link(private, cap);
             all[n] = private;
             n += 1;
@@ -722,11 +717,7 @@ impl PenalizedFabric {
         links.clear();
         if let Some(cap) = cap {
             let l = self.cap_base + f;
-            if self.fabric.links.len() <= l as usize {
-                let want = (l as usize + 1).max(2 * self.fabric.links.len());
-                self.fabric.links.resize_with(want, || super::Link { capacity: f64::INFINITY, flows: Vec::new() });
-            }
-            self.fabric.links[l as usize].capacity = cap;
+            self.fabric.set_capacity_growing(l, cap);
             links.push(l);
         }
         let keep = |l: &&LinkId| self.share_private || !self.is_private(**l);
