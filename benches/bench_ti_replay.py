@@ -4,8 +4,9 @@ at least a million actions replayed by SMPI 3.32's offline replay and by commawa
 whole process (`smpirun -replay …` against `commaware simulate … --format ti`), in the same
 run, with the ratio printed, at two sizes (1.05 M and 10.5 M actions by default); in process,
 the load (read, parse, validate) and the replay each in actions per second (`Trace.load_seconds`,
-`Result.replay_seconds`, as `simulate --timing` prints them); and the load time of a
-1.8-million-action trace in process.
+`Result.replay_seconds`, as `simulate --timing` prints them); commaware's peak RSS and its
+bytes per action (the peak less that of the same command on a trace of one iteration, over the
+actions); and the load time of a 1.8-million-action trace in process.
 SMPI's replay program is compiled (or found in the peer cache) before its timer starts: only
 the replay is timed.
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import subprocess
 import sys
@@ -77,20 +79,34 @@ def platform(ranks: int) -> dict[str, Any]:
                         "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES}}
 
 
+def run_cli(plat: Path, index: Path) -> tuple[float, int]:
+    """Wall seconds and peak RSS (bytes) of `commaware simulate --format ti` as a whole process
+    (its summary output to a pipe, as SMPI prints its own)."""
+    cmd = [str(Path(sys.executable).parent / "commaware"), "simulate", str(plat), str(index), "--format", "ti", "-q"]
+    with tempfile.TemporaryFile() as errors:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors)
+        assert proc.stdout is not None
+        proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage: its peak RSS
+        seconds = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode:
+            errors.seek(0)
+            raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {errors.read().decode(errors='replace')}")
+    return seconds, usage.ru_maxrss * 1024
+
+
 def run_commaware(plat: Path, index: Path) -> tuple[float, dict[str, float]]:
-    """Wall time of `commaware simulate --format ti` as a whole process (its summary output, as
-    SMPI prints its own); then, in process, the makespan (all digits) and the load and replay
-    rates."""
-    t0 = time.perf_counter()
-    subprocess.run([str(Path(sys.executable).parent / "commaware"), "simulate", str(plat), str(index), "--format", "ti", "-q"],
-                   capture_output=True, text=True, check=True)
-    seconds = time.perf_counter() - t0
+    """Wall time and peak RSS of the whole process (`run_cli`); then, in process, the makespan
+    (all digits) and the load and replay rates."""
+    seconds, peak = run_cli(plat, index)
     trace = commaware.load_trace(index)
     result = commaware.simulate(plat, trace, record_messages=False, record_timeline=False)
     inside = {"makespan": result.makespan, "load_s": trace.load_seconds, "replay_s": result.replay_seconds,
               "load_actions_per_s": result.actions / trace.load_seconds,
               "replay_actions_per_s": result.actions / result.replay_seconds,
-              "events_per_s": result.events / result.replay_seconds}
+              "events_per_s": result.events / result.replay_seconds, "peak_rss_bytes": peak}
     del trace, result
     return seconds, inside
 
@@ -110,6 +126,10 @@ def main() -> None:
     b0 = time.perf_counter()
     smpi_replay.build_replay()
     build_s = time.perf_counter() - b0
+    with tempfile.TemporaryDirectory(prefix="commaware-bench-ti-base-") as tmp:  # the fixed part of the peak RSS
+        index, base_actions = write_trace(Path(tmp), a.ranks, 1, a.seed)
+        (Path(tmp) / "platform.json").write_text(json.dumps(platform(a.ranks)))
+        base_rss = run_cli(Path(tmp) / "platform.json", index)[1]
     for per_rank in (int(x) for x in a.actions.split(",")):
         with tempfile.TemporaryDirectory(prefix="commaware-bench-ti-") as tmp:
             d = Path(tmp)
@@ -127,7 +147,9 @@ def main() -> None:
                 "speedup": ratio, "target": SPEEDUP_TARGET, "ok": ratio >= SPEEDUP_TARGET,
                 "makespan_commaware": inside["makespan"], "makespan_smpi": smpi.makespan,
                 "rel_diff": abs(inside["makespan"] - smpi.makespan) / smpi.makespan,
-                "smpi_us_per_action": 1e6 * smpi_s / total, "in_process": inside})
+                "smpi_us_per_action": 1e6 * smpi_s / total, "in_process": inside,
+                "peak_rss_bytes": inside["peak_rss_bytes"], "base_rss_bytes": base_rss,
+                "bytes_per_action": (inside["peak_rss_bytes"] - base_rss) / (total - base_actions)})
     with tempfile.TemporaryDirectory(prefix="commaware-bench-ti-load-") as tmp:
         index, total = write_trace(Path(tmp), a.ranks, a.load_actions // a.ranks, a.seed)
         t0 = time.perf_counter()
@@ -145,6 +167,8 @@ def main() -> None:
         print(f"  in process: load {i['load_s']:.3f} s ({i['load_actions_per_s']:,.0f} actions/s), replay {i['replay_s']:.3f} s "
               f"({i['replay_actions_per_s']:,.0f} actions/s, {i['events_per_s']:,.0f} events/s); "
               f"SMPI {r['smpi_us_per_action']:.2f} us an action (whole process)")
+        print(f"  commaware peak RSS {r['peak_rss_bytes'] / 2**20:,.0f} MiB ({r['base_rss_bytes'] / 2**20:,.0f} MiB on a "
+              f"{a.ranks}-rank trace of one iteration): {r['bytes_per_action']:.0f} B an action")
     ld = out["load"]
     print(f"TI load, {ld['actions']:,} actions ({ld['ops']:,} ops): {ld['seconds']:.3f} s "
           f"(target < {LOAD_TARGET_S:g} s: {'ok' if ld['ok'] else 'MISSED'})")

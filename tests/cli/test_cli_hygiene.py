@@ -63,6 +63,46 @@ def test_tiny_simulate_table_loads_no_pandas():
     assert not loaded & {"pandas", "matplotlib", "pyarrow"}, loaded
 
 
+def test_simulate_summary_in_a_pipe_imports_neither_rich_nor_numpy():
+    # The summary table of a run printed to a pipe (a script's case) is built without rich.
+    loaded = imported_after(run_main("simulate", str(EXAMPLES / "cluster16.json"), str(EXAMPLES / "ring.json")))
+    assert loaded == set(), loaded
+
+
+def _summary(result, title: str, plain: bool, monkeypatch) -> str:
+    import io
+
+    from commaware.cli import common, simulate
+
+    buf = io.StringIO()
+    monkeypatch.setattr(simulate, "plain_lines", common.plain_lines if plain else (lambda *a: None))
+    monkeypatch.setattr(sys, "stdout", buf)
+    simulate.print_result(result, title)
+    monkeypatch.undo()
+    return buf.getvalue()
+
+
+def _ring(ranks: int) -> dict:
+    return {"ranks": [[{"op": "compute", "flops": 1e6 * (r + 1)}, {"op": "isend", "dst": (r + 1) % ranks, "bytes": 1e5},
+                       {"op": "recv", "src": (r - 1) % ranks}, {"op": "waitall"}] for r in range(ranks)]}
+
+
+@pytest.mark.parametrize("case", ["ring16", "ranks64", "penalty", "markup_title", "wide_title"])
+def test_plain_summary_prints_the_bytes_rich_prints(case, monkeypatch):
+    # rich's rendering is the reference: the plain printer must give the same bytes, and fall
+    # back to rich where it cannot (markup in a name, a line wider than the console).
+    ranks = 64 if case == "ranks64" else 16
+    plat = {"cluster": {"count": ranks, "speed": 1e9, "prefix": "node"},
+            "network": {"model": "maxmin", "bandwidth": 1.25e8, "latency": 1e-5}}
+    result = commaware.simulate(plat, _ring(ranks), model="gige" if case == "penalty" else None,
+                                record_messages=False, record_timeline=False)
+    title = {"markup_title": "runs/[bold]x:smile:.json on p.json", "wide_title": "w" * 130}.get(case, "ring.json on p.json")
+    plain = _summary(result, title, True, monkeypatch)
+    assert plain == _summary(result, title, False, monkeypatch)
+    wrapped = 1 if case == "wide_title" else 0  # rich folds the 130-character title over two lines
+    assert plain.count("\n") == 1 + wrapped + 4 + min(ranks, 16) + (1 if ranks > 32 else 0) + 1
+
+
 def test_an_error_loads_no_heavy_module():
     assert not imported_after(run_main("simulate", "nope.json", "nope.json")) & set(HEAVY)
     assert not imported_after(run_main("multicast", "generate", "--seed", "-1")) & set(HEAVY)

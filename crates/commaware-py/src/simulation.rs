@@ -311,8 +311,8 @@ pub(crate) fn platform_from_simgrid_xml(py: Python<'_>, text: &str, source: &str
 /// the size per element of a TI trace's derived datatype (id -1; default 0, SimGrid's).
 #[pyfunction]
 #[pyo3(signature = (text, source, format="json", derived_datatype_bytes=None))]
-pub(crate) fn load_trace(py: Python<'_>, text: &str, source: &str, format: &str, derived_datatype_bytes: Option<f64>) -> PyResult<Trace> {
-    let text = text.to_owned();
+pub(crate) fn load_trace(py: Python<'_>, text: pyo3::pybacked::PyBackedStr, source: &str, format: &str, derived_datatype_bytes: Option<f64>) -> PyResult<Trace> {
+    // Borrowed from Python's string (kept alive by `text`), not copied: the text is held once.
     let r = py.allow_threads(|| {
         guarded(|| {
             // Checked whatever the format, though only TI traces have derived datatypes.

@@ -1,6 +1,7 @@
 //! SimGrid time-independent traces in and out.
 
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyDict, PyString};
 
 use crate::convert::{column, py_str};
@@ -9,15 +10,16 @@ use crate::errors::guarded;
 use crate::simulation::Trace;
 
 /// Parse and validate a SimGrid time-independent trace given as one text per rank:
-/// `parts` lists (rank, text, file name); an error about one rank names its file.
+/// `parts` lists (rank, text, file name); an error about one rank names its file. The texts
+/// are borrowed from Python's strings, not copied: the trace's text is held once.
 /// `derived_datatype_bytes` as for `load_trace`.
 #[pyfunction]
 #[pyo3(signature = (parts, source, derived_datatype_bytes=None))]
-pub(crate) fn load_trace_ti_ranks(py: Python<'_>, parts: Vec<(usize, String, String)>, source: &str, derived_datatype_bytes: Option<f64>) -> PyResult<Trace> {
+pub(crate) fn load_trace_ti_ranks(py: Python<'_>, parts: Vec<(usize, PyBackedStr, String)>, source: &str, derived_datatype_bytes: Option<f64>) -> PyResult<Trace> {
     let r = py.allow_threads(|| {
         guarded(|| {
             let options = commaware_core::mpi::ti::TiOptions::new(derived_datatype_bytes)?;
-            let texts: Vec<(usize, &str)> = parts.iter().map(|(r, t, _)| (*r, t.as_str())).collect();
+            let texts: Vec<(usize, &str)> = parts.iter().map(|(r, t, _)| (*r, &**t)).collect();
             commaware_core::mpi::ti::trace_from_ranks(&texts, options).map_err(|mut e| {
                 if let Some((rank, rest)) = commaware_core::mpi::ti::split_rank_field(&e.field) {
                     if let Some((_, _, file)) = parts.iter().find(|(r, _, _)| *r == rank) {

@@ -41,6 +41,31 @@ class _LazyConsole:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real(), name)
 
+    @property
+    def is_terminal(self) -> bool:
+        """rich's `Console.is_terminal`, answered without importing rich while no console exists."""
+        if self._console is not None:
+            return self._console.is_terminal
+        return _is_terminal(sys.stderr if self._stderr else sys.stdout)
+
+
+def _is_terminal(stream: Any) -> bool:
+    """Whether rich would treat `stream` as a terminal (rich 13-15's rule outside Jupyter): the
+    TTY_COMPATIBLE environment variable (0 or 1) decides, else FORCE_COLOR (set and not empty),
+    else `isatty()`."""
+    import os
+
+    compatible = os.environ.get("TTY_COMPATIBLE", "")
+    if compatible in ("0", "1"):
+        return compatible == "1"
+    force = os.environ.get("FORCE_COLOR")
+    if force is not None:
+        return force != ""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
     def __enter__(self) -> Console:  # rich's Live uses `with console:`
         return self.real().__enter__()
 
@@ -68,6 +93,37 @@ def Table(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 (rich's Table, import
 
 out = _LazyConsole(min_width=120)
 err = _LazyConsole(stderr=True)
+
+#: `out`'s narrowest width (its `min_width`): a line no wider than this prints the same at any width.
+OUT_WIDTH = 120
+_PLAIN_CHARS = frozenset(chr(c) for c in range(32, 127)) - set("[]:\\")
+
+
+def plain_lines(header: str, columns: list[str], rows: list[list[str]], footer: list[str]) -> list[str] | None:
+    """The lines `out` prints for `header` (a line without markup), a `Table()` of right-justified
+    `columns` holding `rows`, and the `footer` lines, built without importing rich, or None when
+    rich might print them differently: stdout a terminal (`_is_terminal`), a line wider than OUT_WIDTH, or a character that is not printable ASCII or
+    that rich reads as markup or an emoji code (`[`, `]`, `:`, a backslash). The caller then
+    prints through rich; either way the bytes are the same (a command's summary in a pipe or a
+    file, the common case of a script, costs no rich import: issue 29)."""
+    if out.is_terminal:
+        return None
+    cells = [columns, *rows]
+    if any(not _PLAIN_CHARS.issuperset(text) for text in (header, *footer, *(c for row in cells for c in row))):
+        return None
+    widths = [max(len(row[i]) for row in cells) + 2 for i in range(len(columns))]
+
+    def rule(left: str, fill: str, mid: str, right: str) -> str:
+        return left + mid.join(fill * w for w in widths) + right
+
+    def line(edge: str, row: list[str]) -> str:
+        return edge + edge.join(" " + c.rjust(w - 2) + " " for c, w in zip(row, widths)) + edge
+
+    lines = [header, rule("┏", "━", "┳", "┓"), line("┃", columns), rule("┡", "━", "╇", "┩"),
+             *(line("│", r) for r in rows), rule("└", "─", "┴", "┘"), *footer]
+    if any(len(text) > OUT_WIDTH for text in lines):
+        return None
+    return lines
 
 #: Seconds between two plain progress lines (stderr not a terminal, or --json); the environment
 #: variable of that name overrides it.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,35 +11,43 @@ import click
 
 from .. import _core
 from ..api import TRACE_FORMATS, Result, drop_timeline, keep_timeline, load_platform, load_trace, simulate
-from .common import (Progress, Table, derived_datatype_option, err, fail, failing, out, param_option, seed_option,
-                     traced_speed_option, warn_derived_datatypes, warn_otf2)
+from .common import (Progress, Table, derived_datatype_option, err, fail, failing, out, param_option, plain_lines,
+                     seed_option, traced_speed_option, warn_derived_datatypes, warn_otf2)
 
 
 def print_result(result: Result, title: str) -> None:
     ranks = result.rank_columns  # plain lists: a summary needs no pandas
     n = len(ranks["rank"])
-    out.print(f"[bold]{title}[/]  model={result.model}  makespan=[bold]{result.makespan:.6g} s[/]")
-    table = Table(show_header=True, header_style="bold")
+    header = f"{title}  model={result.model}  makespan={result.makespan:.6g} s"
     # Under a penalty model (paper 004 §VI-A): each rank's mean penalty of the messages it sent.
     penalties = ranks.get("mean_penalty", [])
     with_penalty = any(p == p for p in penalties)
-    for col in ("rank", "host", "end (s)", "compute (s)", "blocked (s)", *(["mean penalty"] if with_penalty else [])):
-        table.add_column(col, justify="right")
+    columns = ["rank", "host", "end (s)", "compute (s)", "blocked (s)", *(["mean penalty"] if with_penalty else [])]
     # Above 32 ranks, the 16 that finish last (first ones on ties), in rank order.
     shown = range(n) if n <= 32 else sorted(sorted(range(n), key=lambda i: -ranks["end"][i])[:16])
+    rows = []
     for i in shown:
         extra = [f"{penalties[i]:.4g}" if penalties[i] == penalties[i] else "-"] if with_penalty else []
-        table.add_row(str(ranks["rank"][i]), ranks["host"][i], f"{ranks['end'][i]:.6g}",
-                      f"{ranks['compute_seconds'][i]:.6g}", f"{ranks['blocked_seconds'][i]:.6g}", *extra)
-    out.print(table)
-    if n > 32:
-        out.print(f"({n} ranks; the 16 that finish last are shown)")
+        rows.append([str(ranks["rank"][i]), ranks["host"][i], f"{ranks['end'][i]:.6g}",
+                     f"{ranks['compute_seconds'][i]:.6g}", f"{ranks['blocked_seconds'][i]:.6g}", *extra])
+    footer = [f"({n} ranks; the 16 that finish last are shown)"] if n > 32 else []
     stats = result.message_stats
     if stats["count"]:
-        out.print(
-            f"{stats['count']} messages, {stats['bytes']:.6g} bytes; "
-            f"duration mean {stats['mean_seconds']:.6g} s, max {stats['max_seconds']:.6g} s"
-        )
+        footer.append(f"{stats['count']} messages, {stats['bytes']:.6g} bytes; "
+                      f"duration mean {stats['mean_seconds']:.6g} s, max {stats['max_seconds']:.6g} s")
+    plain = plain_lines(header, columns, rows, footer)
+    if plain is not None:  # the same bytes as below, without importing rich
+        sys.stdout.write("".join(line + "\n" for line in plain))
+        return
+    out.print(f"[bold]{title}[/]  model={result.model}  makespan=[bold]{result.makespan:.6g} s[/]")
+    table = Table(show_header=True, header_style="bold")
+    for col in columns:
+        table.add_column(col, justify="right")
+    for row in rows:
+        table.add_row(*row)
+    out.print(table)
+    for line in footer:
+        out.print(line)
 
 
 class ProgressLine(Progress):

@@ -57,6 +57,7 @@
 //! * tag `-444` on a receive (and its `wait`/`test` key) is any tag.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::error::{Error, Result};
 use crate::mpi::ops::{OpSpec, Peer, TagSpec};
@@ -182,12 +183,36 @@ impl Origin {
 /// writes them (`-333` for an undefined peer, `-444` for any tag).
 type Key = (i64, i64, i64);
 
+/// A multiply-rotate hasher for [`Key`]s (three integers): every isend, irecv, wait and test
+/// looks its key up, and SipHash was a tenth of the parse (issue 29).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+    fn write_i64(&mut self, v: i64) {
+        self.write_u64(v as u64);
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// One rank's program being built.
 #[derive(Default)]
 struct RankBuild {
     ops: Vec<OpSpec>,
     /// Line number (1-based, in its text) of each op.
-    lines: Vec<usize>,
+    lines: Vec<u32>,
     /// Bytes per element of the default datatype (1 until `init` with an argument).
     default_size: Option<f64>,
     /// Bytes per element of a derived datatype (id -1).
@@ -198,7 +223,7 @@ struct RankBuild {
     derived_ops: u64,
     /// Pending requests by key, oldest first; `None` is a request to MPI_PROC_NULL (it
     /// completed at once: its wait and test do nothing).
-    pending: HashMap<Key, VecDeque<Option<usize>>>,
+    pending: HashMap<Key, VecDeque<Option<usize>>, BuildHasherDefault<KeyHasher>>,
     n_requests: usize,
     n_pending: usize,
     /// Line of the last op (for the final waitall).
@@ -211,7 +236,7 @@ struct RankBuild {
 pub struct Parsed {
     pub spec: TraceSpec,
     /// Per rank, the line (1-based, in the rank's text) of each op.
-    pub lines: Vec<Vec<usize>>,
+    pub lines: Vec<Vec<u32>>,
     pub derived_datatype_ops: u64,
 }
 
@@ -220,6 +245,7 @@ pub struct Parsed {
 pub fn parse_shared(text: &str, options: TiOptions) -> Result<Parsed> {
     // First the rank count: the per-rank size lists of v-collectives have one entry per rank.
     let mut p = 0;
+    let mut per_rank: Vec<usize> = Vec::new(); // lines of each rank: its ops' capacity
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let Some(first) = raw.split_ascii_whitespace().next() else { continue };
@@ -231,6 +257,10 @@ pub fn parse_shared(text: &str, options: TiOptions) -> Result<Parsed> {
             return Err(Error::trace(Origin::Shared.field(line), format!("rank {r} is more than the limit of {} ranks", crate::mpi::trace::MAX_RANKS)));
         }
         p = p.max(r + 1);
+        if per_rank.len() <= r {
+            per_rank.resize(r + 1, 0);
+        }
+        per_rank[r] += 1;
     }
     // Every rank below the largest has lines, as every rank of the per-rank forms has a file.
     let mut seen = vec![false; p];
@@ -256,6 +286,10 @@ pub fn parse_shared(text: &str, options: TiOptions) -> Result<Parsed> {
     }
     let mut ranks: Vec<RankBuild> = Vec::new();
     ranks.resize_with(p, || RankBuild::new(options));
+    for (b, &n) in ranks.iter_mut().zip(&per_rank) {
+        b.ops.reserve_exact(n + 1);
+        b.lines.reserve_exact(n + 1);
+    }
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         if !tokens_into(raw, &mut toks) {
@@ -313,9 +347,11 @@ fn rank_gap(r: usize, count: usize, given: &str, missing: usize) -> String {
 fn parse_rank_text(r: usize, p: usize, text: &str, options: TiOptions) -> Result<RankBuild> {
     let origin = Origin::Rank(r);
     let mut b = RankBuild::new(options);
-    // About 20 bytes a line: reserve once instead of growing.
-    b.ops.reserve(text.len() / 20);
-    b.lines.reserve(text.len() / 20);
+    // At most one op a line (and a final waitall; a reduction's compute is rare): reserve
+    // once, exactly, instead of growing by doubling (a vector a third empty, and a copy).
+    let lines = line_count(text);
+    b.ops.reserve_exact(lines + 1);
+    b.lines.reserve_exact(lines + 1);
     let mut toks: Vec<&str> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
@@ -329,6 +365,12 @@ fn parse_rank_text(r: usize, p: usize, text: &str, options: TiOptions) -> Result
         action(&mut b, r, p, origin, line, &toks)?;
     }
     Ok(b)
+}
+
+/// Lines of `text` (newlines, plus an unterminated last line).
+fn line_count(text: &str) -> usize {
+    let b = text.as_bytes();
+    b.iter().filter(|&&c| c == b'\n').count() + usize::from(b.last().is_some_and(|&c| c != b'\n'))
 }
 
 /// A validated trace from a shared TI text.
@@ -440,7 +482,8 @@ impl RankBuild {
 
     fn push(&mut self, op: OpSpec, line: usize) {
         self.ops.push(op);
-        self.lines.push(line);
+        // 4 bytes, not 8, an op (a text of 2^32 lines would be over 4 GiB).
+        self.lines.push(u32::try_from(line).unwrap_or(u32::MAX));
         self.last_line = line;
     }
 
@@ -564,7 +607,6 @@ fn apply(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens: 
             b.default_size = Some(if args.is_empty() { 1.0 } else { 8.0 });
         }
         "finalize" => arity(0, 0, "no arguments")?,
-        _ if IGNORED.contains(&name) => {}
         "compute" => {
             arity(1, 1, "FLOPS")?;
             let flops = parse_amount(o, line, args[0], "flops")?;
@@ -790,6 +832,8 @@ fn apply(b: &mut RankBuild, r: usize, p: usize, o: Origin, line: usize, tokens: 
                 b.push(OpSpec::Test { req }, line);
             }
         }
+        // Last: a scan of a list, for actions that are rare.
+        _ if IGNORED.contains(&name) => {}
         _ => {
             let reason = match unreadable(name) {
                 Some(why) => format!("`{name}` ({why}) cannot be replayed: SimGrid's replay does not read it either"),
@@ -851,6 +895,7 @@ fn resolve(ranks: &mut [RankBuild], origin: Origin) -> Result<()> {
         let mut undefined: Vec<(usize, i64, usize)> = Vec::new();
         let mut req = 0;
         for (op, &line) in b.ops.iter().zip(&b.lines) {
+            let line = line as usize;
             match op {
                 OpSpec::Irecv { src: Peer::Any, tag, .. } => undefined.push((req, tag_of(tag), line)),
                 OpSpec::Recv { tag, .. } | OpSpec::Irecv { tag, .. } | OpSpec::Sendrecv { recvtag: tag, .. } => {
@@ -932,7 +977,7 @@ fn drop_requests(b: &mut RankBuild, null: &[usize]) {
 }
 
 /// Turn a `ranks[R][I]...` field of a [`Trace::from_spec`] error into the TI line.
-fn relocate(mut e: Error, lines: &[Vec<usize>], origin: Origin) -> Error {
+fn relocate(mut e: Error, lines: &[Vec<u32>], origin: Origin) -> Error {
     let Some(rest) = e.field.strip_prefix("ranks[") else { return e };
     let Some((r, rest)) = rest.split_once(']') else { return e };
     let Ok(r) = r.parse::<usize>() else { return e };
@@ -944,7 +989,7 @@ fn relocate(mut e: Error, lines: &[Vec<usize>], origin: Origin) -> Error {
         .strip_prefix('[')
         .and_then(|s| s.split_once(']'))
         .and_then(|(i, _)| i.parse::<usize>().ok())
-        .and_then(|i| lines.get(r)?.get(i).copied());
+        .and_then(|i| lines.get(r)?.get(i).map(|&l| l as usize));
     e.field = match (located, o) {
         (Some(line), o) => o.field(line),
         (None, _) => format!("rank {r}"),
@@ -1053,6 +1098,23 @@ mod tests {
                 assert_eq!(a.makespan, b.makespan);
             }
             (a, b) => panic!("{:?} / {:?}", a.err(), b.err()),
+        }
+    }
+
+    #[test]
+    fn ti_ops_are_reserved_once_not_grown() {
+        // A rank of 1,000 sends (and its lines, a blank line and a comment among them) and its
+        // final waitall: the ops vector is no larger than the rank's lines plus one, where
+        // growth by doubling would leave up to half of it empty.
+        let mut text = String::from("0 init\n\n# a comment\n");
+        for _ in 0..1000 {
+            text.push_str("0 isend 1 0 8\n");
+        }
+        let parts = [(0, text.as_str()), (1, "1 init\n1 compute 10")];
+        for t in [ranks(&parts).unwrap(), shared(&format!("{text}1 init\n1 compute 10\n")).unwrap()] {
+            let ops = &t.spec.ranks[0];
+            assert_eq!(ops.len(), 1001); // the sends and the final waitall
+            assert!(ops.capacity() <= 1004, "capacity {}", ops.capacity());
         }
     }
 
