@@ -204,3 +204,62 @@ OMPI_MORE = [("allgather", 32, [70000])]
 def test_ompi_preset_picks_them_as_smpi(tmp_path, name, n, sizes):
     smpi, ours = compare(tmp_path, more_program(name, sizes, n), cluster(n), preset="ompi")
     assert ours == pytest.approx(smpi, rel=1e-9), (name, n, smpi, ours)
+
+
+def reduce_scatter_program(blocks: list[list[int]], n: int) -> dict:
+    """Each rank starts 0.3 ms after the one below, then runs one reduce_scatter per list of blocks."""
+    ranks = []
+    for r in range(n):
+        ops: list[dict] = [{"op": "compute", "seconds": 0.0003 * r}]
+        for b in blocks:
+            ops += [{"op": "reduce_scatter", "bytes": b}, {"op": "compute", "seconds": 0.0001 * (n - r)}]
+        ranks.append(ops)
+    return {"ranks": ranks}
+
+
+def blocks_of(size: int, n: int, uneven: bool) -> list[int]:
+    """n blocks of `size`, or of 1, 2, 3, 1, 2, 3, ... times it."""
+    return [size * (1 + j % 3) if uneven else size for j in range(n)]
+
+
+#: Reduce-scatters under SMPI's names (ours where they differ), on blocks of one size and of
+#: sizes that differ. SMPI's `default` (`smpi_default`) reduces to rank 0 and scatters back when
+#: the blocks have one size; when not it runs SimGrid's reduce_scatter__mpich: `mpich_rdb` up to
+#: 524288 bytes in all (uneven sizes 1 and 1000), `pairwise` above (100000: 700000 bytes on 4
+#: ranks). Open MPI's butterfly folds the ranks above the largest power of two (3, 5, 6, 7).
+REDUCE_SCATTER = [
+    ("default", "smpi_default", [1, 1000, 100000], (3, 4, 5, 8)),
+    ("mpich_rdb", "mpich_rdb", [1, 1000, 100000], (3, 5, 6, 7, 8)),
+    ("ompi_butterfly", "ompi_butterfly", [1, 1000, 100000], (2, 3, 5, 6, 7, 8)),
+]
+
+
+@requires_smpi
+@pytest.mark.parametrize("uneven", [False, True], ids=["even", "uneven"])
+@pytest.mark.parametrize("smpi_name, ours_name, sizes, n",
+                         [(*c[:3], n) for c in REDUCE_SCATTER for n in c[3]],
+                         ids=[f"{c[1]}-{n}" for c in REDUCE_SCATTER for n in c[3]])
+def test_reduce_scatter_algorithms_match_smpi(tmp_path, smpi_name, ours_name, sizes, n, uneven):
+    trace = reduce_scatter_program([blocks_of(s, n, uneven) for s in sizes], n)
+    smpi, ours = compare(tmp_path, trace, cluster(n), {"reduce_scatter": smpi_name}, coll=f"reduce_scatter={ours_name}")
+    assert smpi > 0.001
+    assert ours == pytest.approx(smpi, rel=1e-9), (ours_name, n, uneven, smpi, ours)
+
+
+#: The `ompi` preset's reduce_scatter where Open MPI's decision picks non-overlapping (SimGrid's
+#: default: below 8 bytes in all on 4-7 ranks, below 64 on 32-63) or butterfly (65536-131071
+#: bytes on 2-3 ranks, 2048-524287 on 32-63), blocks of one size and of different sizes.
+OMPI_REDUCE_SCATTER = {
+    3: [[30000] * 3, [20000, 40000, 60000], [70000] * 3],
+    4: [[1] * 4, [1, 2, 3, 1]],
+    5: [[1] * 5, [1, 2, 1, 2, 1]],
+    7: [[1] * 7, [0, 1, 2, 0, 1, 2, 1]],
+    32: [[1] * 32, [j % 2 for j in range(32)], [100] * 32, blocks_of(50, 32, True)],
+}
+
+
+@requires_smpi
+@pytest.mark.parametrize("n", sorted(OMPI_REDUCE_SCATTER))
+def test_ompi_preset_reduce_scatter_matches_smpi(tmp_path, n):
+    smpi, ours = compare(tmp_path, reduce_scatter_program(OMPI_REDUCE_SCATTER[n], n), cluster(n), preset="ompi")
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, smpi, ours)

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, ErrorKind, Result};
 pub(crate) mod ompi_colls;
+pub(crate) mod reduce_scatter;
 use crate::mpi::ops::OpSpec;
 
 /// One round of a collective: at most one send (of `bytes`) and one receive, or a fan.
@@ -119,7 +120,7 @@ impl Fan {
     fn send(self, op: &OpSpec, to: usize) -> Round {
         let bytes = match op {
             OpSpec::Alltoall { bytes, .. } | OpSpec::Scatter { bytes, .. } | OpSpec::Scan { bytes, .. } | OpSpec::Exscan { bytes, .. } => *bytes,
-            OpSpec::Alltoallv { bytes, .. } => bytes[to],
+            OpSpec::Alltoallv { bytes, .. } | OpSpec::ReduceScatter { bytes, .. } => bytes[to],
             _ => 0.0, // barrier: empty messages
         };
         Round::Send { to, bytes }
@@ -214,6 +215,18 @@ pub enum Algo {
     /// even ranks trade with rank + 1 and rank − 1 in turn, odd ones with rank − 1 and
     /// rank + 1, one block first, then the two blocks received last.
     NeighborExchange,
+    /// Reduce-scatter: SMPI's `reduce_scatter__default` (`smpi_default_selector.cpp`, what
+    /// SimGrid runs with no selector and Open MPI's "non-overlapping" in its `ompi` selector):
+    /// with blocks all of one size, SMPI's default reduce ([`Algo::NbcLinear`]) of the whole
+    /// buffer to rank 0, then `colls::scatterv` from rank 0 (rank 0 posts a send of each other
+    /// rank's block, in rank order, then waits for them all); with blocks of different sizes,
+    /// MPICH's reduce-scatter as SimGrid's `reduce_scatter__mpich` picks it (commutative):
+    /// `pairwise` above 524288 bytes in all, else `mpich_rdb`.
+    SmpiDefault,
+    /// Reduce-scatter: MPICH's recursive doubling (`mpich_rdb`, [`reduce_scatter::mpich_rdb`]).
+    MpichRdb,
+    /// Reduce-scatter: Open MPI's butterfly (`ompi_butterfly`, [`reduce_scatter::butterfly`]).
+    Butterfly,
     /// Bcast: SimGrid's binary tree (`NTSB`): a root other than 0 first sends the buffer to
     /// rank 0; rank r receives from (r − 1) / 2, then sends to 2r + 1 and 2r + 2: the whole
     /// buffer up to 8192 bytes, else pipelined in 8192-byte segments, the remainder by the
@@ -254,6 +267,9 @@ impl Algo {
             Algo::RecursiveHalving => "ompi_basic_recursivehalving",
             Algo::NeighborExchange => "ompi_neighborexchange",
             Algo::BinaryTree => "NTSB",
+            Algo::SmpiDefault => "smpi_default",
+            Algo::MpichRdb => "mpich_rdb",
+            Algo::Butterfly => "ompi_butterfly",
         }
     }
 
@@ -277,7 +293,7 @@ pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("scatterv", &[Algo::Linear]),
     ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair, Algo::NeighborExchange, Algo::DirectRing]),
     ("allgatherv", &[Algo::Ring, Algo::NeighborExchange]),
-    ("reduce_scatter", &[Algo::Pairwise, Algo::RecursiveHalving, Algo::Ring]),
+    ("reduce_scatter", &[Algo::Pairwise, Algo::RecursiveHalving, Algo::Ring, Algo::SmpiDefault, Algo::MpichRdb, Algo::Butterfly]),
     ("scan", &[Algo::Rdb, Algo::Linear]),
     ("exscan", &[Algo::Rdb, Algo::Linear]),
 ];
@@ -303,6 +319,9 @@ const SPELLINGS: &[(&[&str], &str, &str)] = &[
     (&["allgatherv"], "mpich_ring", "ring"),
     (&["reduce_scatter"], "ompi_ring", "ring"),
     (&[], "scatter_LR_allgather", "scatter_lr_allgather"),
+    // SMPI's `default` (smpi/<collective>:default), what SimGrid runs with no selector.
+    (&["reduce"], "default", "nbc_linear"),
+    (&["reduce_scatter"], "default", "smpi_default"),
 ];
 
 /// The JSON Schema of `network.collectives`: `preset` and each collective with the names it
@@ -751,7 +770,9 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
         OpSpec::ReduceScatter { bytes, .. } => match decide(OMPI_REDUCE_SCATTER, p, bytes.iter().sum()) {
             2 => Some(Algo::RecursiveHalving),
             3 => Some(Algo::Ring),
-            _ => None, // 1 non-overlapping (reduce then scatterv), 4 butterfly
+            4 => Some(Algo::Butterfly),
+            // 1 non-overlapping: SimGrid runs its reduce_scatter__default.
+            _ => Some(Algo::SmpiDefault),
         },
         _ => None,
     }
@@ -1245,6 +1266,20 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
         // SimGrid's alltoallv ring is its pairwise exchange: XOR partners for a power of two.
         (OpSpec::Alltoallv { bytes, .. }, a) => pairwise(r, p, k, (a == Algo::Pair).then_some(true), |dst| bytes[dst]),
         (OpSpec::ReduceScatter { bytes, .. }, Algo::RecursiveHalving) => recursive_halving(r, p, k, bytes),
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::SmpiDefault) => match smpi_default_reduce_scatter(bytes) {
+            // The reduce of the whole buffer to rank 0 (every other rank sends it, rank 0 posts
+            // all its receives and waits), then the scatterv from rank 0.
+            Algo::SmpiDefault => match (r, k) {
+                (0, 0) => fan_round(0, p, 0, Some(Order::Ascending), None),
+                (0, 1) => fan_round(0, p, 0, None, Some(Order::Ascending)),
+                (1.., 0) => Some(Round::Send { to: 0, bytes: bytes.iter().sum() }),
+                (1.., 1) => Some(Round::Recv(0)),
+                _ => None,
+            },
+            inner => round(op, inner, r, p, k as u32, coll),
+        },
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::MpichRdb) => reduce_scatter::mpich_rdb(r, p, k, bytes).map(|(rd, _)| rd),
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::Butterfly) => reduce_scatter::butterfly(r, p, k, bytes).map(|(rd, _)| rd),
         // Round k passes on block r − 1 − k.
         (OpSpec::ReduceScatter { bytes, .. }, Algo::Ring) => ring(r, p, k, |b| bytes[(b + p - 1) % p]),
         // MPICH's pairwise reduce-scatter pairs r + i with r − i for every count (no XOR
@@ -1272,6 +1307,18 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
 pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, rd: Round, coll: &Collectives) -> f64 {
     let k = k as usize;
     let steps = floor_pow2(p.max(1)).trailing_zeros() as usize;
+    match (op, algo) {
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::SmpiDefault) => {
+            return match smpi_default_reduce_scatter(bytes) {
+                // Rank 0 combines what every other rank sent (round 0); the scatterv only copies.
+                Algo::SmpiDefault => if r == 0 && k == 0 { (p - 1) as f64 * bytes.iter().sum::<f64>() } else { 0.0 },
+                inner => reduced_bytes(op, inner, r, p, k as u32, rd, coll),
+            };
+        }
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::MpichRdb) => return reduce_scatter::mpich_rdb(r, p, k, bytes).map_or(0.0, |(_, c)| c),
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::Butterfly) => return reduce_scatter::butterfly(r, p, k, bytes).map_or(0.0, |(_, c)| c),
+        _ => {}
+    }
     let received = match rd {
         // Linear scan: after the waitall, the r blocks from below are combined (exscan copies
         // the first).
@@ -1342,6 +1389,20 @@ fn redbcast_reduced(op: &OpSpec, r: usize, p: usize, k: usize, rd: Round, coll: 
         reduced_bytes(&reduce, reduce_algo, r, p, k as u32, rd, coll)
     } else {
         0.0
+    }
+}
+
+/// What SMPI's `reduce_scatter__default` runs for blocks `bytes`: itself (the reduce to rank 0
+/// and the scatterv) when they all have one size, else SimGrid's `reduce_scatter__mpich` for a
+/// commutative operation: `pairwise` (its `mpich_pair`) above 524288 elements in all, else
+/// `mpich_rdb` (sizes are counts of MPI_BYTE, as the TI export writes them).
+fn smpi_default_reduce_scatter(bytes: &[f64]) -> Algo {
+    if bytes.iter().all(|&b| b == bytes[0]) {
+        Algo::SmpiDefault
+    } else if bytes.iter().sum::<f64>() > 524288.0 {
+        Algo::Pairwise
+    } else {
+        Algo::MpichRdb
     }
 }
 
@@ -1434,6 +1495,28 @@ mod tests {
         // 3 (ranks 0-1), 3, 4, 5: 9 + 9 + 6 + 6 = 30, then 3 + 3 + 5 + 4 = 15, then rank 1 returns 1.
         let reduce_scatter = OpSpec::ReduceScatter { bytes: vec![1.0, 2.0, 3.0, 4.0, 5.0], comm: 0 };
         assert_eq!(total(reduce_scatter, 5, "reduce_scatter=ompi_basic_recursivehalving"), 15.0 + 30.0 + 15.0 + 1.0);
+        // MPICH's recursive doubling on 4 (blocks 1..=4, 10 in all): every block but its own at
+        // distance 1 (9 + 8 + 7 + 6), then every block outside its pair at distance 2 (7, 7, 3, 3).
+        let blocks = |n: usize| OpSpec::ReduceScatter { bytes: (1..=n).map(|b| b as f64).collect(), comm: 0 };
+        assert_eq!(total(blocks(4), 4, "reduce_scatter=mpich_rdb"), 30.0 + 20.0);
+        // On 3 (blocks 1, 2, 3): 0 and 1 trade 5 and 4 (2 has no partner); 0 and 2 trade 3 and 3
+        // at distance 2; then 0 passes what it received (blocks 2 and 3 … outside 2's group: 3) to 1.
+        assert_eq!(total(blocks(3), 3, "reduce_scatter=mpich_rdb"), 5.0 + 4.0 + 3.0 + 3.0 + 3.0);
+        // Open MPI's butterfly on 4: the upper or lower half (7 or 3) at distance 1, then one
+        // block each (2, 4, 1, 3) at distance 2, then ranks 1 and 2 trade their mirrors' blocks (3, 2).
+        assert_eq!(total(blocks(4), 4, "reduce_scatter=ompi_butterfly"), 20.0 + 10.0 + 5.0);
+        // On 5: rank 0 sends its 15 to rank 1, which then stands for blocks 0 and 1 (3), and at
+        // the end sends block 0 (1) back to rank 0.
+        let (sent, _) = messages(blocks(5), 5, &Collectives::parse("reduce_scatter=ompi_butterfly").unwrap());
+        assert_eq!(sent.iter().filter(|m| m.0 == 0).map(|m| (m.1, m.2)).collect::<Vec<_>>(), [(1, 15.0)]);
+        assert!(sent.contains(&(1, 0, 1.0)));
+        // SMPI's default: blocks of one size, the whole buffer to rank 0 then each block back;
+        // blocks of different sizes run MPICH's (mpich_rdb up to 524288 bytes in all, else pairwise).
+        let even = OpSpec::ReduceScatter { bytes: vec![10.0; 5], comm: 0 };
+        assert_eq!(total(even, 5, "reduce_scatter=default"), 4.0 * 50.0 + 4.0 * 10.0);
+        assert_eq!(total(blocks(4), 4, "reduce_scatter=smpi_default"), total(blocks(4), 4, "reduce_scatter=mpich_rdb"));
+        let big = OpSpec::ReduceScatter { bytes: vec![200000.0, 400000.0, 200000.0], comm: 0 };
+        assert_eq!(total(big.clone(), 3, "reduce_scatter=smpi_default"), total(big, 3, "reduce_scatter=pairwise"));
         // Allgather: every rank receives p − 1 blocks, whatever the algorithm.
         for (p, spec) in [(6, "allgather=bruck"), (8, "allgather=rdb"), (7, "allgather=ring"), (5, "allgather=direct_ring")] {
             assert_eq!(total(OpSpec::Allgather { bytes: 10.0, comm: 0 }, p, spec), (p * (p - 1)) as f64 * 10.0, "{spec}");
@@ -1575,7 +1658,9 @@ mod tests {
         assert_eq!(pick(allgather(1024.0), 32), Algo::NeighborExchange);
         assert_eq!(pick(allgather(65536.0), 32), Algo::DirectRing);
         let reduce_scatter = |total: f64| OpSpec::ReduceScatter { bytes: vec![total / 5.0; 5], comm: 0 };
-        assert_eq!(pick(reduce_scatter(5.0), 5), Algo::Pairwise); // non-overlapping: not modelled
+        assert_eq!(pick(reduce_scatter(5.0), 5), Algo::SmpiDefault); // non-overlapping: SimGrid's default
+        assert_eq!(pick(OpSpec::ReduceScatter { bytes: vec![30000.0; 3], comm: 0 }, 3), Algo::Butterfly);
+        assert_eq!(pick(OpSpec::ReduceScatter { bytes: vec![50000.0; 3], comm: 0 }, 3), Algo::Ring);
         assert_eq!(pick(reduce_scatter(10.0), 5), Algo::RecursiveHalving);
         assert_eq!(pick(reduce_scatter(262140.0), 5), Algo::RecursiveHalving);
         assert_eq!(pick(reduce_scatter(262145.0), 5), Algo::Ring);
