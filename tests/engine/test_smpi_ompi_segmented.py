@@ -263,3 +263,41 @@ OMPI_REDUCE_SCATTER = {
 def test_ompi_preset_reduce_scatter_matches_smpi(tmp_path, n):
     smpi, ours = compare(tmp_path, reduce_scatter_program(OMPI_REDUCE_SCATTER[n], n), cluster(n), preset="ompi")
     assert ours == pytest.approx(smpi, rel=1e-9), (n, smpi, ours)
+
+
+def allgatherv_program(sizes: list[int], n: int, uneven: bool) -> dict:
+    """Each rank starts 0.3 ms after the one below, then runs one allgatherv per size (blocks
+    of :func:`blocks_of`)."""
+    ranks = []
+    for r in range(n):
+        ops: list[dict] = [{"op": "compute", "seconds": 0.0003 * r}]
+        for size in sizes:
+            ops += [{"op": "allgatherv", "bytes": blocks_of(size, n, uneven)}, {"op": "compute", "seconds": 0.0001 * (n - r)}]
+        ranks.append(ops)
+    return {"ranks": ranks}
+
+
+#: Open MPI's Bruck allgatherv (SMPI's `ompi_bruck`, our `bruck`) on 2 to 8 ranks. SimGrid's GB
+#: allgatherv is checked against SMPI's own run instead (tests/engine/test_smpi_coll_online.py).
+@requires_smpi
+@pytest.mark.parametrize("uneven", [False, True], ids=["even", "uneven"])
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6, 7, 8])
+def test_allgatherv_bruck_matches_smpi(tmp_path, n, uneven):
+    trace = allgatherv_program([1, 1000, 30000, 100000], n, uneven)
+    smpi, ours = compare(tmp_path, trace, cluster(n), {"allgatherv": "ompi_bruck"}, coll="allgatherv=bruck")
+    assert smpi > 0.001
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, uneven, smpi, ours)
+
+
+#: The `ompi` preset's allgatherv where Open MPI's decision picks bruck (bytes a rank on
+#: average): 16384-262143 on 3-7 ranks, from 1024 on 8-15, 128-262143 on 16-31.
+OMPI_ALLGATHERV_BRUCK = {6: [20000, 100000], 8: [1024, 2000, 30000], 16: [1000, 30000]}
+
+
+@requires_smpi
+@pytest.mark.parametrize("uneven", [False, True], ids=["even", "uneven"])
+@pytest.mark.parametrize("n", sorted(OMPI_ALLGATHERV_BRUCK))
+def test_ompi_preset_allgatherv_bruck_matches_smpi(tmp_path, n, uneven):
+    trace = allgatherv_program(OMPI_ALLGATHERV_BRUCK[n], n, uneven)
+    smpi, ours = compare(tmp_path, trace, cluster(n), preset="ompi")
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, uneven, smpi, ours)

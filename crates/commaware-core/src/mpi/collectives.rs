@@ -223,6 +223,11 @@ pub enum Algo {
     /// MPICH's reduce-scatter as SimGrid's `reduce_scatter__mpich` picks it (commutative):
     /// `pairwise` above 524288 bytes in all, else `mpich_rdb`.
     SmpiDefault,
+    /// Allgatherv: SimGrid's `GB` (`allgatherv-GB.cpp`, Open MPI's "default" in its `ompi`
+    /// selector): `colls::gatherv` to rank 0 (rank 0 posts a receive from every other rank, in
+    /// rank order, and waits for them all; the others send their block), then the bcast in use
+    /// of the whole gathered buffer from rank 0 (SMPI's default: the binomial tree).
+    Gb,
     /// Reduce-scatter: MPICH's recursive doubling (`mpich_rdb`, [`reduce_scatter::mpich_rdb`]).
     MpichRdb,
     /// Reduce-scatter: Open MPI's butterfly (`ompi_butterfly`, [`reduce_scatter::butterfly`]).
@@ -268,6 +273,7 @@ impl Algo {
             Algo::NeighborExchange => "ompi_neighborexchange",
             Algo::BinaryTree => "NTSB",
             Algo::SmpiDefault => "smpi_default",
+            Algo::Gb => "GB",
             Algo::MpichRdb => "mpich_rdb",
             Algo::Butterfly => "ompi_butterfly",
         }
@@ -292,7 +298,7 @@ pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("scatter", &[Algo::Binomial, Algo::OmpiBinomial, Algo::BasicLinear, Algo::LinearNb]),
     ("scatterv", &[Algo::Linear]),
     ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair, Algo::NeighborExchange, Algo::DirectRing]),
-    ("allgatherv", &[Algo::Ring, Algo::NeighborExchange]),
+    ("allgatherv", &[Algo::Ring, Algo::NeighborExchange, Algo::Gb, Algo::Bruck]),
     ("reduce_scatter", &[Algo::Pairwise, Algo::RecursiveHalving, Algo::Ring, Algo::SmpiDefault, Algo::MpichRdb, Algo::Butterfly]),
     ("scan", &[Algo::Rdb, Algo::Linear]),
     ("exscan", &[Algo::Rdb, Algo::Linear]),
@@ -317,6 +323,8 @@ const SPELLINGS: &[(&[&str], &str, &str)] = &[
     // (MPICH's, ours) is NTSLR.
     (&["allgather", "allgatherv"], "NTSLR", "ring"),
     (&["allgatherv"], "mpich_ring", "ring"),
+    // SimGrid's allgatherv Bruck is Open MPI's; its allgather `bruck` the same exchange.
+    (&["allgatherv"], "ompi_bruck", "bruck"),
     (&["reduce_scatter"], "ompi_ring", "ring"),
     (&[], "scatter_LR_allgather", "scatter_lr_allgather"),
     // SMPI's `default` (smpi/<collective>:default), what SimGrid runs with no selector.
@@ -443,6 +451,10 @@ impl Collectives {
         if let (OpSpec::Allreduce { .. }, Algo::Redbcast) = (op, a) {
             let (reduce, reduce_algo, bcast, bcast_algo) = redbcast_parts(op, p, self);
             self.check_algo(&reduce, reduce_algo, p)?;
+            return self.check_algo(&bcast, bcast_algo, p);
+        }
+        if let (OpSpec::Allgatherv { .. }, Algo::Gb) = (op, a) {
+            let (bcast, bcast_algo) = gb_bcast(op, p, self);
             return self.check_algo(&bcast, bcast_algo, p);
         }
         if let (OpSpec::Allreduce { bytes, .. }, Algo::RingSegmented) = (op, a) {
@@ -753,9 +765,11 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
             _ => None,                   // 1 linear (NTSLR_NB; never picked)
         },
         OpSpec::Allgatherv { bytes, .. } => match decide(OMPI_ALLGATHERV, p, (bytes.iter().sum::<f64>() / p as f64).floor()) {
+            1 => Some(Algo::Gb), // default: SimGrid's GB
+            2 => Some(Algo::Bruck), // bruck: SimGrid's ompi_bruck
             3 => Some(Algo::Ring), // ring: SimGrid's mpich_ring
             4 => if_even(Algo::NeighborExchange),
-            _ => None, // default (GB), bruck, two_proc
+            _ => None, // 5 two_proc: SimGrid's pair
         },
         OpSpec::Gather { bytes, .. } => match decide(OMPI_GATHER, p, *bytes) {
             1 => Some(Algo::BasicLinear),
@@ -1086,6 +1100,25 @@ fn redbcast_parts(op: &OpSpec, p: usize, coll: &Collectives) -> (OpSpec, Algo, O
     (reduce, reduce_algo, bcast, bcast_algo)
 }
 
+/// The bcast SimGrid's `allgatherv__GB` runs after its gatherv: the gathered buffer from rank 0
+/// (the sum of the blocks: a program's contiguous displacements; SMPI's replay, whose
+/// displacements are all 0, bcasts only the largest block), with the bcast `coll` gives it there
+/// ([`Collectives::pick_inner`]; SMPI's default: the binomial tree).
+fn gb_bcast(op: &OpSpec, p: usize, coll: &Collectives) -> (OpSpec, Algo) {
+    let OpSpec::Allgatherv { bytes, comm } = op else { unreachable!("GB of a {}", op.name()) };
+    let bcast = OpSpec::Bcast { root: 0, bytes: bytes.iter().sum(), comm: *comm };
+    let algo = coll.pick_inner(&bcast, p, Algo::Binomial);
+    (bcast, algo)
+}
+
+/// Rank `r`'s own block of a v-collective whose list gives every rank's block.
+fn op_block(op: &OpSpec, r: usize) -> f64 {
+    match op {
+        OpSpec::Allgatherv { bytes, .. } => bytes[r],
+        _ => unreachable!("op_block of a {}", op.name()),
+    }
+}
+
 /// Lr's share of `bytes` per ring step, ⌊bytes / p⌋, and the remainder.
 fn lr_split(bytes: f64, p: usize) -> (f64, f64) {
     let share = (bytes / p as f64).floor();
@@ -1289,6 +1322,16 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
         (OpSpec::Allgather { bytes, .. }, Algo::DirectRing) => pairwise(r, p, k, Some(false), |_| *bytes),
         (OpSpec::Allgather { bytes, .. }, Algo::NeighborExchange) => neighbor_exchange(r, p, k, |_| *bytes),
         (OpSpec::Allgatherv { bytes, .. }, Algo::NeighborExchange) => neighbor_exchange(r, p, k, |b| bytes[b]),
+        (OpSpec::Allgatherv { bytes, .. }, Algo::Bruck) => {
+            // Round k sends the blocks of ranks r, r + 1, … (2^k of them, the p − 2^k left at the end).
+            bruck(r, p, k, false, |k| (0..(1usize << k).min(p - (1usize << k))).map(|i| bytes[(r + i) % p]).sum())
+        }
+        (OpSpec::Allgatherv { .. }, Algo::Gb) => {
+            let (bcast, bcast_algo) = gb_bcast(op, p, coll);
+            then(k, 1, |_| if r == 0 { fan_round(0, p, 0, Some(Order::Ascending), None) } else { Some(Round::Send { to: 0, bytes: op_block(op, r) }) }, |j| {
+                round(&bcast, bcast_algo, r, p, j as u32, coll)
+            })
+        }
         (OpSpec::Allgather { bytes, .. }, Algo::Rdb) => recursive_doubling(r, p, k, |k| (1u64 << k) as f64 * bytes),
         (OpSpec::Allgather { bytes, .. }, Algo::Bruck) => {
             // Doubling counts while 2^k ≤ p/2, then the p − 2^k blocks left.
@@ -1510,6 +1553,18 @@ mod tests {
         let (sent, _) = messages(blocks(5), 5, &Collectives::parse("reduce_scatter=ompi_butterfly").unwrap());
         assert_eq!(sent.iter().filter(|m| m.0 == 0).map(|m| (m.1, m.2)).collect::<Vec<_>>(), [(1, 15.0)]);
         assert!(sent.contains(&(1, 0, 1.0)));
+        // Allgatherv: SimGrid's GB gathers to rank 0 (2 + 3 + 4) and bcasts the 10 bytes down the
+        // binomial tree to 3 ranks; Open MPI's Bruck brings every rank the others' blocks.
+        let agv = |n: usize| OpSpec::Allgatherv { bytes: (1..=n).map(|b| b as f64).collect(), comm: 0 };
+        assert_eq!(total(agv(4), 4, "allgatherv=GB"), 9.0 + 30.0);
+        for p in [2, 3, 4, 5, 6, 8] {
+            let all = (p * (p + 1) / 2) as f64;
+            assert_eq!(total(agv(p), p, "allgatherv=ompi_bruck"), (p - 1) as f64 * all, "{p}");
+        }
+        // GB's bcast is the one in use, and it is checked.
+        let c = Collectives::parse("allgatherv=GB,bcast=ompi_split_bintree").unwrap();
+        assert!(c.check(&agv(4), 4).unwrap_err().reason.contains("needs a segment"));
+        assert_eq!(total(agv(4), 4, "allgatherv=GB,bcast=NTSL"), 9.0 + 30.0);
         // SMPI's default: blocks of one size, the whole buffer to rank 0 then each block back;
         // blocks of different sizes run MPICH's (mpich_rdb up to 524288 bytes in all, else pairwise).
         let even = OpSpec::ReduceScatter { bytes: vec![10.0; 5], comm: 0 };
@@ -1654,6 +1709,9 @@ mod tests {
         assert_eq!(pick(allgatherv(8191.0, 5), 5), Algo::Ring);
         assert_eq!(pick(allgatherv(256.0, 4), 4), Algo::NeighborExchange);
         assert_eq!(pick(allgatherv(256.0, 5), 5), Algo::Ring); // neighbor on an odd count: not modelled
+        assert_eq!(pick(allgatherv(255.0, 5), 5), Algo::Gb);
+        assert_eq!(pick(allgatherv(1023.0, 8), 8), Algo::Gb);
+        assert_eq!(pick(allgatherv(1024.0, 8), 8), Algo::Bruck);
         assert_eq!(pick(allgather(1023.0), 32), Algo::Rdb);
         assert_eq!(pick(allgather(1024.0), 32), Algo::NeighborExchange);
         assert_eq!(pick(allgather(65536.0), 32), Algo::DirectRing);
