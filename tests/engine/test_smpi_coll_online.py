@@ -6,6 +6,9 @@ runs it under the configuration the replay comparisons use (tests/peers/smpi_rep
 - SimGrid's `GB` allgatherv bcasts the gathered buffer, as long as the program's displacements
   say (here contiguous: the sum of the blocks). SMPI's replay reads no displacements from a TI
   trace and bcasts only the largest block, so its makespan is not the program's.
+- Open MPI's `linear_sync` gather deadlocks in SMPI (its run and its replay alike) where a block's
+  first segment is eager and its rest is not; those sizes are checked on runs where that cannot
+  happen (below).
 
 Needs ``smpirun`` and ``smpicc`` (Debian package ``simgrid``): without them these tests skip,
 unless ``COMMAWARE_REQUIRE_SIMGRID=1`` (set by ``.ci/run``): then they fail with the reason.
@@ -98,3 +101,49 @@ OMPI_GB = {3: [1, 10, 40], 4: [1, 20, 100, 255], 5: [100, 30000], 8: [1, 4, 1024
 def test_ompi_preset_allgatherv_matches_smpis_run(tmp_path, n, arg):
     smpi, ours, _ = compare(tmp_path, "allgatherv", arg, OMPI_GB[n], n, {"coll-selector": "ompi"}, "ompi")
     assert ours == pytest.approx(smpi, rel=1e-9), (n, arg, smpi, ours)
+
+
+#: Open MPI's linear_sync gather splits each block into a first segment (1 KiB, 32 KiB above
+#: 92160 bytes) and the rest. SMPI 3.32 deadlocks on it when the first segment is below the eager
+#: threshold and the rest is not, under the configuration every comparison uses
+#: (``smpi/async-small-thresh`` at the eager threshold, so that an eager transfer starts when it
+#: is sent): the small first segment, sent to the root's other mailbox, is overtaken by the rest,
+#: which MPI forbids. Where every receive is posted before its message is sent (the root arrives
+#: last and gathers once), ``smpi/async-small-thresh:0`` changes no time and avoids that, so
+#: those sizes are checked there.
+LINEAR_SYNC_SIZES = [1, 1000, 1024, 1025, 30000, 92160, 92161, 100000, 300000]
+
+
+@pytest.mark.parametrize("size", LINEAR_SYNC_SIZES)
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 8])
+def test_linear_sync_gather_matches_smpis_run(tmp_path, n, size):
+    smpi, ours, _ = compare(tmp_path, "gather", str(n - 1), [size], n, {"gather": "ompi_linear_sync", "async-small-thresh": "0"},
+                            "gather=ompi_linear_sync")
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, size, smpi, ours)
+
+
+@pytest.mark.parametrize("root", [0, 2])
+@pytest.mark.parametrize("n", [3, 4, 5, 8])
+def test_linear_sync_gathers_in_a_row_match_smpis_run(tmp_path, n, root):
+    """Under the usual configuration, where both parts are eager (or all in the first segment)."""
+    smpi, ours, _ = compare(tmp_path, "gather", str(root), [1, 1000, 30000, 92161], n, {"gather": "ompi_linear_sync"},
+                            "gather=ompi_linear_sync")
+    assert smpi > 0.001
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, root, smpi, ours)
+
+
+def test_smpi_deadlocks_on_linear_sync_with_an_eager_first_segment_and_a_rendezvous_rest(tmp_path):
+    with pytest.raises(smpi_replay.SmpiError, match="exit code 134"):
+        compare(tmp_path, "gather", "2", [100000], 3, {"gather": "ompi_linear_sync"}, "gather=ompi_linear_sync")
+
+
+#: The `ompi` preset's gather where Open MPI's decision picks linear_sync: below 2 bytes and from
+#: 131072 on 2-3 ranks, from 262144 on 4-7 (the large ones as above, with the root last).
+OMPI_LINEAR_SYNC = [(2, [1], {}), (3, [1], {}), (3, [200000], {"async-small-thresh": "0"}),
+                    (5, [300000], {"async-small-thresh": "0"}), (7, [262144], {"async-small-thresh": "0"})]
+
+
+@pytest.mark.parametrize("n, sizes, cfg", OMPI_LINEAR_SYNC)
+def test_ompi_preset_gather_matches_smpis_run(tmp_path, n, sizes, cfg):
+    smpi, ours, _ = compare(tmp_path, "gather", str(n - 1), sizes, n, {"coll-selector": "ompi", **cfg}, "ompi")
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, sizes, smpi, ours)

@@ -166,6 +166,9 @@ def test_ompi_preset_allreduce_ring_and_redbcast_match_smpi(tmp_path, n):
 #: to rank + i (our `ring` is its NTSLR): ours is `direct_ring`.
 MORE = [
     ("allgather", "ring", "direct_ring", [1000, 30000, 100000], (3, 4, 5, 8)),
+    # linear_sync where its two parts are both eager (SMPI deadlocks when the rest is not:
+    # tests/engine/test_smpi_coll_online.py checks those sizes against SMPI's run).
+    ("gather", "ompi_linear_sync", "ompi_linear_sync", [1, 1000, 30000, 92161], (2, 3, 4, 5, 8)),
 ]
 
 

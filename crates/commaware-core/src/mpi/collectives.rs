@@ -228,6 +228,12 @@ pub enum Algo {
     /// rank order, and waits for them all; the others send their block), then the bcast in use
     /// of the whole gathered buffer from rank 0 (SMPI's default: the binomial tree).
     Gb,
+    /// Gather: Open MPI's linear_sync (`ompi_linear_sync`, SimGrid's `gather-ompi.cpp`): the root,
+    /// rank by rank in rank order, posts the receive of the first segment (1 KiB, 32 KiB for
+    /// blocks above 92160 bytes), sends an empty message, posts the receive of the rest and
+    /// waits for the first segment; then it waits for all the rests. The others receive the
+    /// empty message, then send the first segment and the rest (maybe empty), blocking.
+    LinearSync,
     /// Reduce-scatter: MPICH's recursive doubling (`mpich_rdb`, [`reduce_scatter::mpich_rdb`]).
     MpichRdb,
     /// Reduce-scatter: Open MPI's butterfly (`ompi_butterfly`, [`reduce_scatter::butterfly`]).
@@ -274,6 +280,7 @@ impl Algo {
             Algo::BinaryTree => "NTSB",
             Algo::SmpiDefault => "smpi_default",
             Algo::Gb => "GB",
+            Algo::LinearSync => "ompi_linear_sync",
             Algo::MpichRdb => "mpich_rdb",
             Algo::Butterfly => "ompi_butterfly",
         }
@@ -293,7 +300,7 @@ pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("allreduce", &[Algo::Rdb, Algo::Lr, Algo::RabRdb, Algo::Redbcast, Algo::RingSegmented]),
     ("alltoall", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::Bruck, Algo::BasicLinear]),
     ("alltoallv", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::BasicLinear, Algo::Bruck]),
-    ("gather", &[Algo::Binomial, Algo::BasicLinear]),
+    ("gather", &[Algo::Binomial, Algo::BasicLinear, Algo::LinearSync]),
     ("gatherv", &[Algo::Linear]),
     ("scatter", &[Algo::Binomial, Algo::OmpiBinomial, Algo::BasicLinear, Algo::LinearNb]),
     ("scatterv", &[Algo::Linear]),
@@ -774,7 +781,7 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
         OpSpec::Gather { bytes, .. } => match decide(OMPI_GATHER, p, *bytes) {
             1 => Some(Algo::BasicLinear),
             2 => Some(Algo::Binomial),
-            _ => None, // 3 linear_sync
+            _ => Some(Algo::LinearSync),
         },
         OpSpec::Scatter { bytes, .. } => match decide(OMPI_SCATTER, p, *bytes) {
             1 => Some(Algo::BasicLinear),
@@ -1148,6 +1155,34 @@ fn reduce_len(op: &OpSpec, algo: Algo, r: usize, p: usize) -> usize {
     }
 }
 
+/// Round `k` of Open MPI's linear_sync gather ([`Algo::LinearSync`]) for rank `r` of `p`.
+fn gather_linear_sync(r: usize, p: usize, root: usize, k: usize, bytes: f64) -> Option<Round> {
+    let segsize = if bytes > 92160.0 { 32768.0 } else { 1024.0 };
+    let first = ompi_colls::segments(bytes, segsize).1;
+    if r != root {
+        return match k {
+            0 => Some(Round::Recv(root)),
+            1 => Some(Round::Send { to: root, bytes: first }),
+            2 => Some(Round::Send { to: root, bytes: bytes - first }),
+            _ => None,
+        };
+    }
+    // Four rounds per other rank (slot 0 its first segment, 1 the empty send, 2 + i its rest),
+    // then one wait for every rest.
+    let others = p - 1;
+    if k < 4 * others {
+        let (i, j) = (k / 4, k % 4);
+        let peer = i + (i >= root) as usize;
+        return Some(match j {
+            0 => Round::RecvSlot { from: peer, slot: 0 },
+            1 => Round::SendSlot { to: peer, bytes: 0.0, slot: 1, blocking: true },
+            2 => Round::RecvSlot { from: peer, slot: 2 + i as u32 },
+            _ => Round::Await { first: 0, n: 1, combine: 0.0 },
+        });
+    }
+    (k == 4 * others && others > 0).then_some(Round::Await { first: 2, n: others as u32, combine: 0.0 })
+}
+
 /// Two algorithms one after the other: the first's rounds padded to `first_len`.
 fn then(k: usize, first_len: usize, first: impl Fn(usize) -> Option<Round>, second: impl Fn(usize) -> Option<Round>) -> Option<Round> {
     if k < first_len {
@@ -1240,6 +1275,7 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
         }
         (OpSpec::Reduce { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |_| *bytes),
         (OpSpec::Gather { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, true, false, |_| *bytes),
+        (OpSpec::Gather { root, bytes, .. }, Algo::LinearSync) => gather_linear_sync(r, p, *root, k, *bytes),
         (OpSpec::Gather { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |n| n as f64 * bytes),
         (OpSpec::Allreduce { bytes, .. }, Algo::RingSegmented) => match ompi_colls::RingSegmented::new(*bytes, p) {
             Some(ring) => ring.round(r, k),
@@ -1553,6 +1589,11 @@ mod tests {
         let (sent, _) = messages(blocks(5), 5, &Collectives::parse("reduce_scatter=ompi_butterfly").unwrap());
         assert_eq!(sent.iter().filter(|m| m.0 == 0).map(|m| (m.1, m.2)).collect::<Vec<_>>(), [(1, 15.0)]);
         assert!(sent.contains(&(1, 0, 1.0)));
+        // linear_sync on 5: each of 4 ranks sends its 2000 bytes (1024 + 976) after an empty
+        // message from the root; 100 bytes: all in the first segment, then an empty rest.
+        assert_eq!(total(OpSpec::Gather { root: 2, bytes: 2000.0, comm: 0 }, 5, "gather=ompi_linear_sync"), 4.0 * 2000.0);
+        let (sent, _) = messages(OpSpec::Gather { root: 0, bytes: 100.0, comm: 0 }, 3, &Collectives::parse("gather=ompi_linear_sync").unwrap());
+        assert_eq!(sent, [(0, 1, 0.0), (0, 2, 0.0), (1, 0, 0.0), (1, 0, 100.0), (2, 0, 0.0), (2, 0, 100.0)]);
         // Allgatherv: SimGrid's GB gathers to rank 0 (2 + 3 + 4) and bcasts the 10 bytes down the
         // binomial tree to 3 ranks; Open MPI's Bruck brings every rank the others' blocks.
         let agv = |n: usize| OpSpec::Allgatherv { bytes: (1..=n).map(|b| b as f64).collect(), comm: 0 };
@@ -1696,6 +1737,8 @@ mod tests {
         let gather = |n: f64| OpSpec::Gather { root: 0, bytes: n, comm: 0 };
         let gathers: Vec<Algo> = [1023.0, 1024.0, 8192.0, 32768.0].iter().map(|&n| pick(gather(n), 5)).collect();
         assert_eq!(gathers, [Algo::Binomial, L, Algo::Binomial, L]);
+        assert_eq!((pick(gather(262143.0), 5), pick(gather(262144.0), 5)), (L, Algo::LinearSync));
+        assert_eq!((pick(gather(1.0), 3), pick(gather(131072.0), 3)), (Algo::LinearSync, Algo::LinearSync));
         let scatter = |n: f64| OpSpec::Scatter { root: 0, bytes: n, comm: 0 };
         let scatters: Vec<Algo> = [2047.0, 2048.0, 4096.0, 8192.0, 32768.0, 1048576.0].iter().map(|&n| pick(scatter(n), 5)).collect();
         assert_eq!(scatters, [Algo::OmpiBinomial, L, Algo::OmpiBinomial, L, Algo::LinearNb, L]);
