@@ -304,3 +304,31 @@ def test_ompi_preset_allgatherv_bruck_matches_smpi(tmp_path, n, uneven):
     trace = allgatherv_program(OMPI_ALLGATHERV_BRUCK[n], n, uneven)
     smpi, ours = compare(tmp_path, trace, cluster(n), preset="ompi")
     assert ours == pytest.approx(smpi, rel=1e-9), (n, uneven, smpi, ours)
+
+
+#: SimGrid's allgatherv `ring` (ours `direct_ring`: straight to rank + i; our `ring` is its
+#: `mpich_ring`) and `pair` (XOR partners, a power of two; Open MPI's two_proc in its selector).
+ALLGATHERV_MORE = [("ring", "direct_ring", (2, 3, 4, 5, 8)), ("pair", "pair", (2, 4, 8))]
+
+
+@requires_smpi
+@pytest.mark.parametrize("uneven", [False, True], ids=["even", "uneven"])
+@pytest.mark.parametrize("smpi_name, ours_name, n", [(c[0], c[1], n) for c in ALLGATHERV_MORE for n in c[2]])
+def test_allgatherv_direct_ring_and_pair_match_smpi(tmp_path, smpi_name, ours_name, n, uneven):
+    trace = allgatherv_program([1, 1000, 30000, 100000], n, uneven)
+    smpi, ours = compare(tmp_path, trace, cluster(n), {"allgatherv": smpi_name}, coll=f"allgatherv={ours_name}")
+    assert smpi > 0.001
+    assert ours == pytest.approx(smpi, rel=1e-9), (ours_name, n, uneven, smpi, ours)
+
+
+#: The `ompi` preset's allgatherv and allgather where Open MPI's decision picks the neighbour
+#: exchange on an odd count (SimGrid's direct ring: allgatherv 256-4095 and 8192-16383 bytes a
+#: rank on 3-7 ranks) and two_proc (allgatherv 2048-4095 and from 8192 bytes on 2 ranks).
+OMPI_ALLGATHERV_MORE = {2: [3000, 10000], 3: [300, 10000], 5: [1000, 9000], 7: [4000, 12000]}
+
+
+@requires_smpi
+@pytest.mark.parametrize("n", sorted(OMPI_ALLGATHERV_MORE))
+def test_ompi_preset_allgatherv_odd_neighbor_and_two_proc_match_smpi(tmp_path, n):
+    smpi, ours = compare(tmp_path, allgatherv_program(OMPI_ALLGATHERV_MORE[n], n, False), cluster(n), preset="ompi")
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, smpi, ours)

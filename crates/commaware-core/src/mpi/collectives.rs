@@ -156,8 +156,8 @@ pub enum Algo {
     /// `colls::ireduce` in `smpi_nbc_impl.cpp`): the root posts a receive from every other
     /// rank in rank order and waits for them all; the others send to the root.
     NbcLinear,
-    /// Allgather: SimGrid's `ring` (`allgather-ring.cpp`, Open MPI's ring in its selector):
-    /// round i sends the rank's block to rank + i and receives from rank − i.
+    /// Allgather(v): SimGrid's `ring` (`allgather-ring.cpp`, `allgatherv-ring.cpp`; Open MPI's
+    /// ring in its selector): round i sends the rank's block to rank + i and receives from rank − i.
     DirectRing,
     /// Alltoall(v), reduce-scatter: pairwise exchange, XOR partners for a power of two, rank ± i otherwise (MPICH's).
     Pairwise,
@@ -211,7 +211,8 @@ pub enum Algo {
     /// 2·(p − pof2) ranks folded pairwise before and served after
     /// (`ompi_basic_recursivehalving`).
     RecursiveHalving,
-    /// Allgather(v): Open MPI's neighbour exchange (`ompi_neighborexchange`; an even count):
+    /// Allgather(v): Open MPI's neighbour exchange (`ompi_neighborexchange`; on an odd count
+    /// SimGrid runs its direct ring, [`Algo::DirectRing`], instead):
     /// even ranks trade with rank + 1 and rank − 1 in turn, odd ones with rank − 1 and
     /// rank + 1, one block first, then the two blocks received last.
     NeighborExchange,
@@ -305,7 +306,7 @@ pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("scatter", &[Algo::Binomial, Algo::OmpiBinomial, Algo::BasicLinear, Algo::LinearNb]),
     ("scatterv", &[Algo::Linear]),
     ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair, Algo::NeighborExchange, Algo::DirectRing]),
-    ("allgatherv", &[Algo::Ring, Algo::NeighborExchange, Algo::Gb, Algo::Bruck]),
+    ("allgatherv", &[Algo::Ring, Algo::NeighborExchange, Algo::Gb, Algo::Bruck, Algo::Pair, Algo::DirectRing]),
     ("reduce_scatter", &[Algo::Pairwise, Algo::RecursiveHalving, Algo::Ring, Algo::SmpiDefault, Algo::MpichRdb, Algo::Butterfly]),
     ("scan", &[Algo::Rdb, Algo::Linear]),
     ("exscan", &[Algo::Rdb, Algo::Linear]),
@@ -477,9 +478,6 @@ impl Collectives {
             return if rest > 0.0 { self.check(&OpSpec::Allreduce { bytes: rest, comm: *comm }, p) } else { Ok(()) };
         }
         let refuse = |reason: String| Err(Error::new(ErrorKind::Options, "coll", format!("{} algorithm {} {reason}", op.name(), a.name())));
-        if a == Algo::NeighborExchange && p % 2 == 1 {
-            return refuse(format!("needs an even number of ranks, the communicator has {p}"));
-        }
         if let OpSpec::Bcast { bytes, .. } = op {
             if a == Algo::OmpiSplitBintree && !ompi_colls::split_bintree_splits(*bytes) {
                 return refuse(format!(
@@ -707,8 +705,6 @@ fn decide(table: Decision, p: usize, bytes: f64) -> u8 {
 /// the sum of the counts for reduce_scatter, that sum over p (rounded down) for allgatherv.
 fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
     let if_pof2 = |a: Algo| p.is_power_of_two().then_some(a);
-    // SimGrid's neighbour exchange turns to its direct ring (not modelled) on an odd count.
-    let if_even = |a: Algo| (p % 2 == 0).then_some(a);
     match op {
         OpSpec::Allreduce { bytes, .. } => match decide(OMPI_ALLREDUCE, p, *bytes) {
             3 => Some(Algo::Rdb),
@@ -766,7 +762,7 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
         OpSpec::Allgather { bytes, .. } => match decide(OMPI_ALLGATHER, p, *bytes) {
             2 => Some(Algo::Bruck),
             3 => if_pof2(Algo::Rdb), // recursive_doubling
-            5 => if_even(Algo::NeighborExchange),
+            5 => Some(Algo::NeighborExchange), // the direct ring on an odd count, as SimGrid's
             6 => if_pof2(Algo::Pair), // two_proc
             4 => Some(Algo::DirectRing), // ring: SimGrid's direct one
             _ => None,                   // 1 linear (NTSLR_NB; never picked)
@@ -775,8 +771,8 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
             1 => Some(Algo::Gb), // default: SimGrid's GB
             2 => Some(Algo::Bruck), // bruck: SimGrid's ompi_bruck
             3 => Some(Algo::Ring), // ring: SimGrid's mpich_ring
-            4 => if_even(Algo::NeighborExchange),
-            _ => None, // 5 two_proc: SimGrid's pair
+            4 => Some(Algo::NeighborExchange), // the direct ring on an odd count, as SimGrid's
+            _ => if_pof2(Algo::Pair), // 5 two_proc: SimGrid's pair
         },
         OpSpec::Gather { bytes, .. } => match decide(OMPI_GATHER, p, *bytes) {
             1 => Some(Algo::BasicLinear),
@@ -1356,6 +1352,12 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
         (OpSpec::ReduceScatter { bytes, .. }, _) => pairwise(r, p, k, Some(false), |dst| bytes[dst]),
         (OpSpec::Allgather { bytes, .. }, Algo::Pair) => pairwise(r, p, k, Some(true), |_| *bytes),
         (OpSpec::Allgather { bytes, .. }, Algo::DirectRing) => pairwise(r, p, k, Some(false), |_| *bytes),
+        // SimGrid's neighbour exchange runs its direct ring on an odd count.
+        (OpSpec::Allgather { bytes, .. }, Algo::NeighborExchange) if p % 2 == 1 => pairwise(r, p, k, Some(false), |_| *bytes),
+        (OpSpec::Allgatherv { bytes, .. }, Algo::NeighborExchange | Algo::DirectRing) if p % 2 == 1 || algo == Algo::DirectRing => {
+            pairwise(r, p, k, Some(false), |_| bytes[r])
+        }
+        (OpSpec::Allgatherv { bytes, .. }, Algo::Pair) => pairwise(r, p, k, Some(true), |_| bytes[r]),
         (OpSpec::Allgather { bytes, .. }, Algo::NeighborExchange) => neighbor_exchange(r, p, k, |_| *bytes),
         (OpSpec::Allgatherv { bytes, .. }, Algo::NeighborExchange) => neighbor_exchange(r, p, k, |b| bytes[b]),
         (OpSpec::Allgatherv { bytes, .. }, Algo::Bruck) => {
@@ -1538,6 +1540,11 @@ mod tests {
         (sent, got)
     }
 
+    /// An allgatherv of blocks 1, 2, …, n.
+    fn agv_ops(n: usize) -> OpSpec {
+        OpSpec::Allgatherv { bytes: (1..=n).map(|b| b as f64).collect(), comm: 0 }
+    }
+
     fn total(op: OpSpec, p: usize, spec: &str) -> f64 {
         let coll = Collectives::parse(spec).unwrap();
         let (sent, got) = messages(op.clone(), p, &coll);
@@ -1594,6 +1601,14 @@ mod tests {
         assert_eq!(total(OpSpec::Gather { root: 2, bytes: 2000.0, comm: 0 }, 5, "gather=ompi_linear_sync"), 4.0 * 2000.0);
         let (sent, _) = messages(OpSpec::Gather { root: 0, bytes: 100.0, comm: 0 }, 3, &Collectives::parse("gather=ompi_linear_sync").unwrap());
         assert_eq!(sent, [(0, 1, 0.0), (0, 2, 0.0), (1, 0, 0.0), (1, 0, 100.0), (2, 0, 0.0), (2, 0, 100.0)]);
+        // The neighbour exchange on an odd count is SimGrid's direct ring.
+        let five = Collectives::parse("allgather=ompi_neighborexchange,allgatherv=ompi_neighborexchange").unwrap();
+        let direct = Collectives::parse("allgather=direct_ring,allgatherv=direct_ring").unwrap();
+        for op in [OpSpec::Allgather { bytes: 10.0, comm: 0 }, agv_ops(5)] {
+            assert_eq!(messages(op.clone(), 5, &five), messages(op, 5, &direct));
+        }
+        assert_eq!(total(agv_ops(5), 5, "allgatherv=direct_ring"), 4.0 * 15.0);
+        assert_eq!(total(agv_ops(4), 4, "allgatherv=pair"), 3.0 * 10.0);
         // Allgatherv: SimGrid's GB gathers to rank 0 (2 + 3 + 4) and bcasts the 10 bytes down the
         // binomial tree to 3 ranks; Open MPI's Bruck brings every rank the others' blocks.
         let agv = |n: usize| OpSpec::Allgatherv { bytes: (1..=n).map(|b| b as f64).collect(), comm: 0 };
@@ -1751,7 +1766,8 @@ mod tests {
         assert_eq!(pick(allgatherv(4096.0, 5), 5), Algo::Ring);
         assert_eq!(pick(allgatherv(8191.0, 5), 5), Algo::Ring);
         assert_eq!(pick(allgatherv(256.0, 4), 4), Algo::NeighborExchange);
-        assert_eq!(pick(allgatherv(256.0, 5), 5), Algo::Ring); // neighbor on an odd count: not modelled
+        assert_eq!(pick(allgatherv(256.0, 5), 5), Algo::NeighborExchange); // the direct ring on an odd count
+        assert_eq!(pick(allgatherv(3000.0, 2), 2), Algo::Pair); // two_proc
         assert_eq!(pick(allgatherv(255.0, 5), 5), Algo::Gb);
         assert_eq!(pick(allgatherv(1023.0, 8), 8), Algo::Gb);
         assert_eq!(pick(allgatherv(1024.0, 8), 8), Algo::Bruck);
@@ -1829,8 +1845,7 @@ mod tests {
         let c = Collectives::parse("allgather=rdb").unwrap();
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 6).unwrap_err().reason.contains("power-of-two"));
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 8).is_ok());
-        let c = Collectives::parse("allgather=ompi_neighborexchange").unwrap();
-        assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 5).unwrap_err().reason.contains("even number"));
-        assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 6).is_ok());
+        let c = Collectives::parse("allgatherv=pair").unwrap();
+        assert!(c.check(&OpSpec::Allgatherv { bytes: vec![1.0; 6], comm: 0 }, 6).unwrap_err().reason.contains("power-of-two"));
     }
 }
