@@ -486,7 +486,7 @@ impl Collectives {
                 ));
             }
         }
-        if a.needs_pof2() && !p.is_power_of_two() && !(a == Algo::Rdb && matches!(op.name(), "allreduce" | "scan" | "exscan")) {
+        if a.needs_pof2() && !p.is_power_of_two() && !(a == Algo::Rdb && matches!(op.name(), "allreduce" | "scan" | "exscan" | "allgather")) {
             return Err(Error::new(
                 ErrorKind::Options,
                 "coll",
@@ -761,7 +761,7 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
         }),
         OpSpec::Allgather { bytes, .. } => match decide(OMPI_ALLGATHER, p, *bytes) {
             2 => Some(Algo::Bruck),
-            3 => if_pof2(Algo::Rdb), // recursive_doubling
+            3 => Some(Algo::Rdb), // recursive_doubling: SimGrid's rdb, on any count
             5 => Some(Algo::NeighborExchange), // the direct ring on an odd count, as SimGrid's
             6 => if_pof2(Algo::Pair), // two_proc
             4 => Some(Algo::DirectRing), // ring: SimGrid's direct one
@@ -1370,7 +1370,8 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
                 round(&bcast, bcast_algo, r, p, j as u32, coll)
             })
         }
-        (OpSpec::Allgather { bytes, .. }, Algo::Rdb) => recursive_doubling(r, p, k, |k| (1u64 << k) as f64 * bytes),
+        // SimGrid's allgather rdb: MPICH's, with its fix for a count that is not a power of two.
+        (OpSpec::Allgather { bytes, .. }, Algo::Rdb) => reduce_scatter::allgather_rdb(r, p, k, *bytes),
         (OpSpec::Allgather { bytes, .. }, Algo::Bruck) => {
             // Doubling counts while 2^k ≤ p/2, then the p − 2^k blocks left.
             bruck(r, p, k, false, |k| ((1usize << k).min(p - (1usize << k))) as f64 * bytes)
@@ -1629,7 +1630,7 @@ mod tests {
         let big = OpSpec::ReduceScatter { bytes: vec![200000.0, 400000.0, 200000.0], comm: 0 };
         assert_eq!(total(big.clone(), 3, "reduce_scatter=smpi_default"), total(big, 3, "reduce_scatter=pairwise"));
         // Allgather: every rank receives p − 1 blocks, whatever the algorithm.
-        for (p, spec) in [(6, "allgather=bruck"), (8, "allgather=rdb"), (7, "allgather=ring"), (5, "allgather=direct_ring")] {
+        for (p, spec) in [(6, "allgather=bruck"), (8, "allgather=rdb"), (7, "allgather=ring"), (5, "allgather=direct_ring"), (3, "allgather=rdb"), (6, "allgather=rdb"), (7, "allgather=rdb")] {
             assert_eq!(total(OpSpec::Allgather { bytes: 10.0, comm: 0 }, p, spec), (p * (p - 1)) as f64 * 10.0, "{spec}");
         }
     }
@@ -1760,7 +1761,7 @@ mod tests {
         let allgather = |n: f64| OpSpec::Allgather { bytes: n, comm: 0 };
         assert_eq!(pick(allgather(100.0), 2), Algo::Pair);
         assert_eq!(pick(allgather(100.0), 8), Algo::Rdb);
-        assert_eq!(pick(allgather(100.0), 6), Algo::Ring); // rdb on 6: not modelled
+        assert_eq!(pick(allgather(100.0), 6), Algo::Rdb); // SimGrid's, on any count
         assert_eq!(pick(allgather(100.0), 600), Algo::Bruck);
         let allgatherv = |each: f64, p: usize| OpSpec::Allgatherv { bytes: vec![each; p], comm: 0 };
         assert_eq!(pick(allgatherv(4096.0, 5), 5), Algo::Ring);
@@ -1842,9 +1843,11 @@ mod tests {
         assert!(Collectives::parse("bcast=frobnicate").unwrap_err().reason.contains("no algorithm"));
         assert!(Collectives::parse("frob=rdb").unwrap_err().reason.contains("unknown collective"));
         assert!(Collectives::parse("intel").unwrap_err().reason.contains("unknown preset"));
-        let c = Collectives::parse("allgather=rdb").unwrap();
+        let c = Collectives::parse("allgather=pair").unwrap();
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 6).unwrap_err().reason.contains("power-of-two"));
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 8).is_ok());
+        // SimGrid's allgather rdb takes any count.
+        assert!(Collectives::parse("allgather=rdb").unwrap().check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 6).is_ok());
         let c = Collectives::parse("allgatherv=pair").unwrap();
         assert!(c.check(&OpSpec::Allgatherv { bytes: vec![1.0; 6], comm: 0 }, 6).unwrap_err().reason.contains("power-of-two"));
     }

@@ -1,4 +1,4 @@
-//! Reduce-scatters as SimGrid 3.32 runs them where its `smpi/coll-selector:ompi` or
+//! Reduce-scatters (and the allgather that shares MPICH's recursive doubling) as SimGrid 3.32 runs them where its `smpi/coll-selector:ompi` or
 //! `smpi/reduce_scatter:NAME` leads: MPICH's recursive doubling
 //! (`src/smpi/colls/reduce_scatter/reduce_scatter-mpich.cpp`, `reduce_scatter__mpich_rdb`),
 //! which SMPI's `reduce_scatter__default` (`src/smpi/colls/smpi_default_selector.cpp`) runs
@@ -18,16 +18,31 @@ fn outside(counts: &[f64], first: usize, n: usize) -> f64 {
 }
 
 /// Round `k` of rank `r` in MPICH's recursive-doubling reduce-scatter over blocks `counts`
-/// (one per rank), and the bytes it combines after it.
+/// (one per rank), and the bytes it combines after it: [`doubling`] where a rank sends every
+/// block outside its own group and receives every block outside its partner's.
+pub(crate) fn mpich_rdb(r: usize, p: usize, k: usize, counts: &[f64]) -> Option<(Round, f64)> {
+    doubling(r, p, k, |first, n| outside(counts, first, n))
+}
+
+/// Round `k` of rank `r` in MPICH's recursive-doubling allgather as SimGrid's `allgather__rdb`
+/// (`src/smpi/colls/allgather/allgather-rdb.cpp`) runs it, on any count, `bytes` a block:
+/// [`doubling`] where a rank sends the blocks of its own group and receives its partner's.
+pub(crate) fn allgather_rdb(r: usize, p: usize, k: usize, bytes: f64) -> Option<Round> {
+    doubling(r, p, k, |first, n| (p.saturating_sub(first)).min(n) as f64 * bytes).map(|(rd, _)| rd)
+}
+
+/// MPICH's recursive doubling with its fix for a count p that is not a power of two (the
+/// reduce-scatter and the allgather share it), and what the rank takes in after each round;
+/// `group(first, n)` is the bytes a rank of the aligned group of ranks `first .. first + n`
+/// sends for it (ranks at or beyond p are none).
 ///
 /// Step i (distance 2^i, i < ⌈log2 p⌉) is one round and then i more. In the first, a rank whose
-/// partner r XOR 2^i exists trades with it every block outside its own aligned group of 2^i
-/// ranks (it receives every block outside the partner's group). When the partner's group
-/// reaches past p, the ranks of this group that had no partner get, in the i rounds after, what
-/// the others received, by recursive halving inside the group: at distance 2^(i−1), …, 1, a rank
-/// that has it sends to one that lacks it (blocking). A rank that received combines it at the
-/// step's end (attributed here to the round it arrived in).
-pub(crate) fn mpich_rdb(r: usize, p: usize, k: usize, counts: &[f64]) -> Option<(Round, f64)> {
+/// partner r XOR 2^i exists trades with it: it sends `group` of its own group of 2^i ranks and
+/// receives its partner's. When the partner's group reaches past p, the ranks of this group
+/// that had no partner get, in the i rounds after, what the others received, by recursive
+/// halving inside the group: at distance 2^(i−1), …, 1, a rank that has it sends to one that
+/// lacks it (blocking).
+fn doubling(r: usize, p: usize, k: usize, group: impl Fn(usize, usize) -> f64) -> Option<(Round, f64)> {
     // Find the step: step i spans rounds start .. start + 1 + i.
     let (mut i, mut start) = (0usize, 0usize);
     while start + 1 + i <= k {
@@ -41,9 +56,9 @@ pub(crate) fn mpich_rdb(r: usize, p: usize, k: usize, counts: &[f64]) -> Option<
     let mask = 1usize << i;
     let dst = r ^ mask;
     let (mine, theirs) = (r >> i << i, dst >> i << i);
-    let received = outside(counts, theirs, mask);
+    let received = group(theirs, mask);
     if j == 0 {
-        return Some(if dst < p { (Round::SendRecv { dst, src: dst, bytes: outside(counts, mine, mask) }, received) } else { (Round::Skip, 0.0) });
+        return Some(if dst < p { (Round::SendRecv { dst, src: dst, bytes: group(mine, mask) }, received) } else { (Round::Skip, 0.0) });
     }
     if theirs + mask <= p {
         return Some((Round::Skip, 0.0));
