@@ -111,7 +111,7 @@ COLLECTIVES = [
     ("barrier", {"op": "barrier"}, "ompi_bruck", (4, 5, 8)),
     # The algorithms `--coll` selects, under the same names in both simulators.
     ("bcast", {"op": "bcast", "root": 1, "bytes": 100000}, "scatter_LR_allgather", (4, 5, 8)),
-    ("bcast", {"op": "bcast", "root": 0, "bytes": 100000}, "scatter_rdb_allgather", (4, 8)),
+    ("bcast", {"op": "bcast", "root": 0, "bytes": 100000}, "scatter_rdb_allgather", (4, 5, 8)),
     ("allreduce", {"op": "allreduce", "bytes": 100000}, "lr", (4, 5, 8)),
     ("allreduce", {"op": "allreduce", "bytes": 100000}, "rab_rdb", (4, 5, 8)),
     ("alltoall", {"op": "alltoall", "bytes": 3000}, "bruck", (4, 5, 8)),

@@ -134,7 +134,8 @@ pub enum Algo {
     Dissemination,
     /// Binomial tree (bcast: the largest subtree first; reduce, gather, scatter).
     Binomial,
-    /// Bcast: binomial scatter of the buffer, then recursive-doubling allgather (power of two).
+    /// Bcast: binomial scatter of the buffer, then recursive-doubling allgather (MPICH's, with
+    /// its fix for a count that is not a power of two, as SimGrid runs it).
     ScatterRdbAllgather,
     /// Bcast: binomial scatter of the buffer, then ring allgather.
     ScatterLrAllgather,
@@ -289,7 +290,7 @@ impl Algo {
 
     /// Whether the algorithm needs a power-of-two communicator.
     fn needs_pof2(self) -> bool {
-        matches!(self, Algo::ScatterRdbAllgather | Algo::Pair | Algo::Rdb)
+        matches!(self, Algo::Pair | Algo::Rdb)
     }
 }
 
@@ -747,7 +748,8 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
             5 => Some(Algo::BinaryTree),
             4 if ompi_colls::split_bintree_splits(*bytes) => Some(Algo::OmpiSplitBintree),
             6 => Some(Algo::Binomial),
-            8 => if_pof2(Algo::ScatterRdbAllgather), // scatter_allgather
+            8 => Some(Algo::ScatterRdbAllgather), // scatter_allgather: SimGrid's, on any count
+            9 => Some(Algo::ScatterLrAllgather),  // scatter_allgather_ring (never picked)
             _ => None, // knomial (Comm::init_smp), scatter_allgather(_ring) not on a power of two
         },
         OpSpec::Reduce { bytes, .. } => Some(match decide(OMPI_REDUCE, p, *bytes) {
@@ -1203,12 +1205,23 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
             let chunks = |from: usize, count: usize| (n - from as f64 * ss).clamp(0.0, count as f64 * ss);
             let rel = (r + p - root) % p;
             let world = |x: usize| (x + root) % p;
-            then(k, log2_ceil(p) + 1, |k| binomial_down(r, p, root, k, true, chunks), |j| {
+            // The scatter (SimGrid's scatter_for_bcast) sends nothing to a rank whose chunks all lie
+            // past the end of the buffer, and that rank posts no receive.
+            let scatter = |k| match binomial_down(r, p, root, k, true, chunks)? {
+                Round::Send { bytes, .. } if bytes <= 0.0 => Some(Round::Skip),
+                Round::Recv(_) if chunk(rel) <= 0.0 => Some(Round::Skip),
+                other => Some(other),
+            };
+            then(k, log2_ceil(p) + 1, scatter, |j| {
                 if algo == Algo::ScatterRdbAllgather {
-                    let mask = 1usize.checked_shl(j as u32).filter(|&m| m < p)?;
-                    let partner = rel ^ mask;
-                    let mine = (rel >> j) << j;
-                    Some(Round::SendRecv { dst: world(partner), src: world(partner), bytes: chunks(mine, mask) })
+                    // MPICH's recursive doubling on relative ranks, with its fix for a count that
+                    // is not a power of two (SimGrid's bcast-scatter-rdb-allgather.cpp).
+                    Some(match reduce_scatter::doubling(rel, p, j, chunks)?.0 {
+                        Round::SendRecv { dst, bytes, .. } => Round::SendRecv { dst: world(dst), src: world(dst), bytes },
+                        Round::Send { to, bytes } => Round::Send { to: world(to), bytes },
+                        Round::Recv(from) => Round::Recv(world(from)),
+                        other => other,
+                    })
                 } else {
                     (j + 1 < p).then(|| Round::SendRecv { dst: world((rel + 1) % p), src: world((rel + p - 1) % p), bytes: chunk((rel + p - j) % p) })
                 }
@@ -1560,6 +1573,14 @@ mod tests {
         // Scatter of 8 chunks of 100 (root sends 4, 2, 1; rank 4 sends 2, 1; ranks 2, 6 send 1:
         // 12 chunks), then recursive doubling: each rank receives the 7 others.
         assert_eq!(total(bcast(800.0), 8, "bcast=scatter_rdb_allgather"), 1200.0 + 8.0 * 700.0);
+        // 1 byte on 3: chunks of 1 byte, only rank 0's holds data, so the scatter sends nothing;
+        // the doubling trades with 1, then 2 (empty messages back), then the fix passes what 0
+        // received from 2 (nothing) on to 1.
+        let (sent, _) = messages(bcast(1.0), 3, &Collectives::parse("bcast=scatter_rdb_allgather").unwrap());
+        assert_eq!(sent, [(0, 1, 0.0), (0, 1, 1.0), (0, 2, 1.0), (1, 0, 0.0), (2, 0, 0.0)]);
+        // On 6, with MPICH's fix for a count that is not a power of two: every send has its receive.
+        let (sent, got) = messages(bcast(600.0), 6, &Collectives::parse("bcast=scatter_rdb_allgather").unwrap());
+        assert_eq!(sent.iter().map(|m| (m.0, m.1)).collect::<Vec<_>>(), got);
         // 5 ranks: scatter 100 + 200 + 100 (root) + 100 (rank 2); ring: 4 steps × 5 × 100.
         assert_eq!(total(bcast(500.0), 5, "bcast=scatter_LR_allgather"), 500.0 + 2000.0);
         assert_eq!(total(bcast(500.0), 5, "bcast=binomial_tree"), 4.0 * 500.0);
@@ -1736,7 +1757,7 @@ mod tests {
         assert_eq!(pick(bcast(20.0), 3), Algo::OmpiPipeline);
         assert_eq!(pick(bcast(20000.0), 300), Algo::OmpiSplitBintree);
         assert_eq!(pick(bcast(1048576.0), 16), Algo::ScatterRdbAllgather);
-        assert_eq!(pick(bcast(1048576.0), 20), Algo::Binomial); // scatter_allgather on 20: not modelled
+        assert_eq!(pick(bcast(1048576.0), 20), Algo::ScatterRdbAllgather); // SimGrid's, on any count
         let reduce = |n: f64| OpSpec::Reduce { root: 0, bytes: n, comm: 0 };
         assert_eq!(pick(reduce(4095.0), 5), Algo::OmpiBinary);
         assert_eq!(pick(reduce(65535.0), 5), Algo::OmpiChain);

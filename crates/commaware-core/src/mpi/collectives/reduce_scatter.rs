@@ -32,7 +32,7 @@ pub(crate) fn allgather_rdb(r: usize, p: usize, k: usize, bytes: f64) -> Option<
 }
 
 /// MPICH's recursive doubling with its fix for a count p that is not a power of two (the
-/// reduce-scatter and the allgather share it), and what the rank takes in after each round;
+/// reduce-scatter, the allgather and the allgather of the scatter_rdb_allgather bcast share it), and what the rank takes in after each round;
 /// `group(first, n)` is the bytes a rank of the aligned group of ranks `first .. first + n`
 /// sends for it (ranks at or beyond p are none).
 ///
@@ -42,7 +42,7 @@ pub(crate) fn allgather_rdb(r: usize, p: usize, k: usize, bytes: f64) -> Option<
 /// that had no partner get, in the i rounds after, what the others received, by recursive
 /// halving inside the group: at distance 2^(i−1), …, 1, a rank that has it sends to one that
 /// lacks it (blocking).
-fn doubling(r: usize, p: usize, k: usize, group: impl Fn(usize, usize) -> f64) -> Option<(Round, f64)> {
+pub(crate) fn doubling(r: usize, p: usize, k: usize, group: impl Fn(usize, usize) -> f64) -> Option<(Round, f64)> {
     // Find the step: step i spans rounds start .. start + 1 + i.
     let (mut i, mut start) = (0usize, 0usize);
     while start + 1 + i <= k {
