@@ -137,7 +137,7 @@ def test_bad_collective_choices_are_exit_2(tmp_path):
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"ranks": [[{"op": "allgather", "bytes": 8}] for _ in range(6)]}))
     for coll, words in [("allgather=frob", "no algorithm"), ("intel", "unknown preset \"intel\"; presets: mpich, ompi"),
-                        ("allgather=rdb", "power-of-two"), ("allgather=NTSLR_NB", "it has: ring, rdb, bruck, pair, ompi_neighborexchange")]:
+                        ("allgather=pair", "power-of-two"), ("allgather=NTSLR_NB", "it has: ring, rdb, bruck, pair, ompi_neighborexchange")]:
         proc = run_cli("simulate", str(EXAMPLES / "cluster16.json"), str(path), "--coll", coll)
         assert proc.returncode == 2, (coll, proc.stderr)
         assert words in proc.stderr.replace("\n", "") and "Traceback" not in proc.stderr

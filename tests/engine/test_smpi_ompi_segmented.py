@@ -166,6 +166,9 @@ def test_ompi_preset_allreduce_ring_and_redbcast_match_smpi(tmp_path, n):
 #: to rank + i (our `ring` is its NTSLR): ours is `direct_ring`.
 MORE = [
     ("allgather", "ring", "direct_ring", [1000, 30000, 100000], (3, 4, 5, 8)),
+    # linear_sync where its two parts are both eager (SMPI deadlocks when the rest is not:
+    # tests/engine/test_smpi_coll_online.py checks those sizes against SMPI's run).
+    ("gather", "ompi_linear_sync", "ompi_linear_sync", [1, 1000, 30000, 92161], (2, 3, 4, 5, 8)),
 ]
 
 
@@ -204,3 +207,162 @@ OMPI_MORE = [("allgather", 32, [70000])]
 def test_ompi_preset_picks_them_as_smpi(tmp_path, name, n, sizes):
     smpi, ours = compare(tmp_path, more_program(name, sizes, n), cluster(n), preset="ompi")
     assert ours == pytest.approx(smpi, rel=1e-9), (name, n, smpi, ours)
+
+
+def reduce_scatter_program(blocks: list[list[int]], n: int) -> dict:
+    """Each rank starts 0.3 ms after the one below, then runs one reduce_scatter per list of blocks."""
+    ranks = []
+    for r in range(n):
+        ops: list[dict] = [{"op": "compute", "seconds": 0.0003 * r}]
+        for b in blocks:
+            ops += [{"op": "reduce_scatter", "bytes": b}, {"op": "compute", "seconds": 0.0001 * (n - r)}]
+        ranks.append(ops)
+    return {"ranks": ranks}
+
+
+def blocks_of(size: int, n: int, uneven: bool) -> list[int]:
+    """n blocks of `size`, or of 1, 2, 3, 1, 2, 3, ... times it."""
+    return [size * (1 + j % 3) if uneven else size for j in range(n)]
+
+
+#: Reduce-scatters under SMPI's names (ours where they differ), on blocks of one size and of
+#: sizes that differ. SMPI's `default` (`smpi_default`) reduces to rank 0 and scatters back when
+#: the blocks have one size; when not it runs SimGrid's reduce_scatter__mpich: `mpich_rdb` up to
+#: 524288 bytes in all (uneven sizes 1 and 1000), `pairwise` above (100000: 700000 bytes on 4
+#: ranks). Open MPI's butterfly folds the ranks above the largest power of two (3, 5, 6, 7).
+REDUCE_SCATTER = [
+    ("default", "smpi_default", [1, 1000, 100000], (3, 4, 5, 8)),
+    ("mpich_rdb", "mpich_rdb", [1, 1000, 100000], (3, 5, 6, 7, 8)),
+    ("ompi_butterfly", "ompi_butterfly", [1, 1000, 100000], (2, 3, 5, 6, 7, 8)),
+]
+
+
+@requires_smpi
+@pytest.mark.parametrize("uneven", [False, True], ids=["even", "uneven"])
+@pytest.mark.parametrize("smpi_name, ours_name, sizes, n",
+                         [(*c[:3], n) for c in REDUCE_SCATTER for n in c[3]],
+                         ids=[f"{c[1]}-{n}" for c in REDUCE_SCATTER for n in c[3]])
+def test_reduce_scatter_algorithms_match_smpi(tmp_path, smpi_name, ours_name, sizes, n, uneven):
+    trace = reduce_scatter_program([blocks_of(s, n, uneven) for s in sizes], n)
+    smpi, ours = compare(tmp_path, trace, cluster(n), {"reduce_scatter": smpi_name}, coll=f"reduce_scatter={ours_name}")
+    assert smpi > 0.001
+    assert ours == pytest.approx(smpi, rel=1e-9), (ours_name, n, uneven, smpi, ours)
+
+
+#: The `ompi` preset's reduce_scatter where Open MPI's decision picks non-overlapping (SimGrid's
+#: default: below 8 bytes in all on 4-7 ranks, below 64 on 32-63) or butterfly (65536-131071
+#: bytes on 2-3 ranks, 2048-524287 on 32-63), blocks of one size and of different sizes.
+OMPI_REDUCE_SCATTER = {
+    3: [[30000] * 3, [20000, 40000, 60000], [70000] * 3],
+    4: [[1] * 4, [1, 2, 3, 1]],
+    5: [[1] * 5, [1, 2, 1, 2, 1]],
+    7: [[1] * 7, [0, 1, 2, 0, 1, 2, 1]],
+    32: [[1] * 32, [j % 2 for j in range(32)], [100] * 32, blocks_of(50, 32, True)],
+}
+
+
+@requires_smpi
+@pytest.mark.parametrize("n", sorted(OMPI_REDUCE_SCATTER))
+def test_ompi_preset_reduce_scatter_matches_smpi(tmp_path, n):
+    smpi, ours = compare(tmp_path, reduce_scatter_program(OMPI_REDUCE_SCATTER[n], n), cluster(n), preset="ompi")
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, smpi, ours)
+
+
+def allgatherv_program(sizes: list[int], n: int, uneven: bool) -> dict:
+    """Each rank starts 0.3 ms after the one below, then runs one allgatherv per size (blocks
+    of :func:`blocks_of`)."""
+    ranks = []
+    for r in range(n):
+        ops: list[dict] = [{"op": "compute", "seconds": 0.0003 * r}]
+        for size in sizes:
+            ops += [{"op": "allgatherv", "bytes": blocks_of(size, n, uneven)}, {"op": "compute", "seconds": 0.0001 * (n - r)}]
+        ranks.append(ops)
+    return {"ranks": ranks}
+
+
+#: Open MPI's Bruck allgatherv (SMPI's `ompi_bruck`, our `bruck`) on 2 to 8 ranks. SimGrid's GB
+#: allgatherv is checked against SMPI's own run instead (tests/engine/test_smpi_coll_online.py).
+@requires_smpi
+@pytest.mark.parametrize("uneven", [False, True], ids=["even", "uneven"])
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6, 7, 8])
+def test_allgatherv_bruck_matches_smpi(tmp_path, n, uneven):
+    trace = allgatherv_program([1, 1000, 30000, 100000], n, uneven)
+    smpi, ours = compare(tmp_path, trace, cluster(n), {"allgatherv": "ompi_bruck"}, coll="allgatherv=bruck")
+    assert smpi > 0.001
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, uneven, smpi, ours)
+
+
+#: The `ompi` preset's allgatherv where Open MPI's decision picks bruck (bytes a rank on
+#: average): 16384-262143 on 3-7 ranks, from 1024 on 8-15, 128-262143 on 16-31.
+OMPI_ALLGATHERV_BRUCK = {6: [20000, 100000], 8: [1024, 2000, 30000], 16: [1000, 30000]}
+
+
+@requires_smpi
+@pytest.mark.parametrize("uneven", [False, True], ids=["even", "uneven"])
+@pytest.mark.parametrize("n", sorted(OMPI_ALLGATHERV_BRUCK))
+def test_ompi_preset_allgatherv_bruck_matches_smpi(tmp_path, n, uneven):
+    trace = allgatherv_program(OMPI_ALLGATHERV_BRUCK[n], n, uneven)
+    smpi, ours = compare(tmp_path, trace, cluster(n), preset="ompi")
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, uneven, smpi, ours)
+
+
+#: SimGrid's allgatherv `ring` (ours `direct_ring`: straight to rank + i; our `ring` is its
+#: `mpich_ring`) and `pair` (XOR partners, a power of two; Open MPI's two_proc in its selector).
+ALLGATHERV_MORE = [("ring", "direct_ring", (2, 3, 4, 5, 8)), ("pair", "pair", (2, 4, 8))]
+
+
+@requires_smpi
+@pytest.mark.parametrize("uneven", [False, True], ids=["even", "uneven"])
+@pytest.mark.parametrize("smpi_name, ours_name, n", [(c[0], c[1], n) for c in ALLGATHERV_MORE for n in c[2]])
+def test_allgatherv_direct_ring_and_pair_match_smpi(tmp_path, smpi_name, ours_name, n, uneven):
+    trace = allgatherv_program([1, 1000, 30000, 100000], n, uneven)
+    smpi, ours = compare(tmp_path, trace, cluster(n), {"allgatherv": smpi_name}, coll=f"allgatherv={ours_name}")
+    assert smpi > 0.001
+    assert ours == pytest.approx(smpi, rel=1e-9), (ours_name, n, uneven, smpi, ours)
+
+
+#: The `ompi` preset's allgatherv and allgather where Open MPI's decision picks the neighbour
+#: exchange on an odd count (SimGrid's direct ring: allgatherv 256-4095 and 8192-16383 bytes a
+#: rank on 3-7 ranks) and two_proc (allgatherv 2048-4095 and from 8192 bytes on 2 ranks).
+OMPI_ALLGATHERV_MORE = {2: [3000, 10000], 3: [300, 10000], 5: [1000, 9000], 7: [4000, 12000]}
+
+
+@requires_smpi
+@pytest.mark.parametrize("n", sorted(OMPI_ALLGATHERV_MORE))
+def test_ompi_preset_allgatherv_odd_neighbor_and_two_proc_match_smpi(tmp_path, n):
+    smpi, ours = compare(tmp_path, allgatherv_program(OMPI_ALLGATHERV_MORE[n], n, False), cluster(n), preset="ompi")
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, smpi, ours)
+
+
+#: SimGrid's allgather `rdb` on counts that are not a power of two (MPICH's fix), by name and
+#: where the `ompi` preset picks it (every size on 3-31 ranks).
+@requires_smpi
+@pytest.mark.parametrize("preset", [None, "ompi"])
+@pytest.mark.parametrize("n", [3, 5, 6, 7, 12])
+def test_allgather_rdb_on_any_count_matches_smpi(tmp_path, n, preset):
+    trace = more_program("allgather", [1, 1000, 30000, 100000], n)
+    smpi, ours = compare(tmp_path, trace, cluster(n), None if preset else {"allgather": "rdb"}, preset=preset)
+    assert smpi > 0.001
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, preset, smpi, ours)
+
+
+#: MPICH's scatter-then-allgather bcasts as SimGrid runs them: `scatter_rdb_allgather` on any
+#: count (MPICH's fix for a count that is not a power of two), and the scatter of both sending
+#: nothing to a rank whose chunks lie past the end of a small buffer (1 byte on 3 ranks).
+@requires_smpi
+@pytest.mark.parametrize("root", [0, 1, "last"])
+@pytest.mark.parametrize("n", [3, 5, 6, 7, 12])
+@pytest.mark.parametrize("algorithm", ["scatter_rdb_allgather", "scatter_LR_allgather"])
+def test_scatter_allgather_bcasts_match_smpi(tmp_path, algorithm, n, root):
+    trace = program("bcast", [1, 1000, 30000, 100000, 1000003], n, root)
+    smpi, ours = compare(tmp_path, trace, cluster(n), {"bcast": algorithm})
+    assert smpi > 0.001
+    assert ours == pytest.approx(smpi, rel=1e-9), (algorithm, n, root, smpi, ours)
+
+
+#: The `ompi` preset's bcast where Open MPI's decision picks scatter_allgather on a count that is
+#: not a power of two (from 1 MiB on 16-31 ranks).
+@requires_smpi
+def test_ompi_preset_scatter_allgather_on_20_ranks_matches_smpi(tmp_path):
+    smpi, ours = compare(tmp_path, program("bcast", [1048576, 2000000], 20, 0), cluster(20), preset="ompi")
+    assert ours == pytest.approx(smpi, rel=1e-9), (smpi, ours)

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, ErrorKind, Result};
 pub(crate) mod ompi_colls;
+pub(crate) mod reduce_scatter;
 use crate::mpi::ops::OpSpec;
 
 /// One round of a collective: at most one send (of `bytes`) and one receive, or a fan.
@@ -119,7 +120,7 @@ impl Fan {
     fn send(self, op: &OpSpec, to: usize) -> Round {
         let bytes = match op {
             OpSpec::Alltoall { bytes, .. } | OpSpec::Scatter { bytes, .. } | OpSpec::Scan { bytes, .. } | OpSpec::Exscan { bytes, .. } => *bytes,
-            OpSpec::Alltoallv { bytes, .. } => bytes[to],
+            OpSpec::Alltoallv { bytes, .. } | OpSpec::ReduceScatter { bytes, .. } => bytes[to],
             _ => 0.0, // barrier: empty messages
         };
         Round::Send { to, bytes }
@@ -133,7 +134,8 @@ pub enum Algo {
     Dissemination,
     /// Binomial tree (bcast: the largest subtree first; reduce, gather, scatter).
     Binomial,
-    /// Bcast: binomial scatter of the buffer, then recursive-doubling allgather (power of two).
+    /// Bcast: binomial scatter of the buffer, then recursive-doubling allgather (MPICH's, with
+    /// its fix for a count that is not a power of two, as SimGrid runs it).
     ScatterRdbAllgather,
     /// Bcast: binomial scatter of the buffer, then ring allgather.
     ScatterLrAllgather,
@@ -155,8 +157,8 @@ pub enum Algo {
     /// `colls::ireduce` in `smpi_nbc_impl.cpp`): the root posts a receive from every other
     /// rank in rank order and waits for them all; the others send to the root.
     NbcLinear,
-    /// Allgather: SimGrid's `ring` (`allgather-ring.cpp`, Open MPI's ring in its selector):
-    /// round i sends the rank's block to rank + i and receives from rank − i.
+    /// Allgather(v): SimGrid's `ring` (`allgather-ring.cpp`, `allgatherv-ring.cpp`; Open MPI's
+    /// ring in its selector): round i sends the rank's block to rank + i and receives from rank − i.
     DirectRing,
     /// Alltoall(v), reduce-scatter: pairwise exchange, XOR partners for a power of two, rank ± i otherwise (MPICH's).
     Pairwise,
@@ -210,10 +212,34 @@ pub enum Algo {
     /// 2·(p − pof2) ranks folded pairwise before and served after
     /// (`ompi_basic_recursivehalving`).
     RecursiveHalving,
-    /// Allgather(v): Open MPI's neighbour exchange (`ompi_neighborexchange`; an even count):
+    /// Allgather(v): Open MPI's neighbour exchange (`ompi_neighborexchange`; on an odd count
+    /// SimGrid runs its direct ring, [`Algo::DirectRing`], instead):
     /// even ranks trade with rank + 1 and rank − 1 in turn, odd ones with rank − 1 and
     /// rank + 1, one block first, then the two blocks received last.
     NeighborExchange,
+    /// Reduce-scatter: SMPI's `reduce_scatter__default` (`smpi_default_selector.cpp`, what
+    /// SimGrid runs with no selector and Open MPI's "non-overlapping" in its `ompi` selector):
+    /// with blocks all of one size, SMPI's default reduce ([`Algo::NbcLinear`]) of the whole
+    /// buffer to rank 0, then `colls::scatterv` from rank 0 (rank 0 posts a send of each other
+    /// rank's block, in rank order, then waits for them all); with blocks of different sizes,
+    /// MPICH's reduce-scatter as SimGrid's `reduce_scatter__mpich` picks it (commutative):
+    /// `pairwise` above 524288 bytes in all, else `mpich_rdb`.
+    SmpiDefault,
+    /// Allgatherv: SimGrid's `GB` (`allgatherv-GB.cpp`, Open MPI's "default" in its `ompi`
+    /// selector): `colls::gatherv` to rank 0 (rank 0 posts a receive from every other rank, in
+    /// rank order, and waits for them all; the others send their block), then the bcast in use
+    /// of the whole gathered buffer from rank 0 (SMPI's default: the binomial tree).
+    Gb,
+    /// Gather: Open MPI's linear_sync (`ompi_linear_sync`, SimGrid's `gather-ompi.cpp`): the root,
+    /// rank by rank in rank order, posts the receive of the first segment (1 KiB, 32 KiB for
+    /// blocks above 92160 bytes), sends an empty message, posts the receive of the rest and
+    /// waits for the first segment; then it waits for all the rests. The others receive the
+    /// empty message, then send the first segment and the rest (maybe empty), blocking.
+    LinearSync,
+    /// Reduce-scatter: MPICH's recursive doubling (`mpich_rdb`, [`reduce_scatter::mpich_rdb`]).
+    MpichRdb,
+    /// Reduce-scatter: Open MPI's butterfly (`ompi_butterfly`, [`reduce_scatter::butterfly`]).
+    Butterfly,
     /// Bcast: SimGrid's binary tree (`NTSB`): a root other than 0 first sends the buffer to
     /// rank 0; rank r receives from (r − 1) / 2, then sends to 2r + 1 and 2r + 2: the whole
     /// buffer up to 8192 bytes, else pipelined in 8192-byte segments, the remainder by the
@@ -254,12 +280,17 @@ impl Algo {
             Algo::RecursiveHalving => "ompi_basic_recursivehalving",
             Algo::NeighborExchange => "ompi_neighborexchange",
             Algo::BinaryTree => "NTSB",
+            Algo::SmpiDefault => "smpi_default",
+            Algo::Gb => "GB",
+            Algo::LinearSync => "ompi_linear_sync",
+            Algo::MpichRdb => "mpich_rdb",
+            Algo::Butterfly => "ompi_butterfly",
         }
     }
 
     /// Whether the algorithm needs a power-of-two communicator.
     fn needs_pof2(self) -> bool {
-        matches!(self, Algo::ScatterRdbAllgather | Algo::Pair | Algo::Rdb)
+        matches!(self, Algo::Pair | Algo::Rdb)
     }
 }
 
@@ -271,13 +302,13 @@ pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("allreduce", &[Algo::Rdb, Algo::Lr, Algo::RabRdb, Algo::Redbcast, Algo::RingSegmented]),
     ("alltoall", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::Bruck, Algo::BasicLinear]),
     ("alltoallv", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::BasicLinear, Algo::Bruck]),
-    ("gather", &[Algo::Binomial, Algo::BasicLinear]),
+    ("gather", &[Algo::Binomial, Algo::BasicLinear, Algo::LinearSync]),
     ("gatherv", &[Algo::Linear]),
     ("scatter", &[Algo::Binomial, Algo::OmpiBinomial, Algo::BasicLinear, Algo::LinearNb]),
     ("scatterv", &[Algo::Linear]),
     ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair, Algo::NeighborExchange, Algo::DirectRing]),
-    ("allgatherv", &[Algo::Ring, Algo::NeighborExchange]),
-    ("reduce_scatter", &[Algo::Pairwise, Algo::RecursiveHalving, Algo::Ring]),
+    ("allgatherv", &[Algo::Ring, Algo::NeighborExchange, Algo::Gb, Algo::Bruck, Algo::Pair, Algo::DirectRing]),
+    ("reduce_scatter", &[Algo::Pairwise, Algo::RecursiveHalving, Algo::Ring, Algo::SmpiDefault, Algo::MpichRdb, Algo::Butterfly]),
     ("scan", &[Algo::Rdb, Algo::Linear]),
     ("exscan", &[Algo::Rdb, Algo::Linear]),
 ];
@@ -301,8 +332,13 @@ const SPELLINGS: &[(&[&str], &str, &str)] = &[
     // (MPICH's, ours) is NTSLR.
     (&["allgather", "allgatherv"], "NTSLR", "ring"),
     (&["allgatherv"], "mpich_ring", "ring"),
+    // SimGrid's allgatherv Bruck is Open MPI's; its allgather `bruck` the same exchange.
+    (&["allgatherv"], "ompi_bruck", "bruck"),
     (&["reduce_scatter"], "ompi_ring", "ring"),
     (&[], "scatter_LR_allgather", "scatter_lr_allgather"),
+    // SMPI's `default` (smpi/<collective>:default), what SimGrid runs with no selector.
+    (&["reduce"], "default", "nbc_linear"),
+    (&["reduce_scatter"], "default", "smpi_default"),
 ];
 
 /// The JSON Schema of `network.collectives`: `preset` and each collective with the names it
@@ -426,6 +462,10 @@ impl Collectives {
             self.check_algo(&reduce, reduce_algo, p)?;
             return self.check_algo(&bcast, bcast_algo, p);
         }
+        if let (OpSpec::Allgatherv { .. }, Algo::Gb) = (op, a) {
+            let (bcast, bcast_algo) = gb_bcast(op, p, self);
+            return self.check_algo(&bcast, bcast_algo, p);
+        }
         if let (OpSpec::Allreduce { bytes, .. }, Algo::RingSegmented) = (op, a) {
             if ompi_colls::RingSegmented::new(*bytes, p).is_none() {
                 return self.check_algo(op, Algo::Lr, p);
@@ -439,9 +479,6 @@ impl Collectives {
             return if rest > 0.0 { self.check(&OpSpec::Allreduce { bytes: rest, comm: *comm }, p) } else { Ok(()) };
         }
         let refuse = |reason: String| Err(Error::new(ErrorKind::Options, "coll", format!("{} algorithm {} {reason}", op.name(), a.name())));
-        if a == Algo::NeighborExchange && p % 2 == 1 {
-            return refuse(format!("needs an even number of ranks, the communicator has {p}"));
-        }
         if let OpSpec::Bcast { bytes, .. } = op {
             if a == Algo::OmpiSplitBintree && !ompi_colls::split_bintree_splits(*bytes) {
                 return refuse(format!(
@@ -450,7 +487,7 @@ impl Collectives {
                 ));
             }
         }
-        if a.needs_pof2() && !p.is_power_of_two() && !(a == Algo::Rdb && matches!(op.name(), "allreduce" | "scan" | "exscan")) {
+        if a.needs_pof2() && !p.is_power_of_two() && !(a == Algo::Rdb && matches!(op.name(), "allreduce" | "scan" | "exscan" | "allgather")) {
             return Err(Error::new(
                 ErrorKind::Options,
                 "coll",
@@ -669,8 +706,6 @@ fn decide(table: Decision, p: usize, bytes: f64) -> u8 {
 /// the sum of the counts for reduce_scatter, that sum over p (rounded down) for allgatherv.
 fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
     let if_pof2 = |a: Algo| p.is_power_of_two().then_some(a);
-    // SimGrid's neighbour exchange turns to its direct ring (not modelled) on an odd count.
-    let if_even = |a: Algo| (p % 2 == 0).then_some(a);
     match op {
         OpSpec::Allreduce { bytes, .. } => match decide(OMPI_ALLREDUCE, p, *bytes) {
             3 => Some(Algo::Rdb),
@@ -713,7 +748,8 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
             5 => Some(Algo::BinaryTree),
             4 if ompi_colls::split_bintree_splits(*bytes) => Some(Algo::OmpiSplitBintree),
             6 => Some(Algo::Binomial),
-            8 => if_pof2(Algo::ScatterRdbAllgather), // scatter_allgather
+            8 => Some(Algo::ScatterRdbAllgather), // scatter_allgather: SimGrid's, on any count
+            9 => Some(Algo::ScatterLrAllgather),  // scatter_allgather_ring (never picked)
             _ => None, // knomial (Comm::init_smp), scatter_allgather(_ring) not on a power of two
         },
         OpSpec::Reduce { bytes, .. } => Some(match decide(OMPI_REDUCE, p, *bytes) {
@@ -727,21 +763,23 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
         }),
         OpSpec::Allgather { bytes, .. } => match decide(OMPI_ALLGATHER, p, *bytes) {
             2 => Some(Algo::Bruck),
-            3 => if_pof2(Algo::Rdb), // recursive_doubling
-            5 => if_even(Algo::NeighborExchange),
+            3 => Some(Algo::Rdb), // recursive_doubling: SimGrid's rdb, on any count
+            5 => Some(Algo::NeighborExchange), // the direct ring on an odd count, as SimGrid's
             6 => if_pof2(Algo::Pair), // two_proc
             4 => Some(Algo::DirectRing), // ring: SimGrid's direct one
             _ => None,                   // 1 linear (NTSLR_NB; never picked)
         },
         OpSpec::Allgatherv { bytes, .. } => match decide(OMPI_ALLGATHERV, p, (bytes.iter().sum::<f64>() / p as f64).floor()) {
+            1 => Some(Algo::Gb), // default: SimGrid's GB
+            2 => Some(Algo::Bruck), // bruck: SimGrid's ompi_bruck
             3 => Some(Algo::Ring), // ring: SimGrid's mpich_ring
-            4 => if_even(Algo::NeighborExchange),
-            _ => None, // default (GB), bruck, two_proc
+            4 => Some(Algo::NeighborExchange), // the direct ring on an odd count, as SimGrid's
+            _ => if_pof2(Algo::Pair), // 5 two_proc: SimGrid's pair
         },
         OpSpec::Gather { bytes, .. } => match decide(OMPI_GATHER, p, *bytes) {
             1 => Some(Algo::BasicLinear),
             2 => Some(Algo::Binomial),
-            _ => None, // 3 linear_sync
+            _ => Some(Algo::LinearSync),
         },
         OpSpec::Scatter { bytes, .. } => match decide(OMPI_SCATTER, p, *bytes) {
             1 => Some(Algo::BasicLinear),
@@ -751,7 +789,9 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
         OpSpec::ReduceScatter { bytes, .. } => match decide(OMPI_REDUCE_SCATTER, p, bytes.iter().sum()) {
             2 => Some(Algo::RecursiveHalving),
             3 => Some(Algo::Ring),
-            _ => None, // 1 non-overlapping (reduce then scatterv), 4 butterfly
+            4 => Some(Algo::Butterfly),
+            // 1 non-overlapping: SimGrid runs its reduce_scatter__default.
+            _ => Some(Algo::SmpiDefault),
         },
         _ => None,
     }
@@ -1065,6 +1105,25 @@ fn redbcast_parts(op: &OpSpec, p: usize, coll: &Collectives) -> (OpSpec, Algo, O
     (reduce, reduce_algo, bcast, bcast_algo)
 }
 
+/// The bcast SimGrid's `allgatherv__GB` runs after its gatherv: the gathered buffer from rank 0
+/// (the sum of the blocks: a program's contiguous displacements; SMPI's replay, whose
+/// displacements are all 0, bcasts only the largest block), with the bcast `coll` gives it there
+/// ([`Collectives::pick_inner`]; SMPI's default: the binomial tree).
+fn gb_bcast(op: &OpSpec, p: usize, coll: &Collectives) -> (OpSpec, Algo) {
+    let OpSpec::Allgatherv { bytes, comm } = op else { unreachable!("GB of a {}", op.name()) };
+    let bcast = OpSpec::Bcast { root: 0, bytes: bytes.iter().sum(), comm: *comm };
+    let algo = coll.pick_inner(&bcast, p, Algo::Binomial);
+    (bcast, algo)
+}
+
+/// Rank `r`'s own block of a v-collective whose list gives every rank's block.
+fn op_block(op: &OpSpec, r: usize) -> f64 {
+    match op {
+        OpSpec::Allgatherv { bytes, .. } => bytes[r],
+        _ => unreachable!("op_block of a {}", op.name()),
+    }
+}
+
 /// Lr's share of `bytes` per ring step, ⌊bytes / p⌋, and the remainder.
 fn lr_split(bytes: f64, p: usize) -> (f64, f64) {
     let share = (bytes / p as f64).floor();
@@ -1094,6 +1153,34 @@ fn reduce_len(op: &OpSpec, algo: Algo, r: usize, p: usize) -> usize {
     }
 }
 
+/// Round `k` of Open MPI's linear_sync gather ([`Algo::LinearSync`]) for rank `r` of `p`.
+fn gather_linear_sync(r: usize, p: usize, root: usize, k: usize, bytes: f64) -> Option<Round> {
+    let segsize = if bytes > 92160.0 { 32768.0 } else { 1024.0 };
+    let first = ompi_colls::segments(bytes, segsize).1;
+    if r != root {
+        return match k {
+            0 => Some(Round::Recv(root)),
+            1 => Some(Round::Send { to: root, bytes: first }),
+            2 => Some(Round::Send { to: root, bytes: bytes - first }),
+            _ => None,
+        };
+    }
+    // Four rounds per other rank (slot 0 its first segment, 1 the empty send, 2 + i its rest),
+    // then one wait for every rest.
+    let others = p - 1;
+    if k < 4 * others {
+        let (i, j) = (k / 4, k % 4);
+        let peer = i + (i >= root) as usize;
+        return Some(match j {
+            0 => Round::RecvSlot { from: peer, slot: 0 },
+            1 => Round::SendSlot { to: peer, bytes: 0.0, slot: 1, blocking: true },
+            2 => Round::RecvSlot { from: peer, slot: 2 + i as u32 },
+            _ => Round::Await { first: 0, n: 1, combine: 0.0 },
+        });
+    }
+    (k == 4 * others && others > 0).then_some(Round::Await { first: 2, n: others as u32, combine: 0.0 })
+}
+
 /// Two algorithms one after the other: the first's rounds padded to `first_len`.
 fn then(k: usize, first_len: usize, first: impl Fn(usize) -> Option<Round>, second: impl Fn(usize) -> Option<Round>) -> Option<Round> {
     if k < first_len {
@@ -1118,12 +1205,23 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
             let chunks = |from: usize, count: usize| (n - from as f64 * ss).clamp(0.0, count as f64 * ss);
             let rel = (r + p - root) % p;
             let world = |x: usize| (x + root) % p;
-            then(k, log2_ceil(p) + 1, |k| binomial_down(r, p, root, k, true, chunks), |j| {
+            // The scatter (SimGrid's scatter_for_bcast) sends nothing to a rank whose chunks all lie
+            // past the end of the buffer, and that rank posts no receive.
+            let scatter = |k| match binomial_down(r, p, root, k, true, chunks)? {
+                Round::Send { bytes, .. } if bytes <= 0.0 => Some(Round::Skip),
+                Round::Recv(_) if chunk(rel) <= 0.0 => Some(Round::Skip),
+                other => Some(other),
+            };
+            then(k, log2_ceil(p) + 1, scatter, |j| {
                 if algo == Algo::ScatterRdbAllgather {
-                    let mask = 1usize.checked_shl(j as u32).filter(|&m| m < p)?;
-                    let partner = rel ^ mask;
-                    let mine = (rel >> j) << j;
-                    Some(Round::SendRecv { dst: world(partner), src: world(partner), bytes: chunks(mine, mask) })
+                    // MPICH's recursive doubling on relative ranks, with its fix for a count that
+                    // is not a power of two (SimGrid's bcast-scatter-rdb-allgather.cpp).
+                    Some(match reduce_scatter::doubling(rel, p, j, chunks)?.0 {
+                        Round::SendRecv { dst, bytes, .. } => Round::SendRecv { dst: world(dst), src: world(dst), bytes },
+                        Round::Send { to, bytes } => Round::Send { to: world(to), bytes },
+                        Round::Recv(from) => Round::Recv(world(from)),
+                        other => other,
+                    })
                 } else {
                     (j + 1 < p).then(|| Round::SendRecv { dst: world((rel + 1) % p), src: world((rel + p - 1) % p), bytes: chunk((rel + p - j) % p) })
                 }
@@ -1186,6 +1284,7 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
         }
         (OpSpec::Reduce { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |_| *bytes),
         (OpSpec::Gather { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, true, false, |_| *bytes),
+        (OpSpec::Gather { root, bytes, .. }, Algo::LinearSync) => gather_linear_sync(r, p, *root, k, *bytes),
         (OpSpec::Gather { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |n| n as f64 * bytes),
         (OpSpec::Allreduce { bytes, .. }, Algo::RingSegmented) => match ompi_colls::RingSegmented::new(*bytes, p) {
             Some(ring) => ring.round(r, k),
@@ -1245,6 +1344,20 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
         // SimGrid's alltoallv ring is its pairwise exchange: XOR partners for a power of two.
         (OpSpec::Alltoallv { bytes, .. }, a) => pairwise(r, p, k, (a == Algo::Pair).then_some(true), |dst| bytes[dst]),
         (OpSpec::ReduceScatter { bytes, .. }, Algo::RecursiveHalving) => recursive_halving(r, p, k, bytes),
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::SmpiDefault) => match smpi_default_reduce_scatter(bytes) {
+            // The reduce of the whole buffer to rank 0 (every other rank sends it, rank 0 posts
+            // all its receives and waits), then the scatterv from rank 0.
+            Algo::SmpiDefault => match (r, k) {
+                (0, 0) => fan_round(0, p, 0, Some(Order::Ascending), None),
+                (0, 1) => fan_round(0, p, 0, None, Some(Order::Ascending)),
+                (1.., 0) => Some(Round::Send { to: 0, bytes: bytes.iter().sum() }),
+                (1.., 1) => Some(Round::Recv(0)),
+                _ => None,
+            },
+            inner => round(op, inner, r, p, k as u32, coll),
+        },
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::MpichRdb) => reduce_scatter::mpich_rdb(r, p, k, bytes).map(|(rd, _)| rd),
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::Butterfly) => reduce_scatter::butterfly(r, p, k, bytes).map(|(rd, _)| rd),
         // Round k passes on block r − 1 − k.
         (OpSpec::ReduceScatter { bytes, .. }, Algo::Ring) => ring(r, p, k, |b| bytes[(b + p - 1) % p]),
         // MPICH's pairwise reduce-scatter pairs r + i with r − i for every count (no XOR
@@ -1252,9 +1365,26 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
         (OpSpec::ReduceScatter { bytes, .. }, _) => pairwise(r, p, k, Some(false), |dst| bytes[dst]),
         (OpSpec::Allgather { bytes, .. }, Algo::Pair) => pairwise(r, p, k, Some(true), |_| *bytes),
         (OpSpec::Allgather { bytes, .. }, Algo::DirectRing) => pairwise(r, p, k, Some(false), |_| *bytes),
+        // SimGrid's neighbour exchange runs its direct ring on an odd count.
+        (OpSpec::Allgather { bytes, .. }, Algo::NeighborExchange) if p % 2 == 1 => pairwise(r, p, k, Some(false), |_| *bytes),
+        (OpSpec::Allgatherv { bytes, .. }, Algo::NeighborExchange | Algo::DirectRing) if p % 2 == 1 || algo == Algo::DirectRing => {
+            pairwise(r, p, k, Some(false), |_| bytes[r])
+        }
+        (OpSpec::Allgatherv { bytes, .. }, Algo::Pair) => pairwise(r, p, k, Some(true), |_| bytes[r]),
         (OpSpec::Allgather { bytes, .. }, Algo::NeighborExchange) => neighbor_exchange(r, p, k, |_| *bytes),
         (OpSpec::Allgatherv { bytes, .. }, Algo::NeighborExchange) => neighbor_exchange(r, p, k, |b| bytes[b]),
-        (OpSpec::Allgather { bytes, .. }, Algo::Rdb) => recursive_doubling(r, p, k, |k| (1u64 << k) as f64 * bytes),
+        (OpSpec::Allgatherv { bytes, .. }, Algo::Bruck) => {
+            // Round k sends the blocks of ranks r, r + 1, … (2^k of them, the p − 2^k left at the end).
+            bruck(r, p, k, false, |k| (0..(1usize << k).min(p - (1usize << k))).map(|i| bytes[(r + i) % p]).sum())
+        }
+        (OpSpec::Allgatherv { .. }, Algo::Gb) => {
+            let (bcast, bcast_algo) = gb_bcast(op, p, coll);
+            then(k, 1, |_| if r == 0 { fan_round(0, p, 0, Some(Order::Ascending), None) } else { Some(Round::Send { to: 0, bytes: op_block(op, r) }) }, |j| {
+                round(&bcast, bcast_algo, r, p, j as u32, coll)
+            })
+        }
+        // SimGrid's allgather rdb: MPICH's, with its fix for a count that is not a power of two.
+        (OpSpec::Allgather { bytes, .. }, Algo::Rdb) => reduce_scatter::allgather_rdb(r, p, k, *bytes),
         (OpSpec::Allgather { bytes, .. }, Algo::Bruck) => {
             // Doubling counts while 2^k ≤ p/2, then the p − 2^k blocks left.
             bruck(r, p, k, false, |k| ((1usize << k).min(p - (1usize << k))) as f64 * bytes)
@@ -1272,6 +1402,18 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
 pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, rd: Round, coll: &Collectives) -> f64 {
     let k = k as usize;
     let steps = floor_pow2(p.max(1)).trailing_zeros() as usize;
+    match (op, algo) {
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::SmpiDefault) => {
+            return match smpi_default_reduce_scatter(bytes) {
+                // Rank 0 combines what every other rank sent (round 0); the scatterv only copies.
+                Algo::SmpiDefault => if r == 0 && k == 0 { (p - 1) as f64 * bytes.iter().sum::<f64>() } else { 0.0 },
+                inner => reduced_bytes(op, inner, r, p, k as u32, rd, coll),
+            };
+        }
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::MpichRdb) => return reduce_scatter::mpich_rdb(r, p, k, bytes).map_or(0.0, |(_, c)| c),
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::Butterfly) => return reduce_scatter::butterfly(r, p, k, bytes).map_or(0.0, |(_, c)| c),
+        _ => {}
+    }
     let received = match rd {
         // Linear scan: after the waitall, the r blocks from below are combined (exscan copies
         // the first).
@@ -1345,6 +1487,20 @@ fn redbcast_reduced(op: &OpSpec, r: usize, p: usize, k: usize, rd: Round, coll: 
     }
 }
 
+/// What SMPI's `reduce_scatter__default` runs for blocks `bytes`: itself (the reduce to rank 0
+/// and the scatterv) when they all have one size, else SimGrid's `reduce_scatter__mpich` for a
+/// commutative operation: `pairwise` (its `mpich_pair`) above 524288 elements in all, else
+/// `mpich_rdb` (sizes are counts of MPI_BYTE, as the TI export writes them).
+fn smpi_default_reduce_scatter(bytes: &[f64]) -> Algo {
+    if bytes.iter().all(|&b| b == bytes[0]) {
+        Algo::SmpiDefault
+    } else if bytes.iter().sum::<f64>() > 524288.0 {
+        Algo::Pairwise
+    } else {
+        Algo::MpichRdb
+    }
+}
+
 /// Partners of a pairwise algorithm: XOR always (`pair`), never (`ring`), or by p.
 fn xor_of(a: Algo) -> Option<bool> {
     match a {
@@ -1398,6 +1554,11 @@ mod tests {
         (sent, got)
     }
 
+    /// An allgatherv of blocks 1, 2, …, n.
+    fn agv_ops(n: usize) -> OpSpec {
+        OpSpec::Allgatherv { bytes: (1..=n).map(|b| b as f64).collect(), comm: 0 }
+    }
+
     fn total(op: OpSpec, p: usize, spec: &str) -> f64 {
         let coll = Collectives::parse(spec).unwrap();
         let (sent, got) = messages(op.clone(), p, &coll);
@@ -1412,6 +1573,14 @@ mod tests {
         // Scatter of 8 chunks of 100 (root sends 4, 2, 1; rank 4 sends 2, 1; ranks 2, 6 send 1:
         // 12 chunks), then recursive doubling: each rank receives the 7 others.
         assert_eq!(total(bcast(800.0), 8, "bcast=scatter_rdb_allgather"), 1200.0 + 8.0 * 700.0);
+        // 1 byte on 3: chunks of 1 byte, only rank 0's holds data, so the scatter sends nothing;
+        // the doubling trades with 1, then 2 (empty messages back), then the fix passes what 0
+        // received from 2 (nothing) on to 1.
+        let (sent, _) = messages(bcast(1.0), 3, &Collectives::parse("bcast=scatter_rdb_allgather").unwrap());
+        assert_eq!(sent, [(0, 1, 0.0), (0, 1, 1.0), (0, 2, 1.0), (1, 0, 0.0), (2, 0, 0.0)]);
+        // On 6, with MPICH's fix for a count that is not a power of two: every send has its receive.
+        let (sent, got) = messages(bcast(600.0), 6, &Collectives::parse("bcast=scatter_rdb_allgather").unwrap());
+        assert_eq!(sent.iter().map(|m| (m.0, m.1)).collect::<Vec<_>>(), got);
         // 5 ranks: scatter 100 + 200 + 100 (root) + 100 (rank 2); ring: 4 steps × 5 × 100.
         assert_eq!(total(bcast(500.0), 5, "bcast=scatter_LR_allgather"), 500.0 + 2000.0);
         assert_eq!(total(bcast(500.0), 5, "bcast=binomial_tree"), 4.0 * 500.0);
@@ -1434,8 +1603,55 @@ mod tests {
         // 3 (ranks 0-1), 3, 4, 5: 9 + 9 + 6 + 6 = 30, then 3 + 3 + 5 + 4 = 15, then rank 1 returns 1.
         let reduce_scatter = OpSpec::ReduceScatter { bytes: vec![1.0, 2.0, 3.0, 4.0, 5.0], comm: 0 };
         assert_eq!(total(reduce_scatter, 5, "reduce_scatter=ompi_basic_recursivehalving"), 15.0 + 30.0 + 15.0 + 1.0);
+        // MPICH's recursive doubling on 4 (blocks 1..=4, 10 in all): every block but its own at
+        // distance 1 (9 + 8 + 7 + 6), then every block outside its pair at distance 2 (7, 7, 3, 3).
+        let blocks = |n: usize| OpSpec::ReduceScatter { bytes: (1..=n).map(|b| b as f64).collect(), comm: 0 };
+        assert_eq!(total(blocks(4), 4, "reduce_scatter=mpich_rdb"), 30.0 + 20.0);
+        // On 3 (blocks 1, 2, 3): 0 and 1 trade 5 and 4 (2 has no partner); 0 and 2 trade 3 and 3
+        // at distance 2; then 0 passes what it received (blocks 2 and 3 … outside 2's group: 3) to 1.
+        assert_eq!(total(blocks(3), 3, "reduce_scatter=mpich_rdb"), 5.0 + 4.0 + 3.0 + 3.0 + 3.0);
+        // Open MPI's butterfly on 4: the upper or lower half (7 or 3) at distance 1, then one
+        // block each (2, 4, 1, 3) at distance 2, then ranks 1 and 2 trade their mirrors' blocks (3, 2).
+        assert_eq!(total(blocks(4), 4, "reduce_scatter=ompi_butterfly"), 20.0 + 10.0 + 5.0);
+        // On 5: rank 0 sends its 15 to rank 1, which then stands for blocks 0 and 1 (3), and at
+        // the end sends block 0 (1) back to rank 0.
+        let (sent, _) = messages(blocks(5), 5, &Collectives::parse("reduce_scatter=ompi_butterfly").unwrap());
+        assert_eq!(sent.iter().filter(|m| m.0 == 0).map(|m| (m.1, m.2)).collect::<Vec<_>>(), [(1, 15.0)]);
+        assert!(sent.contains(&(1, 0, 1.0)));
+        // linear_sync on 5: each of 4 ranks sends its 2000 bytes (1024 + 976) after an empty
+        // message from the root; 100 bytes: all in the first segment, then an empty rest.
+        assert_eq!(total(OpSpec::Gather { root: 2, bytes: 2000.0, comm: 0 }, 5, "gather=ompi_linear_sync"), 4.0 * 2000.0);
+        let (sent, _) = messages(OpSpec::Gather { root: 0, bytes: 100.0, comm: 0 }, 3, &Collectives::parse("gather=ompi_linear_sync").unwrap());
+        assert_eq!(sent, [(0, 1, 0.0), (0, 2, 0.0), (1, 0, 0.0), (1, 0, 100.0), (2, 0, 0.0), (2, 0, 100.0)]);
+        // The neighbour exchange on an odd count is SimGrid's direct ring.
+        let five = Collectives::parse("allgather=ompi_neighborexchange,allgatherv=ompi_neighborexchange").unwrap();
+        let direct = Collectives::parse("allgather=direct_ring,allgatherv=direct_ring").unwrap();
+        for op in [OpSpec::Allgather { bytes: 10.0, comm: 0 }, agv_ops(5)] {
+            assert_eq!(messages(op.clone(), 5, &five), messages(op, 5, &direct));
+        }
+        assert_eq!(total(agv_ops(5), 5, "allgatherv=direct_ring"), 4.0 * 15.0);
+        assert_eq!(total(agv_ops(4), 4, "allgatherv=pair"), 3.0 * 10.0);
+        // Allgatherv: SimGrid's GB gathers to rank 0 (2 + 3 + 4) and bcasts the 10 bytes down the
+        // binomial tree to 3 ranks; Open MPI's Bruck brings every rank the others' blocks.
+        let agv = |n: usize| OpSpec::Allgatherv { bytes: (1..=n).map(|b| b as f64).collect(), comm: 0 };
+        assert_eq!(total(agv(4), 4, "allgatherv=GB"), 9.0 + 30.0);
+        for p in [2, 3, 4, 5, 6, 8] {
+            let all = (p * (p + 1) / 2) as f64;
+            assert_eq!(total(agv(p), p, "allgatherv=ompi_bruck"), (p - 1) as f64 * all, "{p}");
+        }
+        // GB's bcast is the one in use, and it is checked.
+        let c = Collectives::parse("allgatherv=GB,bcast=ompi_split_bintree").unwrap();
+        assert!(c.check(&agv(4), 4).unwrap_err().reason.contains("needs a segment"));
+        assert_eq!(total(agv(4), 4, "allgatherv=GB,bcast=NTSL"), 9.0 + 30.0);
+        // SMPI's default: blocks of one size, the whole buffer to rank 0 then each block back;
+        // blocks of different sizes run MPICH's (mpich_rdb up to 524288 bytes in all, else pairwise).
+        let even = OpSpec::ReduceScatter { bytes: vec![10.0; 5], comm: 0 };
+        assert_eq!(total(even, 5, "reduce_scatter=default"), 4.0 * 50.0 + 4.0 * 10.0);
+        assert_eq!(total(blocks(4), 4, "reduce_scatter=smpi_default"), total(blocks(4), 4, "reduce_scatter=mpich_rdb"));
+        let big = OpSpec::ReduceScatter { bytes: vec![200000.0, 400000.0, 200000.0], comm: 0 };
+        assert_eq!(total(big.clone(), 3, "reduce_scatter=smpi_default"), total(big, 3, "reduce_scatter=pairwise"));
         // Allgather: every rank receives p − 1 blocks, whatever the algorithm.
-        for (p, spec) in [(6, "allgather=bruck"), (8, "allgather=rdb"), (7, "allgather=ring"), (5, "allgather=direct_ring")] {
+        for (p, spec) in [(6, "allgather=bruck"), (8, "allgather=rdb"), (7, "allgather=ring"), (5, "allgather=direct_ring"), (3, "allgather=rdb"), (6, "allgather=rdb"), (7, "allgather=rdb")] {
             assert_eq!(total(OpSpec::Allgather { bytes: 10.0, comm: 0 }, p, spec), (p * (p - 1)) as f64 * 10.0, "{spec}");
         }
     }
@@ -1541,7 +1757,7 @@ mod tests {
         assert_eq!(pick(bcast(20.0), 3), Algo::OmpiPipeline);
         assert_eq!(pick(bcast(20000.0), 300), Algo::OmpiSplitBintree);
         assert_eq!(pick(bcast(1048576.0), 16), Algo::ScatterRdbAllgather);
-        assert_eq!(pick(bcast(1048576.0), 20), Algo::Binomial); // scatter_allgather on 20: not modelled
+        assert_eq!(pick(bcast(1048576.0), 20), Algo::ScatterRdbAllgather); // SimGrid's, on any count
         let reduce = |n: f64| OpSpec::Reduce { root: 0, bytes: n, comm: 0 };
         assert_eq!(pick(reduce(4095.0), 5), Algo::OmpiBinary);
         assert_eq!(pick(reduce(65535.0), 5), Algo::OmpiChain);
@@ -1558,24 +1774,32 @@ mod tests {
         let gather = |n: f64| OpSpec::Gather { root: 0, bytes: n, comm: 0 };
         let gathers: Vec<Algo> = [1023.0, 1024.0, 8192.0, 32768.0].iter().map(|&n| pick(gather(n), 5)).collect();
         assert_eq!(gathers, [Algo::Binomial, L, Algo::Binomial, L]);
+        assert_eq!((pick(gather(262143.0), 5), pick(gather(262144.0), 5)), (L, Algo::LinearSync));
+        assert_eq!((pick(gather(1.0), 3), pick(gather(131072.0), 3)), (Algo::LinearSync, Algo::LinearSync));
         let scatter = |n: f64| OpSpec::Scatter { root: 0, bytes: n, comm: 0 };
         let scatters: Vec<Algo> = [2047.0, 2048.0, 4096.0, 8192.0, 32768.0, 1048576.0].iter().map(|&n| pick(scatter(n), 5)).collect();
         assert_eq!(scatters, [Algo::OmpiBinomial, L, Algo::OmpiBinomial, L, Algo::LinearNb, L]);
         let allgather = |n: f64| OpSpec::Allgather { bytes: n, comm: 0 };
         assert_eq!(pick(allgather(100.0), 2), Algo::Pair);
         assert_eq!(pick(allgather(100.0), 8), Algo::Rdb);
-        assert_eq!(pick(allgather(100.0), 6), Algo::Ring); // rdb on 6: not modelled
+        assert_eq!(pick(allgather(100.0), 6), Algo::Rdb); // SimGrid's, on any count
         assert_eq!(pick(allgather(100.0), 600), Algo::Bruck);
         let allgatherv = |each: f64, p: usize| OpSpec::Allgatherv { bytes: vec![each; p], comm: 0 };
         assert_eq!(pick(allgatherv(4096.0, 5), 5), Algo::Ring);
         assert_eq!(pick(allgatherv(8191.0, 5), 5), Algo::Ring);
         assert_eq!(pick(allgatherv(256.0, 4), 4), Algo::NeighborExchange);
-        assert_eq!(pick(allgatherv(256.0, 5), 5), Algo::Ring); // neighbor on an odd count: not modelled
+        assert_eq!(pick(allgatherv(256.0, 5), 5), Algo::NeighborExchange); // the direct ring on an odd count
+        assert_eq!(pick(allgatherv(3000.0, 2), 2), Algo::Pair); // two_proc
+        assert_eq!(pick(allgatherv(255.0, 5), 5), Algo::Gb);
+        assert_eq!(pick(allgatherv(1023.0, 8), 8), Algo::Gb);
+        assert_eq!(pick(allgatherv(1024.0, 8), 8), Algo::Bruck);
         assert_eq!(pick(allgather(1023.0), 32), Algo::Rdb);
         assert_eq!(pick(allgather(1024.0), 32), Algo::NeighborExchange);
         assert_eq!(pick(allgather(65536.0), 32), Algo::DirectRing);
         let reduce_scatter = |total: f64| OpSpec::ReduceScatter { bytes: vec![total / 5.0; 5], comm: 0 };
-        assert_eq!(pick(reduce_scatter(5.0), 5), Algo::Pairwise); // non-overlapping: not modelled
+        assert_eq!(pick(reduce_scatter(5.0), 5), Algo::SmpiDefault); // non-overlapping: SimGrid's default
+        assert_eq!(pick(OpSpec::ReduceScatter { bytes: vec![30000.0; 3], comm: 0 }, 3), Algo::Butterfly);
+        assert_eq!(pick(OpSpec::ReduceScatter { bytes: vec![50000.0; 3], comm: 0 }, 3), Algo::Ring);
         assert_eq!(pick(reduce_scatter(10.0), 5), Algo::RecursiveHalving);
         assert_eq!(pick(reduce_scatter(262140.0), 5), Algo::RecursiveHalving);
         assert_eq!(pick(reduce_scatter(262145.0), 5), Algo::Ring);
@@ -1640,11 +1864,12 @@ mod tests {
         assert!(Collectives::parse("bcast=frobnicate").unwrap_err().reason.contains("no algorithm"));
         assert!(Collectives::parse("frob=rdb").unwrap_err().reason.contains("unknown collective"));
         assert!(Collectives::parse("intel").unwrap_err().reason.contains("unknown preset"));
-        let c = Collectives::parse("allgather=rdb").unwrap();
+        let c = Collectives::parse("allgather=pair").unwrap();
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 6).unwrap_err().reason.contains("power-of-two"));
         assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 8).is_ok());
-        let c = Collectives::parse("allgather=ompi_neighborexchange").unwrap();
-        assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 5).unwrap_err().reason.contains("even number"));
-        assert!(c.check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 6).is_ok());
+        // SimGrid's allgather rdb takes any count.
+        assert!(Collectives::parse("allgather=rdb").unwrap().check(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, 6).is_ok());
+        let c = Collectives::parse("allgatherv=pair").unwrap();
+        assert!(c.check(&OpSpec::Allgatherv { bytes: vec![1.0; 6], comm: 0 }, 6).unwrap_err().reason.contains("power-of-two"));
     }
 }
