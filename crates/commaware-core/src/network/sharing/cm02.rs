@@ -22,17 +22,16 @@
 //! SimGrid's `optim:Full`, neither in the result (within rounding):
 //!
 //! - A round of the filling does not scan every unsaturated link for the lowest level:
-//!   the links sit in a binary heap keyed by remaining / usage, with a version per link
-//!   so that a changed link's old entry is skipped, and one new entry per changed link
-//!   and round. The links that saturate in a round are the same set (every link whose
-//!   level equals the lowest exactly, SimGrid's tie rule).
+//!   the links sit in an indexed binary heap keyed by remaining / usage ([`LevelHeap`]:
+//!   one entry per link, moved in place when its level changes, once per round). The
+//!   links that saturate in a round are the same set (every link whose level equals the
+//!   lowest exactly, SimGrid's tie rule).
 //! - An update with arrivals solves every live flow afresh; an update with departures
 //!   only keeps the rates fixed in the rounds before the first round that listed a
 //!   departed flow, and refills the others from there (the proof is at
 //!   [`Cm02::restart_round`]).
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::cmp::Ordering;
 
 use super::{FlowAttrs, FlowId, FlowNet, LinkId, RemovedFlow, SharingModel};
 use crate::error::{Error, ErrorKind, Result};
@@ -139,35 +138,127 @@ struct Cnst {
     stamp: u32,
     /// Not saturated yet in this solve (SimGrid's "light" list).
     light: bool,
-    /// Bumped whenever its level changes or it is taken from the heap: a heap entry with
-    /// another version is stale.
-    version: u32,
-    /// The round that last queued it for a new heap entry.
+    /// The round that last queued it for a new level in the heap.
     queued: u64,
 }
 
-/// A link's level (remaining / usage) in the heap, lowest first.
-#[derive(Debug, Clone, Copy)]
-struct Level {
-    level: f64,
-    link: LinkId,
-    version: u32,
+/// The light links by level (remaining / usage), lowest first (ties by link id): a binary
+/// heap with each link's position kept, so that a link whose level changed moves in place
+/// (one entry per link, nothing stale to pop later).
+#[derive(Debug, Default)]
+struct LevelHeap {
+    items: Vec<(f64, LinkId)>,
+    /// Per link: its index in `items`, or `NONE`.
+    pos: Vec<u32>,
 }
 
-impl PartialEq for Level {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
+impl LevelHeap {
+    #[inline]
+    fn less(a: (f64, LinkId), b: (f64, LinkId)) -> bool {
+        a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)) == Ordering::Less
     }
-}
-impl Eq for Level {}
-impl PartialOrd for Level {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+
+    fn fit(&mut self, links: usize) {
+        if self.pos.len() < links {
+            self.pos.resize(links, NONE);
+        }
     }
-}
-impl Ord for Level {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.level.total_cmp(&other.level).then(self.link.cmp(&other.link)).then(self.version.cmp(&other.version))
+
+    fn clear(&mut self) {
+        for &(_, l) in &self.items {
+            self.pos[l as usize] = NONE;
+        }
+        self.items.clear();
+    }
+
+    fn peek(&self) -> Option<(f64, LinkId)> {
+        self.items.first().copied()
+    }
+
+    #[inline]
+    fn place(&mut self, i: usize, item: (f64, LinkId)) {
+        self.items[i] = item;
+        self.pos[item.1 as usize] = i as u32;
+    }
+
+    fn sift_up(&mut self, mut i: usize) {
+        let item = self.items[i];
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            let p = self.items[parent];
+            if !Self::less(item, p) {
+                break;
+            }
+            self.place(i, p);
+            i = parent;
+        }
+        self.place(i, item);
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        let item = self.items[i];
+        let n = self.items.len();
+        loop {
+            let mut child = 2 * i + 1;
+            if child >= n {
+                break;
+            }
+            if child + 1 < n && Self::less(self.items[child + 1], self.items[child]) {
+                child += 1;
+            }
+            let c = self.items[child];
+            if !Self::less(c, item) {
+                break;
+            }
+            self.place(i, c);
+            i = child;
+        }
+        self.place(i, item);
+    }
+
+    /// Enter link `l` at `level`, or move it there.
+    fn set(&mut self, l: LinkId, level: f64) {
+        let at = self.pos[l as usize];
+        if at == NONE {
+            self.items.push((level, l));
+            let i = self.items.len() - 1;
+            self.pos[l as usize] = i as u32;
+            self.sift_up(i);
+        } else {
+            let i = at as usize;
+            let old = self.items[i];
+            self.items[i].0 = level;
+            if Self::less((level, l), old) {
+                self.sift_up(i);
+            } else {
+                self.sift_down(i);
+            }
+        }
+    }
+
+    /// Take out the lowest entry.
+    fn pop(&mut self) {
+        let (_, l) = self.items[0];
+        self.pos[l as usize] = NONE;
+        let last = self.items.pop().expect("pop of an empty heap");
+        if !self.items.is_empty() {
+            self.place(0, last);
+            self.sift_down(0);
+        }
+    }
+
+    /// Enter link `l` at `level` without ordering (follow with [`LevelHeap::heapify`]).
+    fn push_unordered(&mut self, l: LinkId, level: f64) {
+        debug_assert_eq!(self.pos[l as usize], NONE);
+        self.pos[l as usize] = self.items.len() as u32;
+        self.items.push((level, l));
+    }
+
+    /// Restore the heap order after [`LevelHeap::push_unordered`].
+    fn heapify(&mut self) {
+        for i in (0..self.items.len() / 2).rev() {
+            self.sift_down(i);
+        }
     }
 }
 
@@ -180,13 +271,13 @@ pub struct Cm02 {
     live: Vec<FlowId>,
     cnst: Vec<Cnst>,
     touched: Vec<LinkId>,
-    /// The light links by level (entries whose version is not the link's are stale).
-    heap: BinaryHeap<Reverse<Level>>,
+    /// The light links by level (a link no longer light may stay until it reaches the top).
+    heap: LevelHeap,
     saturated: Vec<LinkId>,
     round_vars: Vec<FlowId>,
     /// The flows the current solve rates (every live flow, or those a restart refills).
     refill: Vec<FlowId>,
-    /// Links whose level changed in the current round (one new heap entry each).
+    /// Links whose level changed in the current round (moved in the heap once each).
     queued: Vec<LinkId>,
     stamp: u32,
     /// Rounds of filling since the model was made; never reused, so that the rounds
@@ -215,7 +306,7 @@ impl Cm02 {
             live: Vec::new(),
             cnst: Vec::new(),
             touched: Vec::new(),
-            heap: BinaryHeap::new(),
+            heap: LevelHeap::default(),
             saturated: Vec::new(),
             round_vars: Vec::new(),
             refill: Vec::new(),
@@ -267,11 +358,11 @@ impl Cm02 {
         }
     }
 
-    /// (Re-)enter link `l` in the heap at its current level.
-    fn push_level(&mut self, l: LinkId) {
-        let c = &mut self.cnst[l as usize];
-        c.version = c.version.wrapping_add(1);
-        self.heap.push(Reverse(Level { level: c.remaining / c.usage, link: l, version: c.version }));
+    /// Link `l`'s level (remaining / usage).
+    #[inline]
+    fn level(&self, l: LinkId) -> f64 {
+        let c = &self.cnst[l as usize];
+        c.remaining / c.usage
     }
 
     /// FATPIPE usage: the largest weight/penalty among the flows not fixed yet.
@@ -301,9 +392,10 @@ impl Cm02 {
     /// Grow the per-link state to the net's links.
     fn fit_links(&mut self, net: &FlowNet) {
         if self.cnst.len() < net.links.len() {
-            let fresh = Cnst { remaining: 0.0, usage: 0.0, stamp: 0, light: false, version: 0, queued: UNSET };
+            let fresh = Cnst { remaining: 0.0, usage: 0.0, stamp: 0, light: false, queued: UNSET };
             self.cnst.resize(net.links.len(), fresh);
         }
+        self.heap.fit(net.links.len());
     }
 
     /// SimGrid's progressive filling over every live flow.
@@ -345,9 +437,11 @@ impl Cm02 {
             let cap = net.links[l as usize].capacity;
             if c.remaining > cap * PRECISION && c.usage > 0.0 {
                 c.light = true;
-                self.push_level(l);
+                let level = self.level(l);
+                self.heap.push_unordered(l, level);
             }
         }
+        self.heap.heapify();
         self.fill(net);
     }
 
@@ -409,10 +503,12 @@ impl Cm02 {
                 let c = &mut self.cnst[l as usize];
                 *c = Cnst { remaining, usage, stamp, light, ..*c };
                 if light {
-                    self.push_level(l);
+                    let level = self.level(l);
+                    self.heap.push_unordered(l, level);
                 }
             }
         }
+        self.heap.heapify();
         self.fill(net);
     }
 
@@ -462,15 +558,13 @@ impl Cm02 {
             // usage equals the lowest).
             let mut min_usage = -1.0;
             self.saturated.clear();
-            while let Some(&Reverse(top)) = self.heap.peek() {
-                let c = &mut self.cnst[top.link as usize];
-                if !c.light || c.version != top.version {
+            while let Some((level, l)) = self.heap.peek() {
+                if !self.cnst[l as usize].light {
                     self.heap.pop();
-                } else if min_usage < 0.0 || top.level == min_usage {
-                    min_usage = top.level;
+                } else if min_usage < 0.0 || level == min_usage {
+                    min_usage = level;
                     self.heap.pop();
-                    c.version = c.version.wrapping_add(1);
-                    self.saturated.push(top.link);
+                    self.saturated.push(l);
                 } else {
                     break;
                 }
@@ -556,11 +650,12 @@ impl Cm02 {
                     self.queue(l);
                 }
             }
-            // One new heap entry per link whose level changed, at its new level.
+            // Each link whose level changed moves to its new level (once).
             for i in 0..self.queued.len() {
                 let l = self.queued[i];
                 if self.cnst[l as usize].light {
-                    self.push_level(l);
+                    let level = self.level(l);
+                    self.heap.set(l, level);
                 }
             }
         }
