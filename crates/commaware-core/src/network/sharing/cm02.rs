@@ -22,17 +22,16 @@
 //! SimGrid's `optim:Full`, neither in the result (within rounding):
 //!
 //! - A round of the filling does not scan every unsaturated link for the lowest level:
-//!   the links sit in a binary heap keyed by remaining / usage, with a version per link
-//!   so that a changed link's old entry is skipped, and one new entry per changed link
-//!   and round. The links that saturate in a round are the same set (every link whose
-//!   level equals the lowest exactly, SimGrid's tie rule).
+//!   the links sit in an indexed binary heap ([`LevelHeap`], one entry per link) keyed by
+//!   a lower bound of their level remaining / usage. A link's level only rises during a
+//!   solve (see [`Cm02::fill`]), so its key is left alone when a flow of it is fixed and
+//!   only brought up to date when it reaches the top. The links that saturate in a round
+//!   are the same set (every link whose level equals the lowest exactly, SimGrid's tie
+//!   rule).
 //! - An update with arrivals solves every live flow afresh; an update with departures
 //!   only keeps the rates fixed in the rounds before the first round that listed a
 //!   departed flow, and refills the others from there (the proof is at
 //!   [`Cm02::restart_round`]).
-
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
 
 use super::{FlowAttrs, FlowId, FlowNet, LinkId, RemovedFlow, SharingModel};
 use crate::error::{Error, ErrorKind, Result};
@@ -139,35 +138,131 @@ struct Cnst {
     stamp: u32,
     /// Not saturated yet in this solve (SimGrid's "light" list).
     light: bool,
-    /// Bumped whenever its level changes or it is taken from the heap: a heap entry with
-    /// another version is stale.
-    version: u32,
-    /// The round that last queued it for a new heap entry.
-    queued: u64,
 }
 
-/// A link's level (remaining / usage) in the heap, lowest first.
-#[derive(Debug, Clone, Copy)]
-struct Level {
-    level: f64,
-    link: LinkId,
-    version: u32,
+/// The light links by key (a lower bound of their level remaining / usage), lowest first
+/// (ties by link id): a 4-ary heap (shallower than a binary one: fewer cache misses per
+/// pop) with each link's position kept, so that a link whose key is brought up to date
+/// moves in place (one entry per link).
+#[derive(Debug, Default)]
+struct LevelHeap {
+    items: Vec<(f64, LinkId)>,
+    /// Per link: its index in `items`, or `NONE`.
+    pos: Vec<u32>,
 }
 
-impl PartialEq for Level {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
+impl LevelHeap {
+    /// Keys are levels: positive and finite (never NaN).
+    #[inline]
+    fn less(a: (f64, LinkId), b: (f64, LinkId)) -> bool {
+        a.0 < b.0 || (a.0 == b.0 && a.1 < b.1)
     }
-}
-impl Eq for Level {}
-impl PartialOrd for Level {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+
+    fn fit(&mut self, links: usize) {
+        if self.pos.len() < links {
+            self.pos.resize(links, NONE);
+        }
     }
-}
-impl Ord for Level {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.level.total_cmp(&other.level).then(self.link.cmp(&other.link)).then(self.version.cmp(&other.version))
+
+    fn clear(&mut self) {
+        for &(_, l) in &self.items {
+            self.pos[l as usize] = NONE;
+        }
+        self.items.clear();
+    }
+
+    fn peek(&self) -> Option<(f64, LinkId)> {
+        self.items.first().copied()
+    }
+
+    #[inline]
+    fn place(&mut self, i: usize, item: (f64, LinkId)) {
+        self.items[i] = item;
+        self.pos[item.1 as usize] = i as u32;
+    }
+
+    fn sift_up(&mut self, mut i: usize) {
+        let item = self.items[i];
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            let p = self.items[parent];
+            if !Self::less(item, p) {
+                break;
+            }
+            self.place(i, p);
+            i = parent;
+        }
+        self.place(i, item);
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        let item = self.items[i];
+        let n = self.items.len();
+        loop {
+            let first = 4 * i + 1;
+            if first >= n {
+                break;
+            }
+            let mut child = first;
+            let mut c = self.items[first];
+            for k in first + 1..(first + 4).min(n) {
+                if Self::less(self.items[k], c) {
+                    child = k;
+                    c = self.items[k];
+                }
+            }
+            if !Self::less(c, item) {
+                break;
+            }
+            self.place(i, c);
+            i = child;
+        }
+        self.place(i, item);
+    }
+
+    /// Enter link `l` at `level`, or move it there.
+    fn set(&mut self, l: LinkId, level: f64) {
+        let at = self.pos[l as usize];
+        if at == NONE {
+            self.items.push((level, l));
+            let i = self.items.len() - 1;
+            self.pos[l as usize] = i as u32;
+            self.sift_up(i);
+        } else {
+            let i = at as usize;
+            let old = self.items[i];
+            self.items[i].0 = level;
+            if Self::less((level, l), old) {
+                self.sift_up(i);
+            } else {
+                self.sift_down(i);
+            }
+        }
+    }
+
+    /// Take out the lowest entry.
+    fn pop(&mut self) {
+        let (_, l) = self.items[0];
+        self.pos[l as usize] = NONE;
+        let last = self.items.pop().expect("pop of an empty heap");
+        if !self.items.is_empty() {
+            self.place(0, last);
+            self.sift_down(0);
+        }
+    }
+
+    /// Enter link `l` at `level` without ordering (follow with [`LevelHeap::heapify`]).
+    fn push_unordered(&mut self, l: LinkId, level: f64) {
+        debug_assert_eq!(self.pos[l as usize], NONE);
+        self.pos[l as usize] = self.items.len() as u32;
+        self.items.push((level, l));
+    }
+
+    /// Restore the heap order after [`LevelHeap::push_unordered`].
+    fn heapify(&mut self) {
+        for i in (0..self.items.len().div_ceil(4)).rev() {
+            self.sift_down(i);
+        }
     }
 }
 
@@ -180,14 +275,12 @@ pub struct Cm02 {
     live: Vec<FlowId>,
     cnst: Vec<Cnst>,
     touched: Vec<LinkId>,
-    /// The light links by level (entries whose version is not the link's are stale).
-    heap: BinaryHeap<Reverse<Level>>,
+    /// The light links by level (a link no longer light may stay until it reaches the top).
+    heap: LevelHeap,
     saturated: Vec<LinkId>,
     round_vars: Vec<FlowId>,
     /// The flows the current solve rates (every live flow, or those a restart refills).
     refill: Vec<FlowId>,
-    /// Links whose level changed in the current round (one new heap entry each).
-    queued: Vec<LinkId>,
     stamp: u32,
     /// Rounds of filling since the model was made; never reused, so that the rounds
     /// kept by a restart ([`Cm02::restart_round`]) precede every later one.
@@ -215,11 +308,10 @@ impl Cm02 {
             live: Vec::new(),
             cnst: Vec::new(),
             touched: Vec::new(),
-            heap: BinaryHeap::new(),
+            heap: LevelHeap::default(),
             saturated: Vec::new(),
             round_vars: Vec::new(),
             refill: Vec::new(),
-            queued: Vec::new(),
             stamp: 0,
             round: 0,
             solved: false,
@@ -267,11 +359,11 @@ impl Cm02 {
         }
     }
 
-    /// (Re-)enter link `l` in the heap at its current level.
-    fn push_level(&mut self, l: LinkId) {
-        let c = &mut self.cnst[l as usize];
-        c.version = c.version.wrapping_add(1);
-        self.heap.push(Reverse(Level { level: c.remaining / c.usage, link: l, version: c.version }));
+    /// Link `l`'s level (remaining / usage).
+    #[inline]
+    fn level(&self, l: LinkId) -> f64 {
+        let c = &self.cnst[l as usize];
+        c.remaining / c.usage
     }
 
     /// FATPIPE usage: the largest weight/penalty among the flows not fixed yet.
@@ -289,21 +381,13 @@ impl Cm02 {
         usage
     }
 
-    /// Queue link `l` for a new heap entry at the end of the round (once per round).
-    fn queue(&mut self, l: LinkId) {
-        let c = &mut self.cnst[l as usize];
-        if c.queued != self.round {
-            c.queued = self.round;
-            self.queued.push(l);
-        }
-    }
-
     /// Grow the per-link state to the net's links.
     fn fit_links(&mut self, net: &FlowNet) {
         if self.cnst.len() < net.links.len() {
-            let fresh = Cnst { remaining: 0.0, usage: 0.0, stamp: 0, light: false, version: 0, queued: UNSET };
+            let fresh = Cnst { remaining: 0.0, usage: 0.0, stamp: 0, light: false };
             self.cnst.resize(net.links.len(), fresh);
         }
+        self.heap.fit(net.links.len());
     }
 
     /// SimGrid's progressive filling over every live flow.
@@ -345,9 +429,11 @@ impl Cm02 {
             let cap = net.links[l as usize].capacity;
             if c.remaining > cap * PRECISION && c.usage > 0.0 {
                 c.light = true;
-                self.push_level(l);
+                let level = self.level(l);
+                self.heap.push_unordered(l, level);
             }
         }
+        self.heap.heapify();
         self.fill(net);
     }
 
@@ -409,10 +495,12 @@ impl Cm02 {
                 let c = &mut self.cnst[l as usize];
                 *c = Cnst { remaining, usage, stamp, light, ..*c };
                 if light {
-                    self.push_level(l);
+                    let level = self.level(l);
+                    self.heap.push_unordered(l, level);
                 }
             }
         }
+        self.heap.heapify();
         self.fill(net);
     }
 
@@ -456,22 +544,41 @@ impl Cm02 {
     }
 
     /// The rounds of the filling until no link is light.
+    ///
+    /// A light link's level never falls during the filling, so a heap key set from an
+    /// earlier level is a lower bound of the level now: fixing a flow of penalty p at
+    /// value v on a SHARED link of level rem / u takes v from rem and 1/p from u, and v
+    /// is the round's level over p (or a binding bound, lower still), no more than the
+    /// link's own level over p: (rem - v) / (u - 1/p) >= rem / u. On a FATPIPE link the
+    /// remaining capacity stays and the usage (the largest weight / penalty among the
+    /// flows not fixed) can only fall. So a link is keyed afresh only when it reaches the
+    /// top of the heap with a key below its level; the first link at the top whose key is
+    /// its level has the lowest level of all, and the round's saturated links are the
+    /// links at the top whose level equals it, as in SimGrid's scan.
     fn fill(&mut self, net: &FlowNet) {
         loop {
             // The links that saturate first (SimGrid: every light link whose remaining /
             // usage equals the lowest).
             let mut min_usage = -1.0;
             self.saturated.clear();
-            while let Some(&Reverse(top)) = self.heap.peek() {
-                let c = &mut self.cnst[top.link as usize];
-                if !c.light || c.version != top.version {
+            while let Some((key, l)) = self.heap.peek() {
+                if !self.cnst[l as usize].light {
                     self.heap.pop();
-                } else if min_usage < 0.0 || top.level == min_usage {
-                    min_usage = top.level;
+                    continue;
+                }
+                if min_usage >= 0.0 && key > min_usage {
+                    break;
+                }
+                let level = self.level(l);
+                if level > key {
+                    // Its key is stale: move it to its level and look at the top again.
+                    self.heap.set(l, level);
+                } else if min_usage < 0.0 || level == min_usage {
+                    min_usage = level;
                     self.heap.pop();
-                    c.version = c.version.wrapping_add(1);
-                    self.saturated.push(top.link);
+                    self.saturated.push(l);
                 } else {
+                    // Below its key by a rounding of the update: the next round takes it.
                     break;
                 }
             }
@@ -482,7 +589,6 @@ impl Cm02 {
             self.round += 1;
             let round = self.round;
             self.round_vars.clear();
-            self.queued.clear();
             for &l in &self.saturated {
                 for &g in &net.links[l as usize].flows {
                     let v = &mut self.vars[g as usize];
@@ -543,24 +649,16 @@ impl Cm02 {
                     }
                     if !(usage > PRECISION) || !(remaining > cap * PRECISION) {
                         self.cnst[l as usize].light = false;
-                    } else if self.cnst[l as usize].light {
-                        self.queue(l);
                     }
                 }
             }
-            // A saturated link none of whose flows was fixed this round (a bound bound
-            // first) stays at its level for the next round.
+            // A saturated link that is still light (a bound bound first for some of its
+            // flows) goes back in the heap at its level.
             for i in 0..self.saturated.len() {
                 let l = self.saturated[i];
                 if self.cnst[l as usize].light {
-                    self.queue(l);
-                }
-            }
-            // One new heap entry per link whose level changed, at its new level.
-            for i in 0..self.queued.len() {
-                let l = self.queued[i];
-                if self.cnst[l as usize].light {
-                    self.push_level(l);
+                    let level = self.level(l);
+                    self.heap.set(l, level);
                 }
             }
         }
