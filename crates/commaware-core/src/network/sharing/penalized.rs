@@ -863,19 +863,8 @@ mod tests {
 
     /// One random change: a flow between two random hosts joins (always below `bounds.0`
     /// live flows, never from `bounds.1`, else with probability 1/2) or a random one leaves.
+    /// With `backbone`, the flows cross the backbone (link 3n).
     fn churn(
-        rng: &mut SplitMix64,
-        net: &mut FlowNet,
-        pm: &mut Penalized,
-        live: &mut Vec<(FlowId, (u32, u32))>,
-        n: u32,
-        bounds: (usize, usize),
-    ) {
-        churn_on(rng, net, pm, live, n, bounds, false)
-    }
-
-    /// [`churn`], the flows crossing the backbone (link 3n) when `backbone`.
-    fn churn_on(
         rng: &mut SplitMix64,
         net: &mut FlowNet,
         pm: &mut Penalized,
@@ -912,7 +901,7 @@ mod tests {
             let mut pm = Penalized::new(model.clone(), n as usize, false);
             let mut live: Vec<(FlowId, (u32, u32))> = Vec::new();
             for step in 0..200 {
-                churn(&mut rng, &mut net, &mut pm, &mut live, n, (3, 12));
+                churn(&mut rng, &mut net, &mut pm, &mut live, n, (3, 12), false);
                 let comms: Vec<(u32, u32)> = live.iter().map(|x| x.1).collect();
                 let want = analyze(&comms, Some(&model)).unwrap().penalties;
                 for ((f, _), p) in live.iter().zip(want) {
@@ -970,7 +959,7 @@ mod tests {
         let mut live: Vec<(FlowId, (u32, u32))> = Vec::new();
         let (mut binding, mut backbone_full) = (0, 0);
         for step in 0..400 {
-            churn_on(&mut rng, &mut net, &mut pm, &mut live, n, (4, 16), backbone.is_some());
+            churn(&mut rng, &mut net, &mut pm, &mut live, n, (4, 16), backbone.is_some());
             // Oracle: static penalties, caps, progressive filling over every link.
             let comms: Vec<(u32, u32)> = live.iter().map(|x| x.1).collect();
             let pens = analyze(&comms, Some(&model)).unwrap().penalties;
