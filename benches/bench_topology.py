@@ -212,11 +212,12 @@ def run_topology(topo: Topology, binary: Path, args: argparse.Namespace, workdir
         row[optim].pop("ends", None)
     row["memory"] = mem = marginal_bytes_per_link(topo, workdir, args.timeout)
     lazy, full = row["Lazy"], row["Full"]
-    # The agreement is checked against Full, or against Lazy when Full was not run.
-    reference = lazy if args.no_full else full
+    # Without Full the agreement is not judged: SimGrid's Lazy differs from its own Full by up
+    # to a few times on some flows (see --quick, where both run), so it is no reference.
+    agrees = args.no_full or full.get("max_rel_diff", math.inf) <= TARGET_DIFF
     row["meets_target"] = (cw["status"] == "ok" and lazy.get("ratio", 0.0) >= TARGET_RATIO
                            and mem["status"] == "ok" and mem["bytes_per_link"] < TARGET_BYTES_PER_LINK
-                           and reference.get("max_rel_diff", math.inf) <= TARGET_DIFF)
+                           and agrees)
     return row
 
 
@@ -244,6 +245,9 @@ def format_table(rows: list[dict[str, Any]]) -> str:
             if res["status"] != "ok":
                 out.append(f"    {name}: {res['status']}")
     out.append(TARGET_LINE)
+    if rows and rows[0]["Full"].get("status", "").startswith("not run"):
+        out.append("--no-full: agreement with SimGrid Full not judged here (diff_Lazy is SimGrid Lazy against us; "
+                   "Lazy differs from Full by as much on its own: run --quick for the agreement)")
     out.append("Lazy/cw (headline) and Full/cw: SimGrid Engine::run wall time / commaware simulate wall time, same run; "
                "B/link: RSS growth of load_platform / links (fixed costs included); margB/link (the target): RSS growth "
                "of loading the 65,536-host topology of the kind minus the 256-host one, over the link-count difference; "
@@ -265,8 +269,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--size", type=float, default=1e6, help="flow size S in bytes; sizes are drawn in S/10..10S")
     ap.add_argument("--timeout", type=float, default=1800.0, help="per engine run, seconds (default 1800)")
     ap.add_argument("--no-full", action="store_true",
-                    help="skip SimGrid's Full solver (about 30 min a full-size topology here); agreement is then "
-                         "checked against Lazy")
+                    help="skip SimGrid's Full solver (about 30 min a full-size topology here): the verdict then "
+                         "judges speed and memory only (Lazy differs from Full by itself; --quick checks agreement)")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     ap.add_argument("--save", action="store_true", help="also write benches/results/topology-<timestamp>.json")
     ap.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
