@@ -317,23 +317,7 @@ pub fn parse_ranks(parts: &[(usize, &str)], options: TiOptions) -> Result<Parsed
     }
     // The ranks' texts are independent: parse them on every core, then report the first
     // error in rank order (the same error whatever the thread count).
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(p.max(1));
-    let chunk = p.div_ceil(threads.max(1)).max(1);
-    let mut built: Vec<Result<RankBuild>> = Vec::with_capacity(p);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = order
-            .chunks(chunk)
-            .enumerate()
-            .map(|(c, texts)| {
-                scope.spawn(move || {
-                    texts.iter().enumerate().map(|(i, t)| parse_rank_text(c * chunk + i, p, t.unwrap_or(""), options)).collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        for h in handles {
-            built.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-        }
-    });
+    let built = crate::util::par::map_in_order(&order, |r, t| parse_rank_text(r, p, t.unwrap_or(""), options));
     finish(built.into_iter().collect::<Result<Vec<_>>>()?, Origin::Rank(0))
 }
 

@@ -179,7 +179,7 @@ impl Trace {
         crate::util::cancel::check()?; // a trace of millions of operations takes a while
         // The ranks are checked on every core; the first error in rank order is reported, as
         // one rank after another would.
-        let n_user_reqs = per_rank(&spec.ranks, |r, ops| {
+        let n_user_reqs = crate::util::par::map_in_order(&spec.ranks, |r, ops| {
             let sizes: Vec<usize> = comms.local[r].iter().map(|&(g, _)| comms.members[g as usize].len()).collect();
             validate_rank(r, &sizes, ops)
         })
@@ -596,26 +596,6 @@ fn match_collectives(ranks: &[Vec<OpSpec>], comms: &Comms) -> Result<Vec<Vec<u32
 
 /// Check rank `r`'s ops (ranks, sizes, tags, requests) given the size of each of its
 /// communicators; returns its user request count.
-/// `f(rank, its ops)` for every rank, on every core (ranks split into one run of ranks per
-/// thread), the results in rank order.
-fn per_rank<T: Send>(ranks: &[Vec<OpSpec>], f: impl Fn(usize, &[OpSpec]) -> T + Sync) -> Vec<T> {
-    let p = ranks.len();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(p);
-    if threads <= 1 {
-        return ranks.iter().enumerate().map(|(r, ops)| f(r, ops)).collect();
-    }
-    let chunk = p.div_ceil(threads);
-    let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = ranks
-            .chunks(chunk)
-            .enumerate()
-            .map(|(c, part)| scope.spawn(move || part.iter().enumerate().map(|(i, ops)| f(c * chunk + i, ops)).collect::<Vec<T>>()))
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
-    })
-}
-
 fn validate_rank(r: usize, comm_sizes: &[usize], ops: &[OpSpec]) -> Result<u32> {
     // Per user request (posting order): already waited for?
     let mut waited: Vec<bool> = Vec::new();

@@ -4,4 +4,5 @@
 
 pub mod cancel;
 pub mod mintree;
+pub mod par;
 pub mod rng;
