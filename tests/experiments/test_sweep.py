@@ -481,3 +481,29 @@ def test_jobqueue_options_parse():
     assert sweep.parse_option("job_extra_directives=[\"--exclusive\"]") == ("job_extra_directives", ["--exclusive"])
     with pytest.raises(Exception, match="expected KEY=VALUE"):
         sweep.parse_option("cores")
+
+
+def test_dask_loggers_are_quiet_only_while_an_error_unwinds():
+    """A Dask cluster shut down after Ctrl-C logs its cancelled handlers with tracebacks: while
+    the error unwinds, Dask's loggers are silent; once the cluster is gone their levels are back
+    (an API user's logging is left as it was); a run without error changes nothing."""
+    import contextlib
+    import logging
+
+    logger = logging.getLogger("distributed.scheduler")
+    before = logging.getLogger("distributed").level
+    seen: list[bool] = []
+    with pytest.raises(KeyboardInterrupt):
+        with contextlib.ExitStack() as stack:
+            quiet_on_error = sweep._quiet_while_failing(stack.enter_context(contextlib.ExitStack()))
+            stack.push(lambda *_: seen.append(logger.isEnabledFor(logging.CRITICAL)))  # the cluster closing
+            stack.push(quiet_on_error)
+            stack.push(quiet_on_error)  # pushed twice, as the sweep does: silenced once, restored once
+            raise KeyboardInterrupt
+    assert seen == [False]
+    assert logging.getLogger("distributed").level == before and logger.isEnabledFor(logging.CRITICAL)
+    with contextlib.ExitStack() as stack:
+        quiet_on_error = sweep._quiet_while_failing(stack.enter_context(contextlib.ExitStack()))
+        stack.push(lambda *_: seen.append(logger.isEnabledFor(logging.CRITICAL)))
+        stack.push(quiet_on_error)
+    assert seen == [False, True]

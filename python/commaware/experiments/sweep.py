@@ -401,20 +401,42 @@ def _last_line(text: str) -> str:
     return line if len(line) <= 300 else f"{line[:300]}... ({len(line):,} characters)"
 
 
-@contextlib.contextmanager
-def _quiet_logs(*names: str) -> Iterator[None]:
-    """The loggers `names` silenced (their errors are reported as one line by the caller)."""
+#: The loggers of Dask and of the event loop it runs on.
+DASK_LOGGERS = ("distributed", "dask_jobqueue", "tornado", "asyncio")
+
+
+def _silence(*names: str) -> list[tuple[Any, int]]:
+    """The loggers `names` silenced; returns each with the level it had."""
     import logging
 
     loggers = [logging.getLogger(name) for name in names]
-    levels = [logger.level for logger in loggers]
+    levels = [(logger, logger.level) for logger in loggers]
     for logger in loggers:
         logger.setLevel(logging.CRITICAL + 1)
+    return levels
+
+
+@contextlib.contextmanager
+def _quiet_logs(*names: str) -> Iterator[None]:
+    """The loggers `names` silenced (their errors are reported as one line by the caller)."""
+    levels = _silence(*names)
     try:
         yield
     finally:
-        for logger, level in zip(loggers, levels):
+        for logger, level in levels:
             logger.setLevel(level)
+
+
+def _quiet_while_failing(stack: contextlib.ExitStack) -> Callable[..., None]:
+    """An exit callback for `stack`'s inner contexts: when an error (Ctrl-C included) unwinds
+    through it, Dask's loggers are silenced until `stack` closes (their levels restored then).
+    A cluster shut down on the way out logs its cancelled handlers with their tracebacks, which
+    are not the user's error (that one is reported in one line)."""
+    def on_exit(kind: type[BaseException] | None, *_: Any) -> None:
+        if kind is not None and not quieted:
+            quieted.append(stack.enter_context(_quiet_logs(*DASK_LOGGERS)))
+    quieted: list[None] = []
+    return on_exit
 
 
 def start_jobqueue(jobqueue: str, options: Mapping[str, Any] | None = None, jobs: int = 1,
@@ -434,7 +456,7 @@ def start_jobqueue(jobqueue: str, options: Mapping[str, Any] | None = None, jobs
         return input_error(_core.InputError, "--jobqueue", "", f"{jobqueue}: {reason}")
 
     deadline = time.monotonic() + timeout
-    with _quiet_logs("distributed", "dask_jobqueue", "tornado", "asyncio"):
+    with _quiet_logs(*DASK_LOGGERS):
         kwargs = dict(options or {})
         # The scheduler's web server on a free port (not 8787, maybe taken, with a warning).
         kwargs.setdefault("scheduler_options", {"dashboard_address": ":0"})
@@ -554,6 +576,7 @@ def make_cluster(jobqueue: str | None, options: Mapping[str, Any] | None = None,
         return LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
                             dashboard_address=None, silence_logs=logging.ERROR)
     except BaseException:  # Ctrl-C while the workers start: none is left behind, none is waited for
+        _silence(*DASK_LOGGERS)  # the scheduler logs its handlers cancelled below, with tracebacks
         from multiprocessing import resource_tracker
 
         # multiprocessing's resource tracker stays: it cleans up after the killed workers.
@@ -670,6 +693,8 @@ def run(spec: str | os.PathLike[str] | Mapping[str, Any], out: str | os.PathLike
         # Unwound last, once the workers are gone: a store made now and left without a row is
         # removed (no partial output); one with rows stays (resumable).
         stack.push(lambda kind, *_: _remove_if_empty(new_store[0], made) if kind is not None and new_store else None)
+        # Dask's loggers quiet while an error unwinds, their levels back once the cluster is gone.
+        quiet_on_error = _quiet_while_failing(stack.enter_context(contextlib.ExitStack()))
         client = None
         if todo and not serial:
             from distributed import Client
@@ -687,7 +712,9 @@ def run(spec: str | os.PathLike[str] | Mapping[str, Any], out: str | os.PathLike
             if cluster is not None and jobqueue is None:
                 # On Ctrl-C (or any error) the local workers are killed, then the cluster closed.
                 stack.push(lambda kind, *_: _kill_workers(cluster) if kind is not None else None)
+                stack.push(quiet_on_error)
             client = stack.enter_context(Client(scheduler if scheduler else cluster, timeout=CONNECT_TIMEOUT))
+            stack.push(quiet_on_error)  # once the client is up, the first thing done on the way out
         store = open_store(out, create=True)
         if not existing:
             new_store.append(store)
