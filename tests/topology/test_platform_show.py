@@ -98,6 +98,15 @@ def test_bisection_by_hand(tmp_path: Path) -> None:
     # An odd count of top subtrees (3): not derived.
     path.write_text(cluster("FAT_TREE", "2;2,3;1,1;1,1", 6))
     assert show(path)["bisection_how"] == "not derived for a fat tree with an odd count of subtrees at some level"
+    # Dragonfly 2,1;2,1;2,1;2 (16 hosts, 125 MB/s): one blue link joins the 2 groups, the
+    # smallest cut (8 hosts' links would be 1 GB/s).
+    path.write_text(cluster("DRAGONFLY", "2,1;2,1;2,1;2", 16))
+    assert show(path)["bisection_bandwidth_bytes_per_s"] == 125e6
+    # 3 groups of 3 routers of one host: no even split of the groups; not claimed, with bounds.
+    path.write_text(cluster("DRAGONFLY", "3,1;1,1;3,1;1", 9))
+    doc = show(path)
+    assert doc["bisection_bandwidth_bytes_per_s"] is None
+    assert doc["bisection_how"].startswith("not derived for this dragonfly: between "), doc["bisection_how"]
     # FLAT with a 1 GB/s backbone and 60 MB/s limiters, 7 hosts: 3 limiters (180 MB/s).
     path = tmp_path / "flat.xml"
     path.write_text(SHOWN["flat_backbone_limiter"])

@@ -82,7 +82,8 @@ def show_cmd(platform: Path, as_json: bool) -> None:
     sharing policy), zones, topology kind and parameters with the SimGrid string they equal,
     diameter (the most links on a route between two hosts), total bandwidth (every link's
     bandwidth summed) and bisection bandwidth (the smallest cut between two halves of the
-    hosts, one direction) where a closed form is known (star, FLAT, TORUS, FAT_TREE);
+    hosts, one direction) where a closed form is known (star, FLAT, TORUS, FAT_TREE,
+    DRAGONFLY);
     docs/topologies.md.
 
     Example: commaware platform show fat_tree.json --json

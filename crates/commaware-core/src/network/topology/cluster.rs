@@ -1045,9 +1045,9 @@ impl Dragonfly {
         self.link_of(self.blue_base + pair_index(self.groups, lo, hi), way)
     }
 
-    fn route_routers(&self, my: Router, target: Router, out: &mut Vec<TopologyLink>) {
+    fn route_routers(&self, routing: DragonflyRouting, my: Router, target: Router, out: &mut Vec<TopologyLink>) {
         let limiter = |x: Router, out: &mut Vec<TopologyLink>| out.extend(self.limiter(x));
-        match self.routing {
+        match routing {
             DragonflyRouting::Simgrid => {
                 // DragonflyZone::get_local_route as SimGrid 3.32 writes it.
                 let mut cur = my;
@@ -1104,9 +1104,52 @@ impl Dragonfly {
     }
 }
 
+/// Above this many routers a dragonfly's [`Topology::uniform_congestion`] is not computed
+/// (a route per ordered router pair: 16.8 million at this size).
+pub const CONGESTION_ROUTER_LIMIT: u64 = 4096;
+
 impl Topology for Dragonfly {
     fn cluster_params(&self) -> Option<&ClusterParams> {
         Some(&self.c.params)
+    }
+    /// Router pairs along the minimal routing, each carrying its N × N host pairs' bytes (a
+    /// valid path for every pair whatever `routing` is: SimGrid's chassis quirk can skip a
+    /// hop); each host's private link carries its n − 1 sends and n − 1 receives. Without
+    /// limiters only (they would need their own loads). Loads are per direction: a SHARED
+    /// link's figure is its busier direction, since the bytes crossing a cut one way form a
+    /// single flow that may cancel opposite bytes on an undirected link (so the loads are
+    /// counted on this dragonfly's SPLITDUPLEX twin).
+    fn uniform_congestion(&self) -> Option<f64> {
+        let routers = self.groups * self.chassis * self.blades;
+        if self.c.limiter.is_some() || routers > CONGESTION_ROUTER_LIMIT {
+            return None;
+        }
+        if !self.c.split {
+            let p = ClusterParams { sharing: ClusterLinkSharing::Splitduplex, ..self.c.params.clone() };
+            let counts = [self.groups, self.blue, self.chassis, self.black, self.blades, self.green, self.nodes];
+            let twin = Dragonfly::from_counts(Common::new(&p).ok()?, counts, DragonflyRouting::Minimal, "").ok()?;
+            return twin.uniform_congestion();
+        }
+        let mut load = vec![0.0f64; self.link_count()];
+        let per_pair = (self.nodes * self.nodes) as f64;
+        let mut path = Vec::new();
+        for a in 0..routers {
+            for b in (0..routers).filter(|&b| b != a) {
+                path.clear();
+                self.route_routers(DragonflyRouting::Minimal, self.router(a), self.router(b), &mut path);
+                for &l in &path {
+                    load[l as usize] += per_pair;
+                }
+            }
+        }
+        let others = (self.c.n - 1) as f64;
+        for host in 0..self.c.n as u32 {
+            let (up, down) = self.private_links(host)?;
+            load[up as usize] += others;
+            load[down as usize] += others;
+        }
+        let shared = |l: usize| self.link(l as TopologyLink).sharing == LinkSharing::Shared;
+        Some((0..load.len()).filter(|&l| load[l] > 0.0 && shared(l)).map(|l| load[l] / self.link(l as TopologyLink).bandwidth).fold(0.0, f64::max))
     }
     fn kind(&self) -> &'static str {
         "dragonfly"
@@ -1209,7 +1252,7 @@ impl Topology for Dragonfly {
         out.extend(self.c.limiter_of(s, 0, stride));
         out.push(self.local(my, s as u64 % self.nodes, 0));
         if my != target {
-            self.route_routers(my, target, out);
+            self.route_routers(self.routing, my, target, out);
         }
         out.extend(self.limiter(target));
         out.push(self.local(target, d as u64 % self.nodes, 1));

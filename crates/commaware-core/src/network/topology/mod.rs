@@ -94,6 +94,13 @@ pub trait Topology: Debug + Send + Sync {
     fn private_links(&self, _host: u32) -> Option<(TopologyLink, TopologyLink)> {
         None
     }
+    /// θ, the largest load over bandwidth of any SHARED link when every host sends one byte
+    /// to every other host along valid paths (`platform show`'s bisection certificate: every
+    /// cut between k and n − k hosts then has at least k(n − k)/θ bytes/s of links; see
+    /// summary.rs). `None` where not computed (only dragonflies compute it).
+    fn uniform_congestion(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// The `topology` attribute of a SimGrid `<cluster>`.

@@ -11,8 +11,10 @@
 //!   counts; loopbacks and limiters too).
 //! - **bisection bandwidth**: over every split of the hosts into halves of ⌊n/2⌋ and ⌈n/2⌉,
 //!   the smallest total bandwidth of SHARED links one direction of traffic from one half to
-//!   the other must cross (a minimum cut); derived below for the star, FLAT and TORUS.
+//!   the other must cross (a minimum cut); derived below for the star, FLAT, TORUS, FAT_TREE
+//!   and DRAGONFLY, each where its conditions hold.
 
+use super::cluster::CONGESTION_ROUTER_LIMIT;
 use super::{Endpoint, LinkInfo, LinkSharing, Topology};
 
 /// Above this many hosts the diameter of a topology without a closed form is not computed
@@ -117,7 +119,7 @@ pub fn summarize(t: &dyn Topology) -> Summary {
         None => Figure::none(format!("not computed: more than {DIAMETER_ROUTE_LIMIT} hosts and no closed form")),
     };
     let bisection = match &shape {
-        Some(s) => bisection_closed_form(s, n),
+        Some(s) => bisection_closed_form(t, s, n),
         None => Figure::none("not defined for graphs"),
     };
     Summary {
@@ -232,7 +234,8 @@ fn diameter_closed_form(s: &Shape, n: usize) -> Option<u64> {
 ///   Dally & Towles, "Principles and Practices of Interconnection Networks", §3.3; checked
 ///   by brute force over every balanced split in the tests).
 /// - FAT_TREE without limiters: see [`fat_tree_bisection`].
-fn bisection_closed_form(s: &Shape, n: usize) -> Figure<f64> {
+/// - DRAGONFLY without limiters: see [`dragonfly_bisection`].
+fn bisection_closed_form(t: &dyn Topology, s: &Shape, n: usize) -> Figure<f64> {
     if n < 2 {
         return Figure::none("not defined for fewer than 2 hosts");
     }
@@ -256,7 +259,41 @@ fn bisection_closed_form(s: &Shape, n: usize) -> Figure<f64> {
             }
         }
         ShapeKind::FatTree { down, up, parallel } => fat_tree_bisection(s, down, up, parallel),
-        ShapeKind::Dragonfly { .. } => Figure::none("not derived for dragonflies yet"),
+        ShapeKind::Dragonfly { groups, .. } => dragonfly_bisection(t, s, n, *groups),
+    }
+}
+
+/// DRAGONFLY without limiters. Two cuts bound the bisection from above: the private links of
+/// ⌊n/2⌋ hosts, and, with an even count G of groups, the blue links between two halves of
+/// the groups, (G/2)² of them. From below: route one byte from every host to every other
+/// (uniform traffic; [`Topology::uniform_congestion`] gives θ, the most bytes per unit of
+/// bandwidth on any link). The bytes from one half to the other, k(n − k) with k = ⌊n/2⌋,
+/// then fit in k(n − k)/θ of any cut's bandwidth (they are a part of the traffic, scaled to
+/// fit every link), so no cut is smaller: the multicommodity-flow bound of Leighton & Rao
+/// (J. ACM 46(6), 1999). Where the two meet, the smaller cut is the bisection (a dragonfly
+/// whose blue links carry the most uniform traffic for their bandwidth, as balanced designs
+/// do); otherwise the figure is not claimed and the reason gives both bounds.
+fn dragonfly_bisection(t: &dyn Topology, s: &Shape, n: usize, (groups, blue): (u64, u64)) -> Figure<f64> {
+    if s.limiter.is_some() {
+        return Figure::none("not derived for a dragonfly with limiters");
+    }
+    let k = (n / 2) as f64;
+    let hosts = k * s.bandwidth;
+    let halves = (groups % 2 == 0).then(|| ((groups / 2) * (groups / 2)) as f64 * blue as f64 * s.bandwidth);
+    let (upper, cut) = match halves {
+        Some(b) if b < hosts => (b, "the blue links between halves of the groups"),
+        _ => (hosts, "the private links of half the hosts"),
+    };
+    let Some(theta) = t.uniform_congestion() else {
+        return Figure::none(format!("not derived for a dragonfly of more than {CONGESTION_ROUTER_LIMIT} routers"));
+    };
+    let lower = k * (n as f64 - k) / theta;
+    if lower >= upper * (1.0 - 1e-9) {
+        Figure::known(upper, &format!("closed form: {cut}; uniform traffic shows no cut is smaller"))
+    } else {
+        Figure::none(format!(
+            "not derived for this dragonfly: between {lower:.4e} and {upper:.4e} B/s (uniform traffic's bound and {cut})"
+        ))
     }
 }
 
@@ -291,7 +328,7 @@ impl Figure<f64> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::network::topology::{build_cluster, ClusterKind, ClusterLinkSharing, ClusterParams};
 
@@ -401,16 +438,14 @@ mod tests {
         }
     }
 
-    /// Brute force: the smallest s-t cut (undirected, Edmonds-Karp) over every split of the
-    /// hosts into halves, switches free to go either side; the graph is read from the fat
-    /// tree's link names `link_from_CHILD_PARENT_N` (host i is node i).
-    fn fat_tree_min_cut(t: &dyn Topology) -> f64 {
-        let n = t.host_count();
+    /// The fat tree's graph read from its link names `link_from_CHILD_PARENT_N` (host i is
+    /// node i), for [`balanced_min_cut`]: (nodes, arcs), each cable an arc both ways.
+    fn fat_tree_graph(t: &dyn Topology) -> (usize, Vec<(usize, usize, f64)>) {
         let mut ids = std::collections::HashMap::new();
-        for i in 0..n {
+        for i in 0..t.host_count() {
             ids.insert(i.to_string(), i);
         }
-        let mut edges = Vec::new();
+        let mut arcs = Vec::new();
         for l in 0..t.link_count() as u32 {
             let name = t.link_name(l);
             let Some(rest) = name.strip_prefix("link_from_") else { continue };
@@ -420,9 +455,18 @@ mod tests {
                 *ids.entry(k.to_string()).or_insert(next)
             };
             let (a, b) = (node(parts[0]), node(parts[1]));
-            edges.push((a, b, t.link(l).bandwidth));
+            arcs.push((a, b, t.link(l).bandwidth));
+            arcs.push((b, a, t.link(l).bandwidth));
         }
-        let v = ids.len() + 2;
+        (ids.len(), arcs)
+    }
+
+    /// Brute force: over every split of hosts 0..`hosts` into ⌊n/2⌋ and ⌈n/2⌉ (the other
+    /// nodes free to go either side), the smallest maximum flow (Edmonds-Karp) from the first
+    /// half to the second through the directed `arcs` (from, to, capacity) of a graph of
+    /// `nodes` nodes; an undirected link is an arc each way.
+    pub(crate) fn balanced_min_cut(hosts: usize, nodes: usize, arcs: &[(usize, usize, f64)]) -> f64 {
+        let (n, v) = (hosts, nodes + 2);
         let (src, dst) = (v - 2, v - 1);
         let mut best = f64::INFINITY;
         for mask in 0u32..(1 << n) {
@@ -430,9 +474,8 @@ mod tests {
                 continue;
             }
             let mut cap = vec![vec![0.0f64; v]; v];
-            for &(a, b, c) in &edges {
+            for &(a, b, c) in arcs {
                 cap[a][b] += c;
-                cap[b][a] += c;
             }
             for h in 0..n {
                 if mask >> h & 1 == 1 { cap[src][h] = f64::INFINITY } else { cap[h][dst] = f64::INFINITY }
@@ -479,7 +522,8 @@ mod tests {
         for topo in ["2;4,4;1,2;1,2", "2;4,4;2,2;1,1", "2;4,4;2,1;1,1", "2;4,2;1,3;1,2", "1;8;1;1", "2;2,8;1,1;2,1", "3;2,2,4;1,1,2;1,1,1"] {
             let n: u64 = topo.split(';').nth(1).unwrap().split(',').map(|d| d.parse::<u64>().unwrap()).product();
             let t = build_cluster(&cluster(ClusterKind::FatTree, topo, n, None, ClusterLinkSharing::Shared)).unwrap();
-            assert_eq!(summarize(t.as_ref()).bisection_bandwidth.value, Some(fat_tree_min_cut(t.as_ref())), "{topo}");
+            let (nodes, arcs) = fat_tree_graph(t.as_ref());
+            assert_eq!(summarize(t.as_ref()).bisection_bandwidth.value, Some(balanced_min_cut(t.host_count(), nodes, &arcs)), "{topo}");
         }
         let t = build_cluster(&cluster(ClusterKind::FatTree, "2;2,3;2,2;2,1", 6, None, ClusterLinkSharing::Shared)).unwrap();
         assert_eq!(summarize(t.as_ref()).bisection_bandwidth.value, None);

@@ -139,6 +139,88 @@ fn dragonfly_chassis_quirk_and_minimal() {
     assert_eq!(q.len(), 4);
 }
 
+/// The dragonfly as a directed graph for the brute-force bisection: hosts 0..n, then its
+/// routers; an arc per link direction (a SHARED link gives one arc each way, which is an
+/// undirected edge of its bandwidth).
+fn dragonfly_graph(t: &Dragonfly) -> (usize, Vec<(usize, usize, f64)>) {
+    let n = t.host_count();
+    let routers = t.groups * t.chassis * t.blades;
+    let node = |x: Router| n + t.router_index(x) as usize;
+    let bw = |l: TopologyLink| t.link(l).bandwidth;
+    let mut arcs = Vec::new();
+    for host in 0..n as u64 {
+        let (x, k) = (t.router(host / t.nodes), host % t.nodes);
+        arcs.push((host as usize, node(x), bw(t.local(x, k, 0))));
+        arcs.push((node(x), host as usize, bw(t.local(x, k, 1))));
+    }
+    for x in (0..routers).map(|i| t.router(i)) {
+        for b in (0..t.blades).filter(|&b| b != x.b) {
+            arcs.push((node(x), node(Router { b, ..x }), bw(t.green_hop(x, b))));
+        }
+        for c in (0..t.chassis).filter(|&c| c != x.c) {
+            arcs.push((node(x), node(Router { c, ..x }), bw(t.black_hop(x, c))));
+        }
+    }
+    for g in 0..t.groups {
+        for to in (0..t.groups).filter(|&to| to != g) {
+            arcs.push((node(t.in_group(g, to)), node(t.in_group(to, g)), bw(t.blue_hop(g, to))));
+        }
+    }
+    (n + routers as usize, arcs)
+}
+
+#[test]
+fn dragonfly_bisection_equals_the_brute_force_minimum_cut_where_claimed() {
+    use crate::network::topology::summary::{summarize, tests::balanced_min_cut};
+    let mut claimed = 0;
+    for (topo, n) in [
+        ("2,1;2,1;2,1;2", 16),
+        ("4,1;1,1;4,1;1", 16),
+        ("2,2;2,2;2,2;1", 8),
+        ("4,1;2,1;2,1;1", 16),
+        ("2,4;2,1;2,1;2", 16),
+        ("2,1;2,1;2,1;1", 8),
+        ("3,1;1,1;3,1;1", 9),
+        ("3,2;1,1;4,1;1", 12),
+        ("2,3;1,1;2,1;4", 16),
+    ] {
+        for sharing in [ClusterLinkSharing::Splitduplex, ClusterLinkSharing::Shared] {
+            let mut p = params(ClusterKind::Dragonfly, topo, n);
+            p.sharing = sharing;
+            let t = Dragonfly::new(Common::new(&p).unwrap(), topo, DragonflyRouting::Minimal).unwrap();
+            let (nodes, arcs) = dragonfly_graph(&t);
+            let brute = balanced_min_cut(t.host_count(), nodes, &arcs);
+            let figure = summarize(&t).bisection_bandwidth;
+            match figure.value {
+                Some(v) => {
+                    assert_eq!(v, brute, "{topo} {sharing:?}");
+                    claimed += 1;
+                }
+                None => {
+                    // Not claimed: the reason's bounds hold the true figure.
+                    let between = figure.how.split("between ").nth(1).unwrap_or_else(|| panic!("{topo}: {}", figure.how));
+                    let bounds: Vec<f64> = between.split(" B/s").next().unwrap().split(" and ").map(|x| x.parse().unwrap()).collect();
+                    assert!(bounds[0] * (1.0 - 1e-4) <= brute && brute <= bounds[1] * (1.0 + 1e-4), "{topo} {sharing:?}: {brute} not in {bounds:?}");
+                }
+            }
+        }
+    }
+    assert!(claimed >= 8, "claimed on only {claimed} cases");
+}
+
+#[test]
+fn dragonfly_bisection_of_a_real_size() {
+    // 9 groups would be odd; 8 groups of 4 chassis of 8 routers of 4 hosts, 2 blue links a
+    // pair: blue links bind (each carries 128 x 128 bytes of uniform traffic per 2 units).
+    let p = params(ClusterKind::Dragonfly, "8,2;4,1;8,1;4", 1024);
+    let s = crate::network::topology::summary::summarize(&*build_cluster(&p).unwrap());
+    assert_eq!(s.bisection_bandwidth.value, Some(16.0 * 2.0 * 1e9), "{}", s.bisection_bandwidth.how);
+    let mut big = params(ClusterKind::Dragonfly, "16,1;16,1;32,1;1", 8192);
+    big.sharing = ClusterLinkSharing::Shared;
+    let how = crate::network::topology::summary::summarize(&*build_cluster_with(&big, DragonflyRouting::Minimal).unwrap()).bisection_bandwidth.how;
+    assert_eq!(how, "not derived for a dragonfly of more than 4096 routers");
+}
+
 #[test]
 fn big_fat_tree_builds_fast_in_constant_memory() {
     let t0 = std::time::Instant::now();
