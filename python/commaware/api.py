@@ -691,12 +691,13 @@ class Result:
         hist = np.frombuffer(c["histogram"], dtype="f8").reshape(len(c["name"]), c["bins"])
         return table, (float(c["bin_seconds"]), hist)
 
-    def to_json(self) -> str:
-        """The `--json` document: model, messages, makespan, message_stats, ranks."""
-        return self._core.to_json()
+    def to_json(self, load_seconds: float | None = None) -> str:
+        """The `--json` document: model, messages, makespan, message_stats, ranks; with
+        `load_seconds` (the trace's `Trace.load_seconds`), also `"timing"` (see `simulate`)."""
+        return self._core.to_json(load_seconds)
 
-    def to_dict(self) -> dict[str, Any]:
-        return json.loads(self.to_json())
+    def to_dict(self, load_seconds: float | None = None) -> dict[str, Any]:
+        return json.loads(self.to_json(load_seconds))
 
     def __repr__(self) -> str:
         return f"Result(makespan={self.makespan!r}, messages={self.message_stats['count']})"

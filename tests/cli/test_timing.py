@@ -65,3 +65,15 @@ def test_the_api_reports_counts_and_writes_timing_on_request(inputs, tmp_path):
     timing = json.loads(out.read_text())["timing"]
     assert timing["load_s"] == trace.load_seconds
     assert timing["replay_s"] == result.replay_seconds
+
+
+def test_timing_with_measured_times_in_the_json(cli, inputs, tmp_path):
+    # --measured builds its document in memory (every measured message); --timing adds to it too.
+    csv = tmp_path / "measured.csv"
+    csv.write_text("src,dst,seq,measured_s\n0,1,0,0.01\n")
+    plain = json.loads(cli("simulate", *inputs, "--json", "--measured", csv, check=True).stdout)
+    doc = json.loads(cli("simulate", *inputs, "--json", "--measured", csv, "--timing", check=True).stdout)
+    timing = doc.pop("timing")
+    assert doc == plain and "accuracy" in doc
+    assert set(timing) == TIMING_KEYS
+    assert timing["replay_actions_per_s"] == pytest.approx(3 / timing["replay_s"], rel=1e-9)

@@ -132,10 +132,12 @@ impl SimResult {
         d.set_item("max_seconds", s.max_seconds)?;
         Ok(d)
     }
-    /// The `--json` document (needs recorded messages).
-    fn to_json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+    /// The `--json` document (needs recorded messages); with `load_seconds` (the trace's
+    /// load time), also `"timing"`.
+    #[pyo3(signature = (load_seconds=None))]
+    fn to_json<'py>(&self, py: Python<'py>, load_seconds: Option<f64>) -> PyResult<Bound<'py, PyString>> {
         let m = self.messages.as_deref().ok_or_else(|| not_recorded("messages"))?;
-        py_str(py, commaware_core::mpi::output::to_json_string(&self.result, m))
+        py_str(py, commaware_core::mpi::output::to_json_string(&self.result, m, load_seconds))
     }
     /// Messages as byte columns, in the order their last byte arrived.
     fn message_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {

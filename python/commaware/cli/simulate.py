@@ -225,7 +225,8 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
     warn_otf2(otf2_stats[0] if otf2_stats else None)
     if reports and as_json:
         # The user asked for every measured message: the document is built in memory.
-        click.echo(json.dumps({**results[0].to_dict(), "accuracy": reports[0]}))
+        document = results[0].to_dict(load_seconds[0] if timing else None)
+        click.echo(json.dumps({**document, "accuracy": reports[0]}))
         return
     if not as_json:
         print_result(results[0], f"{trace} on {platform}")

@@ -185,9 +185,12 @@ impl<W: Write> Observer for JsonStream<W> {
 }
 
 /// The document of a result whose messages were kept in memory (tests, small runs,
-/// the API's `Result.to_json`).
-pub fn to_json_string(result: &SimResult, messages: &[MessageRecord]) -> String {
+/// the API's `Result.to_json`); with `load_seconds` (the trace's), also `"timing"`.
+pub fn to_json_string(result: &SimResult, messages: &[MessageRecord], load_seconds: Option<f64>) -> String {
     let mut s = JsonStream::new(Vec::new(), &result.model, result.host_names.clone(), "<memory>").expect("memory writes");
+    if let Some(load) = load_seconds {
+        s = s.with_timing(load);
+    }
     for m in messages {
         s.message(m).expect("memory writes");
     }

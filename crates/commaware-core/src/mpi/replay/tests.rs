@@ -215,7 +215,7 @@ fn same_input_same_bytes() {
     let t = r#"{"ranks": [[{"op": "alltoall", "bytes": 1e5}],[{"op": "alltoall", "bytes": 1e5}],[{"op": "alltoall", "bytes": 1e5}]]}"#;
     let tr = Trace::from_json(t).unwrap();
     let opts = SimOptions { placement: Placement::Random, seed: 3, ..Default::default() };
-    let doc = |r: Run| crate::mpi::output::to_json_string(&r.res, &r.messages);
+    let doc = |r: Run| crate::mpi::output::to_json_string(&r.res, &r.messages, None);
     let a = doc(run_observed(&p, &tr, &opts, Box::new(FullSpeed)));
     let b = doc(run_observed(&p, &tr, &opts, Box::new(FullSpeed)));
     assert_eq!(a, b);
