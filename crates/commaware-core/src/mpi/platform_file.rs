@@ -114,7 +114,6 @@ pub fn json_schema() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::network::sharing::MAX_PAIR_HOSTS;
 
     fn plat(cluster: &str, network: &str) -> Result<Platform> {
         load_json(&format!(r#"{{"cluster": {{{cluster}}}, "network": {{"bandwidth": 1{network}}}}}"#))
@@ -130,19 +129,6 @@ mod tests {
         assert!(e.field.starts_with("network.parameters."), "{e}");
         let e = plat(r#""count": 2, "speed": 1"#, r#", "collectives": {"bcast": "nope"}"#).unwrap_err();
         assert_eq!((e.kind, e.field.as_str()), (ErrorKind::Platform, "network.collectives"), "{e}");
-    }
-
-    #[test]
-    fn contention_free_is_bounded_by_its_pair_table() {
-        let e = plat(&format!(r#""count": {}, "speed": 1"#, MAX_PAIR_HOSTS + 1), r#", "model": "contention_free""#).unwrap_err();
-        assert_eq!((e.kind, e.field.as_str()), (ErrorKind::Platform, "network.model"), "{e}");
-        assert!(e.reason.contains("at most 4096 hosts"), "{e}");
-        let p = plat(&format!(r#""count": {}, "speed": 1"#, MAX_PAIR_HOSTS + 1), "").unwrap();
-        let e = sharing::check_model(&p, "contention_free").unwrap_err();
-        assert_eq!(e.kind, ErrorKind::Options);
-        assert!(sharing::check_model(&p, "maxmin").is_ok());
-        assert!(sharing::check_model(&p, "nope").is_err());
-        assert!(plat(&format!(r#""count": {MAX_PAIR_HOSTS}, "speed": 1"#), r#", "model": "contention_free""#).is_ok());
     }
 
     #[test]

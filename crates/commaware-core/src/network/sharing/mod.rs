@@ -364,12 +364,7 @@ pub fn check_model_name(name: &str) -> Result<()> {
     }
 }
 
-/// Most hosts under `contention_free`, which keeps a bandwidth for every ordered pair
-/// of hosts: 2^12 hosts, 2^24 pairs, 128 MiB.
-pub const MAX_PAIR_HOSTS: usize = 1 << 12;
-
-/// Can the sharing model `name` run on `platform`? `contention_free` keeps a table of
-/// every ordered pair of hosts, so it takes at most [`MAX_PAIR_HOSTS`].
+/// Can the sharing model `name` run on `platform`?
 pub fn check_model(platform: &Platform, name: &str) -> Result<()> {
     check_model_name(name)?;
     if platform.topology.is_some() {
@@ -384,16 +379,6 @@ pub fn check_model(platform: &Platform, name: &str) -> Result<()> {
             // The penalty models need each host's private link (its NIC).
             penalized::private_links(platform, name)?;
         }
-    }
-    if name == "contention_free" && platform.hosts.len() > MAX_PAIR_HOSTS {
-        return Err(Error::new(
-            ErrorKind::Options,
-            "model",
-            format!(
-                "contention_free keeps a bandwidth per pair of hosts: at most {MAX_PAIR_HOSTS} hosts, this platform has {}",
-                platform.hosts.len()
-            ),
-        ));
     }
     Ok(())
 }
