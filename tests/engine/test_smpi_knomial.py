@@ -44,19 +44,20 @@ def trace(mode: str, arg: int | str, sizes: list[int], n: int) -> dict:
 
 
 def compare(tmp_path: Path, mode: str, arg: int | str, sizes: list[int], n: int, per_host: int,
-            smpi_cfg: dict[str, str], coll: str) -> tuple[float, float]:
+            smpi_cfg: dict[str, str], coll: str, round_robin: bool = False) -> tuple[float, float]:
     """SMPI's run of coll_online.c with `smpi_cfg` (``smpi/KEY:VALUE``; ``coll-selector`` too) and
     commaware's makespan of the same program with `coll`, ranks i·per_host … (i + 1)·per_host − 1
-    on host i."""
+    on host i, or with `round_robin` rank i on host i mod (n / per_host)."""
     assert SMPI_OK, SMPI_REASON
     hosts = -(-n // per_host)
+    host_of = [r % hosts if round_robin else r // per_host for r in range(n)]
     platform = cluster(hosts)
     platform["cluster"]["cores"] = per_host
     _, run = smpi_replay.run_program(PROGRAM, n, platform, tmp_path / "run", args=[mode, str(arg), *map(str, sizes)],
-                                     collectives=smpi_cfg, per_host=per_host)
+                                     collectives=smpi_cfg, per_host=per_host, host_of=host_of)
     assert len(run.rank_ends) == n
     ours_platform = {**platform, "network": {**platform["network"], "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES}}
-    placed = {**trace(mode, arg, sizes, n), "placement": [f"n{r // per_host}" for r in range(n)]}
+    placed = {**trace(mode, arg, sizes, n), "placement": [f"n{h}" for h in host_of]}
     ours = simulate(load_platform(ours_platform), load_trace(placed), coll=coll).makespan
     return run.makespan, ours
 
@@ -80,6 +81,15 @@ def test_knomial_bcast_with_init_smp_matches_smpi(tmp_path, n, sizes, root, per_
     smpi, ours = compare(tmp_path, "bcast", root, sizes, n, per_host, KNOMIAL, "bcast=mvapich2_knomial_intra_node")
     assert smpi > 0.0005
     assert ours == pytest.approx(smpi, rel=1e-9), (n, sizes, root, per_host, smpi, ours)
+
+
+@requires_smpi
+@pytest.mark.parametrize("n, per_host", [(6, 2), (9, 3), (8, 4), (7, 3)])
+def test_init_smp_with_the_ranks_of_a_host_not_adjacent(tmp_path, n, per_host):
+    # Rank i on host i mod hosts: a host's ranks and the leaders are not consecutive ranks.
+    smpi, ours = compare(tmp_path, "bcast", 1, [100, 5000], n, per_host, KNOMIAL, "bcast=mvapich2_knomial_intra_node",
+                         round_robin=True)
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, per_host, smpi, ours)
 
 
 @requires_smpi
