@@ -90,10 +90,11 @@ def test_smpis_replay_of_gb_bcasts_only_the_largest_block(tmp_path):
 #: The `ompi` preset where Open MPI's decision picks its "default", SimGrid's GB (below 256
 #: bytes a rank on average on 3-7 ranks, below 1024 on 8-15), whose bcast of the sum goes through
 #: the preset again (on 3 ranks: pipeline below 32 bytes, NTSB 32-255; on 4-7: NTSB below 64 and
-#: 128-2047, binomial 64-127; on 8-15: NTSB 8-63), and bruck above it on 5, 8 and 16 ranks. Not
-#: where that bcast is Open MPI's knomial, which commaware does not model (on 16-31 ranks every
-#: GB size).
-OMPI_GB = {3: [1, 10, 40], 4: [1, 20, 100, 255], 5: [100, 30000], 8: [1, 4, 1024, 2000], 16: [200, 1000, 30000]}
+#: 128-2047, binomial 64-127; on 8-15: NTSB 8-63, knomial 64-4095; on 3: knomial 512-1023; on
+#: 16-31: knomial below 4096, SimGrid's mvapich2_knomial_intra_node, with Comm::init_smp before
+#: the first), and bruck above it on 5, 8 and 16 ranks.
+OMPI_GB = {3: [1, 10, 40, 200, 300], 4: [1, 20, 100, 255], 5: [100, 30000], 8: [1, 4, 10, 100, 1024, 2000],
+           16: [200, 1000, 30000], 20: [50, 100]}
 
 
 @pytest.mark.parametrize("arg", ["even", "uneven"])

@@ -134,7 +134,8 @@ def trace_program(source: str | Path, n_ranks: int, platform: dict[str, Any], ou
 
 def run_program(source: str | Path, n_ranks: int, platform: dict[str, Any], out_dir: str | Path, *,
                 args: Sequence[str] = (), collectives: dict[str, str] | None = None,
-                timeout: float = 300) -> tuple[Path, SmpiRun]:
+                timeout: float = 300, per_host: int = 1,
+                host_of: Sequence[int] | None = None) -> tuple[Path, SmpiRun]:
     """SMPI's own simulation of the C MPI program `source` (built with smpicc) on `n_ranks` ranks of
     `platform` with `args`, under the configuration :func:`run_smpi_replay` uses, traced with
     ``-trace-ti`` into `out_dir`: (the trace's index file, the run's rank end times).
@@ -142,19 +143,22 @@ def run_program(source: str | Path, n_ranks: int, platform: dict[str, Any], out_
     The run has ``smpi/simulate-computation:no`` (the program's own CPU time is not simulated,
     so the run is deterministic: its compute is what it asks for with ``smpi_execute_flops``)
     and ``smpi/wtime:0``; each rank must print ``COMMAWARE_RANK_END RANK TIME`` (MPI_Wtime, 17
-    digits) when it is done. This is the reference for what SMPI's replay cannot replay."""
+    digits) when it is done. This is the reference for what SMPI's replay cannot replay. With
+    `per_host`, ranks i·per_host … (i + 1)·per_host − 1 run on host i, which has that many cores;
+    with `host_of`, rank i runs on host ``host_of[i]`` (each host with per_host cores)."""
     cfg = [*_model_cfg(platform, collectives), "smpi/simulate-computation:no", "smpi/wtime:0"]
-    return _run_traced(source, n_ranks, platform, out_dir, list(args), cfg, timeout)
+    return _run_traced(source, n_ranks, platform, out_dir, list(args), cfg, timeout, per_host, host_of)
 
 
 def _run_traced(source: str | Path, n_ranks: int, platform: dict[str, Any], out_dir: str | Path, args: list[str],
-                cfg: list[str], timeout: float) -> tuple[Path, SmpiRun]:
+                cfg: list[str], timeout: float, per_host: int = 1,
+                host_of: Sequence[int] | None = None) -> tuple[Path, SmpiRun]:
     """Build `source` and run it under ``smpirun -trace-ti`` with `cfg`: the index file, and the
     rank end times the program printed (``COMMAWARE_RANK_END``; empty if it printed none)."""
     program = _build(Path(source), "smpicc", [])
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    xml, hostfile, hosts = _write_platform(out_dir, platform, n_ranks)
+    xml, hostfile, hosts = _write_platform(out_dir, platform, n_ranks, per_host, host_of)
     cmd = ["smpirun", "-np", str(n_ranks), "-platform", xml.name, "-hostfile", hostfile.name, "-trace-ti",
            "--cfg=tracing/filename:ti.txt", f"--cfg=smpi/host-speed:{hosts[0]['speed']!r}f",
            *(f"--cfg={c}" for c in cfg), "--log=root.thres:warning", str(program), *args]
@@ -188,15 +192,19 @@ def _model_cfg(platform: dict[str, Any], collectives: dict[str, str] | None,
             *(f"smpi/{coll}:{algo}" for coll, algo in (collectives or {}).items())]
 
 
-def _write_platform(directory: Path, platform: dict[str, Any], n_ranks: int) -> tuple[Path, Path, list[dict[str, Any]]]:
-    """SMPI's platform XML and hostfile (rank i on host i) for `platform` in `directory`, and
-    the hosts; fewer hosts than ranks is an error."""
+def _write_platform(directory: Path, platform: dict[str, Any], n_ranks: int,
+                    per_host: int = 1, host_of: Sequence[int] | None = None) -> tuple[Path, Path, list[dict[str, Any]]]:
+    """SMPI's platform XML and hostfile (rank i on host i, on host i // per_host, or on host
+    host_of[i], each host with per_host cores) for `platform` in `directory`, and the hosts; too
+    few hosts is an error."""
+    host_of = list(host_of) if host_of is not None else [r // per_host for r in range(n_ranks)]
     hosts = _hosts(platform)
-    if n_ranks > len(hosts):
-        raise SmpiError(f"{n_ranks} ranks but the platform has {len(hosts)} hosts")
+    if n_ranks > len(hosts) * per_host:
+        raise SmpiError(f"{n_ranks} ranks but the platform has {len(hosts)} hosts of {per_host} ranks")
     xml, hostfile = directory / "platform.xml", directory / "hostfile"
-    xml.write_text(platform_xml(platform))
-    hostfile.write_text("".join(f"{h['name']}\n" for h in hosts[:n_ranks]))
+    text = platform_xml(platform)
+    xml.write_text(text if per_host == 1 else text.replace("<host id=", f'<host core="{per_host}" id='))
+    hostfile.write_text("".join(f"{hosts[host_of[r]]['name']}\n" for r in range(n_ranks)))
     return xml, hostfile, hosts
 
 

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use crate::error::{Error, ErrorKind, Result};
 pub(crate) mod ompi_colls;
 pub(crate) mod reduce_scatter;
+pub(crate) mod smp;
 use crate::mpi::ops::OpSpec;
 
 /// One round of a collective: at most one send (of `bytes`) and one receive, or a fan.
@@ -245,6 +246,11 @@ pub enum Algo {
     /// buffer up to 8192 bytes, else pipelined in 8192-byte segments, the remainder by the
     /// bcast in use for its size ([`ompi_colls::ntsb`]).
     BinaryTree,
+    /// Bcast: SimGrid's `mvapich2_knomial_intra_node` (Open MPI's "knomial" in its `ompi`
+    /// selector): a 4-nomial tree over the whole communicator, each rank posting its sends of a
+    /// level together (MPI_Isend) and waiting for them; the first time such an algorithm runs
+    /// on a communicator, SimGrid's `Comm::init_smp` communicates before it ([`smp`]).
+    MvapichKnomial,
 }
 
 impl Algo {
@@ -280,6 +286,7 @@ impl Algo {
             Algo::RecursiveHalving => "ompi_basic_recursivehalving",
             Algo::NeighborExchange => "ompi_neighborexchange",
             Algo::BinaryTree => "NTSB",
+            Algo::MvapichKnomial => "mvapich2_knomial_intra_node",
             Algo::SmpiDefault => "smpi_default",
             Algo::Gb => "GB",
             Algo::LinearSync => "ompi_linear_sync",
@@ -297,7 +304,7 @@ impl Algo {
 /// The algorithms each collective offers, its default first.
 pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("barrier", &[Algo::Dissemination, Algo::BasicLinear, Algo::RecursiveDoubling, Algo::Tree]),
-    ("bcast", &[Algo::Binomial, Algo::ScatterRdbAllgather, Algo::ScatterLrAllgather, Algo::BinaryTree, Algo::Ntsl, Algo::OmpiPipeline, Algo::OmpiSplitBintree]),
+    ("bcast", &[Algo::Binomial, Algo::ScatterRdbAllgather, Algo::ScatterLrAllgather, Algo::BinaryTree, Algo::Ntsl, Algo::OmpiPipeline, Algo::OmpiSplitBintree, Algo::MvapichKnomial]),
     ("reduce", &[Algo::Binomial, Algo::BasicLinear, Algo::OmpiBinomial, Algo::OmpiPipeline, Algo::OmpiChain, Algo::OmpiBinary, Algo::OmpiInOrderBinary, Algo::NbcLinear]),
     ("allreduce", &[Algo::Rdb, Algo::Lr, Algo::RabRdb, Algo::Redbcast, Algo::RingSegmented]),
     ("alltoall", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::Bruck, Algo::BasicLinear]),
@@ -385,6 +392,22 @@ pub struct Collectives {
     /// Flops a reduction spends per byte it combines (the platform's
     /// `network.reduction_flops_per_byte`; 0: reductions cost no time).
     pub flops_per_byte: f64,
+    /// The host of every world rank, which SimGrid's `Comm::init_smp` groups a communicator's
+    /// ranks by ([`Collectives::set_hosts`]); none: rank i on host i.
+    smp_hosts: Option<std::sync::Arc<SmpHosts>>,
+}
+
+/// The placement `Comm::init_smp` reads, and each communicator's layout once worked out.
+#[derive(Debug, Default)]
+struct SmpHosts {
+    hosts: Vec<u32>,
+    layouts: std::sync::Mutex<std::collections::HashMap<u32, std::sync::Arc<smp::Layout>>>,
+}
+
+impl PartialEq for SmpHosts {
+    fn eq(&self, other: &SmpHosts) -> bool {
+        self.hosts == other.hosts
+    }
 }
 
 impl Collectives {
@@ -419,6 +442,51 @@ impl Collectives {
             self.fixed.insert(collective, algo);
         }
         Ok(())
+    }
+
+    /// Run world rank i on host `hosts[i]` (the replay's placement): SimGrid's `Comm::init_smp`
+    /// groups each communicator's ranks by host.
+    pub fn set_hosts(&mut self, hosts: impl IntoIterator<Item = usize>) {
+        let hosts = hosts.into_iter().map(|h| h as u32).collect();
+        self.smp_hosts = Some(std::sync::Arc::new(SmpHosts { hosts, layouts: Default::default() }));
+    }
+
+    /// The layout over hosts of communicator `g` of `members` (world ranks in its rank order).
+    pub(crate) fn smp_layout(&self, g: u32, members: &[u32]) -> std::sync::Arc<smp::Layout> {
+        let Some(h) = &self.smp_hosts else { return std::sync::Arc::new(smp::Layout::new(members, |w| w)) };
+        let mut layouts = h.layouts.lock().unwrap_or_else(|e| e.into_inner());
+        layouts.entry(g).or_insert_with(|| std::sync::Arc::new(smp::Layout::new(members, |w| h.hosts[w as usize]))).clone()
+    }
+
+    /// Whether algorithm `a` of `op` on `p` ranks (or an algorithm it calls) runs SimGrid's
+    /// `Comm::init_smp` when the communicator has not run it yet (as [`Collectives::check_algo`]
+    /// walks the algorithms called).
+    pub(crate) fn uses_init_smp(&self, op: &OpSpec, a: Algo, p: usize) -> bool {
+        match (op, a) {
+            (OpSpec::Bcast { .. }, Algo::MvapichKnomial) => true,
+            (OpSpec::Bcast { root, bytes, comm }, Algo::Ntsl | Algo::BinaryTree) => {
+                let rest = if a == Algo::Ntsl { ompi_colls::ntsl_len(*root, p, *root, *bytes).1 } else { ompi_colls::ntsb_len(*root, p, *root, *bytes).1 };
+                let pipelined = a == Algo::Ntsl || *bytes > ompi_colls::NTSB_SEGMENT;
+                let rest_op = OpSpec::Bcast { root: *root, bytes: rest, comm: *comm };
+                pipelined && rest > 0.0 && self.uses_init_smp(&rest_op, self.pick(&rest_op, p), p)
+            }
+            (OpSpec::Allreduce { .. }, Algo::Redbcast) => {
+                let (reduce, reduce_algo, bcast, bcast_algo) = redbcast_parts(op, p, self);
+                self.uses_init_smp(&reduce, reduce_algo, p) || self.uses_init_smp(&bcast, bcast_algo, p)
+            }
+            (OpSpec::Allgatherv { .. }, Algo::Gb) => {
+                let (bcast, bcast_algo) = gb_bcast(op, p, self);
+                self.uses_init_smp(&bcast, bcast_algo, p)
+            }
+            (OpSpec::Allreduce { bytes, .. }, Algo::RingSegmented) if ompi_colls::RingSegmented::new(*bytes, p).is_none() => self.uses_init_smp(op, Algo::Lr, p),
+            (OpSpec::Allreduce { bytes, .. }, Algo::Lr) if *bytes < p as f64 => self.uses_init_smp(op, Algo::Redbcast, p),
+            (OpSpec::Allreduce { bytes, comm }, Algo::Lr) => {
+                let rest = lr_split(*bytes, p).1;
+                let rest_op = OpSpec::Allreduce { bytes: rest, comm: *comm };
+                rest > 0.0 && self.uses_init_smp(&rest_op, self.pick(&rest_op, p), p)
+            }
+            _ => false,
+        }
     }
 
     /// The algorithm of `op` on a communicator of `p` ranks.
@@ -750,7 +818,8 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
             6 => Some(Algo::Binomial),
             8 => Some(Algo::ScatterRdbAllgather), // scatter_allgather: SimGrid's, on any count
             9 => Some(Algo::ScatterLrAllgather),  // scatter_allgather_ring (never picked)
-            _ => None, // knomial (Comm::init_smp), scatter_allgather(_ring) not on a power of two
+            7 => Some(Algo::MvapichKnomial),      // knomial: SimGrid's mvapich2_knomial_intra_node
+            _ => None, // split_bintree below a segment per half (SMP_linear)
         },
         OpSpec::Reduce { bytes, .. } => Some(match decide(OMPI_REDUCE, p, *bytes) {
             2 => Algo::OmpiChain,
@@ -1193,6 +1262,25 @@ fn then(k: usize, first_len: usize, first: impl Fn(usize) -> Option<Round>, seco
 /// Round `k` of rank `r`'s part in `op` over `p` ranks with algorithm `algo`, or `None`
 /// once the rank's part is over.
 pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &Collectives) -> Option<Round> {
+    round_in(op, algo, r, p, k, &Ctx { coll, smp: None })
+}
+
+/// What an algorithm reads besides its op: the algorithms in use, and the communicator's layout
+/// over hosts when the op is the first on it to run SimGrid's `Comm::init_smp` ([`smp`]).
+pub(crate) struct Ctx<'a> {
+    pub(crate) coll: &'a Collectives,
+    pub(crate) smp: Option<&'a smp::Layout>,
+}
+
+impl std::ops::Deref for Ctx<'_> {
+    type Target = Collectives;
+    fn deref(&self) -> &Collectives {
+        self.coll
+    }
+}
+
+/// [`round`] in context `coll`.
+pub(crate) fn round_in(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &Ctx) -> Option<Round> {
     let k = k as usize;
     match (op, algo) {
         (OpSpec::Barrier { .. }, _) => barrier(algo, r, p, k),
@@ -1232,7 +1320,7 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
             // Pipelined in 8192-byte segments; the remainder by the bcast in use for its size.
             let (len, rest) = ompi_colls::ntsb_len(r, p, *root, *bytes);
             let rest_op = OpSpec::Bcast { root: *root, bytes: rest, comm: *comm };
-            then(k, len, |k| ompi_colls::ntsb(r, p, *root, k, *bytes), |j| if rest > 0.0 { round(&rest_op, coll.pick(&rest_op, p), r, p, j as u32, coll) } else { None })
+            then(k, len, |k| ompi_colls::ntsb(r, p, *root, k, *bytes), |j| if rest > 0.0 { round_in(&rest_op, coll.pick(&rest_op, p), r, p, j as u32, coll) } else { None })
         }
         (OpSpec::Bcast { root, bytes, comm }, Algo::Ntsl) => {
             // SimGrid's NTSL calls the bcast in use (itself when chosen by name, else the
@@ -1240,8 +1328,9 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
             let (len, rest) = ompi_colls::ntsl_len(r, p, *root, *bytes);
             let rest_op = OpSpec::Bcast { root: *root, bytes: rest, comm: *comm };
             let rest_algo = coll.pick(&rest_op, p);
-            then(k, len, |k| ompi_colls::ntsl(r, p, *root, k, *bytes), |j| if rest > 0.0 { round(&rest_op, rest_algo, r, p, j as u32, coll) } else { None })
+            then(k, len, |k| ompi_colls::ntsl(r, p, *root, k, *bytes), |j| if rest > 0.0 { round_in(&rest_op, rest_algo, r, p, j as u32, coll) } else { None })
         }
+        (OpSpec::Bcast { root, bytes, .. }, Algo::MvapichKnomial) => smp::knomial(r, p, *root, k, *bytes, coll.smp),
         (OpSpec::Bcast { root, bytes, .. }, Algo::OmpiSplitBintree) => ompi_colls::split_bintree(r, p, *root, k, *bytes),
         (OpSpec::Bcast { root, bytes, .. }, Algo::OmpiPipeline) => {
             let tree = ompi_colls::chain(1, p, *root, r);
@@ -1288,23 +1377,23 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
         (OpSpec::Gather { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |n| n as f64 * bytes),
         (OpSpec::Allreduce { bytes, .. }, Algo::RingSegmented) => match ompi_colls::RingSegmented::new(*bytes, p) {
             Some(ring) => ring.round(r, k),
-            None => round(op, Algo::Lr, r, p, k as u32, coll),
+            None => round_in(op, Algo::Lr, r, p, k as u32, coll),
         },
         // SimGrid's lr (`allreduce-lr.cpp`) runs redbcast below p bytes.
-        (OpSpec::Allreduce { bytes, .. }, Algo::Lr) if *bytes < p as f64 => round(op, Algo::Redbcast, r, p, k as u32, coll),
+        (OpSpec::Allreduce { bytes, .. }, Algo::Lr) if *bytes < p as f64 => round_in(op, Algo::Redbcast, r, p, k as u32, coll),
         (OpSpec::Allreduce { bytes, comm }, Algo::Lr) => {
             // Ring reduce-scatter then ring allgather, ⌊n/p⌋ per step; the remainder (n mod p)
             // by the allreduce in use for its size.
             let (share, rest) = lr_split(*bytes, p);
             let rest_op = OpSpec::Allreduce { bytes: rest, comm: *comm };
             then(k, 2 * p - 2, |_| Some(Round::SendRecv { dst: (r + 1) % p, src: (r + p - 1) % p, bytes: share }), |j| {
-                (rest > 0.0).then(|| round(&rest_op, coll.pick(&rest_op, p), r, p, j as u32, coll)).flatten()
+                (rest > 0.0).then(|| round_in(&rest_op, coll.pick(&rest_op, p), r, p, j as u32, coll)).flatten()
             })
         }
         (OpSpec::Allreduce { .. }, Algo::Redbcast) => {
             let (reduce, reduce_algo, bcast, bcast_algo) = redbcast_parts(op, p, coll);
             let len = reduce_len(&reduce, reduce_algo, r, p);
-            then(k, len, |k| round(&reduce, reduce_algo, r, p, k as u32, coll), |j| round(&bcast, bcast_algo, r, p, j as u32, coll))
+            then(k, len, |k| round_in(&reduce, reduce_algo, r, p, k as u32, coll), |j| round_in(&bcast, bcast_algo, r, p, j as u32, coll))
         }
         (OpSpec::Allreduce { bytes, .. }, Algo::RabRdb) => {
             // Recursive halving (distance 1 first, n/2, n/4, …) then recursive doubling
@@ -1354,7 +1443,7 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
                 (1.., 1) => Some(Round::Recv(0)),
                 _ => None,
             },
-            inner => round(op, inner, r, p, k as u32, coll),
+            inner => round_in(op, inner, r, p, k as u32, coll),
         },
         (OpSpec::ReduceScatter { bytes, .. }, Algo::MpichRdb) => reduce_scatter::mpich_rdb(r, p, k, bytes).map(|(rd, _)| rd),
         (OpSpec::ReduceScatter { bytes, .. }, Algo::Butterfly) => reduce_scatter::butterfly(r, p, k, bytes).map(|(rd, _)| rd),
@@ -1380,7 +1469,7 @@ pub(crate) fn round(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &
         (OpSpec::Allgatherv { .. }, Algo::Gb) => {
             let (bcast, bcast_algo) = gb_bcast(op, p, coll);
             then(k, 1, |_| if r == 0 { fan_round(0, p, 0, Some(Order::Ascending), None) } else { Some(Round::Send { to: 0, bytes: op_block(op, r) }) }, |j| {
-                round(&bcast, bcast_algo, r, p, j as u32, coll)
+                round_in(&bcast, bcast_algo, r, p, j as u32, coll)
             })
         }
         // SimGrid's allgather rdb: MPICH's, with its fix for a count that is not a power of two.
@@ -1847,7 +1936,7 @@ mod tests {
         assert_eq!(redbcast_parts(&allreduce, 5, &coll).3, Algo::Ntsl);
         let coll = Collectives::parse("ompi").unwrap();
         let (_, reduce_algo, _, bcast_algo) = redbcast_parts(&OpSpec::Allreduce { bytes: 2000.0, comm: 0 }, 300, &coll);
-        assert_eq!((reduce_algo, bcast_algo), (Algo::OmpiBinomial, Algo::Binomial)); // knomial bcast: not modelled
+        assert_eq!((reduce_algo, bcast_algo), (Algo::OmpiBinomial, Algo::MvapichKnomial));
         // A bcast the part cannot run is refused for the allreduce.
         let coll = Collectives::parse("allreduce=redbcast,bcast=ompi_split_bintree").unwrap();
         assert!(coll.check(&OpSpec::Allreduce { bytes: 1000.0, comm: 0 }, 4).unwrap_err().reason.contains("needs a segment"));

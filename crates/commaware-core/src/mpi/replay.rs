@@ -522,6 +522,7 @@ fn replay(
     coll.apply(platform.network.collectives.iter().map(|(k, v)| (k.clone(), v.clone())))?;
     coll.apply(options.collectives.iter().cloned())?;
     coll.flops_per_byte = platform.network.reduction_flops_per_byte;
+    coll.set_hosts(hosts.iter().copied());
     trace.check_collectives(&coll)?;
     let n = trace.n_ranks();
     // A timeline that shows the links' load needs the engine's link statistics.

@@ -9,7 +9,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mpi::collectives::{reduced_bytes, round, Algo, Collectives, Round};
+use crate::mpi::collectives::{reduced_bytes, round_in, Algo, Collectives, Ctx, Round};
 use crate::mpi::ops::{OpSpec, Peer, TagSpec};
 use crate::error::{check_amount, parse_json, Error, ErrorKind, Result};
 use crate::network::platform::MAX_EXACT;
@@ -90,6 +90,9 @@ pub struct Cursor {
     /// The current collective's algorithm, picked once when the cursor reaches it (a
     /// preset's choice may sum every rank's size).
     algo: Option<Algo>,
+    /// Whether the current collective is the first on its communicator to run SimGrid's
+    /// `Comm::init_smp` (which then communicates before it).
+    smp_first: bool,
 }
 
 /// A validated trace. Ranks' programs are not expanded: [`Trace::step`] gives each
@@ -251,9 +254,11 @@ impl Trace {
 
     /// Round `k` of rank `r`'s part in collective `op` with algorithm `algo`, and the flops
     /// of the reduction it does after the round (0 for none) under `coll`.
-    fn collective_round(&self, r: usize, op: &OpSpec, coll: &Collectives, algo: Algo, k: u32) -> Option<(Round, f64)> {
-        let (_, members, me) = self.comm_of(r, op.comm());
-        let rd = round(op, algo, me, members.len(), k, coll)?;
+    /// With `smp_first`, the op runs `Comm::init_smp` on its communicator first.
+    fn collective_round(&self, r: usize, op: &OpSpec, coll: &Collectives, algo: Algo, smp_first: bool, k: u32) -> Option<(Round, f64)> {
+        let (g, members, me) = self.comm_of(r, op.comm());
+        let layout = smp_first.then(|| coll.smp_layout(g, members));
+        let rd = round_in(op, algo, me, members.len(), k, &Ctx { coll, smp: layout.as_deref() })?;
         let flops = if coll.flops_per_byte > 0.0 { reduced_bytes(op, algo, me, members.len(), k, rd, coll) * coll.flops_per_byte } else { 0.0 };
         Some((rd, flops))
     }
@@ -279,8 +284,17 @@ impl Trace {
         while (c.op as usize) < ops.len() {
             let op = &ops[c.op as usize];
             if op.is_collective() {
-                let algo = *c.algo.get_or_insert_with(|| coll.pick(op, self.comm_size(r, op.comm())));
-                match self.collective_round(r, op, coll, algo, c.round) {
+                let algo = match c.algo {
+                    Some(a) => a,
+                    None => {
+                        let p = self.comm_size(r, op.comm());
+                        let a = coll.pick(op, p);
+                        c.smp_first = coll.uses_init_smp(op, a, p) && !self.ran_init_smp(r, c.op as usize, coll);
+                        c.algo = Some(a);
+                        a
+                    }
+                };
+                match self.collective_round(r, op, coll, algo, c.smp_first, c.round) {
                     // Post, wait, then combine what arrived (reductions on a costing platform).
                     Some((round, flops)) if c.micro < round.len() + (flops > 0.0) as u32 => return,
                     Some(_) => {
@@ -302,7 +316,22 @@ impl Trace {
             c.round = 0;
             c.micro = 0;
             c.algo = None;
+            c.smp_first = false;
         }
+    }
+
+    /// Whether a collective of rank `r` before its op `i`, on the same communicator, ran
+    /// SimGrid's `Comm::init_smp` (which a communicator runs once). Looks back to the last
+    /// collective there that needs it.
+    fn ran_init_smp(&self, r: usize, i: usize, coll: &Collectives) -> bool {
+        let ops = &self.spec.ranks[r];
+        let comm = ops[i].comm();
+        ops[..i].iter().rev().any(|op| {
+            op.is_collective() && op.comm() == comm && {
+                let p = self.comm_size(r, comm);
+                coll.uses_init_smp(op, coll.pick(op, p), p)
+            }
+        })
     }
 
     /// Whether rank `r`'s program is over at `c`.
@@ -355,7 +384,7 @@ impl Trace {
             }
             _ => {
                 let algo = c.algo.expect("a settled cursor on a collective has its algorithm");
-                let (rd, flops) = self.collective_round(r, op, coll, algo, c.round).expect("settled cursor is on a round");
+                let (rd, flops) = self.collective_round(r, op, coll, algo, c.smp_first, c.round).expect("settled cursor is on a round");
                 if c.micro == rd.len() {
                     return Step::Compute { amount: flops, seconds: false };
                 }
