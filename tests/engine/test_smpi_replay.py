@@ -243,6 +243,9 @@ OMPI_PRESET_SIZES = {
     # p 4-31: recursive halving from 8 bytes in all (4-7) to 262143, ring from 262144 (the
     # sizes are those of the blocks 1, 2, 3, 1, 2, 3, ... times the number given).
     "reduce_scatter": {4: [1000, 40000], 5: [1000, 40000], 8: [1000, 40000]},
+    # No decision: Open MPI's basic (linear) scan and exscan, SimGrid's only ones.
+    "scan": {4: [40000, 200000], 5: [40000, 200000], 8: [40000]},
+    "exscan": {4: [40000, 200000], 5: [40000, 200000], 8: [40000]},
 }
 
 

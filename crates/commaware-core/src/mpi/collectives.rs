@@ -862,6 +862,9 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
             // 1 non-overlapping: SimGrid runs its reduce_scatter__default.
             _ => Some(Algo::SmpiDefault),
         },
+        // No decision in Open MPI's tuned component: its basic component's linear scan and
+        // exscan, which are also SimGrid's only ones.
+        OpSpec::Scan { .. } | OpSpec::Exscan { .. } => Some(Algo::Linear),
         _ => None,
     }
 }
