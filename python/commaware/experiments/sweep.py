@@ -576,7 +576,9 @@ def make_cluster(jobqueue: str | None, options: Mapping[str, Any] | None = None,
         return LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
                             dashboard_address=None, silence_logs=logging.ERROR)
     except BaseException:  # Ctrl-C while the workers start: none is left behind, none is waited for
-        _silence(*DASK_LOGGERS)  # the scheduler logs its handlers cancelled below, with tracebacks
+        # The scheduler logs its handlers cancelled below, with tracebacks: Dask's loggers stay
+        # silent from here on (the half-made cluster's loop may still be closing after this).
+        _silence(*DASK_LOGGERS)
         from multiprocessing import resource_tracker
 
         # multiprocessing's resource tracker stays: it cleans up after the killed workers.
