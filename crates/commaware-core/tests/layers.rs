@@ -73,7 +73,8 @@ fn code_only(text: &str) -> String {
     while i < lines.len() {
         if lines[i].trim() == "#[cfg(test)]" {
             let next = (i + 1..lines.len()).find(|&k| !lines[k].trim().is_empty());
-            if let Some(k) = next.filter(|&k| lines[k].trim_start().starts_with("mod ") || lines[k].trim_start().starts_with("pub mod ")) {
+            let is_mod = |l: &str| ["mod ", "pub mod ", "pub(crate) mod ", "pub(super) mod "].iter().any(|p| l.trim_start().starts_with(p));
+            if let Some(k) = next.filter(|&k| is_mod(&lines[k])) {
                 let mut end = k;
                 if lines[k].contains('{') {
                     let mut depth = 0i64;
@@ -381,7 +382,7 @@ fn a_back_edge_is_found() {
     };
     write("lib.rs", "pub mod low;\npub mod high;\n");
     write("low/mod.rs", "pub mod spec;\npub use spec::Spec;\nuse crate::low::spec::Other; // crate::high::X in a comment\n");
-    write("low/spec.rs", "pub struct Spec;\npub struct Other;\nuse super::Spec as S;\n#[cfg(test)]\nmod tests {\n    use crate::high::Thing;\n}\n");
+    write("low/spec.rs", "pub struct Spec;\npub struct Other;\nuse super::Spec as S;\n#[cfg(test)]\nmod tests {\n    use crate::high::Thing;\n}\n#[cfg(test)]\npub(crate) mod more {\n    use crate::high::Thing;\n}\n");
     write("high.rs", "use crate::low::{Spec, spec::Other};\npub struct Thing;\n");
     let ok = cycles(&read_crate(&dir));
     assert!(ok.is_empty(), "{ok:?}");

@@ -1104,10 +1104,6 @@ impl Dragonfly {
     }
 }
 
-/// Above this many routers a dragonfly's [`Topology::uniform_congestion`] is not computed
-/// (a route per ordered router pair: 16.8 million at this size).
-pub const CONGESTION_ROUTER_LIMIT: u64 = 4096;
-
 impl Topology for Dragonfly {
     fn cluster_params(&self) -> Option<&ClusterParams> {
         Some(&self.c.params)
@@ -1121,7 +1117,7 @@ impl Topology for Dragonfly {
     /// counted on this dragonfly's SPLITDUPLEX twin).
     fn uniform_congestion(&self) -> Option<f64> {
         let routers = self.groups * self.chassis * self.blades;
-        if self.c.limiter.is_some() || routers > CONGESTION_ROUTER_LIMIT {
+        if self.c.limiter.is_some() || routers > super::summary::CONGESTION_ROUTER_LIMIT {
             return None;
         }
         if !self.c.split {

@@ -14,8 +14,11 @@
 //!   the other must cross (a minimum cut); derived below for the star, FLAT, TORUS, FAT_TREE
 //!   and DRAGONFLY, each where its conditions hold.
 
-use super::cluster::CONGESTION_ROUTER_LIMIT;
 use super::{Endpoint, LinkInfo, LinkSharing, Topology};
+
+/// Above this many routers a dragonfly's [`Topology::uniform_congestion`] is not computed
+/// (a route per ordered router pair: 16.8 million at this size).
+pub const CONGESTION_ROUTER_LIMIT: u64 = 4096;
 
 /// Above this many hosts the diameter of a topology without a closed form is not computed
 /// (every ordered pair's route: about a million routes at this size).
