@@ -102,6 +102,12 @@ def requires_simgrid_mark(available: tuple[bool, str], tests: str) -> pytest.Mar
     return requires_peer_mark(available, tests, "SimGrid", "COMMAWARE_REQUIRE_SIMGRID")
 
 
+def requires_smpi_mark(available: tuple[bool, str], tests: str) -> pytest.MarkDecorator:
+    """`requires_peer_mark` for SMPI (``smpi_replay.smpi_available()``; COMMAWARE_REQUIRE_SIMGRID,
+    as SMPI comes with SimGrid)."""
+    return requires_peer_mark(available, tests, "SMPI", "COMMAWARE_REQUIRE_SIMGRID")
+
+
 def requires_slurm_mark(available: tuple[bool, str], tests: str) -> pytest.MarkDecorator:
     """`requires_peer_mark` for a single-node Slurm (``slurm_single_node.slurm_available()``;
     COMMAWARE_REQUIRE_SLURM)."""

@@ -16,7 +16,6 @@ unless ``COMMAWARE_REQUIRE_SIMGRID=1`` (set by ``.ci/run``): then they fail with
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -24,10 +23,10 @@ import pytest
 from commaware import load_platform, load_trace, simulate
 
 import smpi_replay
+from conftest import requires_smpi_mark
 
-REQUIRE_SIMGRID = os.environ.get("COMMAWARE_REQUIRE_SIMGRID") == "1"
 SMPI_OK, SMPI_REASON = smpi_replay.smpi_available()
-pytestmark = pytest.mark.skipif(not SMPI_OK and not REQUIRE_SIMGRID, reason=f"SMPI not available: {SMPI_REASON}")
+pytestmark = requires_smpi_mark((SMPI_OK, SMPI_REASON), "SMPI collective programs")
 
 PROGRAM = Path(__file__).resolve().parents[1] / "peers" / "coll_online.c"
 

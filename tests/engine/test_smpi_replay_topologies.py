@@ -17,7 +17,6 @@ unless ``COMMAWARE_REQUIRE_SIMGRID=1`` (set by ``.ci/run``): then they fail with
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
@@ -25,10 +24,10 @@ from commaware import load_platform, load_trace, simulate
 from commaware.traces.export import export_ti
 
 import smpi_replay
+from conftest import requires_smpi_mark
 
-REQUIRE_SIMGRID = os.environ.get("COMMAWARE_REQUIRE_SIMGRID") == "1"
 SMPI_OK, SMPI_REASON = smpi_replay.smpi_available()
-requires_smpi = pytest.mark.skipif(not SMPI_OK and not REQUIRE_SIMGRID, reason=f"SMPI not available: {SMPI_REASON}")
+requires_smpi = requires_smpi_mark((SMPI_OK, SMPI_REASON), "SMPI replay on topologies")
 
 
 def platform(count: int, topology: dict, **network) -> dict:

@@ -11,7 +11,6 @@ skip, unless ``COMMAWARE_REQUIRE_SIMGRID=1`` (set by ``.ci/run``).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -20,10 +19,10 @@ from commaware import load_platform, load_trace, simulate
 from commaware.traces.export import export_ti
 
 import smpi_replay
+from conftest import requires_smpi_mark
 
-REQUIRE_SIMGRID = os.environ.get("COMMAWARE_REQUIRE_SIMGRID") == "1"
 SMPI_OK, SMPI_REASON = smpi_replay.smpi_available()
-requires_smpi = pytest.mark.skipif(not SMPI_OK and not REQUIRE_SIMGRID, reason=f"SMPI not available: {SMPI_REASON}")
+requires_smpi = requires_smpi_mark((SMPI_OK, SMPI_REASON), "SMPI timing model")
 
 #: SimGrid 3.32's breakpoints of smpi/bw-factor and smpi/lat-factor, on the simulated size
 #: (payload + SMPI's 16-byte envelope).

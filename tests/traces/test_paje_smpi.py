@@ -14,18 +14,17 @@ when flows run."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 import smpi_replay
+from conftest import requires_smpi_mark
 from .test_timeline_paje import requires_pajeng
 
-REQUIRE_SIMGRID = os.environ.get("COMMAWARE_REQUIRE_SIMGRID") == "1"
 SMPI_OK, SMPI_REASON = smpi_replay.smpi_available()
-requires_smpi = pytest.mark.skipif(not SMPI_OK and not REQUIRE_SIMGRID, reason=f"SMPI not available: {SMPI_REASON}")
+requires_smpi = requires_smpi_mark((SMPI_OK, SMPI_REASON), "SMPI Paje")
 
 PLATFORM = {"cluster": {"count": 4, "speed": 1e9, "prefix": "n"},
             "network": {"bandwidth": 1.25e8, "latency": 1e-5, "eager_threshold": 65536,

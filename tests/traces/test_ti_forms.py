@@ -16,19 +16,17 @@ unless ``COMMAWARE_REQUIRE_SIMGRID=1`` (set by ``.ci/run``): then they fail with
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from commaware import _core, load_platform, load_trace, simulate
-from conftest import run_cli
+from conftest import requires_smpi_mark, run_cli
 
 import smpi_replay
 
-REQUIRE_SIMGRID = os.environ.get("COMMAWARE_REQUIRE_SIMGRID") == "1"
 SMPI_OK, SMPI_REASON = smpi_replay.smpi_available()
-pytestmark = pytest.mark.skipif(not SMPI_OK and not REQUIRE_SIMGRID, reason=f"SMPI not available: {SMPI_REASON}")
+pytestmark = requires_smpi_mark((SMPI_OK, SMPI_REASON), "smpirun TI forms")
 
 PROGRAM = Path(__file__).resolve().parents[1] / "peers" / "ti_forms.c"
 #: The size of each derived datatype of the `derived` section (MPI_Type_size).
