@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Union
 
 from . import _core
 from ._errors import E, find_unserialisable, input_error, option_error, with_source
+from .output import on_delivery, partial_path, put_in_place
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -581,6 +582,65 @@ def message_frame(columns: dict[str, bytes], host_names: list[str]) -> pd.DataFr
     })
 
 
+#: The formats of the per-message table (`MessageFile`).
+MESSAGE_FORMATS = (".parquet", ".csv")
+
+
+class MessageFile:
+    """Writes message batches (DataFrames from `commaware.simulate(on_messages=...)`) to a
+    .parquet or .csv file as they arrive. Call `close()` on success, `discard()` on failure:
+    the file appears only when complete."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.format = self.path.suffix.lower()
+        if self.format not in MESSAGE_FORMATS:
+            raise ValueError(f"{path}: the message table must be .parquet or .csv")
+        self.partial = partial_path(self.path)
+        self._writer: Any = None
+        self.closed = False
+        self.rows = 0
+
+    def _open(self, schema: Any) -> None:
+        if self.format == ".parquet":
+            import pyarrow.parquet as pq
+
+            self._writer = pq.ParquetWriter(self.partial, schema)
+        else:
+            import pyarrow.csv as pacsv
+
+            self._writer = pacsv.CSVWriter(self.partial, schema)
+
+    def __call__(self, frame: pd.DataFrame) -> None:
+        import pyarrow as pa
+
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        if self._writer is None:
+            self._open(table.schema)
+        self._writer.write_table(table)
+        self.rows += len(frame)
+
+    def close(self, host_names: list[str]) -> None:
+        """Finish the file (an empty table with the columns when there were no messages)."""
+        if self._writer is None:
+            self(message_frame({k: b"" for k in MESSAGE_DTYPES}, host_names))
+        self._writer.close()
+        self._writer = None
+        self.closed = True
+        put_in_place(self.partial, self.path)
+
+    def discard(self) -> None:
+        """Drop the partial file, if any is left (after `close`, the command's delivery owns it)."""
+        if self.closed or not self.partial.exists():
+            return
+        if self._writer is not None:
+            try:
+                self._writer.close()
+            except Exception:  # noqa: BLE001 - the file is dropped anyway
+                pass
+        self.partial.unlink(missing_ok=True)
+
+
 class Result:
     """Outcome of a replay: makespan, per-rank data, and the messages and timeline it kept."""
 
@@ -866,12 +926,17 @@ def drop_timeline(timeline: str | Path | None, timeline_as: str | Path | None = 
 
 def keep_timeline(partial: str | Path, timeline: str | Path) -> None:
     """Move a complete timeline written at `partial` to `timeline`, replacing what was
-    there (each file of an OTF2 archive)."""
+    there (each file of an OTF2 archive): now, or at the command's delivery
+    (`output.on_delivery`; the partial is dropped if that never comes)."""
     otf2 = _is_otf2(timeline)
-    if otf2:
-        drop_timeline(timeline)
-    for source, target in zip(timeline_entries(partial, otf2), timeline_entries(timeline, otf2)):
-        os.replace(source, target)
+
+    def commit() -> None:
+        if otf2:
+            drop_timeline(timeline)
+        for source, target in zip(timeline_entries(partial, otf2), timeline_entries(timeline, otf2)):
+            os.replace(source, target)
+
+    on_delivery(commit, lambda: drop_timeline(partial, timeline))
 
 
 @contextmanager

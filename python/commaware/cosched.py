@@ -209,19 +209,16 @@ class CoschedRun:
     def write_jobs(self, path: str | PathLike) -> None:
         """Write the per-job table to a .parquet or .csv file (columnar, via pyarrow); the file
         appears only once complete."""
-        import os
-
         import pyarrow as pa
 
-        from .output import partial_path
+        from .output import deliver
 
-        target = Path(path)
-        fmt = target.suffix.lower()
+        fmt = Path(path).suffix.lower()
         if fmt not in JOB_FORMATS:
             raise input_error(_core.OptionsError, str(path), "", "the job table must be .parquet or .csv")
         table = pa.table(self.columns)
-        partial = partial_path(target)
-        try:
+
+        def write(partial: Path) -> None:
             if fmt == ".parquet":
                 import pyarrow.parquet as pq
 
@@ -230,11 +227,11 @@ class CoschedRun:
                 import pyarrow.csv as pacsv
 
                 pacsv.write_csv(table, partial)
-            os.replace(partial, target)
+
+        try:
+            deliver(write, path)
         except OSError as exc:
             raise _core.OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-        finally:
-            partial.unlink(missing_ok=True)
 
 
 def workload_schema() -> str:

@@ -73,16 +73,18 @@ def write_gantt(result: Result, path: str | Path, title: str = "") -> None:
 def save_atomically(fig: Any, path: Path) -> None:
     """Save through a temporary file beside `path`, created as open() creates files (mode
     0666 & ~umask; tempfile.mkstemp would make it 0600), then renamed over `path`."""
+    from .output import put_in_place
+
     folder = path.parent if str(path.parent) else Path(".")
     tmp = folder / f".{path.name}.{secrets.token_hex(6)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as handle:
             fig.savefig(handle, format=path.suffix.lower()[1:], bbox_inches="tight")
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    put_in_place(tmp, path)
 
 
 def _legend(ax: Any, handles: list, labels: list) -> None:

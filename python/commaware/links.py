@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .output import MESSAGE_FORMATS, deliver
+from .api import MESSAGE_FORMATS
+from .output import deliver
 
 if TYPE_CHECKING:
     from .api import Result

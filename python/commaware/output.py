@@ -1,17 +1,23 @@
-"""Files written while a replay runs: the per-message table (Parquet or CSV, via pyarrow),
-written batch by batch, and a helper that puts any output in place only once it is complete.
+"""Files and documents a command writes: `deliver` and `put_in_place`, which put an output in
+place only once it is complete, and `Delivery`, which holds a command's outputs back until they
+are all complete and then delivers them in one step that a Ctrl-C cannot split (issue 45). The
+base of the package: it imports nothing of commaware.
+
+Outside a command (the API), `put_in_place` renames at once. Inside one (`commaware ...`: the
+CLI's top-level group opens a `Delivery` around the command), every output waits, complete,
+under its partial name, and what the command prints on stdout waits in a spool; when the
+command ends they are all renamed and copied out together, with SIGINT held off meanwhile: the
+user gets every output and exit 0, or, on a Ctrl-C before delivery, none and exit 130.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-MESSAGE_FORMATS = (".parquet", ".csv")
+from typing import IO, Callable, Iterator
 
 
 def partial_path(path: Path) -> Path:
@@ -30,10 +36,51 @@ def requested_names(text: str) -> str:
     return re.sub(r"\.([^/\\\s'\"]+)\.[0-9]+\.partial\b", r"\1", text)
 
 
+def remove_path(path: Path) -> None:
+    """Remove a file or a folder (with what it holds), if it exists."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+#: The delivery of the command running in this process, if any (`Delivery.begin`).
+_active: Delivery | None = None
+
+
+def on_delivery(commit: Callable[[], None], discard: Callable[[], None]) -> None:
+    """An output is complete: `commit` puts it in place. Outside a command that happens now;
+    inside one it waits for the command's delivery, and `discard` runs instead if the command
+    ends without delivering (Ctrl-C, bad input, an error)."""
+    if _active is None:
+        commit()
+    else:
+        _active.actions.append((commit, discard))
+
+
+@contextlib.contextmanager
+def at_once() -> Iterator[None]:
+    """Inside the block, outputs are put in place at once even inside a command: for the parts
+    of a larger output that is itself delivered whole (a report's figures in its staging
+    folder) and for intermediate files read back before the command ends."""
+    global _active
+    held, _active = _active, None
+    try:
+        yield
+    finally:
+        _active = held
+
+
+def put_in_place(partial: Path, final: str | Path) -> None:
+    """Rename the complete output `partial` (a file or a folder) to `final`, now or at the
+    command's delivery (`on_delivery`)."""
+    on_delivery(lambda: os.replace(partial, final), lambda: remove_path(partial))
+
+
 def deliver(write: Callable[[Path], None], output: str | Path | None) -> None:
-    """Write a document with `write(path)` into a partial file, then move it to `output`, or
-    copy it to stdout when `output` is None. Nothing appears unless `write` succeeded."""
-    import shutil
+    """Write a document with `write(path)` into a partial file, then put it at `output`, or on
+    stdout when `output` is None (`put_in_place`, `Delivery`). Nothing appears unless `write`
+    succeeded."""
     import sys
     import tempfile
 
@@ -41,69 +88,187 @@ def deliver(write: Callable[[Path], None], output: str | Path | None) -> None:
     # truncated on open, and ext4 then writes all its data back when it is closed, which kept
     # a Ctrl-C of `simulate --json` waiting for the disk (0.2 s for 450 MB here, 1.5 s on CI).
     folder = Path(tempfile.mkdtemp(prefix="commaware-")) if output is None else None
-    partial = folder / "document.json" if folder is not None else partial_path(Path(output))
+    partial = folder / "document.json" if folder is not None else partial_path(Path(output))  # type: ignore[arg-type]
     try:
         write(partial)
-        if output is None:
-            with open(partial) as doc:
-                shutil.copyfileobj(doc, sys.stdout)
+    except BaseException:
+        remove_path(folder or partial)
+        raise
+    if folder is None:
+        put_in_place(partial, output)  # type: ignore[arg-type]
+    elif isinstance(sys.stdout, _Spool):
+        sys.stdout.insert(folder, partial)
+    else:
+        try:
+            with open(partial, "rb") as doc:
+                _copy_bytes(doc, sys.stdout)
+        finally:
+            remove_path(folder)
+
+
+def _copy_bytes(source: IO[bytes], target: IO[str], end: int | None = None) -> None:
+    """Copy `source` from where it stands (to offset `end`) onto the text stream `target`:
+    through its binary buffer when it has one, else decoded as UTF-8."""
+    import codecs
+
+    target.flush()
+    sink = getattr(target, "buffer", None)
+    decoder = codecs.getincrementaldecoder("utf-8")("replace") if sink is None else None
+    left = None if end is None else end - source.tell()
+    while left is None or left > 0:
+        chunk = source.read(1 << 20 if left is None else min(1 << 20, left))
+        if not chunk:
+            break
+        if left is not None:
+            left -= len(chunk)
+        if sink is not None:
+            _write_all(sink, chunk)
         else:
-            os.replace(partial, output)
-    finally:
-        partial.unlink(missing_ok=True)
-        if folder is not None:
-            folder.rmdir()
+            target.write(decoder.decode(chunk))  # type: ignore[union-attr]
+    if sink is not None:
+        sink.flush()
+    target.flush()
 
 
-class MessageFile:
-    """Writes message batches (DataFrames from `commaware.simulate(on_messages=...)`) to a
-    .parquet or .csv file as they arrive. Call `close()` on success, `discard()` on failure:
-    the file appears only when complete."""
+def _write_all(sink: IO[bytes], data: bytes) -> None:
+    """All of `data` to the binary stream `sink`. A write that a signal interrupts once part of
+    it is in a pipe returns the part's length (a Ctrl-C held during delivery did that: a 1 MiB
+    chunk came out as its first 64 KiB); the rest is written on."""
+    view = memoryview(data)
+    while view:
+        written = sink.write(view)
+        view = view[len(view) if written is None else written:]
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.format = self.path.suffix.lower()
-        if self.format not in MESSAGE_FORMATS:
-            raise ValueError(f"{path}: the message table must be .parquet or .csv")
-        self.partial = partial_path(self.path)
-        self._writer: Any = None
-        self.rows = 0
 
-    def _open(self, schema: Any) -> None:
-        if self.format == ".parquet":
-            import pyarrow.parquet as pq
+class _Spool(io.TextIOBase):
+    """Stands for stdout while a command runs: what it prints is kept (in memory, on disk past
+    1 MiB) and copied to the real stdout at delivery, with the documents `deliver` wrote
+    inserted where they were printed. It answers `isatty` and `encoding` as the real stdout
+    does, so rich and click format for the terminal or pipe the output will reach."""
 
-            self._writer = pq.ParquetWriter(self.partial, schema)
-        else:
-            import pyarrow.csv as pacsv
+    def __init__(self, real: IO[str]) -> None:
+        import tempfile
 
-            self._writer = pacsv.CSVWriter(self.partial, schema)
+        super().__init__()
+        self.real = real
+        self.text = tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+b")
+        #: Documents to insert: (offset in `text`, their private folder, the file).
+        self.documents: list[tuple[int, Path, Path]] = []
 
-    def __call__(self, frame: pd.DataFrame) -> None:
-        import pyarrow as pa
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.real, "encoding", None) or "utf-8"
 
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-        if self._writer is None:
-            self._open(table.schema)
-        self._writer.write_table(table)
-        self.rows += len(frame)
+    @property
+    def errors(self) -> str:  # type: ignore[override]
+        return getattr(self.real, "errors", None) or "strict"
 
-    def close(self, host_names: list[str]) -> None:
-        """Finish the file (an empty table with the columns when there were no messages)."""
-        if self._writer is None:
-            from .api import MESSAGE_DTYPES, message_frame
+    def writable(self) -> bool:
+        return True
 
-            self(message_frame({k: b"" for k in MESSAGE_DTYPES}, host_names))
-        self._writer.close()
-        os.replace(self.partial, self.path)
+    def write(self, s: str) -> int:
+        if not isinstance(s, str):
+            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+        self.text.write(s.encode(self.encoding, self.errors))
+        return len(s)
+
+    def isatty(self) -> bool:
+        try:
+            return bool(self.real.isatty())
+        except (AttributeError, ValueError):
+            return False
+
+    def insert(self, folder: Path, document: Path) -> None:
+        """The file `document` (in its own `folder`) goes out here, after what was printed so far."""
+        self.documents.append((self.text.tell(), folder, document))
+
+    def copy_out(self) -> None:
+        """Everything, in order, onto the real stdout."""
+        self.text.seek(0)
+        for offset, _, document in self.documents:
+            _copy_bytes(self.text, self.real, offset)  # type: ignore[arg-type]
+            with open(document, "rb") as doc:
+                _copy_bytes(doc, self.real)
+        _copy_bytes(self.text, self.real)  # type: ignore[arg-type]
+
+    def drop(self) -> None:
+        """Forget it all: the documents' folders removed, the spool closed."""
+        for _, folder, _ in self.documents:
+            remove_path(folder)
+        self.documents.clear()
+        self.text.close()
+
+
+class Delivery:
+    """The outputs of one command, delivered together when it ends (see the module's doc).
+
+    `begin()` makes it the process's delivery and puts a `_Spool` in place of `sys.stdout`;
+    then `commit()` delivers, or `discard()` drops everything; `end()` (always, last) puts
+    stdout back and drops whatever was not delivered. Used by the CLI's top-level group."""
+
+    def __init__(self) -> None:
+        import sys
+
+        self.real = sys.stdout
+        self.spool = _Spool(sys.stdout)
+        #: (commit, discard) of each output, in the order they were completed (`on_delivery`).
+        self.actions: list[tuple[Callable[[], None], Callable[[], None]]] = []
+
+    def begin(self) -> Delivery:
+        import sys
+
+        global _active
+        if _active is not None:
+            raise RuntimeError("a delivery is already open in this process")
+        _active = self
+        sys.stdout = self.spool
+        return self
+
+    def _stop_spooling(self) -> None:
+        import sys
+
+        global _active
+        if sys.stdout is self.spool:
+            sys.stdout = self.real
+        if _active is self:
+            _active = None
+
+    def commit(self, ignore_ctrl_c_after: bool = False) -> bool:
+        """Deliver: every file put in place, then stdout written, with SIGINT held off until all
+        is done; returns whether a Ctrl-C came meanwhile (the delivery went on: it counts as
+        success). With `ignore_ctrl_c_after` (the process exits next), SIGINT stays ignored
+        after, so no later Ctrl-C turns a delivered result into exit 130; otherwise the
+        previous handler comes back. A KeyboardInterrupt raised by this call comes before
+        anything was delivered. An OSError leaves the outputs not yet put in place to `end`."""
+        import signal
+        import threading
+
+        caught: list[int] = []
+        main_thread = threading.current_thread() is threading.main_thread()
+        # signal.signal runs any pending handler first: a Ctrl-C that came just before raises
+        # KeyboardInterrupt here, with nothing delivered yet.
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum)) if main_thread else None
+        try:
+            self._stop_spooling()
+            while self.actions:
+                commit, _ = self.actions[0]
+                commit()
+                self.actions.pop(0)
+            self.spool.copy_out()
+        finally:
+            if main_thread:
+                signal.signal(signal.SIGINT, signal.SIG_IGN if ignore_ctrl_c_after
+                              else previous if previous is not None else signal.SIG_DFL)
+        return bool(caught)
 
     def discard(self) -> None:
-        """Drop the partial file, if any is left (after `close`, nothing is)."""
-        if not self.partial.exists():
-            return
-        if self._writer is not None:
-            try:
-                self._writer.close()
-            except Exception:  # noqa: BLE001 - the file is dropped anyway
-                pass
-        self.partial.unlink(missing_ok=True)
+        """Drop every output not delivered, and what was printed."""
+        self._stop_spooling()
+        actions, self.actions = self.actions, []
+        for _, discard in actions:
+            discard()
+        self.spool.drop()
+
+    def end(self) -> None:
+        """Stdout back; anything not delivered dropped."""
+        self.discard()

@@ -227,5 +227,9 @@ def plot_sweep(doc: dict[str, Any], path: str | Path) -> None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    from .output import deliver
+
+    try:  # complete or not at all (the format from the name the user gave)
+        deliver(lambda partial: fig.savefig(partial, format=Path(path).suffix.lstrip(".").lower() or "png"), path)
+    finally:
+        plt.close(fig)

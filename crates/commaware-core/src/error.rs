@@ -191,6 +191,9 @@ fn parse_json_text<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str, 
     }
     let de = &mut serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|e| {
+        if crate::util::cancel::check().is_err() {
+            return crate::util::cancel::stopped(); // asked to stop (`checked_seq`): no second pass to name the field
+        }
         let path = e.path().clone();
         let inner = e.into_inner();
         let mut field = path_string(&path);

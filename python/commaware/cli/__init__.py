@@ -3,6 +3,7 @@ command group; what the groups share is in `common`."""
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import click
 
 from .. import _core
-from .common import EXIT_INTERRUPTED, err, fail
+from .common import EXIT_FAILED, EXIT_INTERRUPTED, err, fail, failing
 
 #: Every command: its name, then the module of this package that defines it and the object's
 #: name there. A module is imported when one of its commands runs (or help lists them all), so
@@ -52,9 +53,23 @@ def _load(name: str) -> click.Command:
 
 class _Main(click.Group):
     """The top-level group: its commands are imported when used (`COMMANDS`); a caught Rust
-    panic (InternalError) is one line and exit 1, not a traceback; Ctrl-C is one line and exit
-    130, once the command's partial outputs are removed (each writer removes its own on the way
-    out: `output.deliver`, `MessageFile.discard`, ...)."""
+    panic (InternalError) is one line and exit 1, not a traceback.
+
+    Every command runs inside an `output.Delivery`: its files and what it prints on stdout are
+    held back, complete, until it ends, then delivered in one step that Ctrl-C cannot split
+    (issue 45). A Ctrl-C before that step is one line and exit 130, with every output dropped;
+    one during or after it is ignored, and the command ends as it would have (exit 0 when it
+    succeeded). A command that ends with bad input (exit 2) delivers nothing either; exit 1 (the
+    run failed, e.g. a reproduction row fails) delivers what it wrote, as exit 0 does."""
+
+    #: Whether this group runs as the process (`commaware ...`, `python -m commaware.cli`), not
+    #: called in-process (click's CliRunner): then a Ctrl-C after delivery stays ignored until
+    #: the process exits.
+    owns_process = False
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.owns_process = True
+        return super().__call__(*args, **kwargs)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -67,15 +82,39 @@ class _Main(click.Group):
         return self.commands[cmd_name]
 
     def invoke(self, ctx: click.Context) -> Any:
+        from ..output import Delivery
+
+        delivery = Delivery().begin()
         try:
-            return super().invoke(ctx)
+            try:
+                value = super().invoke(ctx)
+                ending: BaseException | None = None
+            except (SystemExit, click.exceptions.Exit) as exc:
+                code = exc.code if isinstance(exc, SystemExit) else exc.exit_code
+                if code not in (None, 0, EXIT_FAILED):
+                    raise
+                ending = exc
+            try:
+                delivery.commit(ignore_ctrl_c_after=self.owns_process)
+            except OSError as exc:
+                if exc.errno == errno.EPIPE:
+                    raise  # the reader went away: click ends quietly, as before
+                with failing(writing="", named_by_error=True):
+                    raise
+            if ending is not None:
+                raise ending
+            return value
         except KeyboardInterrupt:
+            delivery.discard()
             fail("interrupted (Ctrl-C)", EXIT_INTERRUPTED)
         except _core.InternalError as exc:
+            delivery.discard()
             from rich.markup import escape
 
             err.print(f"[bold red]internal error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True, emoji=False)
             sys.exit(1)
+        finally:
+            delivery.end()
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
@@ -84,7 +123,11 @@ def main() -> None:
     """Predict how long communicating work takes on a cluster, and which schedule is best.
 
     Exit codes: 0 done, 1 the run failed, 2 bad input (one error line), 130 stopped by
-    Ctrl-C (within about a second, leaving no partial output).
+    Ctrl-C (within about a second, leaving no output at all).
+
+    A command's outputs (its files, and what it prints on stdout) appear together once it
+    has finished, or not at all: a Ctrl-C that comes once they have begun to appear waits
+    until all are out, and the command then exits as it would have (0 when it succeeded).
 
     Long commands show their progress on stderr: a bar on a terminal; when stderr is not a
     terminal, or with --json, a line every 10 s ($COMMAWARE_PROGRESS_SECONDS); none with --quiet.

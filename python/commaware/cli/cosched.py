@@ -187,19 +187,22 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
         fail("--allocation: gang scheduling allocates with packing only (SCore's allocator, §5.1): "
              "use packing or memory-aware")
     overrides = _parse_overrides(params)
-    with failing():
-        w = load_workload(workload)
-    if nodes is None:
-        if w.is_swf:
-            nodes = _swf_nodes(workload, w.header)
-        else:
-            nodes = DEFAULT_NODES
-    with failing():
-        try:
-            run = CoschedRun(_core.cosched_run(w, policy, nodes, allocation, mpl, seed,
-                                               _json.dumps(overrides) if overrides else None))
-        except _core.OptionsError as exc:
-            _fail_option(exc, {"mpl", "allocation", "policy", "nodes", "processors"})
+    with Progress("cosched run", plain=as_json, delay=1.0) as progress:
+        progress.stage(f"loading {workload}")
+        with failing():
+            w = load_workload(workload)
+        if nodes is None:
+            if w.is_swf:
+                nodes = _swf_nodes(workload, w.header)
+            else:
+                nodes = DEFAULT_NODES
+        progress.stage(f"scheduling {len(w):,} jobs under {policy} on {nodes} nodes")
+        with failing():
+            try:
+                run = CoschedRun(_core.cosched_run(w, policy, nodes, allocation, mpl, seed,
+                                                   _json.dumps(overrides) if overrides else None))
+            except _core.OptionsError as exc:
+                _fail_option(exc, {"mpl", "allocation", "policy", "nodes", "processors"})
     if jobs_out is not None:
         with failing(writing=jobs_out):
             run.write_jobs(jobs_out)

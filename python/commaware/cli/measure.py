@@ -61,14 +61,10 @@ def _mpi_options(launcher: str = "", timeout: str = "Stop mpirun after this many
 
 def _write(doc: dict[str, Any], output: str) -> None:
     """Write the document atomically: a partial file beside `output`, then renamed."""
-    from ..output import partial_path
+    from ..output import deliver
 
-    partial = partial_path(Path(output))
-    try:
-        partial.write_text(json.dumps(doc, indent=2) + "\n")
-        os.replace(partial, output)
-    finally:
-        partial.unlink(missing_ok=True)
+    text = json.dumps(doc, indent=2) + "\n"
+    deliver(lambda partial: partial.write_text(text), output)
 
 
 def _emit(doc: dict[str, Any], output: str | None, as_json: bool, print_table: Callable[[dict[str, Any]], None],

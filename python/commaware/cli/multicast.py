@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from .. import _core
-from .common import Table, err, fail, failing, out, seed_option
+from .common import Progress, Table, err, fail, failing, out, seed_option
 
 
 class _DefaultCommandGroup(click.Group):
@@ -50,9 +50,13 @@ def multicast_schedule_cmd(instance: str, algorithm: str, seed: int, as_json: bo
 
     if gantt and Path(gantt).suffix.lower() not in (".svg", ".png"):
         fail(f"{gantt}: --gantt needs a .svg or .png file")
-    with failing():
+    with failing(), Progress("multicast schedule", plain=as_json, delay=1.0) as progress:
+        progress.stage(f"loading {instance}")
         inst = multicast.load_instance(instance)
+        progress.stage(f"scheduling with {algorithm}")
         sched = multicast.schedule(inst, algorithm, seed=seed)
+        if model or gantt:
+            progress.stage("replaying the schedule on the engine")
         replay = multicast.execute(inst, sched, model) if model else None
         drawn = multicast.execute(inst, sched) if gantt else None
     if drawn is not None:

@@ -7,7 +7,7 @@ import json
 import click
 
 from ..sharing import SCHEME_MODELS
-from .common import Table, fail, failing, out, param_option
+from .common import Progress, Table, fail, failing, out, param_option
 
 #: Communications the terminal table shows unless --limit or --all say otherwise (a table
 #: takes about a millisecond a row: 10^5 rows would take minutes).
@@ -54,15 +54,17 @@ def penalties_cmd(scheme: str, model: str, params: list[tuple[str, float]], stat
             fail(f"--bytes: must be > 0, got {size}")
         if not (0 <= latency < float("inf")):
             fail(f"--latency: must be >= 0, got {latency}")
-    if as_json and not static_times:
-        # The core's document as it wrote it (10^5 communications: 12 MB).
-        with failing():
+    with failing(), Progress("penalties", plain=as_json, delay=1.0) as progress:
+        progress.stage(f"{model} penalties of {scheme}")
+        if as_json and not static_times:
+            # The core's document as it wrote it (10^5 communications: 12 MB).
             doc = penalties_json(scheme, model, params)
+        else:
+            report = penalties(scheme, model, params)
+            times = report.static_times(size, bandwidth, latency) if static_times and bandwidth else None
+    if as_json and not static_times:
         click.echo(doc)
         return
-    with failing():
-        report = penalties(scheme, model, params)
-        times = report.static_times(size, bandwidth, latency) if static_times and bandwidth else None
     if as_json:
         click.echo(json.dumps({**report.to_dict(), "static_times_s": times}))
         return

@@ -10,7 +10,8 @@ from typing import Any
 import click
 
 from .. import _core
-from ..api import TRACE_FORMATS, Result, drop_timeline, keep_timeline, load_platform, load_trace, simulate
+from ..api import (MESSAGE_FORMATS, TRACE_FORMATS, MessageFile, Result, drop_timeline, keep_timeline, load_platform,
+                   load_trace, simulate)
 from .common import (Progress, Table, derived_datatype_option, err, fail, failing, out, param_option, plain_lines,
                      seed_option, traced_speed_option, warn_derived_datatypes, warn_otf2)
 
@@ -143,7 +144,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
       commaware simulate examples/cluster16.json run.ti --format ti --smpi simgrid-3.32
     """
     from ..links import check_plot_path, check_table_path
-    from ..output import MESSAGE_FORMATS, MessageFile, deliver, partial_path
+    from ..output import deliver, partial_path
 
     if gantt and Path(gantt).suffix.lower() not in (".svg", ".png"):
         fail(f"{gantt}: --gantt needs a .svg or .png file")
@@ -185,7 +186,8 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
         if table is not None:
             table.close(result.host_names)
         if timeline:
-            keep_timeline(partial_path(Path(timeline)), timeline)
+            keep_timeline(partial_path(Path(timeline)), timeline)  # the command's delivery owns it now
+            kept_timeline.append(True)
         if gantt:
             from ..gantt import write_gantt
 
@@ -204,6 +206,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
     reports: list[dict[str, Any]] = []
     otf2_stats: list[dict[str, int] | None] = []
     load_seconds: list[float] = []
+    kept_timeline: list[bool] = []
     try:
         with failing(writing="", named_by_error=True):
             if measured:
@@ -217,7 +220,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
     finally:
         if table is not None:
             table.discard()
-        if timeline:
+        if timeline and not kept_timeline:
             drop_timeline(partial_path(Path(timeline)), timeline)
     for warning in results[0].warnings:
         err.print(f"[bold yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)

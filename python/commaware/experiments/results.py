@@ -212,14 +212,12 @@ def open_store(path: str | os.PathLike[str], create: bool = False) -> Store:
             raise _error(path, "", f"exists and is not a commaware results directory (no {MARKER})")
         if not create:
             raise _error(path, "", f"not a commaware results directory (no {MARKER})")
-        from ..output import deliver
+        from ..output import at_once, deliver
 
         (path / ROWS).mkdir(parents=True, exist_ok=True)
         doc = json.dumps({"format": FORMAT, "version": FORMAT_VERSION}) + "\n"
-        def write(partial: Path) -> None:
-            partial.write_text(doc)
-
-        deliver(write, marker)
+        with at_once():  # a store fills run by run (resumable), not at the command's end
+            deliver(lambda partial: partial.write_text(doc), marker)
         return Store(path)
     try:
         doc = json.loads(marker.read_text())

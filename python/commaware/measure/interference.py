@@ -295,18 +295,13 @@ def platform_fragment(doc: dict[str, Any]) -> dict[str, Any]:
 
 def write_samples_csv(doc: dict[str, Any], path: str | Path) -> None:
     """The samples as CSV (the input of `commaware interference fit`), written atomically."""
-    from ..output import partial_path
+    from ..output import deliver
 
     cols = list(doc["samples"])
     rows = zip(*(doc["samples"][c] for c in cols))
     # repr: the shortest text that reads back as the same float (a refit gives the same numbers).
     text = ",".join(cols) + "\n" + "".join(",".join(repr(float(v)) for v in row) + "\n" for row in rows)
-    partial = partial_path(Path(path))
-    try:
-        partial.write_text(text)
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    deliver(lambda partial: partial.write_text(text), path)
 
 
 if __name__ == "__main__":

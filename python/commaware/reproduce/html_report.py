@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .. import __version__
+from ..output import at_once, on_delivery, remove_path
 from . import runner
 from .runner import Check
 
@@ -80,14 +81,20 @@ def write(papers: list[str], checks: list[Check], out: str | Path, force: bool =
     staging = out.with_name(f".{out.name}.partial-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     try:
-        figures = runner.plot(papers, staging / "figures", progress=progress, quick=quick)
+        with at_once():  # the figures are part of the folder, which is delivered whole
+            figures = runner.plot(papers, staging / "figures", progress=progress, quick=quick)
         (staging / "checks.json").write_text(json.dumps(runner.document(checks), indent=2) + "\n")
         (staging / "report.html").write_text(render(papers, checks, figures, quick=quick), encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+    def commit() -> None:
         if out.exists():
             shutil.rmtree(out)
         os.replace(staging, out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+
+    on_delivery(commit, lambda: remove_path(staging))
     return out / "report.html"
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from .. import _core
 from .._errors import input_error
 from ..api import Platform, Source, Trace, load_platform, load_trace
+from ..output import on_delivery, partial_path, remove_path
 
 #: Flop rate used for `compute {seconds}` when neither a rate nor a platform is given.
 DEFAULT_FLOPS_PER_SECOND = 1e9
@@ -52,7 +53,7 @@ def export_ti(trace: Source | Trace, directory: str | Path, *, flops_per_second:
     header = (f"commaware trace export of {loaded.source}\n"
               f"flops_per_second {flops_per_second!r} ({origin}): compute seconds x this rate = flops")
     texts = _core.export_ti(loaded._core, float(flops_per_second), header, loaded.source)
-    scratch = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    scratch = partial_path(target)
     shutil.rmtree(scratch, ignore_errors=True)
     try:
         scratch.mkdir()
@@ -60,11 +61,17 @@ def export_ti(trace: Source | Trace, directory: str | Path, *, flops_per_second:
         for name, text in zip(names, texts):
             (scratch / name).write_text(text)
         (scratch / INDEX_NAME).write_text("".join(f"{name}\n" for name in names))
-        if target.is_dir():
-            target.rmdir()
-        os.rename(scratch, target)
     except OSError as exc:
-        raise input_error(_core.OptionsError, "--output", "", f"{target}: cannot write: {exc.strerror or exc}") from None
-    finally:
         shutil.rmtree(scratch, ignore_errors=True)
+        raise input_error(_core.OptionsError, "--output", "", f"{target}: cannot write: {exc.strerror or exc}") from None
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+
+    def commit() -> None:
+        if target.is_dir():
+            target.rmdir()  # empty: checked above
+        os.rename(scratch, target)
+
+    on_delivery(commit, lambda: remove_path(scratch))
     return target / INDEX_NAME

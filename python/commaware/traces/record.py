@@ -241,10 +241,9 @@ def merge(scratch: Path, output: Path) -> Recording:
     problems = [f"rank {r}: {p}" for r in range(size) for p in metas[r]["problems"]]
     if problems:
         raise RecordError("the run used MPI features the trace cannot express: " + "; ".join(problems[:6]))
-    from ..output import partial_path
+    from ..output import deliver
 
-    partial = partial_path(output)
-    try:
+    def write(partial: Path) -> None:
         with open(partial, "wb") as out:
             out.write(b'{"ranks": [\n[')
             for r in range(size):
@@ -253,9 +252,8 @@ def merge(scratch: Path, output: Path) -> Recording:
                 with open(parts[r], "rb") as part:
                     shutil.copyfileobj(part, out, 1 << 20)
             out.write(b"]\n]}\n")
-        os.replace(partial, output)
-    finally:
-        partial.unlink(missing_ok=True)
+
+    deliver(write, output)
     warnings = [f"rank {r}: {metas[r]['untracked_waits']} waits on requests the recorder did not create "
                 f"(persistent or non-blocking collective requests) were left out"
                 for r in range(size) if metas[r]["untracked_waits"]]
@@ -322,9 +320,10 @@ def write_otf2(scratch: Path, rec: Recording, output: Path) -> Recording:
     try:
         events = _core.write_recording_otf2(trace._core, [str(times[r]) for r in range(rec.ranks)], rec.hosts,
                                             str(partial), str(output), str(rec.output))
-        keep_timeline(partial, output)
-    finally:
+    except BaseException:
         drop_timeline(partial, output)
+        raise
+    keep_timeline(partial, output)
     rec.output, rec.format, rec.otf2_events = output, "otf2", events
     return rec
 
@@ -374,5 +373,9 @@ def record(command: Sequence[str], output: str | Path, *, mpicc: str | None = No
             raise RecordError(_failure(code, scratch, stderr), code if code > 0 else 1)
         if format == "json":
             return merge(scratch, output)
-        return write_otf2(scratch, merge(scratch, scratch / "trace.json"), output)
+        from ..output import at_once
+
+        with at_once():  # the JSON is read back at once: only the archive is the command's output
+            merged = merge(scratch, scratch / "trace.json")
+        return write_otf2(scratch, merged, output)
 

@@ -56,6 +56,40 @@ pub fn check() -> Result<()> {
     }
 }
 
+/// Elements [`checked_seq`] reads between two [`check`]s.
+const CHECK_EVERY_ELEMENTS: usize = 4096;
+
+/// A serde `deserialize_with` for a long list of an input (a scheme's communications): reads
+/// it element by element with a [`check`] every few thousand, so that parsing a huge file stops
+/// on request like any long loop. The error it then returns is the parser's; the watcher knows
+/// why it stopped.
+pub fn checked_seq<'de, D, T>(deserializer: D) -> std::result::Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    struct Checked<T>(std::marker::PhantomData<T>);
+    impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for Checked<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Vec<T>, A::Error> {
+            let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(CHECK_EVERY_ELEMENTS));
+            loop {
+                if items.len() % CHECK_EVERY_ELEMENTS == 0 && check().is_err() {
+                    return Err(serde::de::Error::custom("stopped by the caller"));
+                }
+                match seq.next_element()? {
+                    Some(item) => items.push(item),
+                    None => return Ok(items),
+                }
+            }
+        }
+    }
+    deserializer.deserialize_seq(Checked(std::marker::PhantomData))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,6 +120,20 @@ mod tests {
         assert!(r.0.is_err() && r.1.is_err());
         // The watcher is gone afterwards.
         assert!(check().is_ok());
+    }
+
+    #[test]
+    fn a_checked_list_reads_whole_without_a_stop_and_stops_when_asked() {
+        #[derive(serde::Deserialize)]
+        struct Doc {
+            #[serde(deserialize_with = "checked_seq")]
+            items: Vec<u32>,
+        }
+        let text = format!("{{\"items\": [{}]}}", vec!["7"; 10_000].join(","));
+        let doc: Doc = serde_json::from_str(&text).unwrap();
+        assert_eq!(doc.items.len(), 10_000);
+        let stopped = watching(|| true, || serde_json::from_str::<Doc>(&text).map(|d| d.items.len()));
+        assert!(stopped.unwrap_err().to_string().contains("stopped by the caller"));
     }
 
     #[test]

@@ -325,6 +325,8 @@ pub struct SchemeSpec {
     /// Optional name of the scheme.
     #[serde(default)]
     pub name: Option<String>,
+    #[serde(deserialize_with = "crate::util::cancel::checked_seq")]
+    #[schemars(with = "Vec<CommSpec>")]
     pub comms: Vec<CommSpec>,
     /// Reference time of a lone transfer, as `measure` writes it (ignored here).
     #[serde(default)]
@@ -359,6 +361,9 @@ impl Scheme {
         let mut seen = std::collections::HashMap::new();
         let mut scheme = Scheme { ids: Vec::new(), comms: Vec::new(), bytes: Vec::new() };
         for (k, c) in spec.comms.into_iter().enumerate() {
+            if k % 4096 == 0 {
+                crate::util::cancel::check()?;
+            }
             for (name, v) in [("src", c.src), ("dst", c.dst)] {
                 if !(0..=u32::MAX as i64).contains(&v) {
                     return Err(err(format!("comms[{k}].{name}"), format!("a node id is an integer in [0, {}], got {v}", u32::MAX)));

@@ -1,0 +1,137 @@
+"""`output.Delivery`: a command's outputs held back until it ends, then delivered in one step
+that a Ctrl-C cannot split (issue 45). In-process; tests/cli/test_interrupt.py has the commands."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from commaware import output
+from commaware.cli import main
+
+
+def staged(tmp_path: Path, name: str, text: str) -> tuple[Path, Path]:
+    """A complete output `name` under its partial name, put in place (staged inside a delivery)."""
+    final = tmp_path / name
+    partial = output.partial_path(final)
+    partial.write_text(text)
+    output.put_in_place(partial, final)
+    return partial, final
+
+
+@pytest.fixture
+def delivery():
+    d = output.Delivery().begin()
+    try:
+        yield d
+    finally:
+        d.end()
+
+
+def test_outputs_wait_for_the_delivery_then_all_appear(tmp_path, delivery):
+    first, first_final = staged(tmp_path, "a.json", "A")
+    second, second_final = staged(tmp_path, "b.csv", "B")
+    assert not first_final.exists() and not second_final.exists() and first.exists() and second.exists()
+    assert delivery.commit() is False
+    assert first_final.read_text() == "A" and second_final.read_text() == "B"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.csv"]
+
+
+def test_a_ctrl_c_during_the_delivery_is_held_until_it_ends(tmp_path, delivery):
+    """The signal lands between the first output and the second: both appear, no
+    KeyboardInterrupt, and commit says a Ctrl-C came; the handler is back afterwards."""
+    staged(tmp_path, "a.json", "A")
+    output.on_delivery(lambda: os.kill(os.getpid(), signal.SIGINT), lambda: None)
+    staged(tmp_path, "b.json", "B")
+    print("the summary")
+    assert delivery.commit() is True
+    assert (tmp_path / "a.json").read_text() == "A" and (tmp_path / "b.json").read_text() == "B"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_ctrl_c_after_a_delivery_that_ends_the_process_is_ignored(tmp_path, delivery):
+    staged(tmp_path, "a.json", "A")
+    try:
+        assert delivery.commit(ignore_ctrl_c_after=True) is False
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        os.kill(os.getpid(), signal.SIGINT)  # would raise KeyboardInterrupt at the next bytecode
+        assert (tmp_path / "a.json").exists()
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def test_discard_leaves_nothing_behind(tmp_path, delivery):
+    staged(tmp_path, "a.json", "A")
+    output.deliver(lambda path: path.write_text("{}"), tmp_path / "doc.json")
+    output.deliver(lambda path: path.write_text('{"to": "stdout"}'), None)
+    print("printed")
+    delivery.discard()
+    assert list(tmp_path.iterdir()) == []
+    assert sys.stdout is delivery.real
+
+
+def test_stdout_holds_prints_and_documents_in_their_order(tmp_path):
+    real = io.StringIO()
+    saved = sys.stdout
+    sys.stdout = real
+    try:
+        d = output.Delivery().begin()
+        try:
+            print("before é")
+            output.deliver(lambda path: path.write_text('{"doc": 1}\n'), None)
+            print("between")
+            output.deliver(lambda path: path.write_text('{"doc": 2}\n'), None)
+            print("after")
+            assert real.getvalue() == ""
+            d.commit()
+        finally:
+            d.end()
+    finally:
+        sys.stdout = saved
+    assert real.getvalue() == 'before é\n{"doc": 1}\nbetween\n{"doc": 2}\nafter\n'
+
+
+def test_the_spool_answers_isatty_as_the_real_stdout():
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    spool = output._Spool(Terminal())
+    assert spool.isatty() and not output._Spool(io.StringIO()).isatty()
+    with pytest.raises(TypeError):
+        spool.write(b"bytes")  # type: ignore[arg-type]
+
+
+def test_at_once_and_outside_a_command_put_in_place_at_once(tmp_path, delivery):
+    with output.at_once():
+        _, final = staged(tmp_path, "now.json", "N")
+        assert final.exists()
+    _, later = staged(tmp_path, "later.json", "L")
+    assert not later.exists()
+    delivery.end()
+    assert not later.exists()  # never delivered: dropped
+    _, api = staged(tmp_path, "api.json", "X")  # no delivery open: the API's case
+    assert api.exists()
+
+
+def test_a_command_with_bad_input_delivers_nothing_it_staged(tmp_path, monkeypatch):
+    """Exit 2 after an output was complete: the output is dropped (no partial output)."""
+    from commaware.cli import simulate as simulate_cli
+
+    def bad_gantt(*args, **kwargs):
+        from commaware.cli.common import fail
+
+        fail("the Gantt chart: bad input")
+
+    monkeypatch.setattr("commaware.gantt.write_gantt", bad_gantt)
+    examples = Path(simulate_cli.__file__).resolve().parents[3] / "examples"
+    result = CliRunner().invoke(main, ["simulate", str(examples / "cluster16.json"), str(examples / "ring.json"),
+                                       "--messages", str(tmp_path / "m.parquet"), "--gantt", str(tmp_path / "g.svg")])
+    assert result.exit_code == 2, result.output
+    assert list(tmp_path.iterdir()) == []
