@@ -137,6 +137,12 @@ pub fn parse_input<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str, 
 /// it as "cannot recurse further" (`parse_toml` names it as this limit).
 pub const MAX_NESTING: usize = 80;
 
+/// Why an input nested deeper than [`MAX_NESTING`] levels of `what` is refused: the same
+/// words in every format.
+pub fn too_deep(what: &str) -> String {
+    format!("nested more than {MAX_NESTING} levels deep (the limit for {what})")
+}
+
 /// The reason to refuse JSON `text` nested more than [`MAX_NESTING`] levels deep (with the
 /// line and column of the first array or object too deep when `positions`), or `None`.
 /// One pass over the bytes, skipping strings, before any parser recurses.
@@ -170,7 +176,7 @@ pub fn json_too_deep(text: &str, positions: bool) -> Option<String> {
                     } else {
                         String::new()
                     };
-                    return Some(format!("nested more than {MAX_NESTING} levels deep (the limit for arrays and objects){at}"));
+                    return Some(format!("{}{at}", too_deep("arrays and objects")));
                 }
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
