@@ -221,14 +221,59 @@ fn parse_json_text<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str, 
     })
 }
 
+/// The reason to refuse TOML `text` nested deeper than [`MAX_NESTING`] levels of arrays and
+/// inline tables, or of the keys of one dotted key or table header, with its line and
+/// column, or `None`: the toml crate's own limits (it recurses no deeper), named as ours.
+pub fn toml_too_deep(text: &str) -> Option<String> {
+    toml::de::Deserializer::parse(text).err().and_then(|e| toml_depth_reason(text, &e))
+}
+
+fn toml_depth_reason(text: &str, e: &toml::de::Error) -> Option<String> {
+    if e.message().contains("cannot recurse further") {
+        Some(format!("{}{}", too_deep("arrays and inline tables"), span_position(text, e.span())))
+    } else if e.message().contains("recursion limit") {
+        let at = span_position(text, deep_key_at(text).map(|i| i..i)); // the crate gives no span
+        Some(format!("{}{at}", too_deep("the keys of a dotted key or table header")))
+    } else {
+        None
+    }
+}
+
+/// Where the first dotted key or table header of TOML `text` reaches its key number
+/// `MAX_NESTING + 1`: one pass, skipping strings and comments.
+fn deep_key_at(text: &str) -> Option<usize> {
+    let (mut dots, mut quote, mut escaped, mut comment) = (0, None, false, false);
+    for (i, c) in text.char_indices() {
+        if c == '\n' {
+            (dots, quote, comment) = (0, None, false);
+        } else if comment {
+        } else if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' && q == '"' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+        } else {
+            match c {
+                '"' | '\'' => quote = Some(c),
+                '#' => comment = true,
+                '=' | ',' | '{' | '}' | '[' | ']' => dots = 0,
+                '.' if dots + 1 == MAX_NESTING => return Some(i + 1),
+                '.' => dots += 1,
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
 /// Parse TOML text into `T`; errors give the TOML file's own line and column.
 pub fn parse_toml<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str) -> Result<T> {
-    let de = toml::de::Deserializer::parse(text).map_err(|e| {
-        let at = span_position(text, e.span());
-        if e.message().contains("cannot recurse further") {
-            return Error::new(kind, "", format!("nested more than {MAX_NESTING} levels deep (the limit for arrays and inline tables){at}"));
-        }
-        Error::new(kind, "", format!("malformed TOML: {}{at}", one_line(&cut_long_values(e.message()))))
+    let de = toml::de::Deserializer::parse(text).map_err(|e| match toml_depth_reason(text, &e) {
+        Some(reason) => Error::new(kind, "", reason),
+        None => Error::new(kind, "", format!("malformed TOML: {}{}", one_line(&cut_long_values(e.message())), span_position(text, e.span()))),
     })?;
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().clone();
@@ -778,6 +823,19 @@ mod tests {
             let e = parse_toml::<Doc>(ErrorKind::Platform, &toml_text(n)).unwrap_err();
             assert!(e.reason.starts_with(&format!("nested more than {MAX_NESTING} levels deep (the limit for arrays and inline tables) at line 2")), "{e}");
         }
+        // Dotted keys and table headers: 80 keys are read, 81 are refused at the 81st.
+        let keys = |n: usize| vec!["k"; n].join(".");
+        assert!(toml_too_deep(&format!("{} = 1\n[{}]\n", keys(MAX_NESTING), keys(MAX_NESTING))).is_none());
+        for text in [format!("# a.b.c\ncount = 1\n{} = 1\n", keys(MAX_NESTING + 1)), format!("\"x.y\" = 2\n[{}]\n", keys(1_000_000))] {
+            let e = parse_toml::<Doc>(ErrorKind::Platform, &text).unwrap_err();
+            let line = text.lines().count();
+            let reason = format!("nested more than {MAX_NESTING} levels deep (the limit for the keys of a dotted key or table header)");
+            let column = 2 * MAX_NESTING + 1 + usize::from(text.contains('[')); // key k at 2k - 1
+            assert_eq!(e.reason, format!("{reason} at line {line} column {column}"), "{e}");
+            assert_eq!(toml_too_deep(&text), Some(e.reason));
+        }
+        assert!(toml_too_deep(&toml_text(MAX_NESTING + 1)).unwrap().contains("(the limit for arrays and inline tables) at line 2"));
+        assert_eq!(toml_too_deep("count = \n"), None); // malformed, but not for its depth
     }
 
     #[test]
