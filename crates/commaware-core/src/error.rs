@@ -131,10 +131,10 @@ pub fn parse_input<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str, 
     }
 }
 
-/// How deeply arrays and objects (JSON), or arrays and inline tables (TOML), may nest in
-/// any input: far beyond what any of our formats needs, and shallow enough that no reader,
-/// ours or Python's, runs out of stack. It is the toml crate's own limit, which reports
-/// it as "cannot recurse further" (`parse_toml` names it as this limit).
+/// How deeply arrays and objects (JSON), arrays and inline tables or the keys of a dotted
+/// key (TOML), or elements (SimGrid XML) may nest in any input: far beyond what any of our
+/// formats needs, and shallow enough that no reader, ours or Python's, runs out of stack.
+/// It is the toml crate's own limit (`parse_toml` names its errors as this limit).
 pub const MAX_NESTING: usize = 80;
 
 /// Why an input nested deeper than [`MAX_NESTING`] levels of `what` is refused: the same
