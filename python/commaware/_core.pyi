@@ -42,16 +42,15 @@ __version__: str
 OP_NAMES: list[str]
 #: Timeline interval kinds, indexed by the `kind` column.
 INTERVAL_KINDS: list[str]
-#: How deeply arrays and objects (JSON), arrays, inline tables and dotted keys (TOML) or elements
-#: (SimGrid XML) may nest in an input.
+#: How deeply arrays and objects (JSON), tables and arrays (TOML) or elements (SimGrid XML) may nest
+#: in an input.
 MAX_NESTING: int
 
 #: The reason to refuse JSON `text` nested more than MAX_NESTING levels deep (with the
 #: line and column), or None.
 def json_too_deep(text: str) -> str | None: ...
 
-#: The same for TOML `text` (arrays and inline tables, or the keys of a dotted key or table
-#: header).
+#: The same for TOML `text` (tables and arrays: headers, dotted keys, arrays and inline tables).
 def toml_too_deep(text: str) -> str | None: ...
 
 @final

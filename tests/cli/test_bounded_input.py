@@ -156,7 +156,7 @@ def too_deep(limit: str, where: str) -> str:
     return f"nested more than 80 levels deep (the limit for {limit}) at {where}"
 
 
-JSON, TOML, KEYS = "arrays and objects", "arrays and inline tables", "the keys of a dotted key or table header"
+JSON, TOML = "arrays and objects", "tables and arrays"
 SIMGRID = '<?xml version="1.0"?>\n<platform version="4.1">\n'
 
 
@@ -174,16 +174,16 @@ SIMGRID = '<?xml version="1.0"?>\n<platform version="4.1">\n'
     (["platform", "show"], "platform.json", nested_text('{"cluster": ', "[", "]", "}"), too_deep(JSON, "line 1 column 92")),
     (["simulate"], "platform.toml", nested_text("cluster = ", "[", "]", "\n"), too_deep(TOML, "line 1 column 91")),
     (["simulate"], "platform.toml", nested_text("cluster = ", "{a = ", "}", "\n"), too_deep(TOML, "line 1 column 411")),
-    (["simulate"], "platform.toml", nested_text("", "a.", "", "a = 1\n"), too_deep(KEYS, "line 1 column 161")),
+    (["simulate"], "platform.toml", nested_text("", "a.", "", "a = 1\n"), too_deep(TOML, "line 1 column 161")),
     # tomllib, which looks for the SimGrid file first, would recurse (arrays) or take
     # quadratic memory (dotted keys).
     (["platform", "show"], "platform.toml", nested_text('simgrid_platform = "p.xml"\nx = ', "[", "]", "\n"),
      too_deep(TOML, "line 2 column 85")),
     (["platform", "show"], "platform.toml", nested_text('simgrid_platform = "p.xml"\n', "a.", "", "a = 1\n"),
-     too_deep(KEYS, "line 2 column 161")),
+     too_deep(TOML, "line 2 column 161")),
     (["simulate", PLATFORM], "trace.json", nested_text('{"ranks": ', "[", "]", "}"), too_deep(JSON, "line 1 column 90")),
     (["simulate", PLATFORM], "trace.toml", nested_text("ranks = ", "[", "]", "\n"), too_deep(TOML, "line 1 column 89")),
-    (["simulate", PLATFORM], "trace.toml", nested_text("[", "ranks.", "", "ranks]\n"), too_deep(KEYS, "line 1 column 482")),
+    (["simulate", PLATFORM], "trace.toml", nested_text("[", "ranks.", "", "ranks]\n"), too_deep(TOML, "line 1 column 482")),
     (["cosched", "run"], "workload.json", nested_text('{"jobs": ', "[", "]", "}"), too_deep(JSON, "line 1 column 89")),
     (["multicast"], "instance.json", nested_text('{"nodes": ', "[", "]", "}"), too_deep(JSON, "line 1 column 90")),
     (["penalties"], "scheme.json", nested_text('{"comms": ', "[", "]", "}"), too_deep(JSON, "line 1 column 90")),
@@ -202,6 +202,27 @@ def test_deep_nesting_names_the_file_and_the_limit(tmp_path, args, name, text, e
     assert one_error_line(output) == f"error: {path}: {error}"
     # Before: 100,000 zones ended in SIGSEGV (exit 139); over a SimGrid file, tomllib raised
     # RecursionError (a traceback) or was killed for its memory.
+    assert seconds < 10 and rss_mib < 500, (seconds, rss_mib)
+
+
+@pytest.mark.parametrize("args,name,head", [
+    (["platform", "show"], "platform.toml", 'simgrid_platform = "p.xml"\n'),  # read as a JSON value: SIGSEGV before
+    (["simulate", PLATFORM], "trace.toml", ""),
+])
+def test_toml_nested_within_each_of_the_toml_crates_limits_is_refused(tmp_path, args, name, head):
+    """A header of 79 keys, then a dotted key of 79 keys whose value nests 79 inline tables, each
+    behind a dotted key of 79 keys: 6,400 tables deep, each part within the toml crate's limits."""
+    keys = ".".join(["k"] * 79)
+    value = "1"
+    for _ in range(79):
+        value = f"{{{keys} = {value}}}"
+    path = tmp_path / name
+    path.write_text(f"{head}[{keys}]\n{keys} = {value}\n")
+    (tmp_path / "p.xml").write_text(SIMGRID + '<zone id="z" routing="Full"><host id="h" speed="1f"/></zone></platform>\n')
+    code, seconds, rss_mib, output = measured_cli(*args, path)
+    assert code == 2
+    header = 2 if head else 1  # its 79 tables, then the next line's dotted key: the second is the 81st
+    assert one_error_line(output) == f"error: {path}: {too_deep(TOML, f'line {header + 1} column 3')}"
     assert seconds < 10 and rss_mib < 500, (seconds, rss_mib)
 
 

@@ -131,10 +131,10 @@ pub fn parse_input<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str, 
     }
 }
 
-/// How deeply arrays and objects (JSON), arrays and inline tables or the keys of a dotted
-/// key (TOML), or elements (SimGrid XML) may nest in any input: far beyond what any of our
-/// formats needs, and shallow enough that no reader, ours or Python's, runs out of stack.
-/// It is the toml crate's own limit (`parse_toml` names its errors as this limit).
+/// How deeply arrays and objects (JSON), tables and arrays (TOML), or elements (SimGrid XML)
+/// may nest in any input: far beyond what any of our formats needs, and shallow enough that
+/// no reader, ours or Python's, runs out of stack. It is the toml crate's own limit for
+/// arrays and inline tables, and for the keys of a dotted key.
 pub const MAX_NESTING: usize = 80;
 
 /// Why an input nested deeper than [`MAX_NESTING`] levels of `what` is refused: the same
@@ -221,22 +221,47 @@ fn parse_json_text<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str, 
     })
 }
 
-/// The reason to refuse TOML `text` nested deeper than [`MAX_NESTING`] levels of arrays and
-/// inline tables, or of the keys of one dotted key or table header, with its line and
-/// column, or `None`: the toml crate's own limits (it recurses no deeper), named as ours.
+/// The reason to refuse TOML `text` nested more than [`MAX_NESTING`] tables and arrays deep
+/// (dotted keys, table headers, arrays and inline tables together), with its line and
+/// column, or `None`.
 pub fn toml_too_deep(text: &str) -> Option<String> {
-    toml::de::Deserializer::parse(text).err().and_then(|e| toml_depth_reason(text, &e))
+    toml_document(text).err().and_then(|(reason, deep)| deep.then_some(reason))
 }
 
-fn toml_depth_reason(text: &str, e: &toml::de::Error) -> Option<String> {
-    if e.message().contains("cannot recurse further") {
-        Some(format!("{}{}", too_deep("arrays and inline tables"), span_position(text, e.span())))
-    } else if e.message().contains("recursion limit") {
-        let at = span_position(text, deep_key_at(text).map(|i| i..i)); // the crate gives no span
-        Some(format!("{}{at}", too_deep("the keys of a dotted key or table header")))
-    } else {
-        None
+/// TOML `text` parsed, or the reason to refuse it and whether that is its depth. The toml
+/// crate stops at 80 keys in a dotted key or header and at 80 arrays and inline tables in a
+/// value, but together these nest thousands of tables deep, beyond the stack that serde's
+/// recursion needs: the tree is measured, without recursion, before it is deserialized.
+fn toml_document(text: &str) -> std::result::Result<toml::de::Deserializer<'_>, (String, bool)> {
+    let deep = |at: Option<usize>| (format!("{}{}", too_deep("tables and arrays"), span_position(text, at.map(|i| i..i))), true);
+    let doc = toml::de::DeTable::parse(text).map_err(|e| {
+        if e.message().contains("cannot recurse further") {
+            deep(e.span().map(|s| s.start))
+        } else if e.message().contains("recursion limit") {
+            deep(deep_key_at(text)) // the crate gives no span
+        } else {
+            (format!("malformed TOML: {}{}", one_line(&cut_long_values(e.message())), span_position(text, e.span())), false)
+        }
+    })?;
+    if let Some(at) = deep_table_at(doc.get_ref()) {
+        return Err(deep(Some(at)));
     }
+    Ok(toml::de::Deserializer::from(doc))
+}
+
+/// Where (the key or item of) a table or array below [`MAX_NESTING`] others starts in a
+/// TOML document, or `None`.
+fn deep_table_at(doc: &toml::de::DeTable) -> Option<usize> {
+    let mut stack: Vec<(usize, &toml::de::DeValue, usize)> = doc.iter().map(|(k, v)| (k.span().start, v.get_ref(), 1)).collect();
+    while let Some((at, value, depth)) = stack.pop() {
+        match value {
+            toml::de::DeValue::Table(_) | toml::de::DeValue::Array(_) if depth > MAX_NESTING => return Some(at),
+            toml::de::DeValue::Table(t) => stack.extend(t.iter().map(|(k, v)| (k.span().start, v.get_ref(), depth + 1))),
+            toml::de::DeValue::Array(a) => stack.extend(a.iter().map(|v| (v.span().start, v.get_ref(), depth + 1))),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Where the first dotted key or table header of TOML `text` reaches its key number
@@ -271,10 +296,7 @@ fn deep_key_at(text: &str) -> Option<usize> {
 
 /// Parse TOML text into `T`; errors give the TOML file's own line and column.
 pub fn parse_toml<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str) -> Result<T> {
-    let de = toml::de::Deserializer::parse(text).map_err(|e| match toml_depth_reason(text, &e) {
-        Some(reason) => Error::new(kind, "", reason),
-        None => Error::new(kind, "", format!("malformed TOML: {}{}", one_line(&cut_long_values(e.message())), span_position(text, e.span()))),
-    })?;
+    let de = toml_document(text).map_err(|(reason, _)| Error::new(kind, "", reason))?;
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().clone();
         let inner = e.into_inner();
@@ -816,25 +838,34 @@ mod tests {
         assert!(json_too_deep(&format!(r#"{{"a": "{}\""}}"#, "[".repeat(1000)), true).is_none());
         let e = parse_input::<Doc>(ErrorKind::Trace, &format!(r#"{{"ranks": {}}}"#, nested(MAX_NESTING)), Format::Dict).unwrap_err();
         assert!(e.reason.ends_with("(the limit for arrays and objects)"), "{e}");
-        // TOML: the toml crate's limit is ours (80 arrays in a table parse, 81 do not).
+        // TOML: tables and arrays, 80 deep, are read (the error is then about the value).
+        let deep = |at: &str| format!("nested more than {MAX_NESTING} levels deep (the limit for tables and arrays) at {at}");
         let toml_text = |n: usize| format!("count = 1\nranks = {}\n", nested(n));
         assert!(!parse_toml::<Doc>(ErrorKind::Platform, &toml_text(MAX_NESTING)).unwrap_err().reason.contains("nested"));
-        for n in [MAX_NESTING + 1, 100_000] {
-            let e = parse_toml::<Doc>(ErrorKind::Platform, &toml_text(n)).unwrap_err();
-            assert!(e.reason.starts_with(&format!("nested more than {MAX_NESTING} levels deep (the limit for arrays and inline tables) at line 2")), "{e}");
-        }
-        // Dotted keys and table headers: 80 keys are read, 81 are refused at the 81st.
-        let keys = |n: usize| vec!["k"; n].join(".");
-        assert!(toml_too_deep(&format!("{} = 1\n[{}]\n", keys(MAX_NESTING), keys(MAX_NESTING))).is_none());
-        for text in [format!("# a.b.c\ncount = 1\n{} = 1\n", keys(MAX_NESTING + 1)), format!("\"x.y\" = 2\n[{}]\n", keys(1_000_000))] {
+        let keys = |n: usize, key: &str| vec![key; n].join(".");
+        let headed = |n: usize| format!("[{}]\nx = {}\n", keys(MAX_NESTING / 2, "h"), nested(n));
+        assert_eq!(toml_too_deep(&format!("{} = 1\n[{}]\n{}", keys(MAX_NESTING, "k"), keys(MAX_NESTING, "h"), headed(40))), None);
+        // Arrays (the toml crate's limit), keys of a dotted key or header (the crate's, which
+        // gives no position), and these together: refused at the 81st level.
+        for (text, at) in [
+            (toml_text(MAX_NESTING + 1), format!("line 2 column {}", 8 + MAX_NESTING + 1)),
+            (toml_text(100_000), format!("line 2 column {}", 8 + MAX_NESTING + 1)),
+            (format!("# a.b.c\ncount = 1\n{} = 1\n", keys(MAX_NESTING + 1, "k")), format!("line 3 column {}", 2 * MAX_NESTING + 1)),
+            (format!("\"x.y\" = 2\n[{}]\n", keys(1_000_000, "k")), format!("line 2 column {}", 2 * MAX_NESTING + 2)),
+            (headed(MAX_NESTING / 2 + 1), format!("line 2 column {}", 4 + MAX_NESTING / 2 + 1)),
+        ] {
             let e = parse_toml::<Doc>(ErrorKind::Platform, &text).unwrap_err();
-            let line = text.lines().count();
-            let reason = format!("nested more than {MAX_NESTING} levels deep (the limit for the keys of a dotted key or table header)");
-            let column = 2 * MAX_NESTING + 1 + usize::from(text.contains('[')); // key k at 2k - 1
-            assert_eq!(e.reason, format!("{reason} at line {line} column {column}"), "{e}");
+            assert_eq!((e.field.as_str(), e.reason.as_str()), ("", deep(&at).as_str()));
             assert_eq!(toml_too_deep(&text), Some(e.reason));
         }
-        assert!(toml_too_deep(&toml_text(MAX_NESTING + 1)).unwrap().contains("(the limit for arrays and inline tables) at line 2"));
+        // 79 inline tables, each behind a dotted key of 79 keys: 6,000 tables deep, each part
+        // within the crate's limits (serde's recursion over it overflowed the stack).
+        let mut value = String::from("1");
+        for _ in 0..MAX_NESTING - 1 {
+            value = format!("{{{} = {value}}}", keys(MAX_NESTING - 1, "k"));
+        }
+        let e = parse_input::<serde_json::Value>(ErrorKind::Platform, &format!("x = {value}\n"), Format::Toml).unwrap_err();
+        assert!(e.reason.starts_with(&deep("line 1 column")), "{e}");
         assert_eq!(toml_too_deep("count = \n"), None); // malformed, but not for its depth
     }
 
