@@ -226,6 +226,23 @@ def test_toml_nested_within_each_of_the_toml_crates_limits_is_refused(tmp_path, 
     assert seconds < 10 and rss_mib < 500, (seconds, rss_mib)
 
 
+def test_a_huge_xml_attribute_of_many_lines_is_echoed_in_part(tmp_path):
+    """64 MiB of digits and newlines in one attribute (the 16 MiB line limit does not apply):
+    the message echoes its start, not the whole value (it was 2 × 64 MiB long)."""
+    path = tmp_path / "platform.xml"
+    with path.open("w") as f:
+        f.write(SIMGRID + '<zone id="z" routing="Full"><host id="a" speed="')
+        f.writelines("1" * 1023 + "\n" for _ in range(64 << 10))
+        f.write('Gf"/></zone></platform>\n')
+    code, seconds, rss_mib, output = measured_cli("platform", "show", path)
+    assert code == 2
+    line = one_error_line(output)
+    # Its first digits, in scientific notation as every message shows a number of 97 digits.
+    assert line.startswith(f"error: {path}: line 3, column 49: <host id=\"a\"> speed: `1.1111111111111112e96… "
+                           f"({(64 << 20) + 2} characters)`: unknown unit ` 1.1111111111111112e95… ({(64 << 20) + 2 - 1023} characters)`"), line[:300]
+    assert len(line) < 500 and seconds < 10 and rss_mib < 1000, (len(line), seconds, rss_mib)
+
+
 def test_nesting_up_to_the_limit_is_read():
     from commaware import _core
     from commaware.api import parse_json

@@ -625,31 +625,53 @@ pub fn check_amount(kind: ErrorKind, field: &str, value: f64, positive: bool) ->
 /// The most characters of one value (a run of non-blank characters) an error message echoes.
 pub const ECHO_LIMIT: usize = 100;
 
+/// `value` whole, or cut as [`cut_long_values`] cuts a word (blanks and all) with room for
+/// quotes around it: for a message that quotes a value of any size.
+pub fn cut_value(value: &str) -> std::borrow::Cow<'_, str> {
+    let limit = ECHO_LIMIT - 2;
+    if value.len() > limit && value.chars().nth(limit).is_some() {
+        std::borrow::Cow::Owned(cut(value, limit, value))
+    } else {
+        std::borrow::Cow::Borrowed(value)
+    }
+}
+
+/// The first `limit` - 1 characters of `text`, `…` and ` (N characters)` of `whole`: with
+/// the ellipsis, `limit` characters, so that cutting again changes nothing.
+fn cut(text: &str, limit: usize, whole: &str) -> String {
+    let end = text.char_indices().nth(limit - 1).map_or(text.len(), |(i, _)| i);
+    format!("{}… ({} characters)", &text[..end], whole.chars().count())
+}
+
+/// The most characters of a whole message part once its values are cut: a value of many
+/// short words (a 1 GB XML attribute of numbers and newlines) is not echoed whole either.
+pub const MESSAGE_LIMIT: usize = 20 * ECHO_LIMIT;
+
 /// `text` with every run of non-blank characters longer than [`ECHO_LIMIT`] characters cut to
 /// its first [`ECHO_LIMIT`] - 1 and `…`, followed by ` (N characters)`: a 200 MB op name is not echoed
-/// whole. Borrowed when nothing is cut.
+/// whole; then the whole text, the same way, to [`MESSAGE_LIMIT`]. Borrowed when nothing is cut.
 pub fn cut_long_values(text: &str) -> std::borrow::Cow<'_, str> {
     use std::borrow::Cow;
-    let long = |word: &str| word.len() > ECHO_LIMIT && word.chars().nth(ECHO_LIMIT).is_some();
-    if text.len() <= ECHO_LIMIT || !text.split(char::is_whitespace).any(long) {
-        return Cow::Borrowed(text);
+    let long = |word: &str, limit: usize| word.len() > limit && word.chars().nth(limit).is_some();
+    if text.len() <= ECHO_LIMIT || !text.split(char::is_whitespace).any(|w| long(w, ECHO_LIMIT)) {
+        return if long(text, MESSAGE_LIMIT) { Cow::Owned(cut(text, MESSAGE_LIMIT, text)) } else { Cow::Borrowed(text) };
     }
     let mut out = String::with_capacity(ECHO_LIMIT * 4);
     let mut rest = text;
-    while !rest.is_empty() {
+    while !rest.is_empty() && !long(&out, MESSAGE_LIMIT) {
         let word_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
         let (word, after) = rest.split_at(word_end);
-        if long(word) {
-            // ECHO_LIMIT characters with the ellipsis: cutting again changes nothing.
-            let cut = word.char_indices().nth(ECHO_LIMIT - 1).map_or(word.len(), |(i, _)| i);
-            out.push_str(&word[..cut]);
-            out.push_str(&format!("… ({} characters)", word.chars().count()));
+        if long(word, ECHO_LIMIT) {
+            out.push_str(&cut(word, ECHO_LIMIT, word));
         } else {
             out.push_str(word);
         }
         let blank_end = after.find(|c: char| !c.is_whitespace()).unwrap_or(after.len());
         out.push_str(&after[..blank_end]);
         rest = &after[blank_end..];
+    }
+    if long(&out, MESSAGE_LIMIT) {
+        out = cut(&out, MESSAGE_LIMIT, text); // the count is the text's, before any cut
     }
     Cow::Owned(out)
 }
@@ -894,6 +916,15 @@ mod tests {
         assert!(matches!(cut_long_values("a  b\tc"), std::borrow::Cow::Borrowed("a  b\tc")));
         let exact = "x".repeat(ECHO_LIMIT);
         assert_eq!(cut_long_values(&exact), exact);
+        // A value of many short words is cut as a whole, counted before any cut.
+        let words = format!("`{}` is not a number", "1 ".repeat(1 << 20));
+        let head = "1 ".repeat(MESSAGE_LIMIT / 2);
+        assert_eq!(cut_long_values(&words), format!("`{}… ({} characters)", &head[..MESSAGE_LIMIT - 2], words.len()));
+        let mixed = format!("{} {}", "y".repeat(200), "1 ".repeat(1 << 20));
+        assert!(cut_long_values(&mixed).ends_with(&format!("… ({} characters)", mixed.len())));
+        assert!(cut_long_values(&mixed).chars().count() < MESSAGE_LIMIT + 30);
+        let at_limit = "1 ".repeat(MESSAGE_LIMIT / 2);
+        assert_eq!(cut_long_values(&at_limit), at_limit);
     }
 
     #[test]

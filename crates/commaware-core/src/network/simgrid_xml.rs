@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use roxmltree::{Document, Node, ParsingOptions};
 
-use crate::error::{check_amount, check_seconds, too_deep, Error, ErrorKind, Result, MAX_NESTING};
+use crate::error::{check_amount, check_seconds, cut_value, too_deep, Error, ErrorKind, Result, MAX_NESTING};
 use crate::network::platform::{Host, NetworkSpec, Overhead, Platform, MAX_CORES_PER_HOST, MAX_HOSTS, MAX_TOTAL_CORES};
 use crate::network::topology::graph::Routing;
 use crate::network::topology::zones::{Point, Zones, ZonesBuilder};
@@ -180,6 +180,7 @@ fn number_prefix(s: &str) -> usize {
 pub fn parse_quantity(q: Quantity, value: &str) -> std::result::Result<f64, String> {
     let text = value.trim();
     let n = number_prefix(text);
+    let value = cut_value(value); // not copied whole into the message
     if n == 0 {
         return Err(format!("`{value}` is not a number"));
     }
@@ -200,7 +201,7 @@ pub fn parse_quantity(q: Quantity, value: &str) -> std::result::Result<f64, Stri
             Quantity::Time => "w, d, h, m, s, ms, us, ns, ps",
             Quantity::Speed => "f with a prefix k, M, G, ..., or flops with kilo, mega, giga, ...",
         };
-        format!("`{value}`: unknown unit `{unit}` (SimGrid's units: {known})")
+        format!("`{value}`: unknown unit `{}` (SimGrid's units: {known})", cut_value(unit))
     })?;
     Ok(number * scale)
 }
@@ -467,7 +468,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                 "cluster" => {
                     let radical = n.attribute("radical").unwrap_or("");
                     for (a, b) in self.radical(n, radical)? {
-                        count = count.saturating_add(b - a + 1);
+                        count = count.saturating_add(b - a).saturating_add(1); // 0-(2^64 - 1) holds 2^64
                     }
                 }
                 _ => {}
@@ -949,8 +950,10 @@ mod tests {
     #[test]
     fn host_limit_is_checked_before_building() {
         let text = r#"<platform version="4.1"><cluster id="c" prefix="n" suffix="" radical="0-1000000000" speed="1f" bw="1Bps" lat="0"/></platform>"#;
-        let e = err(text);
-        assert!(e.reason.contains("more than 1048576 (2^20) hosts"), "{e}");
+        for radical in ["0-1000000000", "0-18446744073709551615"] {
+            let e = err(&text.replace("0-1000000000", radical));
+            assert!(e.reason.contains("more than 1048576 (2^20) hosts"), "{e}");
+        }
     }
 
     #[test]
