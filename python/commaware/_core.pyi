@@ -16,7 +16,7 @@ __all__ = [
     "tiling_simulate", "TILING_SCHEDULES",
     "WorkloadError", "Workload", "CoschedResult", "load_workload", "nas_workload", "cosched_run", "workload_schema",
     "COSCHED_POLICIES", "COSCHED_ALLOCATIONS", "NAS_MIXES", "cosched_default_params",
-    "json_too_deep", "MAX_NESTING",
+    "json_too_deep", "toml_too_deep", "MAX_NESTING",
 ]
 
 class CommawareError(Exception): ...
@@ -42,12 +42,16 @@ __version__: str
 OP_NAMES: list[str]
 #: Timeline interval kinds, indexed by the `kind` column.
 INTERVAL_KINDS: list[str]
-#: How deeply arrays and objects (JSON) or arrays and inline tables (TOML) may nest in an input.
+#: How deeply arrays and objects (JSON), tables and arrays (TOML) or elements (SimGrid XML) may nest
+#: in an input.
 MAX_NESTING: int
 
 #: The reason to refuse JSON `text` nested more than MAX_NESTING levels deep (with the
 #: line and column), or None.
 def json_too_deep(text: str) -> str | None: ...
+
+#: The same for TOML `text` (tables and arrays: headers, dotted keys, arrays and inline tables).
+def toml_too_deep(text: str) -> str | None: ...
 
 @final
 class Platform:

@@ -342,6 +342,8 @@ def _simgrid_platform_file(source: Source, text: str, name: str, fmt: str) -> tu
     elif fmt == "toml":
         import tomllib
 
+        if _core.toml_too_deep(text) is not None:
+            return None  # before tomllib recurses; the core reports it, with its position
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError:

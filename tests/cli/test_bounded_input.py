@@ -10,6 +10,7 @@ import lzma
 import os
 import subprocess
 import sys
+from typing import Callable
 
 import pytest
 
@@ -146,24 +147,100 @@ def deep(n: int) -> str:
     return "[" * n + "]" * n
 
 
-@pytest.mark.parametrize("args,name,text,limit", [
-    # Python's reader (paper 000's tree), the core's JSON reader (a trace), the core's TOML reader.
-    (["interference", "throughput"], "tree.json", '{"task_mb": 1, "nodes": ' + deep(100_000) + "}", "arrays and objects"),
-    (["taskfarm"], "tree.json", '{"task_mb": 1, "nodes": ' + deep(100_000) + "}", "arrays and objects"),
-    (["simulate", PLATFORM], "trace.json", '{"ranks": ' + deep(100_000) + "}", "arrays and objects"),
-    (["simulate"], "platform.toml", "cluster = " + deep(100_000) + "\n", "arrays and inline tables"),
-    (["penalties"], "scheme.json", '{"comms": ' + deep(100_000) + "}", "arrays and objects"),
-    (["measure", "penalties"], "scheme.json", '{"comms": ' + deep(100_000) + "}", "arrays and objects"),
-], ids=["tree-throughput", "tree-taskfarm", "trace-json", "platform-toml", "scheme", "scheme-to-measure"])
-def test_deep_nesting_names_the_file_and_the_limit(tmp_path, args, name, text, limit):
+def nested_text(head: str, opening: str, closing: str, tail: str = "") -> Callable[[int], str]:
+    """A text of `n` levels: `head`, `opening` n times, `closing` n times, `tail`."""
+    return lambda n: head + opening * n + closing * n + tail
+
+
+def too_deep(limit: str, where: str) -> str:
+    return f"nested more than 80 levels deep (the limit for {limit}) at {where}"
+
+
+JSON, TOML = "arrays and objects", "tables and arrays"
+SIMGRID = '<?xml version="1.0"?>\n<platform version="4.1">\n'
+
+
+# Every reader of a nested format, from the CLI: the text, and the error after "FILE: " at the
+# 81st level (a JSON document's own object is its first).
+@pytest.mark.parametrize("args,name,text,error", [
+    # Python's reader (paper 000's tree), then the core's.
+    (["interference", "throughput"], "tree.json", nested_text('{"task_mb": 1, "nodes": ', "[", "]", "}"),
+     too_deep(JSON, "line 1 column 104")),
+    (["taskfarm"], "tree.json", nested_text('{"task_mb": 1, "nodes": ', "[", "]", "}"), too_deep(JSON, "line 1 column 104")),
+    (["platform", "show"], "platform.xml", nested_text(SIMGRID, "<zone>", "</zone>", "</platform>"),
+     "line 3, column 475: nested more than 80 levels deep (the limit for elements)"),
+    (["platform", "show"], "platform.xml", nested_text(SIMGRID, '<zone id="z" routing="Full">\n', "</zone>", "</platform>"),
+     "line 82, column 1: nested more than 80 levels deep (the limit for elements)"),
+    (["platform", "show"], "platform.json", nested_text('{"cluster": ', "[", "]", "}"), too_deep(JSON, "line 1 column 92")),
+    (["simulate"], "platform.toml", nested_text("cluster = ", "[", "]", "\n"), too_deep(TOML, "line 1 column 91")),
+    (["simulate"], "platform.toml", nested_text("cluster = ", "{a = ", "}", "\n"), too_deep(TOML, "line 1 column 411")),
+    (["simulate"], "platform.toml", nested_text("", "a.", "", "a = 1\n"), too_deep(TOML, "line 1 column 161")),
+    # tomllib, which looks for the SimGrid file first, would recurse (arrays) or take
+    # quadratic memory (dotted keys).
+    (["platform", "show"], "platform.toml", nested_text('simgrid_platform = "p.xml"\nx = ', "[", "]", "\n"),
+     too_deep(TOML, "line 2 column 85")),
+    (["platform", "show"], "platform.toml", nested_text('simgrid_platform = "p.xml"\n', "a.", "", "a = 1\n"),
+     too_deep(TOML, "line 2 column 161")),
+    (["simulate", PLATFORM], "trace.json", nested_text('{"ranks": ', "[", "]", "}"), too_deep(JSON, "line 1 column 90")),
+    (["simulate", PLATFORM], "trace.toml", nested_text("ranks = ", "[", "]", "\n"), too_deep(TOML, "line 1 column 89")),
+    (["simulate", PLATFORM], "trace.toml", nested_text("[", "ranks.", "", "ranks]\n"), too_deep(TOML, "line 1 column 482")),
+    (["cosched", "run"], "workload.json", nested_text('{"jobs": ', "[", "]", "}"), too_deep(JSON, "line 1 column 89")),
+    (["multicast"], "instance.json", nested_text('{"nodes": ', "[", "]", "}"), too_deep(JSON, "line 1 column 90")),
+    (["penalties"], "scheme.json", nested_text('{"comms": ', "[", "]", "}"), too_deep(JSON, "line 1 column 90")),
+    (["measure", "penalties"], "scheme.json", nested_text('{"comms": ', "[", "]", "}"), too_deep(JSON, "line 1 column 90")),
+], ids=["tree-throughput", "tree-taskfarm", "platform-xml-zones", "platform-xml-zone-lines", "platform-json",
+        "platform-toml", "platform-toml-inline-tables", "platform-toml-dotted-key", "platform-toml-over-simgrid",
+        "platform-toml-dotted-key-over-simgrid", "trace-json", "trace-toml", "trace-toml-table-header", "workload",
+        "multicast", "scheme", "scheme-to-measure"])
+@pytest.mark.parametrize("levels", [10**5, 10**6])
+def test_deep_nesting_names_the_file_and_the_limit(tmp_path, args, name, text, error, levels):
     path = tmp_path / name
-    path.write_text(text)
+    path.write_text(text(levels))
     extra = [EXAMPLES / "ring.json"] if args == ["simulate"] else []
     code, seconds, rss_mib, output = measured_cli(*args, path, *extra)
     assert code == 2
+    assert one_error_line(output) == f"error: {path}: {error}"
+    # Before: 100,000 zones ended in SIGSEGV (exit 139); over a SimGrid file, tomllib raised
+    # RecursionError (a traceback) or was killed for its memory.
+    assert seconds < 10 and rss_mib < 500, (seconds, rss_mib)
+
+
+@pytest.mark.parametrize("args,name,head", [
+    (["platform", "show"], "platform.toml", 'simgrid_platform = "p.xml"\n'),  # read as a JSON value: SIGSEGV before
+    (["simulate", PLATFORM], "trace.toml", ""),
+])
+def test_toml_nested_within_each_of_the_toml_crates_limits_is_refused(tmp_path, args, name, head):
+    """A header of 79 keys, then a dotted key of 79 keys whose value nests 79 inline tables, each
+    behind a dotted key of 79 keys: 6,400 tables deep, each part within the toml crate's limits."""
+    keys = ".".join(["k"] * 79)
+    value = "1"
+    for _ in range(79):
+        value = f"{{{keys} = {value}}}"
+    path = tmp_path / name
+    path.write_text(f"{head}[{keys}]\n{keys} = {value}\n")
+    (tmp_path / "p.xml").write_text(SIMGRID + '<zone id="z" routing="Full"><host id="h" speed="1f"/></zone></platform>\n')
+    code, seconds, rss_mib, output = measured_cli(*args, path)
+    assert code == 2
+    header = 2 if head else 1  # its 79 tables, then the next line's dotted key: the second is the 81st
+    assert one_error_line(output) == f"error: {path}: {too_deep(TOML, f'line {header + 1} column 3')}"
+    assert seconds < 10 and rss_mib < 500, (seconds, rss_mib)
+
+
+def test_a_huge_xml_attribute_of_many_lines_is_echoed_in_part(tmp_path):
+    """64 MiB of digits and newlines in one attribute (the 16 MiB line limit does not apply):
+    the message echoes its start, not the whole value (it was 2 × 64 MiB long)."""
+    path = tmp_path / "platform.xml"
+    with path.open("w") as f:
+        f.write(SIMGRID + '<zone id="z" routing="Full"><host id="a" speed="')
+        f.writelines("1" * 1023 + "\n" for _ in range(64 << 10))
+        f.write('Gf"/></zone></platform>\n')
+    code, seconds, rss_mib, output = measured_cli("platform", "show", path)
+    assert code == 2
     line = one_error_line(output)
-    assert f"{path}: nested more than 80 levels deep (the limit for {limit}) at line 1 column" in line, line
-    assert seconds < 20 and rss_mib < 250, (seconds, rss_mib)
+    # Its first digits, in scientific notation as every message shows a number of 97 digits.
+    assert line.startswith(f"error: {path}: line 3, column 49: <host id=\"a\"> speed: `1.1111111111111112e96… "
+                           f"({(64 << 20) + 2} characters)`: unknown unit ` 1.1111111111111112e95… ({(64 << 20) + 2 - 1023} characters)`"), line[:300]
+    assert len(line) < 500 and seconds < 10 and rss_mib < 1000, (len(line), seconds, rss_mib)
 
 
 def test_nesting_up_to_the_limit_is_read():

@@ -206,6 +206,10 @@ def bad(name: str, text: str, needle: str, reason: str) -> tuple[str, str, str, 
     return name, text, line_of(text, needle), reason
 
 
+def cluster(radical: str, extra: str = "") -> str:
+    return HEAD + f'<cluster id="c" prefix="n" suffix="" radical="{radical}" speed="1Gf" bw="1GBps" lat="1us" {extra}/>\n</platform>\n'
+
+
 BAD = [
     bad("malformed", FULL.replace("</route>", "</rout>", 1), "</rout>", "malformed XML"),
     bad("unknown_element", FULL.replace("</zone>", '<disk id="d" read_bw="1" write_bw="1"/>\n</zone>'), "<disk",
@@ -219,6 +223,15 @@ BAD = [
         "`ft1-ft1_router`"),
     bad("entity", HEAD.replace('dtd">', 'dtd" [\n<!ENTITY a "aaaa">]>') + "<zone id='z' routing='Full'>&a;</zone></platform>",
         "<!ENTITY", "entity declarations"),
+    # Hostile values (issue 40, item 5).
+    ("nul_byte", FULL.replace("1Gf", "1G\0f", 1), f"byte {FULL.index('1Gf') + 2} is NUL", "not a text file"),
+    bad("radical_2_64", cluster("0-18446744073709551615"), "<cluster", "more than 1048576 (2^20) hosts"),
+    bad("torus_10_18", cluster("0-3", 'topology="TORUS" topo_parameters="1000000,1000000,1000000"'), "<cluster",
+        "has 4 hosts but its torus dimensions `1000000,1000000,1000000` has 1000000000000000000"),
+    bad("fat_tree_10_6_levels", cluster("0-3", f'topology="FAT_TREE" topo_parameters="1000000;{",".join(["2"] * 10**6)};1;1"'),
+        "<cluster", "1000000 fat tree levels, at most 32 are allowed"),
+    bad("speed_1e999", FULL.replace("1Gf", "1e999Gf", 1), "1e999Gf", "speed: non-finite number (NaN/inf) is not allowed"),
+    bad("negative_latency", FULL.replace('latency="', 'latency="-', 1), 'latency="-', "latency: must be >= 0"),
 ]
 
 

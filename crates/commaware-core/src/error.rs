@@ -131,11 +131,17 @@ pub fn parse_input<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str, 
     }
 }
 
-/// How deeply arrays and objects (JSON), or arrays and inline tables (TOML), may nest in
-/// any input: far beyond what any of our formats needs, and shallow enough that no reader,
-/// ours or Python's, runs out of stack. It is the toml crate's own limit, which reports
-/// it as "cannot recurse further" (`parse_toml` names it as this limit).
+/// How deeply arrays and objects (JSON), tables and arrays (TOML), or elements (SimGrid XML)
+/// may nest in any input: far beyond what any of our formats needs, and shallow enough that
+/// no reader, ours or Python's, runs out of stack. It is the toml crate's own limit for
+/// arrays and inline tables, and for the keys of a dotted key.
 pub const MAX_NESTING: usize = 80;
+
+/// Why an input nested deeper than [`MAX_NESTING`] levels of `what` is refused: the same
+/// words in every format.
+pub fn too_deep(what: &str) -> String {
+    format!("nested more than {MAX_NESTING} levels deep (the limit for {what})")
+}
 
 /// The reason to refuse JSON `text` nested more than [`MAX_NESTING`] levels deep (with the
 /// line and column of the first array or object too deep when `positions`), or `None`.
@@ -170,7 +176,7 @@ pub fn json_too_deep(text: &str, positions: bool) -> Option<String> {
                     } else {
                         String::new()
                     };
-                    return Some(format!("nested more than {MAX_NESTING} levels deep (the limit for arrays and objects){at}"));
+                    return Some(format!("{}{at}", too_deep("arrays and objects")));
                 }
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
@@ -218,15 +224,82 @@ fn parse_json_text<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str, 
     })
 }
 
+/// The reason to refuse TOML `text` nested more than [`MAX_NESTING`] tables and arrays deep
+/// (dotted keys, table headers, arrays and inline tables together), with its line and
+/// column, or `None`.
+pub fn toml_too_deep(text: &str) -> Option<String> {
+    toml_document(text).err().and_then(|(reason, deep)| deep.then_some(reason))
+}
+
+/// TOML `text` parsed, or the reason to refuse it and whether that is its depth. The toml
+/// crate stops at 80 keys in a dotted key or header and at 80 arrays and inline tables in a
+/// value, but together these nest thousands of tables deep, beyond the stack that serde's
+/// recursion needs: the tree is measured, without recursion, before it is deserialized.
+fn toml_document(text: &str) -> std::result::Result<toml::de::Deserializer<'_>, (String, bool)> {
+    let deep = |at: Option<usize>| (format!("{}{}", too_deep("tables and arrays"), span_position(text, at.map(|i| i..i))), true);
+    let doc = toml::de::DeTable::parse(text).map_err(|e| {
+        if e.message().contains("cannot recurse further") {
+            deep(e.span().map(|s| s.start))
+        } else if e.message().contains("recursion limit") {
+            deep(deep_key_at(text)) // the crate gives no span
+        } else {
+            (format!("malformed TOML: {}{}", one_line(&cut_long_values(e.message())), span_position(text, e.span())), false)
+        }
+    })?;
+    if let Some(at) = deep_table_at(doc.get_ref()) {
+        return Err(deep(Some(at)));
+    }
+    Ok(toml::de::Deserializer::from(doc))
+}
+
+/// Where (the key or item of) a table or array below [`MAX_NESTING`] others starts in a
+/// TOML document, or `None`.
+fn deep_table_at(doc: &toml::de::DeTable) -> Option<usize> {
+    let mut stack: Vec<(usize, &toml::de::DeValue, usize)> = doc.iter().map(|(k, v)| (k.span().start, v.get_ref(), 1)).collect();
+    while let Some((at, value, depth)) = stack.pop() {
+        match value {
+            toml::de::DeValue::Table(_) | toml::de::DeValue::Array(_) if depth > MAX_NESTING => return Some(at),
+            toml::de::DeValue::Table(t) => stack.extend(t.iter().map(|(k, v)| (k.span().start, v.get_ref(), depth + 1))),
+            toml::de::DeValue::Array(a) => stack.extend(a.iter().map(|v| (v.span().start, v.get_ref(), depth + 1))),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Where the first dotted key or table header of TOML `text` reaches its key number
+/// `MAX_NESTING + 1`: one pass, skipping strings and comments.
+fn deep_key_at(text: &str) -> Option<usize> {
+    let (mut dots, mut quote, mut escaped, mut comment) = (0, None, false, false);
+    for (i, c) in text.char_indices() {
+        if c == '\n' {
+            (dots, quote, comment) = (0, None, false);
+        } else if comment {
+        } else if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' && q == '"' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+        } else {
+            match c {
+                '"' | '\'' => quote = Some(c),
+                '#' => comment = true,
+                '=' | ',' | '{' | '}' | '[' | ']' => dots = 0,
+                '.' if dots + 1 == MAX_NESTING => return Some(i + 1),
+                '.' => dots += 1,
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
 /// Parse TOML text into `T`; errors give the TOML file's own line and column.
 pub fn parse_toml<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str) -> Result<T> {
-    let de = toml::de::Deserializer::parse(text).map_err(|e| {
-        let at = span_position(text, e.span());
-        if e.message().contains("cannot recurse further") {
-            return Error::new(kind, "", format!("nested more than {MAX_NESTING} levels deep (the limit for arrays and inline tables){at}"));
-        }
-        Error::new(kind, "", format!("malformed TOML: {}{at}", one_line(&cut_long_values(e.message()))))
-    })?;
+    let de = toml_document(text).map_err(|(reason, _)| Error::new(kind, "", reason))?;
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().clone();
         let inner = e.into_inner();
@@ -555,31 +628,53 @@ pub fn check_amount(kind: ErrorKind, field: &str, value: f64, positive: bool) ->
 /// The most characters of one value (a run of non-blank characters) an error message echoes.
 pub const ECHO_LIMIT: usize = 100;
 
+/// `value` whole, or cut as [`cut_long_values`] cuts a word (blanks and all) with room for
+/// quotes around it: for a message that quotes a value of any size.
+pub fn cut_value(value: &str) -> std::borrow::Cow<'_, str> {
+    let limit = ECHO_LIMIT - 2;
+    if value.len() > limit && value.chars().nth(limit).is_some() {
+        std::borrow::Cow::Owned(cut(value, limit, value))
+    } else {
+        std::borrow::Cow::Borrowed(value)
+    }
+}
+
+/// The first `limit` - 1 characters of `text`, `…` and ` (N characters)` of `whole`: with
+/// the ellipsis, `limit` characters, so that cutting again changes nothing.
+fn cut(text: &str, limit: usize, whole: &str) -> String {
+    let end = text.char_indices().nth(limit - 1).map_or(text.len(), |(i, _)| i);
+    format!("{}… ({} characters)", &text[..end], whole.chars().count())
+}
+
+/// The most characters of a whole message part once its values are cut: a value of many
+/// short words (a 1 GB XML attribute of numbers and newlines) is not echoed whole either.
+pub const MESSAGE_LIMIT: usize = 20 * ECHO_LIMIT;
+
 /// `text` with every run of non-blank characters longer than [`ECHO_LIMIT`] characters cut to
 /// its first [`ECHO_LIMIT`] - 1 and `…`, followed by ` (N characters)`: a 200 MB op name is not echoed
-/// whole. Borrowed when nothing is cut.
+/// whole; then the whole text, the same way, to [`MESSAGE_LIMIT`]. Borrowed when nothing is cut.
 pub fn cut_long_values(text: &str) -> std::borrow::Cow<'_, str> {
     use std::borrow::Cow;
-    let long = |word: &str| word.len() > ECHO_LIMIT && word.chars().nth(ECHO_LIMIT).is_some();
-    if text.len() <= ECHO_LIMIT || !text.split(char::is_whitespace).any(long) {
-        return Cow::Borrowed(text);
+    let long = |word: &str, limit: usize| word.len() > limit && word.chars().nth(limit).is_some();
+    if text.len() <= ECHO_LIMIT || !text.split(char::is_whitespace).any(|w| long(w, ECHO_LIMIT)) {
+        return if long(text, MESSAGE_LIMIT) { Cow::Owned(cut(text, MESSAGE_LIMIT, text)) } else { Cow::Borrowed(text) };
     }
     let mut out = String::with_capacity(ECHO_LIMIT * 4);
     let mut rest = text;
-    while !rest.is_empty() {
+    while !rest.is_empty() && !long(&out, MESSAGE_LIMIT) {
         let word_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
         let (word, after) = rest.split_at(word_end);
-        if long(word) {
-            // ECHO_LIMIT characters with the ellipsis: cutting again changes nothing.
-            let cut = word.char_indices().nth(ECHO_LIMIT - 1).map_or(word.len(), |(i, _)| i);
-            out.push_str(&word[..cut]);
-            out.push_str(&format!("… ({} characters)", word.chars().count()));
+        if long(word, ECHO_LIMIT) {
+            out.push_str(&cut(word, ECHO_LIMIT, word));
         } else {
             out.push_str(word);
         }
         let blank_end = after.find(|c: char| !c.is_whitespace()).unwrap_or(after.len());
         out.push_str(&after[..blank_end]);
         rest = &after[blank_end..];
+    }
+    if long(&out, MESSAGE_LIMIT) {
+        out = cut(&out, MESSAGE_LIMIT, text); // the count is the text's, before any cut
     }
     Cow::Owned(out)
 }
@@ -768,13 +863,35 @@ mod tests {
         assert!(json_too_deep(&format!(r#"{{"a": "{}\""}}"#, "[".repeat(1000)), true).is_none());
         let e = parse_input::<Doc>(ErrorKind::Trace, &format!(r#"{{"ranks": {}}}"#, nested(MAX_NESTING)), Format::Dict).unwrap_err();
         assert!(e.reason.ends_with("(the limit for arrays and objects)"), "{e}");
-        // TOML: the toml crate's limit is ours (80 arrays in a table parse, 81 do not).
+        // TOML: tables and arrays, 80 deep, are read (the error is then about the value).
+        let deep = |at: &str| format!("nested more than {MAX_NESTING} levels deep (the limit for tables and arrays) at {at}");
         let toml_text = |n: usize| format!("count = 1\nranks = {}\n", nested(n));
         assert!(!parse_toml::<Doc>(ErrorKind::Platform, &toml_text(MAX_NESTING)).unwrap_err().reason.contains("nested"));
-        for n in [MAX_NESTING + 1, 100_000] {
-            let e = parse_toml::<Doc>(ErrorKind::Platform, &toml_text(n)).unwrap_err();
-            assert!(e.reason.starts_with(&format!("nested more than {MAX_NESTING} levels deep (the limit for arrays and inline tables) at line 2")), "{e}");
+        let keys = |n: usize, key: &str| vec![key; n].join(".");
+        let headed = |n: usize| format!("[{}]\nx = {}\n", keys(MAX_NESTING / 2, "h"), nested(n));
+        assert_eq!(toml_too_deep(&format!("{} = 1\n[{}]\n{}", keys(MAX_NESTING, "k"), keys(MAX_NESTING, "h"), headed(40))), None);
+        // Arrays (the toml crate's limit), keys of a dotted key or header (the crate's, which
+        // gives no position), and these together: refused at the 81st level.
+        for (text, at) in [
+            (toml_text(MAX_NESTING + 1), format!("line 2 column {}", 8 + MAX_NESTING + 1)),
+            (toml_text(100_000), format!("line 2 column {}", 8 + MAX_NESTING + 1)),
+            (format!("# a.b.c\ncount = 1\n{} = 1\n", keys(MAX_NESTING + 1, "k")), format!("line 3 column {}", 2 * MAX_NESTING + 1)),
+            (format!("\"x.y\" = 2\n[{}]\n", keys(1_000_000, "k")), format!("line 2 column {}", 2 * MAX_NESTING + 2)),
+            (headed(MAX_NESTING / 2 + 1), format!("line 2 column {}", 4 + MAX_NESTING / 2 + 1)),
+        ] {
+            let e = parse_toml::<Doc>(ErrorKind::Platform, &text).unwrap_err();
+            assert_eq!((e.field.as_str(), e.reason.as_str()), ("", deep(&at).as_str()));
+            assert_eq!(toml_too_deep(&text), Some(e.reason));
         }
+        // 79 inline tables, each behind a dotted key of 79 keys: 6,000 tables deep, each part
+        // within the crate's limits (serde's recursion over it overflowed the stack).
+        let mut value = String::from("1");
+        for _ in 0..MAX_NESTING - 1 {
+            value = format!("{{{} = {value}}}", keys(MAX_NESTING - 1, "k"));
+        }
+        let e = parse_input::<serde_json::Value>(ErrorKind::Platform, &format!("x = {value}\n"), Format::Toml).unwrap_err();
+        assert!(e.reason.starts_with(&deep("line 1 column")), "{e}");
+        assert_eq!(toml_too_deep("count = \n"), None); // malformed, but not for its depth
     }
 
     #[test]
@@ -802,6 +919,15 @@ mod tests {
         assert!(matches!(cut_long_values("a  b\tc"), std::borrow::Cow::Borrowed("a  b\tc")));
         let exact = "x".repeat(ECHO_LIMIT);
         assert_eq!(cut_long_values(&exact), exact);
+        // A value of many short words is cut as a whole, counted before any cut.
+        let words = format!("`{}` is not a number", "1 ".repeat(1 << 20));
+        let head = "1 ".repeat(MESSAGE_LIMIT / 2);
+        assert_eq!(cut_long_values(&words), format!("`{}… ({} characters)", &head[..MESSAGE_LIMIT - 2], words.len()));
+        let mixed = format!("{} {}", "y".repeat(200), "1 ".repeat(1 << 20));
+        assert!(cut_long_values(&mixed).ends_with(&format!("… ({} characters)", mixed.len())));
+        assert!(cut_long_values(&mixed).chars().count() < MESSAGE_LIMIT + 30);
+        let at_limit = "1 ".repeat(MESSAGE_LIMIT / 2);
+        assert_eq!(cut_long_values(&at_limit), at_limit);
     }
 
     #[test]

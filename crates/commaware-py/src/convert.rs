@@ -60,3 +60,10 @@ pub(crate) fn column<'py, const N: usize>(py: Python<'py>, values: impl Iterator
 pub(crate) fn json_too_deep(py: Python<'_>, text: &str) -> Option<String> {
     py.allow_threads(|| commaware_core::error::json_too_deep(text, true))
 }
+
+/// The same for TOML `text` (tables and arrays): Python's tomllib recurses, or takes
+/// quadratic memory, where the core stops.
+#[pyfunction]
+pub(crate) fn toml_too_deep(py: Python<'_>, text: &str) -> Option<String> {
+    py.allow_threads(|| commaware_core::error::toml_too_deep(text))
+}

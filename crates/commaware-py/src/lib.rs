@@ -107,6 +107,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         commaware_core::mpi::collectives::ALGORITHMS.iter().map(|(c, a)| (*c, a.iter().map(|x| x.name()).collect::<Vec<_>>())).collect::<Vec<_>>(),
     )?;
     m.add_function(wrap_pyfunction!(convert::json_too_deep, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::toml_too_deep, m)?)?;
     m.add("MAX_NESTING", commaware_core::error::MAX_NESTING)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use roxmltree::{Document, Node, ParsingOptions};
 
-use crate::error::{check_amount, check_seconds, Error, ErrorKind, Result};
+use crate::error::{check_amount, check_seconds, cut_value, too_deep, Error, ErrorKind, Result, MAX_NESTING};
 use crate::network::platform::{Host, NetworkSpec, Overhead, Platform, MAX_CORES_PER_HOST, MAX_HOSTS, MAX_TOTAL_CORES};
 use crate::network::topology::graph::Routing;
 use crate::network::topology::zones::{Point, Zones, ZonesBuilder};
@@ -180,6 +180,7 @@ fn number_prefix(s: &str) -> usize {
 pub fn parse_quantity(q: Quantity, value: &str) -> std::result::Result<f64, String> {
     let text = value.trim();
     let n = number_prefix(text);
+    let value = cut_value(value); // not copied whole into the message
     if n == 0 {
         return Err(format!("`{value}` is not a number"));
     }
@@ -200,7 +201,7 @@ pub fn parse_quantity(q: Quantity, value: &str) -> std::result::Result<f64, Stri
             Quantity::Time => "w, d, h, m, s, ms, us, ns, ps",
             Quantity::Speed => "f with a prefix k, M, G, ..., or flops with kilo, mega, giga, ...",
         };
-        format!("`{value}`: unknown unit `{unit}` (SimGrid's units: {known})")
+        format!("`{value}`: unknown unit `{}` (SimGrid's units: {known})", cut_value(unit))
     })?;
     Ok(number * scale)
 }
@@ -243,6 +244,48 @@ fn line_col(text: &str, pos: usize) -> String {
     format!("line {row}, column {col}")
 }
 
+/// Byte offset of the first element nested more than [`MAX_NESTING`] deep, or `None`: one
+/// pass over the text (skipping comments, CDATA, declarations and quoted attribute values),
+/// before roxmltree builds the tree and the reader recurses over zones.
+fn nested_too_deep(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let past = |from: usize, end: &str| text[from..].find(end).map_or(b.len(), |k| from + k + end.len());
+    let (mut i, mut depth) = (0, 0usize);
+    while let Some(k) = text[i..].find('<') {
+        let start = i + k;
+        let rest = &b[start + 1..];
+        i = if rest.starts_with(b"!--") {
+            past(start + 4, "-->")
+        } else if rest.starts_with(b"![CDATA[") {
+            past(start + 9, "]]>")
+        } else if rest.starts_with(b"?") {
+            past(start + 2, "?>")
+        } else if rest.starts_with(b"!") {
+            past(start + 2, ">")
+        } else {
+            let (mut end, mut quote) = (start + 1, None);
+            while end < b.len() {
+                match (quote, b[end]) {
+                    (None, b'>') => break,
+                    (None, q @ (b'"' | b'\'')) => quote = Some(q),
+                    (Some(q), c) if c == q => quote = None,
+                    _ => {}
+                }
+                end += 1;
+            }
+            if rest.first() == Some(&b'/') {
+                depth = depth.saturating_sub(1);
+            } else if depth == MAX_NESTING {
+                return Some(start);
+            } else if b[end - 1] != b'/' {
+                depth += 1;
+            }
+            (end + 1).min(b.len())
+        };
+    }
+    None
+}
+
 /// Read a SimGrid platform file. Errors carry the line and column; the caller adds the file.
 pub fn read(text: &str) -> Result<XmlPlatform> {
     if let Some(pos) = text.find("<!ENTITY") {
@@ -250,6 +293,9 @@ pub fn read(text: &str) -> Result<XmlPlatform> {
             line_col(text, pos),
             "entity declarations are not accepted in platform files (only XML's predefined entities are)",
         ));
+    }
+    if let Some(pos) = nested_too_deep(text) {
+        return Err(Error::platform(line_col(text, pos), too_deep("elements")));
     }
     let doc = Document::parse_with_options(text, ParsingOptions { allow_dtd: true, nodes_limit: MAX_NODES }).map_err(|e| {
         let p = e.pos();
@@ -422,7 +468,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                 "cluster" => {
                     let radical = n.attribute("radical").unwrap_or("");
                     for (a, b) in self.radical(n, radical)? {
-                        count = count.saturating_add(b - a + 1);
+                        count = count.saturating_add(b - a).saturating_add(1); // 0-(2^64 - 1) holds 2^64
                     }
                 }
                 _ => {}
@@ -876,10 +922,38 @@ mod tests {
     }
 
     #[test]
+    fn nesting_beyond_the_limit_is_refused_before_parsing() {
+        // `levels` elements deep: <platform>, zones (one a line from line 4), a host.
+        let nested = |levels: usize| {
+            let mut t = String::from("<?xml version=\"1.0\"?>\n<!-- <a><b> -->\n<platform version=\"4.1\">\n");
+            for i in 1..levels - 1 {
+                let prop = if i == 1 { "<prop id=\"p\" value=\"a>b\"/>" } else { "" };
+                t.push_str(&format!("<zone id=\"z{i}\" routing=\"Full\">{prop}\n"));
+            }
+            t.push_str("<host id=\"h\" speed=\"1f\"/>\n");
+            t + &"</zone>".repeat(levels - 2) + "</platform>\n"
+        };
+        assert_eq!(read(&nested(MAX_NESTING)).unwrap().hosts.len(), 1);
+        // The 81st element: the host, or the 80th zone, on line 3 + 80.
+        for levels in [MAX_NESTING + 1, 1_000_000] {
+            let e = err(&nested(levels));
+            assert_eq!(e.field, format!("line {}, column 1", 3 + MAX_NESTING), "{e}");
+            assert_eq!(e.reason, format!("nested more than {MAX_NESTING} levels deep (the limit for elements)"));
+        }
+        // Tags in comments, CDATA, declarations and attribute values do not nest.
+        let hidden = "<a>".repeat(100);
+        for text in [format!("<!--{hidden}-->"), format!("<p><![CDATA[{hidden}]]></p>"), format!("<?pi {hidden}?>"), format!("<p a='{hidden}'/>")] {
+            assert_eq!(nested_too_deep(&text), None, "{text}");
+        }
+    }
+
+    #[test]
     fn host_limit_is_checked_before_building() {
         let text = r#"<platform version="4.1"><cluster id="c" prefix="n" suffix="" radical="0-1000000000" speed="1f" bw="1Bps" lat="0"/></platform>"#;
-        let e = err(text);
-        assert!(e.reason.contains("more than 1048576 (2^20) hosts"), "{e}");
+        for radical in ["0-1000000000", "0-18446744073709551615"] {
+            let e = err(&text.replace("0-1000000000", radical));
+            assert!(e.reason.contains("more than 1048576 (2^20) hosts"), "{e}");
+        }
     }
 
     #[test]
