@@ -17,7 +17,7 @@ import io
 import os
 import shutil
 from pathlib import Path
-from typing import IO, Callable, Iterator
+from typing import IO, Any, Callable, Iterator
 
 
 def partial_path(path: Path) -> Path:
@@ -204,7 +204,12 @@ class Delivery:
 
     `begin()` makes it the process's delivery and puts a `_Spool` in place of `sys.stdout`;
     then `commit()` delivers, or `discard()` drops everything; `end()` (always, last) puts
-    stdout back and drops whatever was not delivered. Used by the CLI's top-level group."""
+    stdout back and drops whatever was not delivered. Used by the CLI's top-level group.
+
+    Meanwhile Ctrl-C raises KeyboardInterrupt as usual, and `interrupted` records that it came:
+    a C extension that turns the KeyboardInterrupt raised inside it into another error
+    (matplotlib drawing a figure gives "ValueError: Invalid affine transformation matrix")
+    is still known for a Ctrl-C."""
 
     def __init__(self) -> None:
         import sys
@@ -213,16 +218,27 @@ class Delivery:
         self.spool = _Spool(sys.stdout)
         #: (commit, discard) of each output, in the order they were completed (`on_delivery`).
         self.actions: list[tuple[Callable[[], None], Callable[[], None]]] = []
+        #: Whether a Ctrl-C came while the command ran (`begin` to `end`).
+        self.interrupted = False
+        self._previous_handler: Any = None
 
     def begin(self) -> Delivery:
+        import signal
         import sys
+        import threading
 
         global _active
         if _active is not None:
             raise RuntimeError("a delivery is already open in this process")
+        if threading.current_thread() is threading.main_thread():
+            self._previous_handler = signal.signal(signal.SIGINT, self._on_ctrl_c)
         _active = self
         sys.stdout = self.spool
         return self
+
+    def _on_ctrl_c(self, signum: int, frame: Any) -> None:
+        self.interrupted = True
+        raise KeyboardInterrupt
 
     def _stop_spooling(self) -> None:
         import sys
@@ -270,5 +286,11 @@ class Delivery:
         self.spool.drop()
 
     def end(self) -> None:
-        """Stdout back; anything not delivered dropped."""
+        """Stdout back, anything not delivered dropped, the SIGINT handler `begin` found back
+        (unless `commit` left SIGINT ignored)."""
+        import signal
+
         self.discard()
+        if self._previous_handler is not None and signal.getsignal(signal.SIGINT) == self._on_ctrl_c:
+            signal.signal(signal.SIGINT, self._previous_handler)
+        self._previous_handler = None

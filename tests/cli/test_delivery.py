@@ -52,6 +52,8 @@ def test_a_ctrl_c_during_the_delivery_is_held_until_it_ends(tmp_path, delivery):
     print("the summary")
     assert delivery.commit() is True
     assert (tmp_path / "a.json").read_text() == "A" and (tmp_path / "b.json").read_text() == "B"
+    assert signal.getsignal(signal.SIGINT) == delivery._on_ctrl_c  # the command's handler, until it ends
+    delivery.end()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
@@ -135,3 +137,35 @@ def test_a_command_with_bad_input_delivers_nothing_it_staged(tmp_path, monkeypat
                                        "--messages", str(tmp_path / "m.parquet"), "--gantt", str(tmp_path / "g.svg")])
     assert result.exit_code == 2, result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_ctrl_c_is_recorded_even_when_a_library_turns_it_into_another_error(delivery):
+    with pytest.raises(ValueError):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            signal.raise_signal  # a bytecode or two: the handler runs here
+        except KeyboardInterrupt:
+            raise ValueError("Invalid affine transformation matrix") from None
+    assert delivery.interrupted
+
+
+def test_a_command_whose_ctrl_c_a_library_turned_into_another_error_exits_130(tmp_path, monkeypatch):
+    """As matplotlib does when the signal lands inside its drawing code: the command still
+    ends as interrupted, with nothing delivered and no traceback."""
+    from commaware.cli import simulate as simulate_cli
+
+    def mangled_gantt(*args, **kwargs):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            signal.raise_signal
+        except KeyboardInterrupt:
+            raise ValueError("Invalid affine transformation matrix") from None
+
+    monkeypatch.setattr("commaware.gantt.write_gantt", mangled_gantt)
+    examples = Path(simulate_cli.__file__).resolve().parents[3] / "examples"
+    result = CliRunner().invoke(main, ["simulate", str(examples / "cluster16.json"), str(examples / "ring.json"),
+                                       "--messages", str(tmp_path / "m.parquet"), "--gantt", str(tmp_path / "g.svg")])
+    assert result.exit_code == 130, (result.exit_code, result.output, result.exception)
+    assert "interrupted (Ctrl-C)" in result.output and "Traceback" not in result.output
+    assert list(tmp_path.iterdir()) == []
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

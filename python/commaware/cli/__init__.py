@@ -84,8 +84,9 @@ class _Main(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         from ..output import Delivery
 
-        delivery = Delivery().begin()
+        delivery = Delivery()
         try:
+            delivery.begin()
             try:
                 value = super().invoke(ctx)
                 ending: BaseException | None = None
@@ -109,10 +110,17 @@ class _Main(click.Group):
             fail("interrupted (Ctrl-C)", EXIT_INTERRUPTED)
         except _core.InternalError as exc:
             delivery.discard()
+            if delivery.interrupted:
+                fail("interrupted (Ctrl-C)", EXIT_INTERRUPTED)
             from rich.markup import escape
 
             err.print(f"[bold red]internal error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True, emoji=False)
             sys.exit(1)
+        except Exception:
+            if not delivery.interrupted:
+                raise
+            delivery.discard()  # a library turned the Ctrl-C into another error (see `Delivery`)
+            fail("interrupted (Ctrl-C)", EXIT_INTERRUPTED)
         finally:
             delivery.end()
 
