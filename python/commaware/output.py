@@ -221,6 +221,7 @@ class Delivery:
         #: Whether a Ctrl-C came while the command ran (`begin` to `end`).
         self.interrupted = False
         self._previous_handler: Any = None
+        self._previous_hook: Callable[[Any], None] = sys.unraisablehook
 
     def begin(self) -> Delivery:
         import signal
@@ -232,6 +233,8 @@ class Delivery:
             raise RuntimeError("a delivery is already open in this process")
         if threading.current_thread() is threading.main_thread():
             self._previous_handler = signal.signal(signal.SIGINT, self._on_ctrl_c)
+            self._previous_hook = sys.unraisablehook
+            sys.unraisablehook = self._unraisable
         _active = self
         sys.stdout = self.spool
         return self
@@ -239,6 +242,19 @@ class Delivery:
     def _on_ctrl_c(self, signum: int, frame: Any) -> None:
         self.interrupted = True
         raise KeyboardInterrupt
+
+    def _unraisable(self, unraisable: Any) -> None:
+        """A KeyboardInterrupt raised where Python cannot pass it on (a weakref callback or a
+        __del__ that matplotlib runs while it draws) would be printed with its traceback and
+        lost: send the signal again instead, from a thread a moment later, to be handled in
+        ordinary code (sent from here, it would be handled in this hook, and lost again)."""
+        import signal
+        import threading
+
+        if unraisable.exc_type is KeyboardInterrupt and self.interrupted:
+            threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGINT)).start()
+        else:
+            self._previous_hook(unraisable)
 
     def _stop_spooling(self) -> None:
         import sys
@@ -287,10 +303,13 @@ class Delivery:
 
     def end(self) -> None:
         """Stdout back, anything not delivered dropped, the SIGINT handler `begin` found back
-        (unless `commit` left SIGINT ignored)."""
+        (unless `commit` left SIGINT ignored), and Python's unraisable hook."""
         import signal
+        import sys
 
         self.discard()
         if self._previous_handler is not None and signal.getsignal(signal.SIGINT) == self._on_ctrl_c:
             signal.signal(signal.SIGINT, self._previous_handler)
         self._previous_handler = None
+        if sys.unraisablehook == self._unraisable:
+            sys.unraisablehook = self._previous_hook

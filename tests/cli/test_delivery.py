@@ -7,6 +7,7 @@ import io
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -169,3 +170,19 @@ def test_a_command_whose_ctrl_c_a_library_turned_into_another_error_exits_130(tm
     assert "interrupted (Ctrl-C)" in result.output and "Traceback" not in result.output
     assert list(tmp_path.iterdir()) == []
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_ctrl_c_that_a_callback_swallowed_is_raised_again_in_ordinary_code(delivery, capsys):
+    """Raised inside __del__ (matplotlib's weakref callbacks), a KeyboardInterrupt is
+    'ignored' by Python with a traceback on stderr; the delivery raises the signal again."""
+    class Holder:
+        def __del__(self) -> None:
+            os.kill(os.getpid(), signal.SIGINT)
+            signal.raise_signal  # the handler runs here, inside __del__
+
+    with pytest.raises(KeyboardInterrupt):
+        Holder()
+        for _ in range(100):  # the signal sent again is handled here
+            time.sleep(0.01)
+    assert delivery.interrupted
+    assert "Traceback" not in capsys.readouterr().err

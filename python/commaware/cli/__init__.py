@@ -95,6 +95,8 @@ class _Main(click.Group):
                 if code not in (None, 0, EXIT_FAILED):
                     raise
                 ending = exc
+            if delivery.interrupted:  # a Ctrl-C came before the delivery, and something swallowed it
+                raise KeyboardInterrupt
             try:
                 delivery.commit(ignore_ctrl_c_after=self.owns_process)
             except OSError as exc:
