@@ -137,6 +137,9 @@ pub fn parse_input<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str, 
 /// arrays and inline tables, and for the keys of a dotted key.
 pub const MAX_NESTING: usize = 80;
 
+/// The reason of a computation, or a parse, stopped from outside (`util::cancel`).
+pub const STOPPED: &str = "stopped by the caller";
+
 /// Why an input nested deeper than [`MAX_NESTING`] levels of `what` is refused: the same
 /// words in every format.
 pub fn too_deep(what: &str) -> String {
@@ -197,11 +200,11 @@ fn parse_json_text<T: serde::de::DeserializeOwned>(kind: ErrorKind, text: &str, 
     }
     let de = &mut serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|e| {
-        if crate::util::cancel::check().is_err() {
-            return crate::util::cancel::stopped(); // asked to stop (`checked_seq`): no second pass to name the field
-        }
         let path = e.path().clone();
         let inner = e.into_inner();
+        if inner.is_data() && inner.to_string().starts_with(STOPPED) {
+            return Error::new(ErrorKind::Aborted, "", STOPPED); // asked to stop (`util::cancel::checked_seq`): no second pass
+        }
         let mut field = path_string(&path);
         let full = cut_long_values(&inner.to_string()).into_owned(); // before any copy of a huge value
         let bare = strip_position(&full);

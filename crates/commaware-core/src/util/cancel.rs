@@ -36,7 +36,7 @@ pub fn watching<T>(poll: impl FnMut() -> bool + 'static, f: impl FnOnce() -> T) 
 
 /// The error a stopped computation returns.
 pub fn stopped() -> Error {
-    Error::new(ErrorKind::Aborted, "", "stopped by the caller")
+    Error::new(ErrorKind::Aborted, "", crate::error::STOPPED)
 }
 
 /// `Err(stopped())` if the watcher asks to stop; `Ok` without a watcher. Costs a call of the
@@ -78,7 +78,7 @@ where
             let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(CHECK_EVERY_ELEMENTS));
             loop {
                 if items.len() % CHECK_EVERY_ELEMENTS == 0 && check().is_err() {
-                    return Err(serde::de::Error::custom("stopped by the caller"));
+                    return Err(serde::de::Error::custom(crate::error::STOPPED));
                 }
                 match seq.next_element()? {
                     Some(item) => items.push(item),
