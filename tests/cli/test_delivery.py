@@ -54,19 +54,21 @@ def test_a_ctrl_c_during_the_delivery_is_held_until_it_ends(tmp_path, delivery):
     assert delivery.commit() is True
     assert (tmp_path / "a.json").read_text() == "A" and (tmp_path / "b.json").read_text() == "B"
     assert signal.getsignal(signal.SIGINT) == delivery._on_ctrl_c  # the command's handler, until it ends
+    found = delivery._previous_handler  # Python's default, or SIG_IGN when started in the background
     delivery.end()
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) == found
 
 
 def test_a_ctrl_c_after_a_delivery_that_ends_the_process_is_ignored(tmp_path, delivery):
     staged(tmp_path, "a.json", "A")
+    found = delivery._previous_handler
     try:
         assert delivery.commit(ignore_ctrl_c_after=True) is False
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
         os.kill(os.getpid(), signal.SIGINT)  # would raise KeyboardInterrupt at the next bytecode
         assert (tmp_path / "a.json").exists()
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, found)
 
 
 def test_discard_leaves_nothing_behind(tmp_path, delivery):
@@ -164,12 +166,13 @@ def test_a_command_whose_ctrl_c_a_library_turned_into_another_error_exits_130(tm
 
     monkeypatch.setattr("commaware.gantt.write_gantt", mangled_gantt)
     examples = Path(simulate_cli.__file__).resolve().parents[3] / "examples"
+    found = signal.getsignal(signal.SIGINT)  # Python's default, or SIG_IGN when started in the background
     result = CliRunner().invoke(main, ["simulate", str(examples / "cluster16.json"), str(examples / "ring.json"),
                                        "--messages", str(tmp_path / "m.parquet"), "--gantt", str(tmp_path / "g.svg")])
     assert result.exit_code == 130, (result.exit_code, result.output, result.exception)
     assert "interrupted (Ctrl-C)" in result.output and "Traceback" not in result.output
     assert list(tmp_path.iterdir()) == []
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) == found
 
 
 def test_a_ctrl_c_that_a_callback_swallowed_is_raised_again_in_ordinary_code(delivery, capsys):
