@@ -8,7 +8,7 @@ __all__ = [
     "multicast_load", "multicast_schedule", "multicast_check", "multicast_execute", "multicast_generate",
     "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "platform_from_simgrid_xml", "load_trace", "platform_route", "platform_links", "platform_export", "platform_summary", "load_trace_ti_ranks", "load_trace_otf2", "otf2_use_library", "write_recording_otf2", "export_ti",
     "trace_summary", "trace_summary_schema",
-    "simulate", "timeline_extensions", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements", "stop_running_calls", "cut_long_values",
+    "simulate", "timeline_extensions", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements", "stop_running_calls", "stop_epoch", "stop_with_calls_since", "cut_long_values",
     "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "kernel_run", "kernel_task", "__version__",
     "TileBlock", "tiling_sequential",
     "taskfarm", "TASKFARM_ALGORITHMS", "COLLECTIVE_ALGORITHMS",
@@ -202,6 +202,11 @@ def cut_long_values(text: str) -> str:
 def stop_running_calls() -> None:
     """Stop every long core call running now, in any thread (each raises CommawareError); calls
     started afterwards run as usual (a thread pool's workers on Ctrl-C)."""
+def stop_epoch() -> int:
+    """How many stops `stop_running_calls` made so far."""
+def stop_with_calls_since(epoch: int) -> None:
+    """In this thread (a pool's worker), every long core call stops at once if a stop was made
+    since `epoch`, also a call begun after the stop."""
 
 @final
 class MulticastInstance:

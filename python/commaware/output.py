@@ -222,6 +222,14 @@ class Delivery:
         self.interrupted = False
         self._previous_handler: Any = None
         self._previous_hook: Callable[[Any], None] = sys.unraisablehook
+        #: The signal `_unraisable` sends again, due in a moment (cancelled by `end`).
+        self._resend: Any = None
+        #: SIGINTs the process got (`_seen`, counted by the watcher), those the main thread
+        #: handled (`_handled`), and those the watcher sent on to it itself (`_sent_on`).
+        self._seen = self._handled = self._sent_on = 0
+        self._sent_on_pending = False
+        self._watch: Any = None
+        self._ending = False
 
     def begin(self) -> Delivery:
         import signal
@@ -235,13 +243,44 @@ class Delivery:
             self._previous_handler = signal.signal(signal.SIGINT, self._on_ctrl_c)
             self._previous_hook = sys.unraisablehook
             sys.unraisablehook = self._unraisable
+            from ._signals import Watch
+
+            self._watch = Watch(self._send_on_to_main_thread)
         _active = self
         sys.stdout = self.spool
         return self
 
     def _on_ctrl_c(self, signum: int, frame: Any) -> None:
+        if self._ending:  # the command is over (`end`): nothing left to stop
+            self.interrupted = True
+            return
+        self._handled += 1
+        sent_on, self._sent_on_pending = self._sent_on_pending, False
+        if sent_on and self.interrupted:
+            return  # the watcher's copy of a Ctrl-C the main thread had handled meanwhile
         self.interrupted = True
         raise KeyboardInterrupt
+
+    def _send_on_to_main_thread(self) -> None:
+        """In the watcher thread, at each SIGINT: the kernel may have given it to another
+        thread while the main thread waits (Dask's `sync` while a local cluster starts), and
+        then the handler would wait as long. Unless the main thread handles it within 50 ms,
+        send it on to the main thread itself, whose wait the signal then interrupts."""
+        import signal
+        import threading
+        import time
+
+        if self._sent_on:  # the copy sent on below, not a new Ctrl-C
+            self._sent_on -= 1
+            return
+        self._seen += 1
+        deadline = time.monotonic() + 0.05
+        while self._handled < self._seen and time.monotonic() < deadline:
+            time.sleep(0.005)
+        if self._handled < self._seen and _active is self:
+            self._sent_on += 1
+            self._sent_on_pending = True
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
 
     def _unraisable(self, unraisable: Any) -> None:
         """A KeyboardInterrupt raised where Python cannot pass it on (a weakref callback or a
@@ -252,7 +291,9 @@ class Delivery:
         import threading
 
         if unraisable.exc_type is KeyboardInterrupt and self.interrupted:
-            threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGINT)).start()
+            if self._resend is None or not self._resend.is_alive():
+                self._resend = threading.Timer(0.01, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT))
+                self._resend.start()
         else:
             self._previous_hook(unraisable)
 
@@ -302,12 +343,19 @@ class Delivery:
         self.spool.drop()
 
     def end(self) -> None:
-        """Stdout back, anything not delivered dropped, the SIGINT handler `begin` found back
-        (unless `commit` left SIGINT ignored), and Python's unraisable hook."""
+        """Stdout back, anything not delivered dropped, a signal `_unraisable` was to send again
+        cancelled, the SIGINT handler `begin` found back (unless `commit` left SIGINT ignored),
+        and Python's unraisable hook."""
         import signal
         import sys
 
+        self._ending = True
         self.discard()
+        if self._resend is not None:  # the command ended first: no signal after the handler is back
+            self._resend.cancel()
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
         if self._previous_handler is not None and signal.getsignal(signal.SIGINT) == self._on_ctrl_c:
             signal.signal(signal.SIGINT, self._previous_handler)
         self._previous_handler = None

@@ -189,3 +189,38 @@ def test_a_ctrl_c_that_a_callback_swallowed_is_raised_again_in_ordinary_code(del
             time.sleep(0.01)
     assert delivery.interrupted
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_ctrl_c_sent_again_after_a_library_swallowed_it_is_dropped_when_the_command_ends_first():
+    """`_unraisable` sends the signal again 10 ms later; a command that ends meanwhile must not
+    get it after its handler is gone (a second KeyboardInterrupt after the exit-130 line)."""
+    from types import SimpleNamespace
+
+    found = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a foreground shell
+    try:
+        d = output.Delivery().begin()
+        d.interrupted = True
+        d._unraisable(SimpleNamespace(exc_type=KeyboardInterrupt))
+        d._unraisable(SimpleNamespace(exc_type=KeyboardInterrupt))  # once is enough
+        d.end()
+        time.sleep(0.1)  # a signal sent now would raise KeyboardInterrupt here
+        assert not d._resend.is_alive()
+    finally:
+        signal.signal(signal.SIGINT, found)
+
+
+def test_a_ctrl_c_the_kernel_gives_to_another_thread_interrupts_the_main_thread_at_once(delivery):
+    """The kernel may hand SIGINT to any thread; Python runs its handler in the main thread,
+    which, waiting on a lock (Dask's `sync` while a local cluster starts), would not look for
+    seconds: the delivery's watcher sends the signal on to the main thread."""
+    import threading
+
+    other = threading.Thread(target=time.sleep, args=(1.0,))
+    other.start()
+    threading.Timer(0.1, signal.pthread_kill, (other.ident, signal.SIGINT)).start()
+    began = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        threading.Event().wait(5)
+    assert time.monotonic() - began < 1.0
+    assert delivery.interrupted
+    other.join()

@@ -3,6 +3,7 @@
 //! `InternalError` instead of crossing into Python; [`interruptible`] lets Ctrl-C stop a long
 //! core call.
 
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -77,6 +78,26 @@ const SIGNAL_CHECK_EVERY: Duration = Duration::from_millis(50);
 /// Bumped by [`stop_running_calls`]: the interruptible calls started before stop.
 static STOP_EPOCH: AtomicU64 = AtomicU64::new(0);
 
+thread_local! {
+    /// Set by [`stop_with_calls_since`] in a pool's worker thread: its calls stop on any stop
+    /// made since this epoch, also those started after the stop.
+    static STOPPED_SINCE: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// The number of stops so far: a pool passes it to [`stop_with_calls_since`] in its threads.
+#[pyfunction]
+pub(crate) fn stop_epoch() -> u64 {
+    STOP_EPOCH.load(Ordering::SeqCst)
+}
+
+/// In the calling thread (a pool's worker), every interruptible call stops at once if
+/// [`stop_running_calls`] was called since `epoch`: a worker between two calls at the stop
+/// does not run its next call to the end.
+#[pyfunction]
+pub(crate) fn stop_with_calls_since(epoch: u64) {
+    STOPPED_SINCE.with(|since| since.set(Some(epoch)));
+}
+
 /// Stop every interruptible core call running now, in any thread (each raises CommawareError
 /// "stopped by the caller"); calls started afterwards run as usual. Python delivers Ctrl-C to
 /// the main thread only: a thread pool calls this so that its workers stop too.
@@ -87,21 +108,22 @@ pub(crate) fn stop_running_calls() {
 
 /// [`guarded`] `f` without the GIL, stoppable by Ctrl-C: the core's long loops ask
 /// `util::cancel::check`, and the answer here is Python's signal check (at most every 50 ms;
-/// it does something on the main thread only), or [`stop_running_calls`] from any thread. What a
+/// it does something on the main thread only), or [`stop_running_calls`] from any thread (in a
+/// pool's worker, also one made before the call began: [`stop_with_calls_since`]). What a
 /// signal handler raised (KeyboardInterrupt) is returned instead of the core's "stopped" error.
 pub(crate) fn interruptible<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
     let raised: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
     let slot = Arc::clone(&raised);
     let mut last = Instant::now();
-    let epoch = STOP_EPOCH.load(Ordering::SeqCst);
+    let epoch = STOPPED_SINCE.with(Cell::get).unwrap_or_else(stop_epoch);
     let poll = move || {
+        if STOP_EPOCH.load(Ordering::SeqCst) != epoch {
+            return true;
+        }
         if last.elapsed() < SIGNAL_CHECK_EVERY {
             return false;
         }
         last = Instant::now();
-        if STOP_EPOCH.load(Ordering::SeqCst) != epoch {
-            return true;
-        }
         match Python::with_gil(|py| py.check_signals()) {
             Ok(()) => false,
             Err(e) => {

@@ -38,6 +38,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("OutputError", py.get_type::<errors::OutputError>())?;
     m.add("OP_NAMES", OP_NAMES.to_vec())?;
     m.add_function(wrap_pyfunction!(errors::stop_running_calls, m)?)?;
+    m.add_function(wrap_pyfunction!(errors::stop_epoch, m)?)?;
+    m.add_function(wrap_pyfunction!(errors::stop_with_calls_since, m)?)?;
     m.add_function(wrap_pyfunction!(errors::cut_long_values, m)?)?;
     m.add("INTERVAL_KINDS", INTERVAL_KINDS.to_vec())?;
     m.add("MulticastError", py.get_type::<errors::MulticastError>())?;

@@ -107,22 +107,17 @@ class _Main(click.Group):
             if ending is not None:
                 raise ending
             return value
-        except KeyboardInterrupt:
-            delivery.discard()
-            fail("interrupted (Ctrl-C)", EXIT_INTERRUPTED)
-        except _core.InternalError as exc:
-            delivery.discard()
-            if delivery.interrupted:
+        except BaseException as exc:
+            # A Ctrl-C, or what a library made of it (an error a C extension raised instead, one
+            # it swallowed: see `Delivery`): exit 130; `end` below discards every output.
+            if isinstance(exc, KeyboardInterrupt) or (delivery.interrupted and isinstance(exc, Exception)):
                 fail("interrupted (Ctrl-C)", EXIT_INTERRUPTED)
+            if not isinstance(exc, _core.InternalError):
+                raise
             from rich.markup import escape
 
             err.print(f"[bold red]internal error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True, emoji=False)
             sys.exit(1)
-        except Exception:
-            if not delivery.interrupted:
-                raise
-            delivery.discard()  # a library turned the Ctrl-C into another error (see `Delivery`)
-            fail("interrupted (Ctrl-C)", EXIT_INTERRUPTED)
         finally:
             delivery.end()
 

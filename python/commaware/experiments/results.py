@@ -359,39 +359,16 @@ T = TypeVar("T")
 class _Interrupter:
     """While open, Ctrl-C stops a DuckDB call on `con` at once: the signal reaches Python's
     handler only when the main thread is back in Python (DuckDB looks now and then, or never),
-    so a thread that wakes at the signal (Python's wakeup fd, written by the C handler) calls
-    `con.interrupt()`, and the call (`run`) ends with KeyboardInterrupt. One watcher thread for
-    all the calls of a query, however many batches it is read in; off the main thread, nothing
-    to watch (signals only reach the main thread)."""
+    so the Ctrl-C watcher (`_signals.Watch`, woken by the signal in whichever thread) calls
+    `con.interrupt()`, and the call (`run`) ends with KeyboardInterrupt. One watch for all the
+    calls of a query, however many batches it is read in; off the main thread, nothing to
+    watch (signals only reach the main thread)."""
 
     def __init__(self, con: Any) -> None:
-        import signal
-        import socket
-        import threading
+        from .._signals import Watch
 
         self._con = con
-        self._watcher: threading.Thread | None = None
-        if threading.current_thread() is not threading.main_thread():
-            return
-        self._reader, self._writer = socket.socketpair()
-        self._writer.setblocking(False)
-        self._previous = signal.set_wakeup_fd(self._writer.fileno(), warn_on_full_buffer=False)
-        self._stop = threading.Event()
-        self._watcher = threading.Thread(target=self._watch, name="duckdb interrupt", daemon=True)
-        self._watcher.start()
-
-    def _watch(self) -> None:
-        import signal
-
-        while not self._stop.is_set():
-            try:
-                data = self._reader.recv(64)
-            except OSError:
-                return
-            if not data or self._stop.is_set():
-                return
-            if signal.SIGINT in data:
-                self._con.interrupt()
+        self._watch = Watch(con.interrupt)
 
     def run(self, call: Callable[[], T]) -> T:
         import duckdb
@@ -406,18 +383,7 @@ class _Interrupter:
             raise
 
     def close(self) -> None:
-        import signal
-
-        if self._watcher is None:
-            return
-        signal.set_wakeup_fd(self._previous)
-        self._stop.set()
-        with contextlib.suppress(OSError):
-            self._writer.send(b"\0")
-        self._watcher.join()
-        self._reader.close()
-        self._writer.close()
-        self._watcher = None
+        self._watch.close()
 
 
 class QueryRows:
