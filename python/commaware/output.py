@@ -44,6 +44,9 @@ def remove_path(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
+#: Seconds after a Ctrl-C during which another SIGINT is not raised again (`Delivery`).
+REPEAT_SECONDS = 1.0
+
 #: The delivery of the command running in this process, if any (`Delivery.begin`).
 _active: Delivery | None = None
 
@@ -227,7 +230,9 @@ class Delivery:
         #: SIGINTs the process got (`_seen`, counted by the watcher), those the main thread
         #: handled (`_handled`), and those the watcher sent on to it itself (`_sent_on`).
         self._seen = self._handled = self._sent_on = 0
-        self._sent_on_pending = False
+        #: When the last KeyboardInterrupt was raised; whether `_unraisable` wants one more.
+        self._raised_at = 0.0
+        self._raise_again = False
         self._watch: Any = None
         self._ending = False
 
@@ -254,11 +259,18 @@ class Delivery:
         if self._ending:  # the command is over (`end`): nothing left to stop
             self.interrupted = True
             return
+        import time
+
         self._handled += 1
-        sent_on, self._sent_on_pending = self._sent_on_pending, False
-        if sent_on and self.interrupted:
-            return  # the watcher's copy of a Ctrl-C the main thread had handled meanwhile
+        now = time.monotonic()
+        if self.interrupted and now - self._raised_at < REPEAT_SECONDS and not self._raise_again:
+            # The command is stopping: the watcher's copy of this Ctrl-C (it may come after the
+            # main thread handled the original), or a second press. Raised again, it could cut
+            # short the clean-up the first one started (killing a pool's mpiruns).
+            return
+        self._raise_again = False
         self.interrupted = True
+        self._raised_at = now
         raise KeyboardInterrupt
 
     def _send_on_to_main_thread(self) -> None:
@@ -279,7 +291,6 @@ class Delivery:
             time.sleep(0.005)
         if self._handled < self._seen and _active is self:
             self._sent_on += 1
-            self._sent_on_pending = True
             signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
 
     def _unraisable(self, unraisable: Any) -> None:
@@ -291,6 +302,7 @@ class Delivery:
         import threading
 
         if unraisable.exc_type is KeyboardInterrupt and self.interrupted:
+            self._raise_again = True
             if self._resend is None or not self._resend.is_alive():
                 self._resend = threading.Timer(0.01, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT))
                 self._resend.start()

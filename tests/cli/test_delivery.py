@@ -224,3 +224,18 @@ def test_a_ctrl_c_the_kernel_gives_to_another_thread_interrupts_the_main_thread_
     assert time.monotonic() - began < 1.0
     assert delivery.interrupted
     other.join()
+
+
+def test_a_second_sigint_while_the_command_stops_is_not_raised_again(delivery, monkeypatch):
+    """The watcher may send on a copy of a Ctrl-C the main thread has just handled, and a user
+    may press twice: raised again, it would cut short the clean-up the first one started."""
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1.0)
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.1)  # within REPEAT_SECONDS: not raised
+    assert delivery.interrupted
+    monkeypatch.setattr(output, "REPEAT_SECONDS", 0.0)
+    with pytest.raises(KeyboardInterrupt):  # later on, Ctrl-C stops again
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1.0)

@@ -56,16 +56,19 @@ def ring_p2p(n: int) -> dict:
 
 
 def compare(tmp_path, trace: dict, platform: dict, collectives: dict[str, str] | None = None,
-            preset: str | None = None, coll: str | None = None) -> tuple[float, float]:
+            preset: str | None = None, coll: str | None = None, async_small: int | None = None) -> tuple[float, float]:
     """SMPI's and commaware's makespans of `trace`, with the algorithms `collectives` and/or
     the selector `preset` (SMPI's ``smpi/coll-selector``, our ``--coll`` preset); `coll` is
-    commaware's ``--coll`` instead when SMPI's names are not ours."""
+    commaware's ``--coll`` instead when SMPI's names are not ours. With `async_small`, both
+    take that ``smpi/async-small-thresh`` (ours: ``network.smpi.async_small_thresh``)."""
     assert SMPI_OK, SMPI_REASON
     index = export_ti(trace, tmp_path / "ti", platform=platform)
     selector = [f"smpi/coll-selector:{preset}"] if preset else []
-    smpi = smpi_replay.run_smpi_replay(platform, index, collectives=collectives, extra_cfg=selector)
+    threshold = [] if async_small is None else [f"smpi/async-small-thresh:{async_small}"]
+    smpi = smpi_replay.run_smpi_replay(platform, index, collectives=collectives, extra_cfg=[*selector, *threshold])
     # SMPI's 16-byte envelope on every message: the platform's envelope_bytes.
-    ours_platform = {**platform, "network": {**platform["network"], "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES}}
+    ours_platform = {**platform, "network": {**platform["network"], "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES,
+                                             **({} if async_small is None else {"smpi": {"async_small_thresh": async_small}})}}
     entries = ([preset] if preset else []) + [f"{k}={v}" for k, v in (collectives or {}).items()]
     ours = simulate(load_platform(ours_platform), load_trace(trace), coll=coll or ",".join(entries) or None)
     return smpi.makespan, ours.makespan
@@ -87,6 +90,55 @@ def test_point_to_point_makespan_matches_smpi(tmp_path, name):
     n, platform = P2P_PLATFORMS[name]
     smpi, ours = compare(tmp_path, ring_p2p(n), platform)
     assert smpi > 0.003
+    assert ours == pytest.approx(smpi, rel=1e-9), (name, smpi, ours)
+
+
+def late_receives(n: int) -> dict:
+    """Eager messages whose receives are posted late (the receiver computes first), in an
+    order other than their sends', and a rendezvous one: with SMPI's ``async-small-thresh``
+    below their size, their transfers wait for the receives."""
+    ranks = [[{"op": "compute", "flops": 1e5 * r}] for r in range(n)]
+    for r in range(1, n):
+        ranks[r] += [{"op": "send", "dst": 0, "bytes": 4000 * r, "tag": 1},
+                     {"op": "isend", "dst": 0, "bytes": 30000 + r, "tag": 2},
+                     {"op": "isend", "dst": 0, "bytes": 100000, "tag": 3},
+                     {"op": "compute", "flops": 2e5}, {"op": "recv", "src": 0, "tag": 4}, {"op": "waitall"}]
+    ranks[0] += [{"op": "compute", "flops": 3e6}]
+    ranks[0] += [{"op": "recv", "src": r, "tag": 1} for r in range(n - 1, 0, -1)]
+    ranks[0] += [{"op": "recv", "src": r, "tag": 2} for r in range(1, n)]
+    ranks[0] += [{"op": "recv", "src": r, "tag": 3} for r in range(n - 1, 0, -1)]
+    ranks[0] += [{"op": "send", "dst": r, "bytes": 2000, "tag": 4} for r in range(1, n)]
+    return {"ranks": ranks}
+
+
+@requires_smpi
+@pytest.mark.parametrize("async_small", [0, 10000])
+@pytest.mark.parametrize("name", ["star4", "star5_backbone", "star4_eager100k_memory"])
+def test_detached_transfers_wait_for_their_receives_as_smpis_async_small_thresh_says(tmp_path, name, async_small):
+    """`network.smpi.async_small_thresh` (SimGrid's `smpi/async-small-thresh`): a detached send
+    at or above it starts its transfer when its receive is posted; 0 is smpirun's default."""
+    n, platform = P2P_PLATFORMS[name]
+    for sub in ("0", "1", "started", "waiting"):
+        (tmp_path / sub).mkdir()
+    for k, trace in enumerate((late_receives(n), ring_p2p(n))):
+        smpi, ours = compare(tmp_path / str(k), trace, platform, async_small=async_small)
+        assert ours == pytest.approx(smpi, rel=1e-9), (name, k, smpi, ours)
+    # Not what the transfers started at posting give: the threshold is what changed it.
+    started, _ = compare(tmp_path / "started", late_receives(n), platform)
+    waiting, _ = compare(tmp_path / "waiting", late_receives(n), platform, async_small=async_small)
+    assert abs(waiting / started - 1) > 1e-3, (started, waiting)
+
+
+@requires_smpi
+@pytest.mark.parametrize("name, op, algorithm", [("bcast", {"op": "bcast", "root": 1, "bytes": 3000}, "binomial_tree"),
+                                                 ("allreduce", {"op": "allreduce", "bytes": 3000}, "rdb"),
+                                                 ("alltoall", {"op": "alltoall", "bytes": 3000}, "bruck"),
+                                                 ("barrier", {"op": "barrier"}, "ompi_bruck")])
+def test_collectives_sends_wait_for_their_receives_under_async_small_thresh_0(tmp_path, name, op, algorithm):
+    n = 5
+    trace = {"ranks": [[{"op": "compute", "flops": 3e5 * ((r * 3) % n)}, op, {"op": "compute", "flops": 1e5}, op]
+                       for r in range(n)]}
+    smpi, ours = compare(tmp_path, trace, cluster(n), collectives={name: algorithm}, async_small=0)
     assert ours == pytest.approx(smpi, rel=1e-9), (name, smpi, ours)
 
 

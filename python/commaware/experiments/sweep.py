@@ -584,8 +584,8 @@ def make_cluster(jobqueue: str | None, options: Mapping[str, Any] | None = None,
         # multiprocessing's resource tracker stays: it cleans up after the killed workers.
         _kill_children(before | {getattr(resource_tracker._resource_tracker, "_pid", None) or 0})
         for cluster in set(SpecCluster._instances) - clusters:  # half made: not closed again at exit
-            with contextlib.suppress(Exception):
-                cluster._loop_runner.stop()
+            with contextlib.suppress(Exception):  # its loop thread is a daemon: not waited for (10 s by default)
+                cluster._loop_runner.stop(timeout=0.1)
             cluster.status = Status.closed
             for server in [getattr(cluster, "scheduler", None), *getattr(cluster, "_created", ())]:
                 with contextlib.suppress(Exception):  # their scratch folders, now (not at exit)

@@ -5,6 +5,10 @@
 //!   are therefore never overtaken.
 //! * Eager (fewer bytes than `eager_threshold`): the send is detached; its transfer
 //!   starts when it is posted and the sender goes on at once.
+//!   With SMPI's `async_small_thresh` below the eager threshold (`network.smpi`; smpirun's
+//!   default is 0), an eager message at or above it is still
+//!   detached (the sender goes on at once) but its transfer starts only once its receive is
+//!   posted too (SimGrid's `Request::start`: no permanent receiver on the mailbox).
 //! * Rendezvous (at or above the threshold, or a synchronous send): the transfer
 //!   starts once both sides are posted; the send completes when the transfer ends.
 //! * A receive completes when its message's last byte arrived, plus the receive
@@ -385,7 +389,10 @@ struct Msg {
     bytes: f64,
     tag: i64,
     ctx: u32,
+    /// The sender waits for the transfer to end (else the send is detached).
     rendezvous: bool,
+    /// The transfer waits for the receive to be posted (else it starts when the send is).
+    deferred: bool,
     send_req: u32,
     recv_req: u32,
     /// Trace op (index in the sender's list) that sent it.
@@ -812,10 +819,11 @@ impl<'a, 'o> Replay<'a, 'o> {
                     }
                     self.ranks[r].overhead_paid = false;
                     let rendezvous = sync || net.synchronous_send || bytes >= net.eager_threshold;
+                    let deferred = rendezvous || platform.smpi.as_ref().is_some_and(|s| bytes >= s.async_small_thresh(net.eager_threshold));
                     if let (FAN_REQ, Some(fan)) = (req, self.ranks[r].fan.as_mut()) {
                         fan.pending += 1;
                     }
-                    self.post_send(r, req, dst, bytes, tag, ctx, rendezvous);
+                    self.post_send(r, req, dst, bytes, tag, ctx, rendezvous, deferred);
                     self.ranks[r].fan_posted += (fan_post && self.fans_in_slots) as u32;
                 }
                 Step::Recv { req, src, tag, ctx } => {
@@ -1112,9 +1120,13 @@ impl<'a, 'o> Replay<'a, 'o> {
             }
             let msg = &self.msgs[m as usize];
             let end = if msg.end.is_finite() { msg.end } else { now };
-            first = first.max(if msg.start.is_finite() { msg.start } else { now });
-            // A detached (eager) send of this rank completes at posting: its data does not hold it.
-            if msg.dst as usize == r || msg.rendezvous {
+            // A detached (eager) send of this rank completes at posting: its data does not hold
+            // it, and its request counts from the posting, also when its transfer waits for the
+            // receive (SMPI's async_small_thresh), as a fan's requests do (`complete_fan`).
+            let holds = msg.dst as usize == r || msg.rendezvous;
+            let began = if !holds { msg.posted } else if msg.start.is_finite() { msg.start } else { now };
+            first = first.max(began);
+            if holds {
                 last = last.max(end);
             }
         }
@@ -1122,7 +1134,8 @@ impl<'a, 'o> Replay<'a, 'o> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn post_send(&mut self, r: usize, req: u32, dst: u32, bytes: f64, tag: i64, ctx: u32, rendezvous: bool) {
+    #[allow(clippy::too_many_arguments)]
+    fn post_send(&mut self, r: usize, req: u32, dst: u32, bytes: f64, tag: i64, ctx: u32, rendezvous: bool, deferred: bool) {
         let origin = self.ranks[r].cursor.op;
         let msg = Msg {
             src: r as u32,
@@ -1131,6 +1144,7 @@ impl<'a, 'o> Replay<'a, 'o> {
             tag,
             ctx,
             rendezvous,
+            deferred,
             send_req: req,
             recv_req: NONE,
             origin,
@@ -1181,11 +1195,11 @@ impl<'a, 'o> Replay<'a, 'o> {
             let m = self.timeline_message(id);
             self.to_sink(|s| s.send(&m));
         }
+        if !deferred || matched {
+            self.start_transfer(id);
+        }
         if !rendezvous {
-            self.start_transfer(id);
-            self.complete(r, req, id);
-        } else if matched {
-            self.start_transfer(id);
+            self.complete(r, req, id); // detached: the sender goes on at once
         }
     }
 
@@ -1195,11 +1209,11 @@ impl<'a, 'o> Replay<'a, 'o> {
             self.ranks[r].unwaited.push(req);
         }
         let matches = |m: &Msg| m.ctx == ctx && src.map_or(true, |s| s == m.src) && tag.map_or(true, |t| t == m.tag);
-        // A wildcard receive takes the oldest matching eager message before any rendezvous one,
-        // as SMPI does (it looks in the eager messages' mailbox first); a receive naming its
-        // source and tag takes the oldest, MPI's order.
+        // A wildcard receive takes the oldest matching message already under way (eager)
+        // before any other, as SMPI does (it looks in the mailbox with a permanent receiver
+        // first); a receive naming its source and tag takes the oldest, MPI's order.
         let eager_first = (src.is_none() || tag.is_none())
-            .then(|| self.unmatched_sends[r].iter().position(|&m| !self.msgs[m as usize].rendezvous && matches(&self.msgs[m as usize])))
+            .then(|| self.unmatched_sends[r].iter().position(|&m| !self.msgs[m as usize].deferred && matches(&self.msgs[m as usize])))
             .flatten();
         let found = eager_first.or_else(|| self.unmatched_sends[r].iter().position(|&m| matches(&self.msgs[m as usize])));
         match found {
@@ -1212,7 +1226,7 @@ impl<'a, 'o> Replay<'a, 'o> {
                 self.msgs[id as usize].recv_req = req;
                 self.ranks[r].reqs[req as usize].msg = id;
                 let m = &self.msgs[id as usize];
-                if m.rendezvous && m.start.is_nan() {
+                if m.deferred && m.start.is_nan() {
                     self.start_transfer(id);
                 } else if m.end.is_finite() {
                     self.deliver(id);
@@ -1351,7 +1365,7 @@ impl<'a, 'o> Replay<'a, 'o> {
         self.unmatched_sends[r].retain(|&id| msgs[id as usize].recv_req == NONE);
         for id in taken {
             let m = &self.msgs[id as usize];
-            if m.rendezvous && m.start.is_nan() {
+            if m.deferred && m.start.is_nan() {
                 self.start_transfer(id);
             } else if m.end.is_finite() {
                 self.deliver(id);

@@ -110,7 +110,7 @@ fn mpi_comment(p: &Platform) -> Option<String> {
         items.push(format!("network.collectives = {}", c.join(", ")));
     }
     if n.smpi.is_some() {
-        items.push("network.smpi (SMPI's timing factors: give them to smpirun as --cfg=smpi/...)".into());
+        items.push("network.smpi (SMPI's timing model and async_small_thresh: give them to smpirun as --cfg=smpi/...)".into());
     }
     let with_memory = p.hosts.iter().filter(|h| h.memory != 0.0).count();
     if with_memory > 0 {

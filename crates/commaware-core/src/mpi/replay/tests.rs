@@ -449,3 +449,36 @@ fn fans_posted_lazily_give_the_times_of_fans_posted_in_slots() {
     }
     assert_eq!(fans, 7 * 3 * 2 * 3);
 }
+
+/// SMPI's `async_small_thresh` (SimGrid's `Request::start`): a detached send at or above it
+/// lets its sender go on at once, but its transfer starts when the receive is posted; below
+/// it (or without it), when the send is posted.
+#[test]
+fn a_detached_send_at_or_above_async_small_thresh_waits_for_its_receive() {
+    // 10,000 bytes at 1 MB/s (0.01 s); the receiver computes 1 s (1e9 flops) first.
+    let trace = r#"{"ranks": [
+        [{"op": "send", "dst": 1, "bytes": 10000}, {"op": "compute", "flops": 1e8}],
+        [{"op": "compute", "flops": 1e9}, {"op": "recv", "src": 0}]]}"#;
+    let smpi = |fields: &str| platform(&format!(r#", "smpi": {{"bw_factor": "0:1", "lat_factor": "0:1" {fields}}}"#));
+    for (p, start) in [
+        (platform(""), 0.0),
+        (smpi(""), 0.0),
+        (smpi(r#", "async_small_thresh": 10001"#), 0.0),
+        (smpi(r#", "async_small_thresh": 10000"#), 1.0),
+        (smpi(r#", "async_small_thresh": 0"#), 1.0),
+    ] {
+        let res = run(&p, trace);
+        let m = &res.messages[0];
+        assert!(close(m.start, start) && close(m.end, start + 0.01), "{:?}: {} {}", p.smpi, m.start, m.end);
+        assert!(close(res.ranks[0].end, 0.1), "the sender goes on at once: {}", res.ranks[0].end);
+        assert!(close(res.makespan, 1.0 + if start > 0.0 { 0.01 } else { 0.0 }), "{}", res.makespan);
+    }
+    // The preset does not set it (yet): the eager threshold.
+    let preset = crate::network::smpi::SmpiTiming::from_spec(&crate::network::smpi::SmpiSpec::Preset("simgrid-3.32".into())).unwrap();
+    assert_eq!(preset.async_small_thresh(65536.0), 65536.0);
+    let bad = crate::mpi::platform_file::load_json(
+        r#"{"cluster": {"count": 2, "speed": 1e9}, "network": {"bandwidth": 1e6, "smpi": {"async_small_thresh": -1}}}"#,
+    )
+    .unwrap_err();
+    assert_eq!(bad.field, "network.smpi.async_small_thresh", "{bad}");
+}

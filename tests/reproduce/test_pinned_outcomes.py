@@ -1,0 +1,69 @@
+"""Every reproduction row's outcome is pinned (issue 40, item 1): `outcomes.json` beside this
+file holds each row's paper, name, kind and status as `commaware reproduce all --quick` gives
+them, and this test fails on any difference, listing the rows that moved. A change of outcome
+is then a deliberate edit of that file, with its reason in the commit message:
+
+    python tests/reproduce/test_pinned_outcomes.py REPORT_DIR/checks.json   # rewrites the file
+
+(`commaware reproduce all --quick --out REPORT_DIR` writes checks.json). The rows' own tests
+in test_paper*.py check how each status follows from its numbers; this one checks the outcome."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+PINNED = Path(__file__).with_name("outcomes.json")
+
+
+def outcomes(doc: dict) -> dict[str, dict[str, str]]:
+    """`paper/name` -> {kind, status} of the rows of a `reproduce --json` document."""
+    rows: dict[str, dict[str, str]] = {}
+    for r in doc["checks"]:
+        key = f"{r['paper']}/{r['name']}"
+        assert key not in rows, f"two rows named {key!r}: a pinned outcome needs a unique name"
+        rows[key] = {"kind": r["kind"], "status": r["status"]}
+    return rows
+
+
+def moved(pinned: dict[str, dict[str, str]], now: dict[str, dict[str, str]]) -> list[str]:
+    """One line per row whose outcome differs: added, gone, or kind/status changed."""
+    lines = []
+    for key in sorted(pinned.keys() | now.keys()):
+        was, is_ = pinned.get(key), now.get(key)
+        if was == is_:
+            continue
+        if was is None:
+            lines.append(f"new row   {key}: {is_['kind']} {is_['status']}")
+        elif is_ is None:
+            lines.append(f"row gone  {key}: was {was['kind']} {was['status']}")
+        else:
+            lines.append(f"moved     {key}: {was['kind']} {was['status']} -> {is_['kind']} {is_['status']}")
+    return lines
+
+
+def test_every_rows_outcome_is_the_pinned_one(quick_report):
+    assert quick_report.returncode in (0, 1), quick_report.stderr[-2000:]
+    pinned = json.loads(PINNED.read_text())["quick"]
+    changes = moved(pinned, outcomes(quick_report.doc))
+    assert not changes, ("reproduction outcomes moved; if deliberate, rewrite "
+                         f"{PINNED.name} and say why in the commit:\n" + "\n".join(changes))
+
+
+def test_the_comparison_sees_every_kind_of_move():
+    pinned = {"003/a": {"kind": "reproduction", "status": "pass"}, "003/b": {"kind": "self_check", "status": "pass"}}
+    now = {"003/a": {"kind": "reproduction", "status": "not_reproduced"}, "003/c": {"kind": "arithmetic", "status": "pass"}}
+    assert moved(pinned, now) == ["moved     003/a: reproduction pass -> reproduction not_reproduced",
+                                  "row gone  003/b: was self_check pass", "new row   003/c: arithmetic pass"]
+    assert moved(pinned, pinned) == []
+
+
+if __name__ == "__main__":  # rewrite the pinned file from a checks.json
+    rows = outcomes(json.loads(Path(sys.argv[1]).read_text()))
+    counts = {s: sum(r["status"] == s and r["kind"] == "reproduction" for r in rows.values())
+              for s in ("pass", "fail", "not_reproduced")}
+    PINNED.write_text(json.dumps({"about": "reproduction outcomes of `commaware reproduce all --quick` "
+                                           "(tests/reproduce/test_pinned_outcomes.py)",
+                                  "reproduction_counts": counts, "quick": rows}, indent=1, ensure_ascii=False) + "\n")
+    print(f"{PINNED}: {len(rows)} rows, reproductions {counts}")
