@@ -209,7 +209,9 @@ class Delivery:
     then `commit()` delivers, or `discard()` drops everything; `end()` (always, last) puts
     stdout back and drops whatever was not delivered. Used by the CLI's top-level group.
 
-    Meanwhile Ctrl-C raises KeyboardInterrupt as usual, and `interrupted` records that it came:
+    Meanwhile Ctrl-C raises KeyboardInterrupt as usual (once: another SIGINT within
+    `REPEAT_SECONDS` is not raised again while the command stops; one the kernel gave another
+    thread is sent on to the main thread, `_signals.Watch`), and `interrupted` records that it came:
     a C extension that turns the KeyboardInterrupt raised inside it into another error
     (matplotlib drawing a figure gives "ValueError: Invalid affine transformation matrix")
     is still known for a Ctrl-C."""
