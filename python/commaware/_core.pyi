@@ -201,7 +201,8 @@ def cut_long_values(text: str) -> str:
     by its length: `… (N characters)` (what the core does to its own error messages)."""
 def stop_running_calls() -> None:
     """Stop every long core call running now, in any thread (each raises CommawareError); calls
-    started afterwards run as usual (a thread pool's workers on Ctrl-C)."""
+    started afterwards run as usual, except in a thread under `stop_with_calls_since` (a
+    thread pool's workers on Ctrl-C)."""
 def stop_epoch() -> int:
     """How many stops `stop_running_calls` made so far."""
 def stop_with_calls_since(epoch: int) -> None:

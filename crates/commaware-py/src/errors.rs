@@ -99,7 +99,8 @@ pub(crate) fn stop_with_calls_since(epoch: u64) {
 }
 
 /// Stop every interruptible core call running now, in any thread (each raises CommawareError
-/// "stopped by the caller"); calls started afterwards run as usual. Python delivers Ctrl-C to
+/// "stopped by the caller"); calls started afterwards run as usual, except in a thread that
+/// follows the stops since an epoch ([`stop_with_calls_since`]). Python delivers Ctrl-C to
 /// the main thread only: a thread pool calls this so that its workers stop too.
 #[pyfunction]
 pub(crate) fn stop_running_calls() {
