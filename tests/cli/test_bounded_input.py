@@ -8,37 +8,23 @@ import gzip
 import json
 import lzma
 import os
-import subprocess
-import sys
+import tempfile
 from typing import Callable
 
 import pytest
 
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, run_cli, run_measured
 
 PLATFORM = EXAMPLES / "cluster16.json"
 CLUSTER = {"cluster": {"count": 16, "speed": 1e9, "cores": 1},
            "network": {"model": "maxmin", "bandwidth": 1.25e8, "latency": 5e-5, "eager_threshold": 65536}}
 
-# Runs the CLI as the only child of a fresh interpreter and prints its exit code, wall time and
-# peak RSS (KiB): RUSAGE_CHILDREN of this test process would also count earlier tests' children.
-_MEASURE = """
-import resource, subprocess, sys, time
-start = time.monotonic()
-proc = subprocess.run([sys.executable, "-m", "commaware.cli", *sys.argv[1:]], capture_output=True, text=True)
-print(proc.returncode, time.monotonic() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-print(proc.stdout, end="", file=sys.stderr)
-print(proc.stderr, end="", file=sys.stderr)
-"""
-
-
 def measured_cli(*args: object, env: dict[str, str] | None = None) -> tuple[int, float, float, str]:
     """(exit code, seconds, peak RSS in MiB, stdout + stderr) of `commaware ARGS`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COMMAWARE_MAX_")} | (env or {})
-    proc = subprocess.run([sys.executable, "-c", _MEASURE, *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=120)
-    code, seconds, rss_kib = proc.stdout.split()
-    return int(code), float(seconds), float(rss_kib) / 1024, proc.stderr
+    with tempfile.TemporaryDirectory() as folder:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("COMMAWARE_MAX_")} | (env or {})
+        code, stdout, stderr, seconds, rss = run_measured(folder, *args, env=env, timeout=120)
+    return code, seconds, rss / (1 << 20), stdout + stderr
 
 
 def one_error_line(output: str) -> str:

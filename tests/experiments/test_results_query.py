@@ -7,12 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import resource
 import shutil
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import duckdb
@@ -22,7 +17,7 @@ import pytest
 
 from commaware import _core
 from commaware.experiments import results, sweep
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, run_cli, run_measured
 
 #: The example sweep stores 12 runs.
 RUNS = 12
@@ -164,22 +159,8 @@ def test_the_python_api_reads_only_the_store(store, outside):
 # --- streamed, with a limit -------------------------------------------------------------------------
 
 
-def run_measured(tmp_path: Path, *args: str, limit_bytes: int = 4 << 30) -> tuple[int, str, str, float, int]:
-    """Run `commaware ARGS` under an address-space limit (the issue's 4 GB): its exit code,
-    stdout, stderr, wall seconds and own max RSS in bytes (the child is reaped by os.wait4)."""
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
-
-    stdout, stderr = tmp_path / "stdout", tmp_path / "stderr"
-    start = time.monotonic()
-    with open(stdout, "w") as out, open(stderr, "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "commaware.cli", *map(str, args)], stdout=out, stderr=err,
-                                preexec_fn=limit)
-        _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.monotonic() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, stdout.read_text(), stderr.read_text(), seconds, usage.ru_maxrss * 1024
-
+#: The issue's address-space limit for a query.
+FOUR_GB = 4 << 30
 
 BILLION = "SELECT * FROM range(1000000000)"
 
@@ -187,7 +168,7 @@ BILLION = "SELECT * FROM range(1000000000)"
 @pytest.mark.parametrize("fmt", ["table", "json"])
 def test_a_billion_row_query_prints_the_first_rows_quickly_and_small(store, tmp_path, fmt):
     code, stdout, stderr, seconds, rss = run_measured(tmp_path, "results", "query", store, BILLION,
-                                                      *(["--json"] if fmt == "json" else []))
+                                                      *(["--json"] if fmt == "json" else []), limit_bytes=FOUR_GB)
     assert code == 0, stderr
     assert seconds < 30 and rss < 400 << 20, (seconds, rss)  # before: 68 s and 15.8 GB, or killed
     if fmt == "json":
@@ -217,7 +198,7 @@ def test_all_as_json_is_streamed_in_bounded_memory(store, tmp_path):
     n = 2_000_000
     code, stdout, stderr, seconds, rss = run_measured(tmp_path, "results", "query", store,
                                                       f"SELECT range AS i, range * 0.5 AS half FROM range({n})",
-                                                      "--all", "--json")
+                                                      "--all", "--json", limit_bytes=FOUR_GB)
     assert code == 0 and stderr == "", stderr
     rows = json.loads(stdout)
     assert len(rows) == n and rows[0] == {"i": 0, "half": 0.0} and rows[-1] == {"i": n - 1, "half": (n - 1) / 2}
