@@ -5,7 +5,7 @@ Each rank of a P-rank pairwise alltoall (MPICH's algorithm, P-1 rounds) sends a 
 ``--bytes`` to every other rank: P·(P-1) messages, 16.8 M for 4,096 ranks. commaware runs as
 a user would, ``commaware simulate PLATFORM TRACE`` in a child process (no --json: nothing per
 message is kept), and again with ``--json`` and with ``--messages FILE.parquet`` (streamed
-outputs); peak RSS is the child's ``ru_maxrss``. SimGrid 3.32 runs the same alltoall through
+outputs); peak RSS is the child's own (``common.measure_process``). SimGrid 3.32 runs the same alltoall through
 its own engine (``tests/peers/simgrid_star.cpp``, ``network/optim:Full``, the same star of
 1 Gbps links), when it is installed.
 
@@ -25,17 +25,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests" / "peers"))
 import simgrid_peer as sgp  # noqa: E402
+from common import measure_process  # noqa: E402
 
 TARGET_RSS_MB = 300.0
 TARGET_SPEEDUP = 3.0
@@ -46,16 +44,11 @@ LAT_US = 50.0
 
 
 def run_child(args: list[str]) -> dict[str, Any]:
-    """Run a command; its wall time, peak RSS (MB) and exit code."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    stderr = proc.stderr.read().decode() if proc.stderr else ""
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        raise RuntimeError(f"{' '.join(args)} exited with {code}: {stderr[-500:]}")
-    return {"wall_s": wall, "rss_MB": usage.ru_maxrss / 1024.0}
+    """Run a command; its wall time and peak RSS (MB); an error if it failed."""
+    run = measure_process(args)
+    if run["code"] != 0:
+        raise RuntimeError(f"{' '.join(args)} exited with {run['code']}: {run['stderr'][-500:]}")
+    return {"wall_s": run["wall_s"], "rss_MB": run["peak_rss_bytes"] / (1 << 20)}
 
 
 def commaware_runs(ranks: int, nbytes: int, tmp: Path, quick: bool) -> dict[str, dict[str, Any]]:

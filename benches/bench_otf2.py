@@ -8,7 +8,7 @@ iteration: the MPI regions' Enter/Leave and the MPI records), an MPI_Allreduce e
 iterations; gaps and sizes drawn per iteration with ``--seed``. Then, each as a whole process
 as a user runs it: ``commaware trace show ARCHIVE`` (reading the archive through the OTF2
 library in the core, and a summary) and ``commaware simulate PLATFORM ARCHIVE`` (reading and
-replaying, on examples/cluster16.json's cluster with a host per rank). Printed: wall time, events per second and peak RSS (the child's ``ru_maxrss``).
+replaying, on examples/cluster16.json's cluster with a host per rank). Printed: wall time, events per second and peak RSS (the child's own, ``common.measure_process``).
 Target: a million events read in a few seconds (``READ_TARGET_S``). Nothing is asserted.
 
 Usage::
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from traces.otf2_archives import Program  # noqa: E402
+from common import measure_process  # noqa: E402
 
 from otf2.enums import CollectiveOp  # noqa: E402
 
@@ -61,19 +61,15 @@ def write_archive(directory: Path, ranks: int, events: int, seed: int) -> tuple[
 
 
 def run(args: list[str]) -> tuple[float, float, subprocess.CompletedProcess]:
-    """Wall seconds and peak RSS (MB) of `commaware ARGS` in a child process (its output is
-    read after it ended: keep it small)."""
-    start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "commaware.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    out, err = proc.stdout.read(), proc.stderr.read()  # type: ignore[union-attr]
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    """Wall seconds and peak RSS (MB) of `commaware ARGS` in a child process, and its output
+    (read after it ended: keep it small)."""
+    with tempfile.NamedTemporaryFile(prefix="commaware-bench-otf2-out-") as out:
+        measured = measure_process([sys.executable, "-m", "commaware.cli", *args], stdout=out.name)
+        text = Path(out.name).read_text()
+    done = subprocess.CompletedProcess(args, measured["code"], text, measured["stderr"])
     if done.returncode != 0:
-        raise SystemExit(f"commaware {' '.join(args)} failed: {err}")
-    return wall, usage.ru_maxrss / 1024, done
+        raise SystemExit(f"commaware {' '.join(args)} failed: {done.stderr}")
+    return measured["wall_s"], measured["peak_rss_bytes"] / (1 << 20), done
 
 
 def main() -> None:

@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,6 +40,7 @@ import commaware
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "peers"))
 import smpi_replay  # noqa: E402
+from common import measure_process  # noqa: E402
 
 SPEEDUP_TARGET = 10.0
 LOAD_TARGET_S = 1.0
@@ -81,20 +80,13 @@ def platform(ranks: int) -> dict[str, Any]:
 
 def run_cli(plat: Path, index: Path) -> tuple[float, int]:
     """Wall seconds and peak RSS (bytes) of `commaware simulate --format ti` as a whole process
-    (its summary output to a pipe, as SMPI prints its own)."""
+    (its summary output to a file, as SMPI prints its own)."""
     cmd = [str(Path(sys.executable).parent / "commaware"), "simulate", str(plat), str(index), "--format", "ti", "-q"]
-    with tempfile.TemporaryFile() as errors:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors)
-        assert proc.stdout is not None
-        proc.stdout.read()
-        _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage: its peak RSS
-        seconds = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode:
-            errors.seek(0)
-            raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {errors.read().decode(errors='replace')}")
-    return seconds, usage.ru_maxrss * 1024
+    with tempfile.NamedTemporaryFile(prefix="commaware-bench-ti-out-") as out:
+        run = measure_process(cmd, stdout=out.name)
+    if run["code"]:
+        raise SystemExit(f"{' '.join(cmd)} failed ({run['code']}): {run['stderr']}")
+    return run["wall_s"], run["peak_rss_bytes"]
 
 
 def run_commaware(plat: Path, index: Path) -> tuple[float, dict[str, float]]:

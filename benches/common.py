@@ -1,6 +1,7 @@
 """What several benchmarks share: the best of repeated timings, and the seeded random trees of
-paper 000 (``bench_throughput.py``, ``bench_taskfarm.py``), and the RSS probes of the child processes that
-``bench_flows.py`` and ``bench_topology.py`` measure memory in. Imported by the benchmarks as
+paper 000 (``bench_throughput.py``, ``bench_taskfarm.py``), the RSS probes of the child processes that
+``bench_flows.py`` and ``bench_topology.py`` measure memory in, and a whole command's wall time and peak
+RSS (``measure_process``). Imported by the benchmarks as
 ``common`` (a script's own folder is first on ``sys.path``)."""
 
 from __future__ import annotations
@@ -75,4 +76,38 @@ def run_child(script: str, args: list[str], cwd: Path, timeout: float,
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         return {"status": f"error rc={proc.returncode}: {tail[0][:200]}"}
     result: dict[str, Any] = json.loads(lines[-1][len("CHILD "):])
+    return result
+
+
+# Runs a command as the only child of a fresh, small interpreter and prints its exit code, wall
+# seconds and peak RSS. Measured from the benchmark's process instead, the peak would hold that
+# process's own size: a child forked from it keeps its parent's high-water mark through exec in
+# ru_maxrss.
+_MEASURE = """
+import json, resource, subprocess, sys, time
+out, err, *cmd = sys.argv[1:]
+start = time.perf_counter()
+with open(out, "wb") as o, open(err, "wb") as e:
+    code = subprocess.run(cmd, stdout=o, stderr=e).returncode
+print(json.dumps({"code": code, "wall_s": time.perf_counter() - start,
+                  "peak_rss_bytes": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024}))
+"""
+
+
+def measure_process(cmd: list[str], stdout: str | Path | None = None, timeout: float | None = None) -> dict[str, Any]:
+    """Run ``cmd`` (its stdout to the file ``stdout``, or discarded): ``code``, ``wall_s`` (the
+    child's, from its start to its end), ``peak_rss_bytes`` (its own) and ``stderr`` (text)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(prefix="commaware-bench-stderr-") as err:
+        proc = subprocess.run([sys.executable, "-c", _MEASURE, str(stdout or os.devnull), err.name, *map(str, cmd)],
+                              capture_output=True, text=True, timeout=timeout)
+        if proc.returncode != 0:
+            raise RuntimeError(f"measuring {' '.join(map(str, cmd))} failed: {proc.stderr[-500:]}")
+        result: dict[str, Any] = json.loads(proc.stdout)
+        result["stderr"] = Path(err.name).read_text(errors="replace")
     return result

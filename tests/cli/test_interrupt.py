@@ -69,11 +69,24 @@ def with_default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.fixture(autouse=True)
+def stacks_on_abort(monkeypatch):
+    """The commands started here dump every thread's stack on SIGABRT (faulthandler), which
+    `interrupt` sends to one that has not ended 30 s after its Ctrl-C: the failure says where
+    it hung."""
+    monkeypatch.setenv("PYTHONFAULTHANDLER", "1")
+
+
 def interrupt(proc: subprocess.Popen) -> tuple[str, str, float]:
     """SIGINT to `proc`: its stdout, its stderr and the seconds it took to exit."""
     sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=30)
+    try:
+        stdout, stderr = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        stdout, stderr = proc.communicate(timeout=30)
+        raise AssertionError(f"still running 30 s after the Ctrl-C; its threads then:\n{stderr[-6000:]}") from None
     return stdout, stderr, time.monotonic() - sent
 
 

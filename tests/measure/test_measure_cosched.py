@@ -131,3 +131,50 @@ def test_hybrid_without_permission_is_a_noop_with_a_note(monkeypatch):
     seen: list[int] = []
     hybrid._collective(lambda: FakeRequest(1, seen))
     assert len(calls) == 1 and len(seen) == 2 and hybrid.boosts == 0  # tried once, then blocking only
+
+
+def test_a_stop_kills_an_mpirun_its_thread_has_just_started_or_keeps_it_from_starting(tmp_path, monkeypatch):
+    """`measure cosched` launches its mpiruns from pool threads; on Ctrl-C the main thread kills
+    them (`mpi.stop_launched`). A thread held between starting its mpirun and registering it
+    once let that mpirun run on, and the exit waited for it: the stop must kill it, and a launch
+    of the same run after the stop must start nothing."""
+    import subprocess
+    import threading
+    import time
+
+    from commaware.measure import mpi
+
+    started, hold = threading.Event(), threading.Event()
+    real_popen = subprocess.Popen
+
+    def slow_popen(*args, **kwargs):  # the thread is held right after its process started
+        proc = real_popen(*args, **kwargs)
+        started.set()
+        hold.wait(5)
+        return proc
+
+    monkeypatch.setattr(mpi.subprocess, "Popen", slow_popen)
+    since = mpi.stops()
+    outcome: list[BaseException] = []
+
+    def launch() -> None:
+        try:
+            mpi.launch(["sleep", "30"], tmp_path / "out.json", False, None, since=since)
+        except BaseException as exc:  # noqa: BLE001 - the test looks at it
+            outcome.append(exc)
+
+    worker = threading.Thread(target=launch)
+    worker.start()
+    assert started.wait(5)
+    stopper = threading.Thread(target=mpi.stop_launched)
+    stopper.start()
+    time.sleep(0.2)
+    hold.set()
+    t0 = time.monotonic()
+    stopper.join(5)
+    worker.join(5)
+    assert not worker.is_alive() and time.monotonic() - t0 < 2, "the started mpirun was not killed"
+    assert isinstance(outcome[0], mc.MeasureError) and "exit code -9" in str(outcome[0])
+    # After the stop, the run's later launches start nothing.
+    with pytest.raises(KeyboardInterrupt):
+        mpi.launch(["sleep", "30"], tmp_path / "out.json", False, None, since=since)

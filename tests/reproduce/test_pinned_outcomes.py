@@ -17,6 +17,12 @@ from pathlib import Path
 PINNED = Path(__file__).with_name("outcomes.json")
 
 
+def pinned_status(paper: str, name: str) -> str:
+    """The pinned status of one row (quick mode: where a paper's checks do not sample, full
+    mode gives the same rows)."""
+    return json.loads(PINNED.read_text())["quick"][f"{paper}/{name}"]["status"]
+
+
 def outcomes(doc: dict) -> dict[str, dict[str, str]]:
     """`paper/name` -> {kind, status} of the rows of a `reproduce --json` document."""
     rows: dict[str, dict[str, str]] = {}

@@ -255,9 +255,11 @@ def _run(policy: str, jobs: int, ranks: int, base_plan: dict[str, Any], cmd: lis
         argvs.append(mpi.worker_command(cmd, ranks, flags, "commaware.measure.cosched", plan, out, extra))
         outs.append(out)
 
+    since = mpi.stops()
+
     def one(j: int) -> tuple[dict[str, Any], float]:
         t0 = time.monotonic()
-        doc = mpi.launch(argvs[j], outs[j], progress, timeout)
+        doc = mpi.launch(argvs[j], outs[j], progress, timeout, since=since)
         return doc, time.monotonic() - t0
 
     if progress:

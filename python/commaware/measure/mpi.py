@@ -253,16 +253,27 @@ def worker_command(cmd: Sequence[str], ranks: int, flags: Sequence[str], module:
 
 
 #: The mpirun processes running now (each the leader of its process group), started by `launch`
-#: from any thread; `stop_launched` kills them all.
+#: from any thread; `stop_launched` kills them all. `_stops` counts its calls. The lock is held
+#: from a launch's check of `_stops` until its mpirun is in `_launched`, so a stop either sees
+#: that mpirun or keeps it from starting (a thread starved between the two once left one running).
 _launched: set[subprocess.Popen[str]] = set()
 _launched_lock = threading.Lock()
+_stops = 0
+
+
+def stops() -> int:
+    """How many times `stop_launched` ran: give it to `launch(..., since=)` from the threads of
+    one run, so that none of them starts an mpirun once the run was stopped."""
+    return _stops
 
 
 def stop_launched() -> None:
     """Kill every mpirun started by `launch` that is still running, with its ranks (its process
     group): on Ctrl-C, Python interrupts the main thread only, and mpirun, in a session of its
     own, gets no SIGINT from the terminal; those launched from worker threads would run on."""
+    global _stops
     with _launched_lock:
+        _stops += 1
         running = list(_launched)
     for proc in running:
         if proc.poll() is None:
@@ -270,16 +281,19 @@ def stop_launched() -> None:
                 os.killpg(proc.pid, 9)
 
 
-def launch(cmd: list[str], out: Path, progress: bool, timeout: float | None) -> dict[str, Any]:
-    """Run one mpirun command, echoing its output to stderr; the worker's document."""
+def launch(cmd: list[str], out: Path, progress: bool, timeout: float | None, since: int | None = None) -> dict[str, Any]:
+    """Run one mpirun command, echoing its output to stderr; the worker's document. With `since`
+    (`stops()` when the run began), a run stopped since then starts nothing: KeyboardInterrupt."""
     tail: deque[str] = deque(maxlen=20)
     deadline = None if timeout is None else time.monotonic() + timeout
-    try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, errors="replace", start_new_session=True)
-    except OSError as exc:
-        raise MeasureError(f"cannot start {cmd[0]}: {exc.strerror or exc}") from None
     with _launched_lock:
+        if since is not None and _stops != since:
+            raise KeyboardInterrupt
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    text=True, errors="replace", start_new_session=True)
+        except OSError as exc:
+            raise MeasureError(f"cannot start {cmd[0]}: {exc.strerror or exc}") from None
         _launched.add(proc)
     timed_out = False
     try:
