@@ -143,6 +143,20 @@ def test_collectives_sends_wait_for_their_receives_under_async_small_thresh_0(tm
 
 
 @requires_smpi
+@pytest.mark.parametrize("n", [5, 8])
+def test_open_mpis_ring_reduce_scatter_posts_each_receive_before_awaiting_the_last(tmp_path, n):
+    """Open MPI's ring reduce-scatter posts block j's receive before it awaits block j − 1: with
+    transfers that wait for their receives (async_small_thresh 0), those early receives let
+    the left neighbour's sends start at once. Receiving in each round as MPI_Sendrecv does
+    was 15 % (5 ranks) and 17 % (8 ranks) faster than SMPI; with transfers starting at the
+    send, both orders agree."""
+    trace = {"ranks": [[{"op": "compute", "seconds": 0.0003 * r}, collective_op("reduce_scatter", "uneven", r, n),
+                        {"op": "compute", "seconds": 0.0001}] for r in range(n)]}
+    smpi, ours = compare(tmp_path, trace, cluster(n), {"reduce_scatter": "ompi_ring"}, async_small=0)
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, smpi, ours)
+
+
+@requires_smpi
 def test_the_envelope_is_what_separates_the_raw_replays(tmp_path):
     """Without the envelope commaware is faster by exactly 16 bytes per message on the critical path."""
     platform = cluster(2)

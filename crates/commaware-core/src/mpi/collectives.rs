@@ -960,6 +960,35 @@ fn ring(r: usize, p: usize, k: usize, block_of: impl Fn(usize) -> f64) -> Option
     (k + 1 < p).then(|| Round::SendRecv { dst: (r + 1) % p, src: (r + p - 1) % p, bytes: block_of((r + p - k) % p) })
 }
 
+/// Round `k` of Open MPI's ring reduce-scatter (SimGrid's `reduce_scatter__ompi_ring`,
+/// reduce_scatter-ompi.cpp:351-460): the receive of each block from the left is posted before
+/// the previous one is awaited (two buffers), and each block goes on to the right with a
+/// blocking send. Round 0 posts the first receive, round 1 sends the left neighbour's block;
+/// then for j = 2 … p − 1: post the next receive, await the previous one (combining block
+/// r − j), send that block; last, await the rank's own block and combine it. When a detached
+/// send's transfer waits for its receive (`async_small_thresh`), the early receives matter.
+fn ompi_ring_reduce_scatter(r: usize, p: usize, k: usize, bytes: &[f64]) -> Option<Round> {
+    let (left, right) = ((r + p - 1) % p, (r + 1) % p);
+    let send = |b: f64| Round::SendSlot { to: right, bytes: b, slot: 2, blocking: true };
+    if p < 2 || k > 3 * p - 4 {
+        return None;
+    }
+    Some(match k {
+        0 => Round::RecvSlot { from: left, slot: 0 },
+        1 => send(bytes[left]),
+        k if k == 3 * p - 4 => Round::Await { first: ((p - 2) % 2) as u32, n: 1, combine: bytes[r] },
+        k => {
+            let j = 2 + (k - 2) / 3;
+            let prev = (r + p - j) % p;
+            match (k - 2) % 3 {
+                0 => Round::RecvSlot { from: left, slot: ((j - 1) % 2) as u32 },
+                1 => Round::Await { first: (j % 2) as u32, n: 1, combine: bytes[prev] },
+                _ => send(bytes[prev]),
+            }
+        }
+    })
+}
+
 /// Linear exchange with the root, round k: the root deals with every other rank in rank
 /// order, from rank p − 1 down when `descending` (sending when `to_root` is false), the
 /// others make their one transfer; rank i's block is `bytes(i)`.
@@ -1451,7 +1480,7 @@ pub(crate) fn round_in(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll
         (OpSpec::ReduceScatter { bytes, .. }, Algo::MpichRdb) => reduce_scatter::mpich_rdb(r, p, k, bytes).map(|(rd, _)| rd),
         (OpSpec::ReduceScatter { bytes, .. }, Algo::Butterfly) => reduce_scatter::butterfly(r, p, k, bytes).map(|(rd, _)| rd),
         // Round k passes on block r − 1 − k.
-        (OpSpec::ReduceScatter { bytes, .. }, Algo::Ring) => ring(r, p, k, |b| bytes[(b + p - 1) % p]),
+        (OpSpec::ReduceScatter { bytes, .. }, Algo::Ring) => ompi_ring_reduce_scatter(r, p, k, bytes),
         // MPICH's pairwise reduce-scatter pairs r + i with r − i for every count (no XOR
         // partners for a power of two, unlike its alltoall).
         (OpSpec::ReduceScatter { bytes, .. }, _) => pairwise(r, p, k, Some(false), |dst| bytes[dst]),
@@ -1562,7 +1591,6 @@ pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32,
             _ => 0.0,
         },
         // Round k brings block r − 2 − k from rank − 1.
-        (OpSpec::ReduceScatter { bytes, .. }, Algo::Ring) => bytes[(r + 2 * p - 2 - k) % p],
         (OpSpec::ReduceScatter { bytes, .. }, _) => bytes[r],
         _ => 0.0,
     }

@@ -145,7 +145,7 @@ impl SmpiTiming {
                     ))
                 }
                 // smpirun's default is 0 (src/smpi/internals/smpi_config.cpp); the preset does
-                // not take it yet: with it, three of SMPI's checks still differ (docs/formats.md).
+                // not take it yet: with it, gatherv still differs from SMPI (docs/formats.md).
                 t => t,
             },
         })
