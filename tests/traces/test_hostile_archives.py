@@ -1,7 +1,9 @@
 """Hostile OTF2 archives and hostfiles (issue 40, item 5): every file of an archive truncated,
 emptied, overwritten with random or flipped bytes or deleted, the event folder missing or a
 link to elsewhere, an event file that is a folder, an extra location; hostfiles with NUL
-bytes, binary noise, a 50 MB line, 5 million lines. Each run, under a 4 GB address-space
+bytes, binary noise, a 50 MB line, 5 million lines; a SimGrid platform with an attribute past
+the input limit (the other hostile platform files are in tests/topology/test_simgrid_xml.py).
+Each run, under a 4 GB address-space
 limit, either replays the archive to the intact archive's makespan (OTF2 reads what it needs:
 the per-location definition files and the bytes past the last record are not among it) or
 ends with exit code 2, one `error:` line naming the file, nothing on stdout, in seconds."""
@@ -137,4 +139,20 @@ def test_a_hostile_hostfile(tmp_path, case):
     lines = stderr.strip().splitlines()
     assert code == 2 and stdout == "" and len(lines) == 1, (code, stderr[-2000:])
     assert lines[0].startswith(f"error: {hostfile}: ") and message in lines[0], lines[0]
+    assert seconds < 10 and rss < 1 << 30, (seconds, rss)
+
+
+def test_a_simgrid_platform_with_a_huge_attribute(tmp_path):
+    """A zone id of 20 MB past an input limit of 8 MiB (1 GiB by default: the issue's 1 GB
+    attribute, at a size a test can write): one line, before any XML is parsed."""
+    xml = tmp_path / "huge.xml"
+    with open(xml, "w") as f:
+        f.write('<?xml version="1.0"?>\n<platform version="4.1">\n<zone id="')
+        f.write("a" * (20 << 20))
+        f.write('" routing="Full"/>\n</platform>\n')
+    code, stdout, stderr, seconds, rss = run_measured(tmp_path, "platform", "show", xml, limit_bytes=FOUR_GB,
+                                                      env={**os.environ, "COMMAWARE_MAX_INPUT_BYTES": "8M"})
+    lines = stderr.strip().splitlines()
+    assert code == 2 and stdout == "" and len(lines) == 1, (code, stderr[-2000:])
+    assert lines[0] == f"error: {xml}: the text is more than 8 MiB (the limit; COMMAWARE_MAX_INPUT_BYTES raises it)"
     assert seconds < 10 and rss < 1 << 30, (seconds, rss)
