@@ -3,10 +3,10 @@ emptied, overwritten with random or flipped bytes or deleted, the event folder m
 link to elsewhere, an event file that is a folder, an extra location; hostfiles with NUL
 bytes, binary noise, a 50 MB line, 5 million lines; a SimGrid platform with an attribute past
 the input limit (the other hostile platform files are in tests/topology/test_simgrid_xml.py).
-Each run, under a 4 GB address-space
-limit, either replays the archive to the intact archive's makespan (OTF2 reads what it needs:
-the per-location definition files and the bytes past the last record are not among it) or
-ends with exit code 2, one `error:` line naming the file, nothing on stdout, in seconds."""
+Each run, under a 4 GB address-space limit, either replays the archive to the intact archive's
+makespan (OTF2 reads what it needs: the per-location definition files and the bytes past the
+last record are not among it) or ends with exit code 2, one `error:` line naming the file,
+nothing on stdout, in seconds."""
 
 from __future__ import annotations
 
