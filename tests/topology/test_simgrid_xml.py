@@ -267,11 +267,11 @@ def test_a_large_file_loads_in_linear_time(cw: ModuleType, tmp_path: Path) -> No
     for errors (looking each one up made this 47 s), and paths only from the sources asked."""
     lines = ['<?xml version="1.0"?>', '<platform version="4.1">', '<zone id="big" routing="Dijkstra">']
     lines += [f'<router id="r{r}"/><link id="ring{r}" bandwidth="10GBps" latency="1us"/>' for r in range(200)]
-    for r in range(200):
-        for j in range(100):
-            h = f"h{r}_{j}"
-            lines.append(f'<host id="{h}" speed="1Gf"/><link id="n{h}" bandwidth="1GBps" latency="1us" '
-                         f'sharing_policy="SPLITDUPLEX"/><route src="{h}" dst="r{r}"><link_ctn id="n{h}" direction="UP"/></route>')
+    hosts = [(f"h{r}_{j}", r) for r in range(200) for j in range(100)]
+    # SimGrid's DTD order: the hosts and links, then the routes.
+    lines += [f'<host id="{h}" speed="1Gf"/><link id="n{h}" bandwidth="1GBps" latency="1us" sharing_policy="SPLITDUPLEX"/>'
+              for h, _ in hosts]
+    lines += [f'<route src="{h}" dst="r{r}"><link_ctn id="n{h}" direction="UP"/></route>' for h, r in hosts]
     lines += [f'<route src="r{r}" dst="r{(r + 1) % 200}"><link_ctn id="ring{r}"/></route>' for r in range(200)]
     path = tmp_path / "big.xml"
     path.write_text("\n".join([*lines, "</zone>", "</platform>"]))

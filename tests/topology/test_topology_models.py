@@ -198,12 +198,13 @@ def test_multi_homed_hosts_are_refused(cli, write_json):
 HEAD = '<?xml version="1.0"?>\n<platform version="4.1">\n'
 
 
-def star_graph(extra: str = "", routing: str = "Floyd") -> str:
-    """A graph zone: hosts g0-g3 each with a SPLITDUPLEX link (BW, no latency) to router r."""
+def star_graph(extra: str = "", extra_routes: str = "", routing: str = "Floyd") -> str:
+    """A graph zone: hosts g0-g3 each with a SPLITDUPLEX link (BW, no latency) to router r;
+    `extra` hosts, routers and links, and `extra_routes` after the routes (SimGrid's DTD order)."""
     hosts = "".join(f'<host id="g{i}" speed="1Gf"/><link id="l{i}" bandwidth="{BW!r}Bps" latency="0s" '
                     f'sharing_policy="SPLITDUPLEX"/>' for i in range(4))
     routes = "".join(f'<route src="g{i}" dst="r"><link_ctn id="l{i}" direction="UP"/></route>' for i in range(4))
-    return HEAD + f'<zone id="z" routing="{routing}">{hosts}<router id="r"/>{routes}{extra}</zone>\n</platform>\n'
+    return HEAD + f'<zone id="z" routing="{routing}">{hosts}<router id="r"/>{extra}{routes}{extra_routes}</zone>\n</platform>\n'
 
 
 @pytest.mark.parametrize("routing", ["Floyd", "Dijkstra"])
@@ -224,11 +225,11 @@ def test_graph_hosts_with_one_link_take_the_penalty_models(tmp_path, routing):
 def test_graph_host_with_two_links_is_refused(cli, write_json, tmp_path):
     # Host m reaches router r by link a and router r2 by link b: two links into the fabric.
     extra = ('<host id="m" speed="1Gf"/><router id="r2"/><link id="a" bandwidth="1e8Bps" latency="0s"/>'
-             '<link id="b" bandwidth="1e8Bps" latency="0s"/><link id="rr" bandwidth="1e8Bps" latency="0s"/>'
-             '<route src="m" dst="r"><link_ctn id="a"/></route><route src="m" dst="r2"><link_ctn id="b"/></route>'
-             '<route src="r" dst="r2"><link_ctn id="rr"/></route>')
+             '<link id="b" bandwidth="1e8Bps" latency="0s"/><link id="rr" bandwidth="1e8Bps" latency="0s"/>')
+    routes = ('<route src="m" dst="r"><link_ctn id="a"/></route><route src="m" dst="r2"><link_ctn id="b"/></route>'
+              '<route src="r" dst="r2"><link_ctn id="rr"/></route>')
     path = tmp_path / "graph.xml"
-    path.write_text(star_graph(extra))
+    path.write_text(star_graph(extra, routes))
     t = write_json("t.json", sends([(0, 1, 1000.0)], 2))
     proc = cli("simulate", path, t, "--model", "myrinet")
     assert proc.returncode == 2 and proc.stdout == "", proc.stderr

@@ -6,7 +6,9 @@
 //! (no "billion laughs"); nothing is ever fetched (the DTD is not read). Every element
 //! and attribute is known: what commaware does not model (disks, profiles and traces,
 //! actors, Wi-Fi, Vivaldi coordinates, `<config>`, bypass routes, ...) is an error naming
-//! the element and its line, never ignored. `<prop>` is accepted and changes nothing.
+//! the element and its line, never ignored. A `<prop>` is accepted and changes nothing,
+//! except SMPI's per-host overheads, which are refused. A zone's children must come in the
+//! DTD's order, as SimGrid's parser demands.
 //!
 //! The result is the hosts in document order (a cluster's in radical order) and the
 //! network as a [`Topology`]: one cluster alone is the cluster's topology; anything else
@@ -348,6 +350,33 @@ const NOT_MODELLED: &[(&str, &str)] = &[
     ("model_prop", "SimGrid ignores it"),
 ];
 
+/// Where a zone's children are in the order of SimGrid 3.32's DTD (`src/surf/xml/simgrid.dtd`,
+/// enforced by its generated parser: "Starting tag <X> is not allowed here"): its `<prop>`s
+/// first; then either hosts, routers and links in any order followed by the routes, or
+/// zones, clusters and links followed by the zone routes.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+enum ZoneOrder {
+    #[default]
+    Props,
+    Content,
+    Routes,
+}
+
+impl ZoneOrder {
+    /// Take the next child `tag`, or say why it cannot come here.
+    fn next(&mut self, tag: &str) -> std::result::Result<(), String> {
+        let is_route = matches!(tag, "route" | "zoneRoute" | "ASroute");
+        *self = match (*self, tag) {
+            (ZoneOrder::Props, "prop") => ZoneOrder::Props,
+            (_, "prop") => return Err("a zone's <prop>s come before its other elements (SimGrid's DTD)".into()),
+            (_, _) if is_route => ZoneOrder::Routes,
+            (ZoneOrder::Routes, _) => return Err("a zone's routes come after its other elements (SimGrid's DTD)".into()),
+            _ => ZoneOrder::Content,
+        };
+        Ok(())
+    }
+}
+
 impl<'a, 'input> Reader<'a, 'input> {
     fn err(&self, node: Node, reason: impl Into<String>) -> Error {
         Error::platform(at(self.doc, node.range().start), reason)
@@ -525,9 +554,14 @@ impl<'a, 'input> Reader<'a, 'input> {
         let zone = self.b.add_zone(id, parent, routing);
         let zone = self.build(node, zone)?;
         self.name_point(node, id, Point::Zone(zone))?;
+        let mut order = ZoneOrder::default();
         for c in self.children(node)? {
+            // (what commaware does not read is refused below, whatever its place)
+            if matches!(c.tag_name().name(), "prop" | "zone" | "AS" | "cluster" | "host" | "router" | "link" | "route" | "zoneRoute" | "ASroute") {
+                order.next(c.tag_name().name()).map_err(|reason| self.err(c, format!("{} in {}: {reason}", Self::tag(c), Self::tag(node))))?;
+            }
             match c.tag_name().name() {
-                "prop" => self.prop(c)?,
+                "prop" => self.prop(c, false)?,
                 "zone" | "AS" => self.zone(c, Some(zone))?,
                 "cluster" => {
                     self.cluster(c, Some(zone))?;
@@ -536,6 +570,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                 "router" => {
                     self.attrs(c, &["id", "coordinates"], &["id"])?;
                     self.unmodelled_attr(c, "coordinates", "Vivaldi coordinates")?;
+                    self.empty(c)?;
                     let name = c.attribute("id").unwrap_or("");
                     let r = self.b.add_router(zone, name);
                     let r = self.build(c, r)?;
@@ -550,18 +585,36 @@ impl<'a, 'input> Reader<'a, 'input> {
         Ok(())
     }
 
-    fn prop(&self, node: Node) -> Result<()> {
+    /// A `<prop>`; `of_hosts`: of a host or a cluster (whose props SimGrid gives every host).
+    /// SimGrid 3.32 times nothing by a prop but SMPI's per-host overheads (`smpi/os`,
+    /// `smpi/ois`, `smpi/or`, read in `src/smpi/internals/smpi_host.cpp`), which are refused;
+    /// the energy plugin's and user data change no time.
+    fn prop(&self, node: Node, of_hosts: bool) -> Result<()> {
         self.attrs(node, &["id", "value"], &["id", "value"])?;
-        if let Some(c) = self.children(node)?.first() {
-            return Err(self.err(*c, "<prop> holds no elements"));
+        self.empty(node)?;
+        let id = node.attribute("id").unwrap_or("");
+        if of_hosts && matches!(id, "smpi/os" | "smpi/ois" | "smpi/or") {
+            return Err(self.err(
+                node,
+                format!("{}: SMPI's per-host overheads are not modelled (network.smpi.{} gives every host one)", Self::tag(node), &id[5..]),
+            ));
         }
         Ok(())
     }
 
-    fn props_only(&self, node: Node) -> Result<()> {
+    /// An element that holds no elements (SimGrid's DTD: EMPTY).
+    fn empty(&self, node: Node) -> Result<()> {
+        match self.children(node)?.first() {
+            Some(c) => Err(self.err(*c, format!("{} holds no elements", Self::tag(node)))),
+            None => Ok(()),
+        }
+    }
+
+    /// The `<prop>`s of a host, a cluster or a link, its only children.
+    fn props_only(&self, node: Node, of_hosts: bool) -> Result<()> {
         for c in self.children(node)? {
             if c.tag_name().name() == "prop" {
-                self.prop(c)?;
+                self.prop(c, of_hosts)?;
             } else {
                 return Err(self.not_modelled(c));
             }
@@ -580,14 +633,20 @@ impl<'a, 'input> Reader<'a, 'input> {
         }
     }
 
+    /// The speed of the first power state (the one a host starts in), each of the list
+    /// checked as SimGrid checks it: the first above 0, the others 0 or more (a host may
+    /// sleep at 0f in a later state).
     fn first_speed(&self, node: Node, name: &str) -> Result<f64> {
         let a = node.attribute_node(name).ok_or_else(|| self.err(node, format!("{}: attribute `{name}` is required", Self::tag(node))))?;
-        let first = a.value().split(',').next().unwrap_or("").trim();
-        let v = parse_quantity(Quantity::Speed, first)
-            .map_err(|r| Error::platform(at(self.doc, a.range_value().start), format!("{} {name}: {r}", Self::tag(node))))?;
-        check_amount(ErrorKind::Platform, "", v, true)
-            .map_err(|e| Error::platform(at(self.doc, a.range_value().start), format!("{} {name}: {}", Self::tag(node), e.reason)))?;
-        Ok(v)
+        let mut first = None;
+        for (k, text) in a.value().split(',').enumerate() {
+            let state = if k == 0 { String::new() } else { format!(" (power state {k})") };
+            let fail = |r: String| Error::platform(at(self.doc, a.range_value().start), format!("{} {name}{state}: {r}", Self::tag(node)));
+            let v = parse_quantity(Quantity::Speed, text.trim()).map_err(fail)?;
+            check_amount(ErrorKind::Platform, "", v, k == 0).map_err(|e| fail(e.reason))?;
+            first.get_or_insert(v);
+        }
+        Ok(first.unwrap_or_default())
     }
 
     fn add_cores(&mut self, node: Node, cores: usize) -> Result<()> {
@@ -613,7 +672,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                 return Err(Error::platform(at(self.doc, a.range_value().start), format!("{}: pstate other than 0 is not modelled", Self::tag(node))));
             }
         }
-        self.props_only(node)?;
+        self.props_only(node, true)?;
         let name = node.attribute("id").unwrap_or("");
         let speed = self.first_speed(node, "speed")?;
         let cores = self.cores(node, "core")?;
@@ -634,7 +693,7 @@ impl<'a, 'input> Reader<'a, 'input> {
         self.unmodelled_attr(node, "bandwidth_file", "bandwidth profiles")?;
         self.unmodelled_attr(node, "latency_file", "latency profiles")?;
         self.unmodelled_attr(node, "state_file", "state profiles")?;
-        self.props_only(node)?;
+        self.props_only(node, false)?;
         let id = node.attribute("id").unwrap_or("").to_string();
         let bandwidth = self.quantity(node, "bandwidth", Quantity::Bandwidth, None)?;
         let latency = self.quantity(node, "latency", Quantity::Time, Some("0"))?;
@@ -708,6 +767,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                 return Err(self.not_modelled(c));
             }
             self.attrs(c, &["id", "direction"], &["id"])?;
+            self.empty(c)?;
             let id = c.attribute("id").unwrap_or("");
             let direction = c.attribute("direction").unwrap_or("NONE");
             let decl = *self.links.get(id).ok_or_else(|| self.err(c, format!("<link_ctn id=\"{id}\">: no link `{id}` declared before")))?;
@@ -741,7 +801,7 @@ impl<'a, 'input> Reader<'a, 'input> {
             "loopback_lat",
         ];
         self.attrs(node, ATTRS, &["id", "prefix", "suffix", "radical", "speed", "bw", "lat"])?;
-        self.props_only(node)?;
+        self.props_only(node, true)?;
         let tag = Self::tag(node);
         let attr = |n: &str| node.attribute(n).unwrap_or("").to_string();
         let given = |n: &str| node.attribute(n).is_some_and(|v| !v.trim().is_empty());
@@ -907,6 +967,37 @@ mod tests {
         assert!(e.reason.contains("unknown attribute `sharing`"), "{e}");
         let e = err(&TWO_HOSTS.replace(r#" direction="UP""#, ""));
         assert!(e.reason.contains("SPLITDUPLEX"), "{e}");
+    }
+
+    #[test]
+    fn zone_children_come_in_the_dtds_order() {
+        // A prop after another element, a host after the routes: SimGrid's parser refuses both.
+        let e = err(&TWO_HOSTS.replace("</zone>", "<prop id=\"p\" value=\"v\"/></zone>"));
+        assert!(e.field.starts_with("line 10,") && e.reason.contains("<prop>s come before"), "{e}");
+        let e = err(&TWO_HOSTS.replace("</zone>", "<host id=\"c\" speed=\"1Gf\"/></zone>"));
+        assert!(e.reason.starts_with("<host id=\"c\"> in <zone id=\"z\">: a zone's routes come after"), "{e}");
+        // Links among the hosts, props first: as the DTD allows.
+        let ok = TWO_HOSTS.replace("<host id=\"b\"", "<prop id=\"p\" value=\"v\"/><link id=\"l0\" bandwidth=\"1GBps\"/><host id=\"b\"");
+        assert_eq!(read(&ok).unwrap().hosts.len(), 2);
+        // Empty elements hold nothing.
+        let e = err(&TWO_HOSTS.replace(r#"<link_ctn id="l2"/>"#, r#"<link_ctn id="l2"><prop id="p" value="v"/></link_ctn>"#));
+        assert!(e.reason.contains("<link_ctn id=\"l2\"> holds no elements"), "{e}");
+    }
+
+    #[test]
+    fn every_power_state_is_checked_and_per_host_smpi_overheads_are_refused() {
+        let p = read(&TWO_HOSTS.replace("2Gf,1Gf", "2Gf,1Gf,0f")).unwrap();
+        assert_eq!(p.hosts[1].speed, 2e9);
+        let e = err(&TWO_HOSTS.replace("2Gf,1Gf", "2Gf,fast"));
+        assert!(e.reason.contains("speed (power state 1)") && e.reason.contains("`fast`"), "{e}");
+        let e = err(&TWO_HOSTS.replace("2Gf,1Gf", "0f,1Gf"));
+        assert!(e.reason.contains("<host id=\"a\"> speed: ") && !e.reason.contains("power state"), "{e}");
+        let with_prop = |id: &str| TWO_HOSTS.replace(r#"<host id="b" speed="1Gf" core="2"/>"#,
+                                                     &format!(r#"<host id="b" speed="1Gf" core="2"><prop id="{id}" value="0:1e-6:0"/></host>"#));
+        let e = err(&with_prop("smpi/or"));
+        assert!(e.reason.contains("SMPI's per-host overheads are not modelled (network.smpi.or"), "{e}");
+        // The energy plugin's props and user data time nothing.
+        assert!(read(&with_prop("wattage_per_state")).is_ok());
     }
 
     #[test]
