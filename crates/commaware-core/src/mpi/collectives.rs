@@ -79,6 +79,9 @@ pub(crate) struct Fan {
     send_to: Option<Order>,
     /// The first position taken in each order, and how many at most.
     window: (usize, usize),
+    /// Posts alternate a send to and a receive from each rank of `send_to` in turn (SMPI's
+    /// `iallgather`, `smpi_nbc_impl.cpp:78-84`) instead of every receive, then every send.
+    interleave: bool,
 }
 
 impl Fan {
@@ -117,6 +120,10 @@ impl Fan {
     /// The fan's `i`-th post of collective `op`: a `Round::Recv` or a `Round::Send`.
     pub(crate) fn post(self, op: &OpSpec, i: u32) -> Round {
         let i = i as usize;
+        if let (true, Some(order)) = (self.interleave, self.send_to) {
+            let peer = self.peer(order, i / 2);
+            return if i % 2 == 0 { self.send(op, peer) } else { Round::Recv(peer) };
+        }
         match (self.recv_from, self.send_to) {
             (Some(order), _) if i < self.count(order) => Round::Recv(self.peer(order, i)),
             (Some(from), Some(order)) => self.send(op, self.peer(order, i - self.count(from))),
@@ -176,9 +183,10 @@ pub enum Algo {
     /// Scatterv (`iscatterv`, `:345-378`): the root posts a send of each other rank's block in
     /// rank order and waits; the others receive. Allgather(v) (`iallgather`, `:59-87`;
     /// `iallgatherv`, `:123-150`): every rank posts a send of its block to every other rank
-    /// and a receive of that rank's block, and waits for all (SMPI posts them send, receive,
-    /// per peer in rank order; ours all receives then all sends, which differs only when
-    /// `smpi/ois` is not 0: a receive is posted before, not after, the sends' overheads).
+    /// and a receive of that rank's block, and waits for all: SMPI posts them send, receive,
+    /// per peer in rank order, and so do we where sends have an overhead
+    /// ([`Collectives::interleave_nbc`]); otherwise every receive, then every send, which gives
+    /// the same times and lets the replay post the receives at once.
     NbcLinear,
     /// Allgather(v): SimGrid's `ring` (`allgather-ring.cpp`, `allgatherv-ring.cpp`; Open MPI's
     /// ring in its selector): round i sends the rank's block to rank + i and receives from rank − i.
@@ -435,6 +443,12 @@ pub struct Collectives {
     /// The host of every world rank, which SimGrid's `Comm::init_smp` groups a communicator's
     /// ranks by ([`Collectives::set_hosts`]); none: rank i on host i.
     smp_hosts: Option<std::sync::Arc<SmpHosts>>,
+    /// Post SMPI's `iallgather(v)` ([`Algo::NbcLinear`]) as SMPI does, a send then a receive for
+    /// each peer, rather than every receive then every send, which the replay posts at once; the
+    /// replay sets it when sends have an overhead (`smpi/ois`, the host's), the only case where
+    /// the order shows (a receive is then posted after, not before, the overheads of the sends
+    /// before it).
+    pub interleave_nbc: bool,
 }
 
 /// The placement `Comm::init_smp` reads, and each communicator's layout once worked out.
@@ -1053,7 +1067,7 @@ fn linear(r: usize, p: usize, root: usize, k: usize, to_root: bool, descending: 
 
 /// Round 0 of rank `r` of `p` is a fan (none when it has no other rank).
 fn fan_round(r: usize, p: usize, k: usize, recv_from: Option<Order>, send_to: Option<Order>) -> Option<Round> {
-    (k == 0 && p > 1).then_some(Round::Fan(Fan { r, p, recv_from, send_to, window: (0, usize::MAX) }))
+    (k == 0 && p > 1).then_some(Round::Fan(Fan { r, p, recv_from, send_to, window: (0, usize::MAX), interleave: false }))
 }
 
 /// Round `k` of a rank whose whole part in one of SMPI's non-blocking collectives is one send of
@@ -1081,7 +1095,7 @@ fn scattered(r: usize, p: usize, k: usize) -> Option<Round> {
     }
     // Positions in the Upward / Downward orders, which leave out r itself (offset 0).
     let (from, to) = (first.max(1) - 1, (first + ALLTOALLV_BLOCK).min(p) - 1);
-    Some(Round::Fan(Fan { r, p, recv_from: Some(Order::Upward), send_to: Some(Order::Downward), window: (from, to - from) }))
+    Some(Round::Fan(Fan { r, p, recv_from: Some(Order::Upward), send_to: Some(Order::Downward), window: (from, to - from), interleave: false }))
 }
 
 /// Round `k` of a barrier with algorithm `algo`; every message is empty.
@@ -1479,7 +1493,12 @@ pub(crate) fn round_in(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll
         (OpSpec::Scatterv { root, .. }, Algo::NbcLinear) if r == *root => fan_round(r, p, k, None, Some(Order::Ascending)),
         (OpSpec::Scatterv { root, .. }, Algo::NbcLinear) => (k == 0).then_some(Round::Recv(*root)),
         // colls::iallgather, colls::iallgatherv (smpi_nbc_impl.cpp:59-87, 123-150).
-        (OpSpec::Allgather { .. } | OpSpec::Allgatherv { .. }, Algo::NbcLinear) => fan_round(r, p, k, Some(Order::Ascending), Some(Order::Ascending)),
+        // SMPI posts, for each other rank in rank order, the send then the receive: so do we
+        // where send overheads make that order show (Collectives::interleave_nbc).
+        (OpSpec::Allgather { .. } | OpSpec::Allgatherv { .. }, Algo::NbcLinear) => match fan_round(r, p, k, Some(Order::Ascending), Some(Order::Ascending)) {
+            Some(Round::Fan(fan)) => Some(Round::Fan(Fan { interleave: coll.interleave_nbc, ..fan })),
+            other => other,
+        },
         (OpSpec::Alltoall { bytes, .. }, Algo::SmpiDefault) => round_in(op, smpi_default_alltoall(p, *bytes), r, p, k as u32, coll),
         (OpSpec::Gather { root, bytes, .. }, Algo::LinearSync) => gather_linear_sync(r, p, *root, k, *bytes),
         (OpSpec::Gather { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |n| n as f64 * bytes),
@@ -2112,6 +2131,15 @@ mod tests {
         assert!(round(&gather, Algo::NbcLinear, 2, 5, 1, &coll).is_none());
         let agv = OpSpec::Allgatherv { bytes: vec![1.0, 2.0, 3.0], comm: 0 };
         assert_eq!(fan_posts(&agv, Algo::NbcLinear, 1, 3, 0, &coll), ["Recv(0)", "Recv(2)", "Send { to: 0, bytes: 2.0 }", "Send { to: 2, bytes: 2.0 }"]);
+        // As SMPI posts them (iallgather, smpi_nbc_impl.cpp:78-84), where the order shows.
+        let interleaved = Collectives { interleave_nbc: true, ..Collectives::default() };
+        assert_eq!(fan_posts(&agv, Algo::NbcLinear, 1, 3, 0, &interleaved), ["Send { to: 0, bytes: 2.0 }", "Recv(0)", "Send { to: 2, bytes: 2.0 }", "Recv(2)"]);
+        for p in [2, 5, 8] {
+            let spec = "allgatherv=default";
+            let mut c = Collectives::parse(spec).unwrap();
+            c.interleave_nbc = true;
+            assert_eq!(messages(OpSpec::Allgatherv { bytes: (1..=p).map(|b| b as f64).collect(), comm: 0 }, p, &c), messages(OpSpec::Allgatherv { bytes: (1..=p).map(|b| b as f64).collect(), comm: 0 }, p, &Collectives::parse(spec).unwrap()));
+        }
         let scatterv = OpSpec::Scatterv { root: 0, bytes: vec![1.0, 2.0, 0.0], comm: 0 };
         assert_eq!(fan_posts(&scatterv, Algo::NbcLinear, 0, 3, 0, &coll), ["Send { to: 1, bytes: 2.0 }", "Send { to: 2, bytes: 0.0 }"]);
         // The reduce's lone send too; only the root combines, what it received.
