@@ -122,7 +122,7 @@ impl Fan {
         let i = i as usize;
         if let (true, Some(order)) = (self.interleave, self.send_to) {
             let peer = self.peer(order, i / 2);
-            return if i % 2 == 0 { self.send(op, peer) } else { Round::Recv(peer) };
+            return if i.is_multiple_of(2) { self.send(op, peer) } else { Round::Recv(peer) };
         }
         match (self.recv_from, self.send_to) {
             (Some(order), _) if i < self.count(order) => Round::Recv(self.peer(order, i)),

@@ -1342,7 +1342,7 @@ impl<'a, 'o> Replay<'a, 'o> {
         let fan = self.ranks[r].fan.get_or_insert_with(|| FanState::new(ctx, tag));
         fan.pending += order.len() as u32;
         // An interleaved fan (SMPI's iallgather) posts its receives one at a time, in rank order.
-        let sorted = fan.expected.last().map_or(true, |&e| e & !MATCHED < expected[0]);
+        let sorted = fan.expected.last().is_none_or(|&e| e & !MATCHED < expected[0]);
         fan.expected.extend(expected);
         if !sorted {
             fan.expected.sort_unstable_by_key(|&e| e & !MATCHED);
