@@ -826,7 +826,7 @@ def simulate(
     params: parameters of the sharing model, over its defaults and (for the platform's own
         model) the platform's `network.parameters`, e.g. {"beta": 0.8} for gige.
     coll: collective algorithms over the platform's `network.collectives`: a preset
-        (`mpich`, `ompi`) and/or `collective=algorithm` entries, e.g. "bcast=scatter_lr_allgather,allreduce=rab_rdb".
+        (`mpich`, `ompi`, `smpi`: SMPI 3.32's default selector) and/or `collective=algorithm` entries, e.g. "bcast=scatter_lr_allgather,allreduce=rab_rdb".
     smpi: SMPI's timing model over the platform's `network.smpi`: `simgrid-3.32` (SimGrid
         3.32's default bandwidth and latency factors and overheads), or `none` for none
         (docs/formats.md, "SMPI's timing model").

@@ -232,7 +232,7 @@ def test_collective_makespan_matches_smpi(tmp_path, name, op, algorithm, n):
 #: SMPI has no `pairwise` and no `basic_linear` alltoallv: ours are its `ring` and
 #: `ompi_basic_linear`. SMPI's `pair` and ours refuse a count that is not a power of two.
 ALLTOALLV_NAMES = {"pairwise": "ring", "ring": "ring", "pair": "pair", "bruck": "bruck", "mpich": "mpich",
-                   "basic_linear": "ompi_basic_linear", "ompi_basic_linear": "ompi_basic_linear"}
+                   "basic_linear": "ompi_basic_linear", "ompi_basic_linear": "ompi_basic_linear", "default": "default"}
 
 
 def test_every_alltoallv_name_has_its_smpi_check():
@@ -391,3 +391,168 @@ def test_traced_program_replays_like_smpi(tmp_path, n):
     ours = json.loads(proc.stdout)["makespan"]
     assert ours == pytest.approx(smpi.makespan, rel=1e-9), (n, smpi.makespan, ours)
     assert smpi.makespan > 1e-3  # the compute bursts and messages count, not just latencies
+
+
+#: SMPI 3.32's `default` of each collective (``smpi/<collective>:default``, what smpirun runs with no
+#: collective option; gatherv and scatterv have no option, SMPI always runs its non-blocking
+#: ones): the sizes each rank count runs it with, eager and rendezvous (for alltoall on both sides
+#: of Open MPI's thresholds: p 4-7 basic_linear, and pair from 524288 to 1 MiB on a power of two;
+#: p 8-15 basic_linear; p 16-31 bruck below 512 bytes, basic_linear from there). v-collectives:
+#: blocks of about that size a rank, uneven.
+SMPI_DEFAULTS = {
+    "gather": {4: [30000, 100000], 5: [30000, 100000], 8: [30000, 100000]},
+    "gatherv": {4: [60000], 5: [60000], 8: [60000]},
+    "scatterv": {4: [60000], 5: [60000], 8: [60000]},
+    "allgather": {4: [30000, 100000], 5: [30000, 100000], 8: [30000, 100000]},
+    "allgatherv": {4: [60000], 5: [60000], 8: [60000]},
+    "alltoall": {4: [1000, 30000, 600000], 5: [1000, 30000], 8: [1000, 100000], 16: [100, 511, 512]},
+    "allreduce": {4: [1000, 100000], 5: [1000, 100000], 8: [1000, 100000]},
+    "reduce": {4: [1000, 100000], 5: [1000, 100000], 8: [1000, 100000]},
+    "bcast": {4: [1000, 100000], 5: [1000, 100000], 8: [1000, 100000]},
+    "scatter": {4: [30000, 100000], 5: [30000, 100000], 8: [30000, 100000]},
+    "barrier": {4: [0], 5: [0], 8: [0]},
+    "alltoallv": {4: [1], 5: [1], 8: [1]},
+    "reduce_scatter": {4: [1000, 20000], 5: [1000, 20000], 8: [1000, 20000]},
+}
+#: The collectives SimGrid has no option for: SMPI runs them with none, commaware with `default`.
+NOT_SELECTABLE = ("gatherv", "scatterv")
+
+
+def default_op(name: str, size: int, r: int, n: int, k: int = 0) -> dict:
+    """Collective `name` of `size` bytes (:func:`preset_op`; v-collectives: blocks of 20 % to 180 %
+    of `size`, uneven, and for gatherv and scatterv a root that moves with `k`; reduce_scatter:
+    blocks of `size` for an even `k`, else 1, 2 or 3 times `size`)."""
+    blocks = [size * (1 + 2 * ((3 * j + k) % 5)) // 5 for j in range(n)]
+    if name in ("gatherv", "scatterv"):
+        return {"op": name, "root": (n - 1 + k) % n, "bytes": blocks}
+    if name == "allgatherv":
+        return {"op": name, "bytes": blocks}
+    if name == "reduce_scatter":
+        # Blocks of one size (SMPI's reduce to 0 and scatterv) and of different sizes (below
+        # 524288 in all: mpich_rdb; SimGrid compares that sum in elements, the export's bytes).
+        return {"op": name, "bytes": [size * (1 + (j % 3 if k % 2 else 0)) for j in range(n)]}
+    return preset_op(name, size, r, n)
+
+
+def default_trace(name: str, n: int) -> dict:
+    """Each size of :data:`SMPI_DEFAULTS` (reduce_scatter: even and uneven), ranks entering apart."""
+    ranks = []
+    for r in range(n):
+        ops = [{"op": "compute", "seconds": 0.0003 * ((3 * r) % n)}]
+        for k, size in enumerate(s for s in SMPI_DEFAULTS[name][n] for _ in range(2 if name == "reduce_scatter" else 1)):
+            ops += [default_op(name, size, r, n, k), {"op": "compute", "seconds": 0.0001 * (n - r)}]
+        ranks.append(ops)
+    return {"ranks": ranks}
+
+
+@requires_smpi
+@pytest.mark.parametrize("name, n", [(name, n) for name, by_n in SMPI_DEFAULTS.items() for n in by_n])
+def test_smpi_default_algorithms_match_smpi(tmp_path, name, n):
+    """Each collective's `default` against SMPI under ``smpi/<collective>:default``."""
+    collectives = None if name in NOT_SELECTABLE else {name: "default"}
+    smpi, ours = compare(tmp_path, default_trace(name, n), cluster(n), collectives, coll=f"{name}=default")
+    assert ours == pytest.approx(smpi, rel=1e-9), (name, n, smpi, ours)
+
+
+@requires_smpi
+@pytest.mark.parametrize("n", [4, 5, 8])
+@pytest.mark.parametrize("name, before", [("gather", "basic_linear"), ("gatherv", "linear"), ("scatterv", "linear"),
+                                          ("allgather", "ring"), ("allgatherv", "ring")])
+def test_smpis_nonblocking_defaults_are_not_what_commaware_had(tmp_path, name, before, n):
+    """Where the order shows (rank 0, the root, first; rank 1 last; rendezvous blocks), SMPI's
+    flat non-blocking algorithms against the ones commaware had for these collectives (the
+    root dealing with one rank at a time; the ring)."""
+    blocks = [100000 + 1000 * j for j in range(n)]
+    op = {"gather": {"op": "gather", "root": 0, "bytes": 100000}, "allgather": {"op": "allgather", "bytes": 100000},
+          "allgatherv": {"op": "allgatherv", "bytes": blocks}}.get(name, {"op": name, "root": 0, "bytes": blocks})
+    trace = {"ranks": [[{"op": "compute", "seconds": 0.0003 * ((n - r) % n)}, op] for r in range(n)]}
+    collectives = None if name in NOT_SELECTABLE else {name: "default"}
+    smpi, ours = compare(tmp_path, trace, cluster(n), collectives, coll=f"{name}=default")
+    assert ours == pytest.approx(smpi, rel=1e-9), (name, n, smpi, ours)
+    platform = {**cluster(n), "network": {**cluster(n)["network"], "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES}}
+    had = simulate(load_platform(platform), load_trace(trace), coll=f"{name}={before}").makespan
+    assert had != pytest.approx(smpi, rel=1e-3), (name, n, smpi, had)
+
+
+@requires_smpi
+@pytest.mark.parametrize("n", [4, 5, 8])
+def test_smpi_default_allreduce_ignores_the_reduce_and_bcast_chosen(tmp_path, n):
+    """SimGrid's allreduce__default calls reduce__default and bcast__default themselves: with
+    ``smpi/reduce:binomial`` and ``smpi/bcast:NTSL`` it still runs the flat reduce and the
+    binomial tree (where `redbcast` runs the ones chosen)."""
+    trace = default_trace("allreduce", n)
+    for sub in ("chosen", "plain", "redbcast"):
+        (tmp_path / sub).mkdir()
+    chosen = {"allreduce": "default", "reduce": "binomial", "bcast": "NTSL"}
+    smpi, ours = compare(tmp_path / "chosen", trace, cluster(n), chosen)
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, smpi, ours)
+    plain, _ = compare(tmp_path / "plain", trace, cluster(n), {"allreduce": "default"})
+    assert plain == pytest.approx(smpi, rel=1e-12)
+    redbcast, ours = compare(tmp_path / "redbcast", trace, cluster(n), {**chosen, "allreduce": "redbcast"})
+    assert ours == pytest.approx(redbcast, rel=1e-9) and redbcast != pytest.approx(smpi, rel=1e-6), (n, smpi, redbcast)
+
+
+@requires_smpi
+def test_smpi_default_alltoall_runs_pairwise_where_smpi_aborts(tmp_path):
+    """Open MPI's decision picks `pair` for 524288-byte blocks on 6 ranks: SimGrid's pair throws
+    on a count that is not a power of two, so SMPI aborts; commaware runs MPICH's pairwise,
+    which is SMPI's `ring` there."""
+    n = 6
+    trace = {"ranks": [[{"op": "compute", "seconds": 0.0003 * r}, {"op": "alltoall", "bytes": 600000}] for r in range(n)]}
+    for sub in ("default", "ring"):
+        (tmp_path / sub).mkdir()
+    with pytest.raises(smpi_replay.SmpiError):
+        compare(tmp_path / "default", trace, cluster(n), {"alltoall": "default"})
+    smpi, ours = compare(tmp_path / "ring", trace, cluster(n), {"alltoall": "ring"}, coll="alltoall=default")
+    assert ours == pytest.approx(smpi, rel=1e-9), (smpi, ours)
+
+
+def mixed_trace(n: int, without: tuple[str, ...] = ()) -> dict:
+    """Every collective, at eager and rendezvous sizes, with point-to-point messages and computes
+    between them, ranks arriving apart; alltoall sizes where Open MPI's decision is no `pair`
+    on a count that is not a power of two (SMPI aborts there)."""
+    sizes = {"alltoall": [1000, 100000], "barrier": [0], "alltoallv": [1], "scan": [40000], "exscan": [200000],
+             "reduce_scatter": [30000, 100000]}
+    ranks = []
+    for r in range(n):
+        ops = [{"op": "compute", "seconds": 0.0002 * ((5 * r) % n)}]
+        for k, name in enumerate(["bcast", "allreduce", "gather", "allgather", "alltoall", "barrier", "scatterv", "reduce",
+                                  "allgatherv", "scatter", "gatherv", "alltoallv", "reduce_scatter", "scan", "exscan"]):
+            if name in without:
+                continue
+            for i, size in enumerate(sizes.get(name, [30000, 100000])):
+                # reduce_scatter: 30000-byte blocks of different sizes, then 100000 bytes each.
+                ops.append(default_op(name, size, r, n, k + i + (name == "reduce_scatter")))
+            ops += [{"op": "isend", "dst": (r + 1) % n, "bytes": 5000 * (k + 1), "tag": k},
+                    {"op": "recv", "src": (r - 1) % n, "tag": k}, {"op": "wait", "req": sum(o["op"] == "isend" for o in ops)},
+                    {"op": "compute", "seconds": 0.00005 * ((r + k) % n)}]
+        ranks.append(ops)
+    return {"ranks": ranks}
+
+
+@requires_smpi
+@pytest.mark.parametrize("n", [4, 5, 8])
+def test_smpi_preset_matches_smpi_given_no_collective_option(tmp_path, n):
+    """``--coll smpi`` against SMPI with neither smpi/coll-selector nor any smpi/<collective>."""
+    trace = mixed_trace(n)
+    for sub in ("smpi", "named"):
+        (tmp_path / sub).mkdir()
+    smpi, ours = compare(tmp_path / "smpi", trace, cluster(n), coll="smpi")
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, smpi, ours)
+    # SMPI with its selector named `default` is the same run.
+    named, _ = compare(tmp_path / "named", trace, cluster(n), preset="default", coll="smpi")
+    assert named == smpi
+    # commaware's own defaults are not SMPI's.
+    platform = {**cluster(n), "network": {**cluster(n)["network"], "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES}}
+    assert simulate(load_platform(platform), load_trace(trace)).makespan != pytest.approx(smpi, rel=1e-6)
+
+
+@requires_smpi
+@pytest.mark.parametrize("n", [4, 5, 8])
+def test_smpi_preset_matches_smpi_with_async_small_thresh_0(tmp_path, n):
+    """The same with smpirun's ``smpi/async-small-thresh`` 0 on both sides (every detached
+    transfer waits for its receive), as a bare smpirun runs. Without the barrier: zero-byte
+    messages under that threshold are a known difference (docs/formats.md)."""
+    trace = mixed_trace(n, without=("barrier",))
+    smpi, ours = compare(tmp_path, trace, cluster(n), coll="smpi", async_small=0)
+    assert ours == pytest.approx(smpi, rel=1e-9), (n, smpi, ours)

@@ -75,9 +75,10 @@ def concurrent(n: int) -> dict:
 
 
 def compare(tmp_path, trace: dict, platform: dict, *, overheads: dict[str, str] | None = None,
-            collectives: dict[str, str] | None = None) -> tuple[float, float]:
+            collectives: dict[str, str] | None = None, coll: str | None = None) -> tuple[float, float]:
     """SMPI's makespan in its default timing model (with `overheads` as smpi/os, or, ois) and
-    commaware's with the ``simgrid-3.32`` preset (with the same strings)."""
+    commaware's with the ``simgrid-3.32`` preset (with the same strings); `coll` is commaware's
+    ``--coll`` instead when SMPI's options are not ours."""
     assert SMPI_OK, SMPI_REASON
     index = export_ti(trace, tmp_path / "ti", platform=platform)
     timing = [f"smpi/{k}:{v}" for k, v in (overheads or {}).items()]
@@ -85,7 +86,7 @@ def compare(tmp_path, trace: dict, platform: dict, *, overheads: dict[str, str] 
     spec = {"preset": "simgrid-3.32", **(overheads or {})}
     ours_platform = {**platform, "network": {**platform["network"], "smpi": spec,
                                              "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES}}
-    coll = ",".join(f"{k}={v}" for k, v in (collectives or {}).items()) or None
+    coll = coll or ",".join(f"{k}={v}" for k, v in (collectives or {}).items()) or None
     ours = simulate(load_platform(ours_platform), load_trace(trace), coll=coll)
     return smpi.makespan, ours.makespan
 
@@ -226,3 +227,21 @@ def test_collectives_with_overheads(tmp_path, name, op, algorithm, n):
         assert ours != pytest.approx(smpi, rel=1e-6)
     else:
         assert ours == pytest.approx(smpi, rel=1e-9), (name, algorithm, n, smpi, ours)
+
+
+@requires_smpi
+@pytest.mark.parametrize("overheads", [None, OVERHEADS], ids=["default", "overheads"])
+@pytest.mark.parametrize("name", ["gather", "gatherv", "scatterv", "allgather", "allgatherv", "alltoall", "allreduce",
+                                  "reduce", "reduce_scatter"])
+def test_smpi_default_algorithms_under_smpis_timing_model(tmp_path, name, overheads):
+    """SMPI's `default` algorithms (test_smpi_replay.SMPI_DEFAULTS) on 5 ranks (alltoall: 4, where
+    it runs `pair` too): a lone send of SMPI's non-blocking collectives is an isend
+    (``smpi/ois``), as ours, and allgather(v) post send, receive per peer where sends have an
+    overhead."""
+    from tests.engine.test_smpi_replay import NOT_SELECTABLE, default_trace
+
+    n = 4 if name == "alltoall" else 5
+    collectives = None if name in NOT_SELECTABLE else {name: "default"}
+    smpi, ours = compare(tmp_path, default_trace(name, n), cluster(n), overheads=overheads, collectives=collectives,
+                         coll=f"{name}=default")
+    assert ours == pytest.approx(smpi, rel=1e-9), (name, smpi, ours)

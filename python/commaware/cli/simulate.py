@@ -108,7 +108,7 @@ class ProgressLine(Progress):
               help="CSV of measured message times (measured_s, and message or src,dst,seq): add the accuracy of "
               "paper 004 §VI-B (E_rel per message, E_abs of the graph and per task).")
 @click.option("--coll", default=None, metavar="SPEC",
-              help="Collective algorithms over the platform's network.collectives: a preset (mpich, ompi) and/or "
+              help="Collective algorithms over the platform's network.collectives: a preset (mpich, ompi, smpi: what smpirun runs with no collective option) and/or "
               "collective=algorithm entries, e.g. 'bcast=scatter_lr_allgather,allreduce=rab_rdb' or Open MPI's segmented 'bcast=ompi_pipeline,reduce=ompi_binary' (docs/formats.md lists them).")
 @click.option("--smpi", default=None, metavar="PRESET",
               help="SMPI's timing model over the platform's network.smpi: simgrid-3.32 (SimGrid 3.32's default "

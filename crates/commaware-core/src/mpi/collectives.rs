@@ -7,7 +7,9 @@
 //! communicator. The defaults are MPICH's algorithms for these operations (the notes'
 //! "Collective sizes"); the others carry SimGrid's names where the algorithm is the same,
 //! and the `mpich` and `ompi` presets pick among them by message size and communicator
-//! size as MPICH's and Open MPI's selectors do (docs/formats.md).
+//! size as MPICH's and Open MPI's selectors do; the `smpi` preset takes, for every
+//! collective, what SMPI 3.32 runs with no selector option (its `default` selector,
+//! `src/smpi/colls/smpi_default_selector.cpp`) (docs/formats.md).
 
 use std::collections::BTreeMap;
 
@@ -77,12 +79,20 @@ pub(crate) struct Fan {
     send_to: Option<Order>,
     /// The first position taken in each order, and how many at most.
     window: (usize, usize),
+    /// Posts alternate a send to and a receive from each rank of `send_to` in turn (SMPI's
+    /// `iallgather`, `smpi_nbc_impl.cpp:78-84`) instead of every receive, then every send.
+    interleave: bool,
 }
 
 impl Fan {
     /// Requests the fan posts.
     pub(crate) fn posts(self) -> u32 {
-        (self.recv_from.map_or(0, |o| self.count(o)) + self.send_to.map_or(0, |o| self.count(o))) as u32
+        self.recvs() + self.send_to.map_or(0, |o| self.count(o)) as u32
+    }
+
+    /// Receives the fan posts.
+    pub(crate) fn recvs(self) -> u32 {
+        self.recv_from.map_or(0, |o| self.count(o)) as u32
     }
 
     /// How many ranks `order` goes through.
@@ -110,6 +120,10 @@ impl Fan {
     /// The fan's `i`-th post of collective `op`: a `Round::Recv` or a `Round::Send`.
     pub(crate) fn post(self, op: &OpSpec, i: u32) -> Round {
         let i = i as usize;
+        if let (true, Some(order)) = (self.interleave, self.send_to) {
+            let peer = self.peer(order, i / 2);
+            return if i.is_multiple_of(2) { self.send(op, peer) } else { Round::Recv(peer) };
+        }
         match (self.recv_from, self.send_to) {
             (Some(order), _) if i < self.count(order) => Round::Recv(self.peer(order, i)),
             (Some(from), Some(order)) => self.send(op, self.peer(order, i - self.count(from))),
@@ -118,10 +132,15 @@ impl Fan {
         }
     }
 
+    /// The fan's send to `to` in collective `op` (the trace's op: an algorithm that another
+    /// one calls with other sizes posts no fan of sends).
     fn send(self, op: &OpSpec, to: usize) -> Round {
         let bytes = match op {
-            OpSpec::Alltoall { bytes, .. } | OpSpec::Scatter { bytes, .. } | OpSpec::Scan { bytes, .. } | OpSpec::Exscan { bytes, .. } => *bytes,
-            OpSpec::Alltoallv { bytes, .. } | OpSpec::ReduceScatter { bytes, .. } => bytes[to],
+            OpSpec::Alltoall { bytes, .. } | OpSpec::Scatter { bytes, .. } | OpSpec::Scan { bytes, .. } | OpSpec::Exscan { bytes, .. } | OpSpec::Allgather { bytes, .. } => *bytes,
+            // The destination's block.
+            OpSpec::Alltoallv { bytes, .. } | OpSpec::ReduceScatter { bytes, .. } | OpSpec::Scatterv { bytes, .. } => bytes[to],
+            // The rank's own block.
+            OpSpec::Allgatherv { bytes, .. } => bytes[self.r],
             _ => 0.0, // barrier: empty messages
         };
         Round::Send { to, bytes }
@@ -154,9 +173,20 @@ pub enum Algo {
     /// then the bcast in use from rank 0 (the fixed or preset choices; with neither, SMPI's
     /// defaults: [`Algo::NbcLinear`] and the binomial tree).
     Redbcast,
-    /// Reduce: SimGrid's `reduce__default` (SMPI's `smpi/reduce:default`, which runs
-    /// `colls::ireduce` in `smpi_nbc_impl.cpp`): the root posts a receive from every other
-    /// rank in rank order and waits for them all; the others send to the root.
+    /// SMPI's flat non-blocking algorithms (`src/smpi/colls/smpi_nbc_impl.cpp`), which its
+    /// `default` selector runs as `colls::iX` then one wait (`smpi_default_selector.cpp:24-30,
+    /// 66-85, 95-105`; gatherv and scatterv always, `smpi_coll.cpp:330-344`): every request
+    /// posted at once (`Request::startall`, `smpi_request.cpp:641-650`), then one waitall.
+    /// Reduce (`ireduce`, `smpi_nbc_impl.cpp:380-431`), gather (`igather`, `:280-310`) and
+    /// gatherv (`igatherv`, `:312-344`): the root posts a receive from every other rank in
+    /// rank order and waits for them all; the others isend their block to the root and wait.
+    /// Scatterv (`iscatterv`, `:345-378`): the root posts a send of each other rank's block in
+    /// rank order and waits; the others receive. Allgather(v) (`iallgather`, `:59-87`;
+    /// `iallgatherv`, `:123-150`): every rank posts a send of its block to every other rank
+    /// and a receive of that rank's block, and waits for all: SMPI posts them send, receive,
+    /// per peer in rank order, and so do we where sends have an overhead
+    /// ([`Collectives::interleave_nbc`]); otherwise every receive, then every send, which gives
+    /// the same times and lets the replay post the receives at once.
     NbcLinear,
     /// Allgather(v): SimGrid's `ring` (`allgather-ring.cpp`, `allgatherv-ring.cpp`; Open MPI's
     /// ring in its selector): round i sends the rank's block to rank + i and receives from rank − i.
@@ -218,7 +248,12 @@ pub enum Algo {
     /// even ranks trade with rank + 1 and rank − 1 in turn, odd ones with rank − 1 and
     /// rank + 1, one block first, then the two blocks received last.
     NeighborExchange,
-    /// Reduce-scatter: SMPI's `reduce_scatter__default` (`smpi_default_selector.cpp`, what
+    /// SMPI's `<collective>__default` (`smpi_default_selector.cpp`) where it is more than one
+    /// of our algorithms. Alltoall (`:119-122`): `alltoall__ompi`, Open MPI's decision
+    /// ([`smpi_default_alltoall`]). Allreduce (`:107-117`): SMPI's default reduce
+    /// ([`Algo::NbcLinear`]) to rank 0, then its default bcast (the binomial tree) from rank 0,
+    /// whatever reduce and bcast are chosen (it calls `reduce__default` and `bcast__default`
+    /// directly, not `colls::reduce`). Reduce-scatter: `reduce_scatter__default` (`:32-63`, what
     /// SimGrid runs with no selector and Open MPI's "non-overlapping" in its `ompi` selector):
     /// with blocks all of one size, SMPI's default reduce ([`Algo::NbcLinear`]) of the whole
     /// buffer to rank 0, then `colls::scatterv` from rank 0 (rank 0 posts a send of each other
@@ -306,22 +341,23 @@ pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("barrier", &[Algo::Dissemination, Algo::BasicLinear, Algo::RecursiveDoubling, Algo::Tree]),
     ("bcast", &[Algo::Binomial, Algo::ScatterRdbAllgather, Algo::ScatterLrAllgather, Algo::BinaryTree, Algo::Ntsl, Algo::OmpiPipeline, Algo::OmpiSplitBintree, Algo::MvapichKnomial]),
     ("reduce", &[Algo::Binomial, Algo::BasicLinear, Algo::OmpiBinomial, Algo::OmpiPipeline, Algo::OmpiChain, Algo::OmpiBinary, Algo::OmpiInOrderBinary, Algo::NbcLinear]),
-    ("allreduce", &[Algo::Rdb, Algo::Lr, Algo::RabRdb, Algo::Redbcast, Algo::RingSegmented]),
-    ("alltoall", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::Bruck, Algo::BasicLinear]),
+    ("allreduce", &[Algo::Rdb, Algo::Lr, Algo::RabRdb, Algo::Redbcast, Algo::RingSegmented, Algo::SmpiDefault]),
+    ("alltoall", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::Bruck, Algo::BasicLinear, Algo::SmpiDefault]),
     ("alltoallv", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::BasicLinear, Algo::Bruck]),
-    ("gather", &[Algo::Binomial, Algo::BasicLinear, Algo::LinearSync]),
-    ("gatherv", &[Algo::Linear]),
+    ("gather", &[Algo::Binomial, Algo::BasicLinear, Algo::LinearSync, Algo::NbcLinear]),
+    ("gatherv", &[Algo::Linear, Algo::NbcLinear]),
     ("scatter", &[Algo::Binomial, Algo::OmpiBinomial, Algo::BasicLinear, Algo::LinearNb]),
-    ("scatterv", &[Algo::Linear]),
-    ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair, Algo::NeighborExchange, Algo::DirectRing]),
-    ("allgatherv", &[Algo::Ring, Algo::NeighborExchange, Algo::Gb, Algo::Bruck, Algo::Pair, Algo::DirectRing]),
+    ("scatterv", &[Algo::Linear, Algo::NbcLinear]),
+    ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair, Algo::NeighborExchange, Algo::DirectRing, Algo::NbcLinear]),
+    ("allgatherv", &[Algo::Ring, Algo::NeighborExchange, Algo::Gb, Algo::Bruck, Algo::Pair, Algo::DirectRing, Algo::NbcLinear]),
     ("reduce_scatter", &[Algo::Pairwise, Algo::RecursiveHalving, Algo::Ring, Algo::SmpiDefault, Algo::MpichRdb, Algo::Butterfly]),
     ("scan", &[Algo::Rdb, Algo::Linear]),
     ("exscan", &[Algo::Rdb, Algo::Linear]),
 ];
 
-/// Presets that pick an algorithm by message size and communicator size.
-pub const PRESETS: &[&str] = &["mpich", "ompi"];
+/// Presets that pick an algorithm by message size and communicator size (`smpi`: SMPI 3.32's
+/// `default` selector, what smpirun runs with no collective option).
+pub const PRESETS: &[&str] = &["mpich", "ompi", "smpi"];
 
 /// SimGrid's spellings of our algorithms: (the collectives it names ours for, none: all;
 /// the spelling; our algorithm's name). `parse_algo` and the JSON Schema both read it.
@@ -343,9 +379,20 @@ const SPELLINGS: &[(&[&str], &str, &str)] = &[
     (&["allgatherv"], "ompi_bruck", "bruck"),
     (&["reduce_scatter"], "ompi_ring", "ring"),
     (&[], "scatter_LR_allgather", "scatter_lr_allgather"),
-    // SMPI's `default` (smpi/<collective>:default), what SimGrid runs with no selector.
-    (&["reduce"], "default", "nbc_linear"),
-    (&["reduce_scatter"], "default", "smpi_default"),
+    // SMPI's `default` (smpi/<collective>:default), what SimGrid runs with no selector
+    // (`smpi_coll.cpp:305-326`: the selector `default` unless smpi/coll-selector or
+    // smpi/<collective> says otherwise; each `<collective>__default` in
+    // `smpi_default_selector.cpp`; gatherv, scatterv, scan, exscan are not selectable and always
+    // run `colls::gatherv` etc., `smpi_coll.cpp:330-472`).
+    (&["reduce", "gather", "gatherv", "scatterv", "allgather", "allgatherv"], "default", "nbc_linear"),
+    (&["reduce_scatter", "alltoall", "allreduce"], "default", "smpi_default"),
+    // barrier__default (`:18-21`) and alltoallv__default (`:124-131`, `colls::ialltoallv`,
+    // instruction for instruction `alltoallv__ompi_basic_linear`).
+    (&["barrier", "alltoallv"], "default", "basic_linear"),
+    // scatter__default (`:87-93`): `colls::iscatter`, the pattern of `scatter__ompi_linear_nb`.
+    (&["scatter"], "default", "ompi_linear_nb"),
+    (&["bcast"], "default", "binomial"), // bcast__default (`:13-16`): bcast__binomial_tree
+    (&["scan", "exscan"], "default", "linear"), // colls::scan, colls::exscan (`smpi_coll.cpp:346-472`)
 ];
 
 /// The JSON Schema of `network.collectives`: `preset` and each collective with the names it
@@ -382,6 +429,7 @@ fn parse_algo(collective: &str, name: &str) -> Option<Algo> {
 enum Preset {
     Mpich,
     Ompi,
+    Smpi,
 }
 
 /// Which algorithm each collective uses: fixed choices, else the preset's, else the default.
@@ -395,6 +443,12 @@ pub struct Collectives {
     /// The host of every world rank, which SimGrid's `Comm::init_smp` groups a communicator's
     /// ranks by ([`Collectives::set_hosts`]); none: rank i on host i.
     smp_hosts: Option<std::sync::Arc<SmpHosts>>,
+    /// Post SMPI's `iallgather(v)` ([`Algo::NbcLinear`]) as SMPI does, a send then a receive for
+    /// each peer, rather than every receive then every send, which the replay posts at once; the
+    /// replay sets it when sends have an overhead (`smpi/ois`, the host's), the only case where
+    /// the order shows (a receive is then posted after, not before, the overheads of the sends
+    /// before it).
+    pub interleave_nbc: bool,
 }
 
 /// The placement `Comm::init_smp` reads, and each communicator's layout once worked out.
@@ -427,6 +481,7 @@ impl Collectives {
                 self.preset = Some(match value.as_str() {
                     "mpich" => Preset::Mpich,
                     "ompi" => Preset::Ompi,
+                    "smpi" => Preset::Smpi,
                     _ => return Err(err("coll", format!("unknown preset {value:?}; presets: {}", PRESETS.join(", ")))),
                 });
                 continue;
@@ -470,8 +525,8 @@ impl Collectives {
                 let rest_op = OpSpec::Bcast { root: *root, bytes: rest, comm: *comm };
                 pipelined && rest > 0.0 && self.uses_init_smp(&rest_op, self.pick(&rest_op, p), p)
             }
-            (OpSpec::Allreduce { .. }, Algo::Redbcast) => {
-                let (reduce, reduce_algo, bcast, bcast_algo) = redbcast_parts(op, p, self);
+            (OpSpec::Allreduce { .. }, Algo::Redbcast | Algo::SmpiDefault) => {
+                let (reduce, reduce_algo, bcast, bcast_algo) = redbcast_parts(op, a, p, self);
                 self.uses_init_smp(&reduce, reduce_algo, p) || self.uses_init_smp(&bcast, bcast_algo, p)
             }
             (OpSpec::Allgatherv { .. }, Algo::Gb) => {
@@ -498,6 +553,7 @@ impl Collectives {
         let preset_choice = match self.preset {
             Some(Preset::Mpich) => mpich(op, p),
             Some(Preset::Ompi) => ompi(op, p),
+            Some(Preset::Smpi) => smpi(op),
             None => None,
         };
         if let Some(a) = preset_choice {
@@ -525,8 +581,11 @@ impl Collectives {
 
     /// Check algorithm `a` for `op` on `p` ranks (and the algorithms it calls).
     fn check_algo(&self, op: &OpSpec, a: Algo, p: usize) -> Result<()> {
-        if let (OpSpec::Allreduce { .. }, Algo::Redbcast) = (op, a) {
-            let (reduce, reduce_algo, bcast, bcast_algo) = redbcast_parts(op, p, self);
+        if let (OpSpec::Alltoall { bytes, .. }, Algo::SmpiDefault) = (op, a) {
+            return self.check_algo(op, smpi_default_alltoall(p, *bytes), p);
+        }
+        if let (OpSpec::Allreduce { .. }, Algo::Redbcast | Algo::SmpiDefault) = (op, a) {
+            let (reduce, reduce_algo, bcast, bcast_algo) = redbcast_parts(op, a, p, self);
             self.check_algo(&reduce, reduce_algo, p)?;
             return self.check_algo(&bcast, bcast_algo, p);
         }
@@ -788,14 +847,7 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
             6 => Some(Algo::RabRdb),
             _ => None,
         },
-        OpSpec::Alltoall { bytes, .. } => match decide(OMPI_ALLTOALL, p, *bytes) {
-            // 1 linear, 4 linear_sync, 5 two_proc: SimGrid runs basic_linear for all three.
-            1 | 4 | 5 => Some(Algo::BasicLinear),
-            // 2 pairwise: SimGrid runs pair, which refuses a p that is not a power of two.
-            2 => if_pof2(Algo::Pair),
-            3 => Some(Algo::Bruck), // modified_bruck
-            _ => None,
-        },
+        OpSpec::Alltoall { bytes, .. } => Some(smpi_default_alltoall(p, *bytes)),
         OpSpec::Alltoallv { .. } => match decide(OMPI_ALLTOALLV, p, 0.0) {
             1 => Some(Algo::BasicLinear),
             _ => if_pof2(Algo::Pair), // 2 pairwise: SimGrid's pair (a power of two only)
@@ -867,6 +919,45 @@ fn ompi(op: &OpSpec, p: usize) -> Option<Algo> {
         OpSpec::Scan { .. } | OpSpec::Exscan { .. } => Some(Algo::Linear),
         _ => None,
     }
+}
+
+/// What SMPI's `alltoall__default` runs (`smpi_default_selector.cpp:119-122`): `alltoall__ompi`,
+/// Open MPI's decision on the bytes per destination (`smpi_openmpi_selector.cpp:182-368`, our
+/// [`OMPI_ALLTOALL`]). 1 linear, 4 linear_sync and 5 two_proc: SimGrid runs `basic_linear` for
+/// all three (`:198-204`); 3 modified_bruck: `bruck`; 2 pairwise: SimGrid's `pair`, which throws
+/// `std::invalid_argument` on a count that is not a power of two (`alltoall-pair.cpp:81-82`),
+/// so that SMPI aborts there: we run MPICH's `pairwise` instead (rank ± i, SimGrid's `ring`),
+/// as the `ompi` preset does.
+fn smpi_default_alltoall(p: usize, bytes: f64) -> Algo {
+    match decide(OMPI_ALLTOALL, p, bytes) {
+        2 if p.is_power_of_two() => Algo::Pair,
+        2 => Algo::Pairwise,
+        3 => Algo::Bruck,
+        _ => Algo::BasicLinear,
+    }
+}
+
+/// SMPI 3.32's `default` selector (`smpi/coll-selector:default`, smpirun's with no collective
+/// option: `smpi_config.cpp:236-247`, `smpi_coll.cpp:305-326`), collective by collective
+/// (`smpi_default_selector.cpp`; gatherv, scatterv, scan and exscan are not selectable,
+/// `smpi_coll.cpp:330-472`). It picks the same whatever the size; the alltoall and allreduce
+/// choices ([`Algo::SmpiDefault`]) look at the size and communicator themselves. Replays
+/// reduce with `MPI_OP_NULL` on predefined types (`smpi_replay.cpp:665, 684`), so
+/// `reduce__default` never takes its Open MPI branch for non-commutative operations or derived
+/// types (`:99-101`), nor `allreduce__default` (`:110-111`).
+fn smpi(op: &OpSpec) -> Option<Algo> {
+    Some(match op {
+        OpSpec::Barrier { .. } => Algo::BasicLinear,  // barrier__ompi_basic_linear
+        OpSpec::Bcast { .. } => Algo::Binomial,       // bcast__binomial_tree
+        OpSpec::Scatter { .. } => Algo::LinearNb,     // colls::iscatter
+        OpSpec::Alltoallv { .. } => Algo::BasicLinear, // colls::ialltoallv
+        OpSpec::Scan { .. } | OpSpec::Exscan { .. } => Algo::Linear,
+        OpSpec::Alltoall { .. } | OpSpec::Allreduce { .. } | OpSpec::ReduceScatter { .. } => Algo::SmpiDefault,
+        OpSpec::Reduce { .. } | OpSpec::Gather { .. } | OpSpec::Gatherv { .. } | OpSpec::Scatterv { .. } | OpSpec::Allgather { .. } | OpSpec::Allgatherv { .. } => {
+            Algo::NbcLinear
+        }
+        _ => return None,
+    })
 }
 
 /// Highest power of two not above `p` (p ≥ 1).
@@ -1005,7 +1096,18 @@ fn linear(r: usize, p: usize, root: usize, k: usize, to_root: bool, descending: 
 
 /// Round 0 of rank `r` of `p` is a fan (none when it has no other rank).
 fn fan_round(r: usize, p: usize, k: usize, recv_from: Option<Order>, send_to: Option<Order>) -> Option<Round> {
-    (k == 0 && p > 1).then_some(Round::Fan(Fan { r, p, recv_from, send_to, window: (0, usize::MAX) }))
+    (k == 0 && p > 1).then_some(Round::Fan(Fan { r, p, recv_from, send_to, window: (0, usize::MAX), interleave: false }))
+}
+
+/// Round `k` of a rank whose whole part in one of SMPI's non-blocking collectives is one send of
+/// `bytes` to `to`: `isend_init`, started, then awaited (`smpi_nbc_impl.cpp`, e.g. `:292-294`),
+/// so a non-blocking send (`smpi/ois`, not `smpi/os` as a blocking send), then its wait.
+fn nbc_send(k: usize, to: usize, bytes: f64) -> Option<Round> {
+    match k {
+        0 => Some(Round::SendSlot { to, bytes, slot: 0, blocking: false }),
+        1 => Some(Round::Await { first: 0, n: 1, combine: 0.0 }),
+        _ => None,
+    }
 }
 
 /// SimGrid's `alltoallv__bruck` (MPICH's "scattered" alltoallv) posts at most this many
@@ -1022,7 +1124,7 @@ fn scattered(r: usize, p: usize, k: usize) -> Option<Round> {
     }
     // Positions in the Upward / Downward orders, which leave out r itself (offset 0).
     let (from, to) = (first.max(1) - 1, (first + ALLTOALLV_BLOCK).min(p) - 1);
-    Some(Round::Fan(Fan { r, p, recv_from: Some(Order::Upward), send_to: Some(Order::Downward), window: (from, to - from) }))
+    Some(Round::Fan(Fan { r, p, recv_from: Some(Order::Upward), send_to: Some(Order::Downward), window: (from, to - from), interleave: false }))
 }
 
 /// Round `k` of a barrier with algorithm `algo`; every message is empty.
@@ -1192,17 +1294,24 @@ fn neighbor_exchange(r: usize, p: usize, k: usize, block: impl Fn(usize) -> f64)
     Some(Round::SendRecv { dst: partner, src: partner, bytes: block(from) + block(from + 1) })
 }
 
-/// The reduce to rank 0 and the bcast from rank 0 that SimGrid's `allreduce__redbcast` runs for
-/// allreduce `op` on `p` ranks, each with the algorithm `coll` gives it there
-/// ([`Collectives::pick_inner`]; SMPI's defaults: `reduce__default`, `bcast__binomial_tree`).
-fn redbcast_parts(op: &OpSpec, p: usize, coll: &Collectives) -> (OpSpec, Algo, OpSpec, Algo) {
+/// The reduce to rank 0 and the bcast from rank 0 that allreduce `op` on `p` ranks runs with
+/// algorithm `algo`: SimGrid's `allreduce__redbcast` (`allreduce-redbcast.cpp:9-16`, through
+/// `colls::reduce` and `colls::bcast`), each with the algorithm `coll` gives it there
+/// ([`Collectives::pick_inner`]; SMPI's defaults: `reduce__default`, `bcast__binomial_tree`),
+/// or `allreduce__default` ([`Algo::SmpiDefault`], `smpi_default_selector.cpp:107-117`), which
+/// calls `reduce__default` and `bcast__default` themselves whatever is chosen for those.
+fn redbcast_parts(op: &OpSpec, algo: Algo, p: usize, coll: &Collectives) -> (OpSpec, Algo, OpSpec, Algo) {
     let (bytes, comm) = match *op {
         OpSpec::Allreduce { bytes, comm } => (bytes, comm),
         _ => unreachable!("redbcast of a {}", op.name()),
     };
     let reduce = OpSpec::Reduce { root: 0, bytes, comm };
     let bcast = OpSpec::Bcast { root: 0, bytes, comm };
-    let (reduce_algo, bcast_algo) = (coll.pick_inner(&reduce, p, Algo::NbcLinear), coll.pick_inner(&bcast, p, Algo::Binomial));
+    let (reduce_algo, bcast_algo) = if algo == Algo::SmpiDefault {
+        (Algo::NbcLinear, Algo::Binomial)
+    } else {
+        (coll.pick_inner(&reduce, p, Algo::NbcLinear), coll.pick_inner(&bcast, p, Algo::Binomial))
+    };
     (reduce, reduce_algo, bcast, bcast_algo)
 }
 
@@ -1240,7 +1349,7 @@ fn reduce_len(op: &OpSpec, algo: Algo, r: usize, p: usize) -> usize {
     }
     let generic = |tree: ompi_colls::Tree, segsize: f64| ompi_colls::reduce_generic_len(&tree, r == root, bytes, segsize);
     match algo {
-        Algo::NbcLinear => 1,
+        Algo::NbcLinear => if r == root { 1 } else { 2 },
         Algo::BasicLinear => if r == root { p - 1 } else { 1 },
         Algo::OmpiBinomial => generic(ompi_colls::in_order_bmtree(p, root, r), ompi_colls::reduce_binomial_segsize(p, bytes)),
         Algo::OmpiPipeline => generic(ompi_colls::chain(1, p, root, r), ompi_colls::reduce_pipeline_segsize(p, bytes)),
@@ -1375,7 +1484,7 @@ pub(crate) fn round_in(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll
         (OpSpec::Scatter { root, bytes, .. }, a) => binomial_down(r, p, *root, k, a != Algo::OmpiBinomial, |_, n| n as f64 * bytes),
         (OpSpec::Reduce { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, true, true, |_| *bytes),
         (OpSpec::Reduce { root, .. }, Algo::NbcLinear) if r == *root => fan_round(r, p, k, Some(Order::Ascending), None),
-        (OpSpec::Reduce { root, bytes, .. }, Algo::NbcLinear) => (k == 0).then_some(Round::Send { to: *root, bytes: *bytes }),
+        (OpSpec::Reduce { root, bytes, .. }, Algo::NbcLinear) => nbc_send(k, *root, *bytes),
         (OpSpec::Reduce { root, bytes, .. }, Algo::OmpiBinomial) => {
             let tree = ompi_colls::in_order_bmtree(p, *root, r);
             ompi_colls::reduce_generic(&tree, r == *root, k, *bytes, ompi_colls::reduce_binomial_segsize(p, *bytes))
@@ -1405,6 +1514,21 @@ pub(crate) fn round_in(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll
         }
         (OpSpec::Reduce { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |_| *bytes),
         (OpSpec::Gather { root, bytes, .. }, Algo::BasicLinear) => linear(r, p, *root, k, true, false, |_| *bytes),
+        // colls::igather, colls::igatherv (smpi_nbc_impl.cpp:280-344).
+        (OpSpec::Gather { root, .. } | OpSpec::Gatherv { root, .. }, Algo::NbcLinear) if r == *root => fan_round(r, p, k, Some(Order::Ascending), None),
+        (OpSpec::Gather { root, bytes, .. }, Algo::NbcLinear) => nbc_send(k, *root, *bytes),
+        (OpSpec::Gatherv { root, bytes, .. }, Algo::NbcLinear) => nbc_send(k, *root, bytes[r]),
+        // colls::iscatterv (smpi_nbc_impl.cpp:345-378).
+        (OpSpec::Scatterv { root, .. }, Algo::NbcLinear) if r == *root => fan_round(r, p, k, None, Some(Order::Ascending)),
+        (OpSpec::Scatterv { root, .. }, Algo::NbcLinear) => (k == 0).then_some(Round::Recv(*root)),
+        // colls::iallgather, colls::iallgatherv (smpi_nbc_impl.cpp:59-87, 123-150).
+        // SMPI posts, for each other rank in rank order, the send then the receive: so do we
+        // where send overheads make that order show (Collectives::interleave_nbc).
+        (OpSpec::Allgather { .. } | OpSpec::Allgatherv { .. }, Algo::NbcLinear) => match fan_round(r, p, k, Some(Order::Ascending), Some(Order::Ascending)) {
+            Some(Round::Fan(fan)) => Some(Round::Fan(Fan { interleave: coll.interleave_nbc, ..fan })),
+            other => other,
+        },
+        (OpSpec::Alltoall { bytes, .. }, Algo::SmpiDefault) => round_in(op, smpi_default_alltoall(p, *bytes), r, p, k as u32, coll),
         (OpSpec::Gather { root, bytes, .. }, Algo::LinearSync) => gather_linear_sync(r, p, *root, k, *bytes),
         (OpSpec::Gather { root, bytes, .. }, _) => binomial_up(r, p, *root, k, |n| n as f64 * bytes),
         (OpSpec::Allreduce { bytes, .. }, Algo::RingSegmented) => match ompi_colls::RingSegmented::new(*bytes, p) {
@@ -1422,8 +1546,8 @@ pub(crate) fn round_in(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll
                 (rest > 0.0).then(|| round_in(&rest_op, coll.pick(&rest_op, p), r, p, j as u32, coll)).flatten()
             })
         }
-        (OpSpec::Allreduce { .. }, Algo::Redbcast) => {
-            let (reduce, reduce_algo, bcast, bcast_algo) = redbcast_parts(op, p, coll);
+        (OpSpec::Allreduce { .. }, Algo::Redbcast | Algo::SmpiDefault) => {
+            let (reduce, reduce_algo, bcast, bcast_algo) = redbcast_parts(op, algo, p, coll);
             let len = reduce_len(&reduce, reduce_algo, r, p);
             then(k, len, |k| round_in(&reduce, reduce_algo, r, p, k as u32, coll), |j| round_in(&bcast, bcast_algo, r, p, j as u32, coll))
         }
@@ -1466,13 +1590,14 @@ pub(crate) fn round_in(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll
         (OpSpec::Alltoallv { bytes, .. }, a) => pairwise(r, p, k, (a == Algo::Pair).then_some(true), |dst| bytes[dst]),
         (OpSpec::ReduceScatter { bytes, .. }, Algo::RecursiveHalving) => recursive_halving(r, p, k, bytes),
         (OpSpec::ReduceScatter { bytes, .. }, Algo::SmpiDefault) => match smpi_default_reduce_scatter(bytes) {
-            // The reduce of the whole buffer to rank 0 (every other rank sends it, rank 0 posts
-            // all its receives and waits), then the scatterv from rank 0.
+            // The reduce of the whole buffer to rank 0 (colls::ireduce, smpi_nbc_impl.cpp:380-431:
+            // every other rank isends it and waits, rank 0 posts all its receives and waits), then
+            // the scatterv from rank 0 (colls::iscatterv, :345-378).
             Algo::SmpiDefault => match (r, k) {
                 (0, 0) => fan_round(0, p, 0, Some(Order::Ascending), None),
                 (0, 1) => fan_round(0, p, 0, None, Some(Order::Ascending)),
-                (1.., 0) => Some(Round::Send { to: 0, bytes: bytes.iter().sum() }),
-                (1.., 1) => Some(Round::Recv(0)),
+                (1.., 0 | 1) => nbc_send(k, 0, bytes.iter().sum()),
+                (1.., 2) => Some(Round::Recv(0)),
                 _ => None,
             },
             inner => round_in(op, inner, r, p, k as u32, coll),
@@ -1543,14 +1668,14 @@ pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32,
                 OpSpec::Scan { bytes, .. } => fan.r as f64 * bytes,
                 OpSpec::Exscan { bytes, .. } => fan.r.saturating_sub(1) as f64 * bytes,
                 // reduce__default's root combines what every other rank sent.
-                OpSpec::Reduce { bytes, .. } => fan.posts() as f64 * bytes,
-                OpSpec::Allreduce { .. } if algo == Algo::Redbcast => redbcast_reduced(op, r, p, k, rd, coll),
+                OpSpec::Reduce { bytes, .. } => fan.recvs() as f64 * bytes,
+                OpSpec::Allreduce { .. } if matches!(algo, Algo::Redbcast | Algo::SmpiDefault) => redbcast_reduced(op, algo, r, p, k, rd, coll),
                 _ => 0.0,
             }
         }
         Round::Recv(_) => None,
         Round::SendRecv { bytes, .. } => Some(bytes),
-        _ if matches!((op, algo), (OpSpec::Allreduce { .. }, Algo::Redbcast)) => return redbcast_reduced(op, r, p, k, rd, coll),
+        _ if matches!((op, algo), (OpSpec::Allreduce { .. }, Algo::Redbcast | Algo::SmpiDefault)) => return redbcast_reduced(op, algo, r, p, k, rd, coll),
         // Open MPI's segmented algorithms say what each wait combines.
         Round::Await { combine, .. } => return combine,
         Round::Send { .. } | Round::Skip | Round::SendSlot { .. } | Round::RecvSlot { .. } => return 0.0,
@@ -1573,7 +1698,7 @@ pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32,
                 _ => 0.0,
             }
         }
-        (OpSpec::Allreduce { .. }, Algo::Redbcast) => redbcast_reduced(op, r, p, k, rd, coll),
+        (OpSpec::Allreduce { .. }, Algo::Redbcast | Algo::SmpiDefault) => redbcast_reduced(op, algo, r, p, k, rd, coll),
         // The segmented ring's waits say what they combine; its allgather only copies.
         (OpSpec::Allreduce { .. }, Algo::RingSegmented) => 0.0,
         // The fold (round 0) combines the whole buffer, then recursive halving its share;
@@ -1598,8 +1723,8 @@ pub(crate) fn reduced_bytes(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32,
 
 /// Bytes rank `r` combines after round `k` (`rd`) of a redbcast allreduce: its reduce's, none
 /// in its bcast.
-fn redbcast_reduced(op: &OpSpec, r: usize, p: usize, k: usize, rd: Round, coll: &Collectives) -> f64 {
-    let (reduce, reduce_algo, _, _) = redbcast_parts(op, p, coll);
+fn redbcast_reduced(op: &OpSpec, algo: Algo, r: usize, p: usize, k: usize, rd: Round, coll: &Collectives) -> f64 {
+    let (reduce, reduce_algo, _, _) = redbcast_parts(op, algo, p, coll);
     if k < reduce_len(&reduce, reduce_algo, r, p) {
         reduced_bytes(&reduce, reduce_algo, r, p, k as u32, rd, coll)
     } else {
@@ -1956,17 +2081,19 @@ mod tests {
         // SMPI's defaults: every rank sends to the root, which posts all its receives at once;
         // then the binomial bcast.
         let coll = Collectives::parse("allreduce=redbcast").unwrap();
-        let (_, reduce_algo, _, bcast_algo) = redbcast_parts(&allreduce, 5, &coll);
+        let (_, reduce_algo, _, bcast_algo) = redbcast_parts(&allreduce, Algo::Redbcast, 5, &coll);
         assert_eq!((reduce_algo, bcast_algo), (Algo::NbcLinear, Algo::Binomial));
         assert!(matches!(round(&allreduce, Algo::Redbcast, 0, 5, 0, &coll), Some(Round::Fan(f)) if f.posts() == 4));
         assert!(matches!(round(&allreduce, Algo::Redbcast, 0, 5, 1, &coll), Some(Round::Send { to: 4, bytes }) if bytes == 100.0));
-        assert!(matches!(round(&allreduce, Algo::Redbcast, 3, 5, 0, &coll), Some(Round::Send { to: 0, .. })));
+        // The others' one isend (SMPI's isend_init), then its wait.
+        assert!(matches!(round(&allreduce, Algo::Redbcast, 3, 5, 0, &coll), Some(Round::SendSlot { to: 0, blocking: false, .. })));
+        assert!(matches!(round(&allreduce, Algo::Redbcast, 3, 5, 1, &coll), Some(Round::Await { .. })));
         // Fixed choices and presets are the ones redbcast calls.
         let coll = Collectives::parse("allreduce=redbcast,reduce=ompi_basic_linear,bcast=NTSL").unwrap();
-        assert_eq!(redbcast_parts(&allreduce, 5, &coll).1, Algo::BasicLinear);
-        assert_eq!(redbcast_parts(&allreduce, 5, &coll).3, Algo::Ntsl);
+        assert_eq!(redbcast_parts(&allreduce, Algo::Redbcast, 5, &coll).1, Algo::BasicLinear);
+        assert_eq!(redbcast_parts(&allreduce, Algo::Redbcast, 5, &coll).3, Algo::Ntsl);
         let coll = Collectives::parse("ompi").unwrap();
-        let (_, reduce_algo, _, bcast_algo) = redbcast_parts(&OpSpec::Allreduce { bytes: 2000.0, comm: 0 }, 300, &coll);
+        let (_, reduce_algo, _, bcast_algo) = redbcast_parts(&OpSpec::Allreduce { bytes: 2000.0, comm: 0 }, Algo::Redbcast, 300, &coll);
         assert_eq!((reduce_algo, bcast_algo), (Algo::OmpiBinomial, Algo::MvapichKnomial));
         // A bcast the part cannot run is refused for the allreduce.
         let coll = Collectives::parse("allreduce=redbcast,bcast=ompi_split_bintree").unwrap();
@@ -1977,6 +2104,159 @@ mod tests {
         assert_eq!(total(OpSpec::Allreduce { bytes: 3.0, comm: 0 }, 5, "allreduce=lr"), 8.0 * 3.0);
         assert_eq!(total(OpSpec::Allreduce { bytes: 23.0, comm: 0 }, 5, "allreduce=lr"), 8.0 * 5.0 * 4.0 + 8.0 * 3.0);
         assert!(matches!(round(&OpSpec::Allreduce { bytes: 23.0, comm: 0 }, Algo::Lr, 0, 5, 8, &coll), Some(Round::Fan(_))));
+    }
+
+    /// Every message of `op` on `p` ranks as (from, to, bytes), sorted, under `spec`.
+    fn sent(op: OpSpec, p: usize, spec: &str) -> Vec<(u32, u32, f64)> {
+        let coll = Collectives::parse(spec).unwrap();
+        let (sent, got) = messages(op, p, &coll);
+        assert_eq!(sent.iter().map(|m| (m.0, m.1)).collect::<Vec<_>>(), got, "{spec} on {p} ranks: every send has its receive");
+        sent
+    }
+
+    /// The posts of rank `r`'s round `k` of `op` with `algo` on `p` ranks, which must be a fan.
+    fn fan_posts(op: &OpSpec, algo: Algo, r: usize, p: usize, k: u32, coll: &Collectives) -> Vec<String> {
+        match round(op, algo, r, p, k, coll) {
+            Some(Round::Fan(f)) => (0..f.posts()).map(|i| format!("{:?}", f.post(op, i))).collect(),
+            other => panic!("{algo:?} rank {r} round {k}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn smpis_nonblocking_defaults_move_every_block_once_from_a_single_fan() {
+        let coll = Collectives::default();
+        for p in [2, 4, 5, 8] {
+            let others = |r: u32| (0..p as u32).filter(move |&o| o != r);
+            // gather (colls::igather): each other rank's block to the root, nothing else.
+            let root = p / 2;
+            let gather = OpSpec::Gather { root, bytes: 100.0, comm: 0 };
+            let want: Vec<(u32, u32, f64)> = others(root as u32).map(|r| (r, root as u32, 100.0)).collect();
+            assert_eq!(sent(gather.clone(), p, "gather=default"), want, "{p}");
+            // gatherv (colls::igatherv): rank r's own block r + 1.
+            let blocks: Vec<f64> = (1..=p).map(|b| b as f64).collect();
+            let gatherv = OpSpec::Gatherv { root, bytes: blocks.clone(), comm: 0 };
+            let want: Vec<(u32, u32, f64)> = others(root as u32).map(|r| (r, root as u32, blocks[r as usize])).collect();
+            assert_eq!(sent(gatherv, p, "gatherv=nbc_linear"), want, "{p}");
+            // scatterv (colls::iscatterv): block j from the root to rank j.
+            let scatterv = OpSpec::Scatterv { root, bytes: blocks.clone(), comm: 0 };
+            let want: Vec<(u32, u32, f64)> = others(root as u32).map(|j| (root as u32, j, blocks[j as usize])).collect();
+            assert_eq!(sent(scatterv, p, "scatterv=default"), want, "{p}");
+            // allgather(v) (colls::iallgather(v)): every rank's block to every other rank.
+            let want: Vec<(u32, u32, f64)> = (0..p as u32).flat_map(|r| others(r).map(move |o| (r, o, 10.0))).collect();
+            assert_eq!(sent(OpSpec::Allgather { bytes: 10.0, comm: 0 }, p, "allgather=default"), want, "{p}");
+            let agv = OpSpec::Allgatherv { bytes: blocks.clone(), comm: 0 };
+            let want: Vec<(u32, u32, f64)> = (0..p as u32).flat_map(|r| others(r).map(move |o| (r, o, (r + 1) as f64))).collect();
+            assert_eq!(sent(agv, p, "allgatherv=default"), want, "{p}");
+        }
+        // The root's fan of receives in rank order; a lone send is an isend (smpi/ois, as SMPI's
+        // isend_init) and its wait; allgather: one fan of receives then sends.
+        let gather = OpSpec::Gather { root: 2, bytes: 100.0, comm: 0 };
+        assert_eq!(fan_posts(&gather, Algo::NbcLinear, 2, 5, 0, &coll), ["Recv(0)", "Recv(1)", "Recv(3)", "Recv(4)"]);
+        let isend = |op: &OpSpec, r: usize, p: usize| (0..3).map(|k| round(op, Algo::NbcLinear, r, p, k, &coll).map(|rd| format!("{rd:?}"))).collect::<Vec<_>>();
+        let (post, wait) = (Some("SendSlot { to: 2, bytes: 100.0, slot: 0, blocking: false }".to_string()), Some("Await { first: 0, n: 1, combine: 0.0 }".to_string()));
+        assert_eq!(isend(&gather, 4, 5), [post.clone(), wait.clone(), None]);
+        assert_eq!(isend(&gather, 0, 5), [post, wait, None]);
+        assert!(round(&gather, Algo::NbcLinear, 2, 5, 1, &coll).is_none());
+        let agv = OpSpec::Allgatherv { bytes: vec![1.0, 2.0, 3.0], comm: 0 };
+        assert_eq!(fan_posts(&agv, Algo::NbcLinear, 1, 3, 0, &coll), ["Recv(0)", "Recv(2)", "Send { to: 0, bytes: 2.0 }", "Send { to: 2, bytes: 2.0 }"]);
+        // As SMPI posts them (iallgather, smpi_nbc_impl.cpp:78-84), where the order shows.
+        let interleaved = Collectives { interleave_nbc: true, ..Collectives::default() };
+        assert_eq!(fan_posts(&agv, Algo::NbcLinear, 1, 3, 0, &interleaved), ["Send { to: 0, bytes: 2.0 }", "Recv(0)", "Send { to: 2, bytes: 2.0 }", "Recv(2)"]);
+        for p in [2, 5, 8] {
+            let spec = "allgatherv=default";
+            let mut c = Collectives::parse(spec).unwrap();
+            c.interleave_nbc = true;
+            assert_eq!(messages(OpSpec::Allgatherv { bytes: (1..=p).map(|b| b as f64).collect(), comm: 0 }, p, &c), messages(OpSpec::Allgatherv { bytes: (1..=p).map(|b| b as f64).collect(), comm: 0 }, p, &Collectives::parse(spec).unwrap()));
+        }
+        let scatterv = OpSpec::Scatterv { root: 0, bytes: vec![1.0, 2.0, 0.0], comm: 0 };
+        assert_eq!(fan_posts(&scatterv, Algo::NbcLinear, 0, 3, 0, &coll), ["Send { to: 1, bytes: 2.0 }", "Send { to: 2, bytes: 0.0 }"]);
+        // The reduce's lone send too; only the root combines, what it received.
+        let reduce = OpSpec::Reduce { root: 1, bytes: 8.0, comm: 0 };
+        assert!(matches!(round(&reduce, Algo::NbcLinear, 3, 4, 0, &coll), Some(Round::SendSlot { to: 1, bytes, blocking: false, .. }) if bytes == 8.0));
+        let rd = |r, k| round(&reduce, Algo::NbcLinear, r, 4, k, &coll).unwrap();
+        let combined = |r, k| reduced_bytes(&reduce, Algo::NbcLinear, r, 4, k, rd(r, k), &coll);
+        assert_eq!((combined(3, 0), combined(3, 1), combined(1, 0)), (0.0, 0.0, 24.0));
+        // reduce_scatter__default's reduce: the others' isend of the whole buffer, then a wait.
+        let rs = OpSpec::ReduceScatter { bytes: vec![10.0; 4], comm: 0 };
+        assert!(matches!(round(&rs, Algo::SmpiDefault, 2, 4, 0, &coll), Some(Round::SendSlot { to: 0, bytes, slot: 0, blocking: false }) if bytes == 40.0));
+        assert!(matches!(round(&rs, Algo::SmpiDefault, 2, 4, 1, &coll), Some(Round::Await { first: 0, n: 1, .. })));
+        // One rank: nothing.
+        assert!(round(&OpSpec::Allgather { bytes: 1.0, comm: 0 }, Algo::NbcLinear, 0, 1, 0, &coll).is_none());
+    }
+
+    #[test]
+    fn smpis_default_alltoall_is_open_mpis_decision_and_allreduce_ignores_the_reduce_and_bcast_chosen() {
+        let alltoall = |n: f64| OpSpec::Alltoall { bytes: n, comm: 0 };
+        // Open MPI's decision (smpi_openmpi_selector.cpp:212-364), as the ompi preset takes it;
+        // `pair` where SimGrid's would abort (not a power of two) is MPICH's pairwise.
+        for (p, n, algo) in [(4, 100.0, "basic_linear"), (5, 10000.0, "basic_linear"), (4, 524288.0, "pair"), (6, 524288.0, "pairwise"),
+                             (8, 524288.0, "basic_linear"), (16, 3.0, "basic_linear"), (16, 511.0, "bruck"), (16, 512.0, "basic_linear")] {
+            assert_eq!(smpi_default_alltoall(p, n).name(), algo, "{p} {n}");
+            assert_eq!(Collectives::parse("ompi").unwrap().pick(&alltoall(n), p).name(), algo, "{p} {n}");
+            assert_eq!(sent(alltoall(n), p, "alltoall=default"), sent(alltoall(n), p, &format!("alltoall={algo}")), "{p} {n}");
+            assert!(Collectives::parse("alltoall=default").unwrap().check(&alltoall(n), p).is_ok());
+        }
+        // allreduce__default: every rank to 0 (one fan at 0), then the binomial tree from 0,
+        // even with another reduce and bcast chosen (SimGrid calls reduce__default and
+        // bcast__default directly); redbcast follows those choices.
+        let allreduce = OpSpec::Allreduce { bytes: 100.0, comm: 0 };
+        for p in [2, 4, 5, 8] {
+            let plain = sent(allreduce.clone(), p, "allreduce=redbcast");
+            assert_eq!(sent(allreduce.clone(), p, "allreduce=default,reduce=ompi_binomial,bcast=NTSL"), plain, "{p}");
+            assert_eq!(plain.iter().map(|m| m.2).sum::<f64>(), 2.0 * (p - 1) as f64 * 100.0);
+        }
+        let coll = Collectives::parse("allreduce=default,reduce=ompi_basic_linear,bcast=NTSL").unwrap();
+        assert_eq!(redbcast_parts(&allreduce, Algo::SmpiDefault, 5, &coll).1, Algo::NbcLinear);
+        assert_eq!(redbcast_parts(&allreduce, Algo::SmpiDefault, 5, &coll).3, Algo::Binomial);
+        assert_eq!(redbcast_parts(&allreduce, Algo::Redbcast, 5, &coll).1, Algo::BasicLinear);
+        assert_eq!(fan_posts(&allreduce, Algo::SmpiDefault, 0, 5, 0, &coll), ["Recv(1)", "Recv(2)", "Recv(3)", "Recv(4)"]);
+        assert!(matches!(round(&allreduce, Algo::SmpiDefault, 3, 5, 0, &coll), Some(Round::SendSlot { to: 0, bytes, blocking: false, .. }) if bytes == 100.0));
+        assert!(matches!(round(&allreduce, Algo::SmpiDefault, 0, 5, 1, &coll), Some(Round::Send { to: 4, bytes }) if bytes == 100.0));
+        // Rank 0 combines the 4 buffers it received, nobody else anything.
+        let combined: Vec<f64> = (0..5)
+            .map(|r| (0..).map_while(|k| round(&allreduce, Algo::SmpiDefault, r, 5, k, &coll).map(|rd| reduced_bytes(&allreduce, Algo::SmpiDefault, r, 5, k, rd, &coll))).sum::<f64>())
+            .collect();
+        assert_eq!(combined, [400.0, 0.0, 0.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn the_smpi_preset_is_smpis_default_selector() {
+        let c = Collectives::parse("smpi").unwrap();
+        let blocks = vec![1.0; 5];
+        let cases = [
+            (OpSpec::Barrier { comm: 0 }, Algo::BasicLinear),
+            (OpSpec::Bcast { root: 0, bytes: 1e6, comm: 0 }, Algo::Binomial),
+            (OpSpec::Reduce { root: 0, bytes: 1e6, comm: 0 }, Algo::NbcLinear),
+            (OpSpec::Allreduce { bytes: 1e6, comm: 0 }, Algo::SmpiDefault),
+            (OpSpec::Alltoall { bytes: 1e6, comm: 0 }, Algo::SmpiDefault),
+            (OpSpec::Alltoallv { bytes: blocks.clone(), comm: 0 }, Algo::BasicLinear),
+            (OpSpec::Gather { root: 0, bytes: 1e6, comm: 0 }, Algo::NbcLinear),
+            (OpSpec::Gatherv { root: 0, bytes: blocks.clone(), comm: 0 }, Algo::NbcLinear),
+            (OpSpec::Scatter { root: 0, bytes: 1e6, comm: 0 }, Algo::LinearNb),
+            (OpSpec::Scatterv { root: 0, bytes: blocks.clone(), comm: 0 }, Algo::NbcLinear),
+            (OpSpec::Allgather { bytes: 1e6, comm: 0 }, Algo::NbcLinear),
+            (OpSpec::Allgatherv { bytes: blocks.clone(), comm: 0 }, Algo::NbcLinear),
+            (OpSpec::ReduceScatter { bytes: blocks.clone(), comm: 0 }, Algo::SmpiDefault),
+            (OpSpec::Scan { bytes: 1e6, comm: 0 }, Algo::Linear),
+            (OpSpec::Exscan { bytes: 1e6, comm: 0 }, Algo::Linear),
+        ];
+        for (op, algo) in &cases {
+            assert_eq!(c.pick(op, 5), *algo, "{}", op.name());
+            // The same as each collective's `default` spelling.
+            assert_eq!(Collectives::parse(&format!("{}=default", op.name())).unwrap().pick(op, 5), *algo, "{}", op.name());
+        }
+        // Every collective is covered, and a fixed choice still wins.
+        assert_eq!(cases.len(), ALGORITHMS.len());
+        assert_eq!(Collectives::parse("smpi,bcast=NTSL").unwrap().pick(&cases[1].0, 5), Algo::Ntsl);
+        // Algorithms that call another collective get SMPI's default for it (where the `ompi`
+        // preset gives Open MPI's): redbcast's reduce and bcast, GB's bcast.
+        let allreduce = OpSpec::Allreduce { bytes: 2000.0, comm: 0 };
+        let c = Collectives::parse("smpi,allreduce=redbcast,allgatherv=GB").unwrap();
+        let (_, reduce_algo, _, bcast_algo) = redbcast_parts(&allreduce, Algo::Redbcast, 300, &c);
+        assert_eq!((reduce_algo, bcast_algo), (Algo::NbcLinear, Algo::Binomial));
+        assert_eq!(gb_bcast(&OpSpec::Allgatherv { bytes: vec![1000.0; 300], comm: 0 }, 300, &c).1, Algo::Binomial);
+        let c = Collectives::parse("ompi,allreduce=redbcast").unwrap();
+        assert_eq!(redbcast_parts(&allreduce, Algo::Redbcast, 300, &c).3, Algo::MvapichKnomial);
     }
 
     #[test]

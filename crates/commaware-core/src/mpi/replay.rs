@@ -529,6 +529,8 @@ fn replay(
     coll.apply(platform.network.collectives.iter().map(|(k, v)| (k.clone(), v.clone())))?;
     coll.apply(options.collectives.iter().cloned())?;
     coll.flops_per_byte = platform.network.reduction_flops_per_byte;
+    coll.interleave_nbc = platform.hosts.iter().any(|h| h.overhead.send != 0.0 || h.overhead.send_per_byte != 0.0)
+        || platform.smpi.as_ref().is_some_and(|s| s.ois.iter().any(|&(_, t, b)| t != 0.0 || b != 0.0));
     coll.set_hosts(hosts.iter().copied());
     trace.check_collectives(&coll)?;
     let n = trace.n_ranks();
@@ -1339,7 +1341,12 @@ impl<'a, 'o> Replay<'a, 'o> {
         expected.sort_unstable();
         let fan = self.ranks[r].fan.get_or_insert_with(|| FanState::new(ctx, tag));
         fan.pending += order.len() as u32;
-        fan.expected = expected;
+        // An interleaved fan (SMPI's iallgather) posts its receives one at a time, in rank order.
+        let sorted = fan.expected.last().is_none_or(|&e| e & !MATCHED < expected[0]);
+        fan.expected.extend(expected);
+        if !sorted {
+            fan.expected.sort_unstable_by_key(|&e| e & !MATCHED);
+        }
         // Messages that came first: the oldest from each source.
         let mut early: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
         for &id in &self.unmatched_sends[r] {

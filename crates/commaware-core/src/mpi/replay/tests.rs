@@ -397,11 +397,21 @@ fn fans_posted_lazily_give_the_times_of_fans_posted_in_slots() {
         ("scan", r#""op": "scan", "bytes": B"#, "scan=linear"),
         ("exscan", r#""op": "exscan", "bytes": B"#, "exscan=linear"),
         ("scatter", r#""op": "scatter", "root": 2, "bytes": B"#, "scatter=ompi_linear_nb"),
+        // SMPI's non-blocking defaults: a root's fan, the others' fans of one send or one receive.
+        ("gather", r#""op": "gather", "root": 2, "bytes": B"#, "gather=nbc_linear"),
+        ("gatherv", r#""op": "gatherv", "root": 2, "bytes": V"#, "gatherv=nbc_linear"),
+        ("scatterv", r#""op": "scatterv", "root": 2, "bytes": V"#, "scatterv=nbc_linear"),
+        ("allgather", r#""op": "allgather", "bytes": B"#, "allgather=nbc_linear"),
+        ("allgatherv", r#""op": "allgatherv", "bytes": W"#, "allgatherv=nbc_linear"),
+        ("reduce", r#""op": "reduce", "root": 2, "bytes": B"#, "reduce=nbc_linear"),
+        ("allreduce", r#""op": "allreduce", "bytes": B"#, "allreduce=smpi_default"),
     ];
     let platforms = [
         platform(r#", "latency": 1e-5"#),
         platform(r#", "latency": 1e-5, "smpi": "simgrid-3.32", "reduction_flops_per_byte": 0.5"#),
         platform(r#", "latency": 0, "synchronous_send": true"#),
+        // Sends with an overhead: SMPI's iallgather posts send, receive per peer (Collectives::interleave_nbc).
+        platform(r#", "latency": 1e-5, "smpi": {"preset": "simgrid-3.32", "ois": "0:2e-6:1e-10"}"#),
     ];
     let mut fans = 0;
     for (name, op, coll) in collectives {
@@ -412,7 +422,9 @@ fn fans_posted_lazily_give_the_times_of_fans_posted_in_slots() {
                 let ranks: Vec<String> = (0..p)
                     .map(|r| {
                         let v: Vec<String> = (0..p).map(|d| format!("{}", bytes + (100 * r + d) as f64)).collect();
-                        let op = op.replace("B", &format!("{bytes}")).replace("V", &format!("[{}]", v.join(",")));
+                        // W: one list on every rank (allgatherv's must agree).
+                        let w: Vec<String> = (0..p).map(|d| format!("{}", bytes + (300 * d) as f64)).collect();
+                        let op = op.replace("B", &format!("{bytes}")).replace("V", &format!("[{}]", v.join(","))).replace("W", &format!("[{}]", w.join(",")));
                         let user = if r == 0 {
                             format!(r#"{{"op": "isend", "dst": {}, "bytes": 5000}}, {{"op": "waitall"}}"#, p - 1)
                         } else if r == p - 1 {
@@ -447,7 +459,7 @@ fn fans_posted_lazily_give_the_times_of_fans_posted_in_slots() {
             }
         }
     }
-    assert_eq!(fans, 7 * 3 * 2 * 3);
+    assert_eq!(fans, 14 * 3 * 2 * 4);
 }
 
 /// SMPI's `async_small_thresh` (SimGrid's `Request::start`): a detached send at or above it
