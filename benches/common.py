@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "peers"))
+from child_peak import measure  # noqa: E402  (the tests' peak-RSS harness)
 
 
 def best(fn: Callable[..., Any], repeat: int) -> tuple[float, Any]:
@@ -79,35 +83,13 @@ def run_child(script: str, args: list[str], cwd: Path, timeout: float,
     return result
 
 
-# Runs a command as the only child of a fresh, small interpreter and prints its exit code, wall
-# seconds and peak RSS. Measured from the benchmark's process instead, the peak would hold that
-# process's own size: a child forked from it keeps its parent's high-water mark through exec in
-# ru_maxrss.
-_MEASURE = """
-import json, resource, subprocess, sys, time
-out, err, *cmd = sys.argv[1:]
-start = time.perf_counter()
-with open(out, "wb") as o, open(err, "wb") as e:
-    code = subprocess.run(cmd, stdout=o, stderr=e).returncode
-print(json.dumps({"code": code, "wall_s": time.perf_counter() - start,
-                  "peak_rss_bytes": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024}))
-"""
-
-
 def measure_process(cmd: list[str], stdout: str | Path | None = None, timeout: float | None = None) -> dict[str, Any]:
     """Run ``cmd`` (its stdout to the file ``stdout``, or discarded): ``code``, ``wall_s`` (the
-    child's, from its start to its end), ``peak_rss_bytes`` (its own) and ``stderr`` (text)."""
-    import json
+    child's, from its start to its end), ``peak_rss_bytes`` (its own, ``tests/peers/child_peak``)
+    and ``stderr`` (text)."""
     import os
-    import subprocess
-    import sys
     import tempfile
 
     with tempfile.NamedTemporaryFile(prefix="commaware-bench-stderr-") as err:
-        proc = subprocess.run([sys.executable, "-c", _MEASURE, str(stdout or os.devnull), err.name, *map(str, cmd)],
-                              capture_output=True, text=True, timeout=timeout)
-        if proc.returncode != 0:
-            raise RuntimeError(f"measuring {' '.join(map(str, cmd))} failed: {proc.stderr[-500:]}")
-        result: dict[str, Any] = json.loads(proc.stdout)
-        result["stderr"] = Path(err.name).read_text(errors="replace")
-    return result
+        code, wall, peak = measure(cmd, stdout or os.devnull, err.name, timeout=timeout)
+        return {"code": code, "wall_s": wall, "peak_rss_bytes": peak, "stderr": Path(err.name).read_text(errors="replace")}

@@ -28,35 +28,17 @@ def run_cli(*args: str, check: bool = False, env: dict[str, str] | None = None) 
     return proc
 
 
-# Runs the CLI as the only child of a fresh, small interpreter and prints the child's exit code,
-# wall seconds and peak RSS (KiB). Measured from this test process instead, the peak would hold
-# this process's own size: a child forked from it keeps the parent's high-water mark through
-# exec in ru_maxrss (the full suite's pytest, about 260 MB, failed a 250 MB bound that way).
-_MEASURE = """
-import resource, subprocess, sys, time
-limit, out, err, *args = sys.argv[1:]
-def cap():
-    if int(limit):
-        resource.setrlimit(resource.RLIMIT_AS, (int(limit), int(limit)))
-start = time.monotonic()
-with open(out, "wb") as o, open(err, "wb") as e:
-    code = subprocess.run([sys.executable, "-m", "commaware.cli", *args], stdout=o, stderr=e, preexec_fn=cap).returncode
-print(code, time.monotonic() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-"""
-
-
 def run_measured(folder: Path, *args: object, limit_bytes: int = 0, env: dict[str, str] | None = None,
                  timeout: float = 300) -> tuple[int, str, str, float, int]:
     """Run `commaware ARGS` (under an address-space limit of `limit_bytes`, if given; its stdout
     and stderr go through files in `folder`; `env`, if given, is its whole environment): its exit
-    code, stdout, stderr, wall seconds and own peak RSS in bytes."""
+    code, stdout, stderr, wall seconds and own peak RSS in bytes (`child_peak.measure`)."""
+    from child_peak import measure
+
     out, err = Path(folder) / "measured.stdout", Path(folder) / "measured.stderr"
-    proc = subprocess.run([sys.executable, "-c", _MEASURE, str(limit_bytes), out, err, *map(str, args)],
-                          capture_output=True, text=True, env=env, timeout=timeout)
-    if proc.returncode != 0:
-        raise AssertionError(f"the measuring interpreter failed: {proc.stderr}")
-    code, seconds, rss_kib = proc.stdout.split()
-    return int(code), out.read_text(), err.read_text(), float(seconds), int(rss_kib) * 1024
+    code, seconds, rss = measure([sys.executable, "-m", "commaware.cli", *args], out, err, limit_bytes=limit_bytes,
+                                 env=env, timeout=timeout)
+    return code, out.read_text(), err.read_text(), seconds, rss
 
 
 @pytest.fixture

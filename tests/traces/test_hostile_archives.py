@@ -75,6 +75,14 @@ def intact(tmp_path_factory) -> tuple[Path, float]:
     return anchor, json.loads(stdout)["makespan"]
 
 
+def the_error(code: int, stdout: str, stderr: str) -> str:
+    """The one `error:` line of a run that ended with exit code 2 and nothing on stdout."""
+    lines = stderr.strip().splitlines()
+    assert code == 2 and stdout == "" and len(lines) == 1, (code, stdout[:200], stderr[-2000:])
+    assert lines[0].startswith("error: "), lines[0]
+    return lines[0]
+
+
 def check(folder: Path, anchor: Path, makespan: float) -> str:
     """Simulate the (damaged) archive `anchor`: same makespan, or one error line naming it."""
     code, stdout, stderr, seconds, rss = run_measured(folder, "simulate", PLATFORM, anchor, "--json",
@@ -84,10 +92,9 @@ def check(folder: Path, anchor: Path, makespan: float) -> str:
     if code == 0:
         assert json.loads(stdout)["makespan"] == makespan
         return "replayed"
-    lines = stderr.strip().splitlines()
-    assert code == 2 and stdout == "" and len(lines) == 1, (code, stdout[:200], stderr)
-    assert lines[0].startswith("error: ") and str(anchor) in lines[0], lines[0]
-    return lines[0]
+    line = the_error(code, stdout, stderr)
+    assert str(anchor) in line, line
+    return line
 
 
 def damaged_copy(anchor: Path, tmp_path: Path) -> Path:
@@ -136,9 +143,8 @@ def test_a_hostile_hostfile(tmp_path, case):
     code, stdout, stderr, seconds, rss = run_measured(tmp_path, "simulate", EXAMPLES / "cluster16.json",
                                                       EXAMPLES / "ring.json", "--hostfile", hostfile,
                                                       limit_bytes=FOUR_GB, timeout=60)
-    lines = stderr.strip().splitlines()
-    assert code == 2 and stdout == "" and len(lines) == 1, (code, stderr[-2000:])
-    assert lines[0].startswith(f"error: {hostfile}: ") and message in lines[0], lines[0]
+    line = the_error(code, stdout, stderr)
+    assert line.startswith(f"error: {hostfile}: ") and message in line, line
     assert seconds < 10 and rss < 1 << 30, (seconds, rss)
 
 
@@ -152,7 +158,5 @@ def test_a_simgrid_platform_with_a_huge_attribute(tmp_path):
         f.write('" routing="Full"/>\n</platform>\n')
     code, stdout, stderr, seconds, rss = run_measured(tmp_path, "platform", "show", xml, limit_bytes=FOUR_GB,
                                                       env={**os.environ, "COMMAWARE_MAX_INPUT_BYTES": "8M"})
-    lines = stderr.strip().splitlines()
-    assert code == 2 and stdout == "" and len(lines) == 1, (code, stderr[-2000:])
-    assert lines[0] == f"error: {xml}: the text is more than 8 MiB (the limit; COMMAWARE_MAX_INPUT_BYTES raises it)"
+    assert the_error(code, stdout, stderr) == f"error: {xml}: the text is more than 8 MiB (the limit; COMMAWARE_MAX_INPUT_BYTES raises it)"
     assert seconds < 10 and rss < 1 << 30, (seconds, rss)
