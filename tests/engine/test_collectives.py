@@ -46,15 +46,31 @@ def test_allgatherv_ring_steps_wait_for_the_largest_block():
     assert run({"op": "allgatherv", "bytes": sizes}, 3) == pytest.approx(2 * msg(2), rel=1e-12)
 
 
-def test_gatherv_root_receives_in_rank_order():
+def test_gatherv_root_posts_every_receive_at_once():
+    sizes = [0.0, BLOCK, 3 * BLOCK]
+    # The default (SMPI's and MPICH's): the root posts both receives at once, so both transfers
+    # share its link from L: 1's block ends at L + 2 blocks / B, then 2's last 2 blocks at full rate.
+    assert run({"op": "gatherv", "root": 0, "bytes": sizes}, 3) == pytest.approx(L + 4 * BLOCK / B, rel=1e-12)
+
+
+def test_gatherv_linear_root_receives_in_rank_order():
     sizes = [0.0, BLOCK, 3 * BLOCK]
     # Root 0 receives from 1, then from 2 (rendezvous: 2's transfer starts when 0 posts).
-    assert run({"op": "gatherv", "root": 0, "bytes": sizes}, 3) == pytest.approx(msg(1) + msg(3), rel=1e-12)
+    ops = {"ranks": [[{"op": "gatherv", "root": 0, "bytes": sizes}] for _ in range(3)]}
+    assert simulate(PLATFORM, ops, coll="gatherv=linear").makespan == pytest.approx(msg(1) + msg(3), rel=1e-12)
 
 
-def test_scatterv_root_sends_in_rank_order():
+def test_scatterv_root_posts_every_send_at_once():
     sizes = [5.0, 2 * BLOCK, BLOCK]
-    assert run({"op": "scatterv", "root": 0, "bytes": sizes}, 3) == pytest.approx(msg(2) + msg(1), rel=1e-12)
+    # Both sends share the root's link from L: 2's block ends at L + 2 blocks / B, then 1's
+    # last block at full rate.
+    assert run({"op": "scatterv", "root": 0, "bytes": sizes}, 3) == pytest.approx(L + 3 * BLOCK / B, rel=1e-12)
+
+
+def test_scatterv_linear_root_sends_in_rank_order():
+    sizes = [5.0, 2 * BLOCK, BLOCK]
+    ops = {"ranks": [[{"op": "scatterv", "root": 0, "bytes": sizes}] for _ in range(3)]}
+    assert simulate(PLATFORM, ops, coll="scatterv=linear").makespan == pytest.approx(msg(2) + msg(1), rel=1e-12)
 
 
 def test_reduce_scatter_and_alltoallv_pairwise():

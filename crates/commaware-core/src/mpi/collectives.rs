@@ -203,7 +203,9 @@ pub enum Algo {
     /// Bruck: log p rounds of store-and-forward (alltoall, allgather); alltoallv: SimGrid's
     /// `bruck`, which is MPICH's scattered algorithm (batches of 4 receives and 4 sends).
     Bruck,
-    /// Gatherv, scatterv: the root deals with each rank in turn.
+    /// Gatherv, scatterv: the root deals with each rank in turn, one blocking receive or send
+    /// after another (the default before SMPI's [`Algo::NbcLinear`], which MPICH's linear
+    /// gatherv and scatterv also are: the root posts every request at once).
     Linear,
     /// Open MPI's basic linear algorithms (SimGrid's `basic_linear`, `ompi_basic_linear`):
     /// gather, scatter and reduce deal with the root rank by rank (gather and scatter in rank
@@ -345,9 +347,9 @@ pub const ALGORITHMS: &[(&str, &[Algo])] = &[
     ("alltoall", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::Bruck, Algo::BasicLinear, Algo::SmpiDefault]),
     ("alltoallv", &[Algo::Pairwise, Algo::Pair, Algo::Ring, Algo::BasicLinear, Algo::Bruck]),
     ("gather", &[Algo::Binomial, Algo::BasicLinear, Algo::LinearSync, Algo::NbcLinear]),
-    ("gatherv", &[Algo::Linear, Algo::NbcLinear]),
+    ("gatherv", &[Algo::NbcLinear, Algo::Linear]),
     ("scatter", &[Algo::Binomial, Algo::OmpiBinomial, Algo::BasicLinear, Algo::LinearNb]),
-    ("scatterv", &[Algo::Linear, Algo::NbcLinear]),
+    ("scatterv", &[Algo::NbcLinear, Algo::Linear]),
     ("allgather", &[Algo::Ring, Algo::Rdb, Algo::Bruck, Algo::Pair, Algo::NeighborExchange, Algo::DirectRing, Algo::NbcLinear]),
     ("allgatherv", &[Algo::Ring, Algo::NeighborExchange, Algo::Gb, Algo::Bruck, Algo::Pair, Algo::DirectRing, Algo::NbcLinear]),
     ("reduce_scatter", &[Algo::Pairwise, Algo::RecursiveHalving, Algo::Ring, Algo::SmpiDefault, Algo::MpichRdb, Algo::Butterfly]),
