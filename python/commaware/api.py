@@ -229,7 +229,9 @@ class Platform:
         `total_bandwidth_bytes_per_s` (every link's bandwidth summed), `diameter_hops` (the most
         links on a route between two hosts) and `bisection_bandwidth_bytes_per_s`, each None
         where not given, with `diameter_how` / `bisection_how` saying how it was found or why
-        not (docs/topologies.md, "platform show")."""
+        not, and `simgrid_config`, each setting of a SimGrid file's `<config>` (`setting`,
+        `value`, `applied_as`: the field it set, or why it changes nothing) (docs/topologies.md,
+        "platform show")."""
         return _core.platform_summary(self._core, ends)
 
     def __repr__(self) -> str:
@@ -827,8 +829,9 @@ def simulate(
         model) the platform's `network.parameters`, e.g. {"beta": 0.8} for gige.
     coll: collective algorithms over the platform's `network.collectives`: a preset
         (`mpich`, `ompi`, `smpi`: SMPI 3.32's default selector) and/or `collective=algorithm` entries, e.g. "bcast=scatter_lr_allgather,allreduce=rab_rdb".
-    smpi: SMPI's timing model over the platform's `network.smpi`: `simgrid-3.32` (SimGrid
-        3.32's default bandwidth and latency factors and overheads), or `none` for none
+    smpi: SMPI's timing model over the platform's `network.smpi`: `simgrid-3.32` (smpirun's
+        default configuration: SimGrid 3.32's factors and overheads, SMPI's protocol and
+        default collectives, crosstraffic and weight-S on a topology), or `none` for none
         (docs/formats.md, "SMPI's timing model").
     placement: explicit (the trace's `placement`, else rank i on host i), rrn, rrp or random;
         rrn and rrp fill the hosts in the platform's order (SimGrid's host order for a SimGrid file).

@@ -102,3 +102,67 @@ def test_ti_replay_matches_smpi_on_topologies(tmp_path, name):
     assert from_xml.makespan == from_json.makespan
     # And the envelope is what separates it from SMPI (it is not already within 1e-9).
     assert abs(from_xml.makespan - smpi.makespan) > 1e-9 * smpi.makespan
+
+
+#: The three fabrics of smpirun's default-configuration check: 8, 9 and 18 hosts.
+DEFAULT_CONFIGURATION = {
+    **TOPOLOGIES,
+    # 3 groups of 1 chassis of 3 routers of 2 nodes (SimGrid wants a group's routers to
+    # number at least its groups).
+    "dragonfly_18": platform(18, {"kind": "dragonfly", "id": "df", "groups": [3, 1], "chassis": [1, 1],
+                                  "routers": [3, 1], "nodes": 2}),
+}
+
+
+@requires_smpi
+@pytest.mark.parametrize("name", sorted(DEFAULT_CONFIGURATION))
+def test_the_preset_replays_to_a_bare_smpiruns_makespan_on_topologies(tmp_path, name):
+    """smpirun as users run it (no option but ``network/optim:Full`` and exact event times):
+    SMPI's timing model, its protocol (``async-small-thresh`` 0, the envelope), crosstraffic,
+    ``weight-S`` 8775 and its default collective selector, all implied by commaware's
+    ``--smpi simgrid-3.32`` on the SimGrid file itself."""
+    assert SMPI_OK, SMPI_REASON
+    spec = DEFAULT_CONFIGURATION[name]
+    n = spec["cluster"]["count"]
+    ours_platform = load_platform(spec)
+    xml = tmp_path / f"{name}.xml"
+    xml.write_text(ours_platform.export("simgrid"))
+    index = export_ti(mixed_trace(n), tmp_path / "ti", platform=spec)
+    smpi = smpi_replay.run_smpi_replay(spec, index, platform_file=xml, host_names=ours_platform.host_names,
+                                       smpi_timing=["network/crosstraffic:1"])
+    trace = load_trace(index, format="ti")
+    ours = simulate(load_platform(xml), trace, smpi="simgrid-3.32")
+    assert ours.makespan == pytest.approx(smpi.makespan, rel=1e-9), (name, smpi.makespan, ours.makespan)
+    assert ours.ranks["end"].tolist() == pytest.approx(smpi.rank_ends, rel=1e-9, abs=1e-12)
+    # Crosstraffic shows (weight-S does not here: every link has one bandwidth, so it weighs
+    # routes as their latencies already do).
+    other = simulate(load_platform(xml), trace, smpi="simgrid-3.32", params={"crosstraffic": 0}).makespan
+    assert other != pytest.approx(smpi.makespan, rel=1e-6), name
+
+
+@requires_smpi
+@pytest.mark.parametrize("name", sorted(DEFAULT_CONFIGURATION))
+def test_the_files_config_is_applied_as_smpirun_applies_it(tmp_path, name):
+    """Settings in the platform file's ``<config>`` (SMPI's network model, its
+    ``async-small-thresh``, collective algorithms) reach both simulators from the file alone:
+    SMPI reads them, and commaware replays the file with no option."""
+    assert SMPI_OK, SMPI_REASON
+    spec = DEFAULT_CONFIGURATION[name]
+    n = spec["cluster"]["count"]
+    exported = load_platform(spec)
+    settings = {"network/model": "SMPI", "smpi/async-small-thresh": "65536", "smpi/bcast": "binomial_tree",
+                "smpi/allreduce": "rdb"}
+    config = "<config>" + "".join(f'<prop id="{k}" value="{v}"/>' for k, v in settings.items()) + "</config>"
+    text = exported.export("simgrid")
+    head, sep, tail = text.partition('<platform version="4.1">')
+    assert sep, text[:200]
+    xml = tmp_path / f"{name}.xml"
+    xml.write_text(f"{head}{sep}\n{config}{tail}")
+    index = export_ti(mixed_trace(n), tmp_path / "ti", platform=spec)
+    smpi = smpi_replay.run_smpi_replay(spec, index, platform_file=xml, host_names=exported.host_names,
+                                       smpi_timing=["network/crosstraffic:1"])
+    trace = load_trace(index, format="ti")
+    ours = simulate(load_platform(xml), trace)
+    assert ours.makespan == pytest.approx(smpi.makespan, rel=1e-9), (name, smpi.makespan, ours.makespan)
+    # The settings matter: smpirun's defaults alone give another makespan.
+    assert simulate(exported, trace, smpi="simgrid-3.32").makespan != pytest.approx(smpi.makespan, rel=1e-6)

@@ -126,21 +126,29 @@ def test_heterogeneous_links_match_smpi(tmp_path):
 @requires_smpi
 @pytest.mark.parametrize("n", [4, 5])
 def test_traced_program_matches_smpi_default_configuration(tmp_path, n):
-    """tests/peers/ti_program.c traced by `smpirun -trace-ti`, replayed by SMPI in its default
-    timing model and by `commaware simulate --format ti` with the preset: collectives under
-    commaware's default algorithms, point to point in every form."""
+    """tests/peers/ti_program.c traced by `smpirun -trace-ti`, replayed by a bare smpirun (its
+    default configuration but `network/optim:Full`, no collective option) and by `commaware
+    simulate --format ti` with the preset alone: SMPI's timing model, protocol
+    (async-small-thresh 0, the envelope, MPI_Test's growing sleep) and default collectives,
+    point to point in every form."""
     from conftest import run_cli
 
-    platform = cluster(n, test_seconds=1e-4)
+    platform = cluster(n)
     index = smpi_replay.trace_program(Path(__file__).parents[1] / "peers" / "ti_program.c", n, platform, tmp_path / "run")
-    smpi = smpi_replay.run_smpi_replay(platform, index, collectives=smpi_replay.default_algorithms(n), smpi_timing=[])
+    smpi = smpi_replay.run_smpi_replay(platform, index, smpi_timing=[])
     ours_platform = tmp_path / "platform.json"
-    ours_platform.write_text(json.dumps({**platform, "network": {**platform["network"], "smpi": "simgrid-3.32",
-                                                                 "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES}}))
-    proc = run_cli("simulate", ours_platform, index, "--format", "ti", "--coll", smpi_replay.SCAN_COLL, "--json")
+    ours_platform.write_text(json.dumps({**platform, "network": {**platform["network"], "smpi": "simgrid-3.32"}}))
+    proc = run_cli("simulate", ours_platform, index, "--format", "ti", "--json")
     assert proc.returncode == 0, proc.stderr
     ours = json.loads(proc.stdout)["makespan"]
     assert ours == pytest.approx(smpi.makespan, rel=1e-9), (n, smpi.makespan, ours)
+    # The same with commaware's protocol (async-small-thresh at the eager threshold, a flat
+    # MPI_Test): SMPI's default is not that.
+    flat = {**platform, "network": {**platform["network"], "test_seconds": 1e-4,
+                                    "smpi": {"preset": "simgrid-3.32", "async_small_thresh": 65536}}}
+    ours_platform.write_text(json.dumps(flat))
+    proc = run_cli("simulate", ours_platform, index, "--format", "ti", "--json")
+    assert json.loads(proc.stdout)["makespan"] != pytest.approx(smpi.makespan, rel=1e-6)
 
 
 def test_malformed_factor_string_is_exit_2_naming_field_and_chunk(tmp_path):

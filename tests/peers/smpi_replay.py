@@ -73,8 +73,10 @@ BASE_CFG = (
 #: The options of :data:`BASE_CFG` that are not SMPI's timing model: with these alone, SMPI runs
 #: with its default network model (``network/model:SMPI``, which smpirun sets: CM02 sharing
 #: with SMPI's piecewise ``smpi/bw-factor`` and ``smpi/lat-factor`` and ``network/weight-S``
-#: 8775) and its default ``smpi/os``, ``smpi/or``, ``smpi/ois``: what commaware's
-#: ``network.smpi: "simgrid-3.32"`` models (docs/formats.md, "SMPI's timing model").
+#: 8775), its default ``smpi/os``, ``smpi/or``, ``smpi/ois``, protocol and collective
+#: selector: what commaware's ``network.smpi: "simgrid-3.32"`` models (docs/formats.md, "SMPI's
+#: timing model"). Crosstraffic stays off: the platforms :func:`platform_xml` writes are
+#: commaware's star, whose solver does not model it (the preset turns it on on topologies).
 DEFAULT_TIMING_CFG = (
     "network/crosstraffic:0",
     "network/optim:Full",
@@ -179,17 +181,23 @@ def _run_traced(source: str | Path, n_ranks: int, platform: dict[str, Any], out_
 def _model_cfg(platform: dict[str, Any], collectives: dict[str, str] | None,
                smpi_timing: Sequence[str] | None = None) -> list[str]:
     """The options that make SMPI model what commaware models on `platform` (module docstring),
-    with the algorithms `collectives`; with `smpi_timing` (a list, maybe empty, of options such
-    as ``smpi/os:...``), SMPI keeps its default timing model (:data:`DEFAULT_TIMING_CFG`)
-    under those options instead of the neutral one."""
-    eager = int(platform["network"].get("eager_threshold", 65536))
+    with the algorithms `collectives`. With `smpi_timing` (a list, maybe empty, of options such
+    as ``smpi/os:...``), SMPI keeps smpirun's defaults (:data:`DEFAULT_TIMING_CFG`), what
+    commaware's ``simgrid-3.32`` preset models, under those options: its timing model, its
+    protocol (``smpi/async-small-thresh`` 0, ``smpi/test`` 1e-4 s growing) but for the fields
+    `platform` gives itself (``eager_threshold``, ``test_seconds``), and its collective
+    selector but for `collectives`."""
+    net = platform["network"]
+    named = [f"smpi/{coll}:{algo}" for coll, algo in (collectives or {}).items()]
     # MPI_Test sleeps smpi/test before it looks; with grow-injected-times (the default) the
     # sleep grows with every failed test of any rank: off, so a test costs test_seconds.
-    test = float(platform["network"].get("test_seconds", 0.0))
-    base = BASE_CFG if smpi_timing is None else (*DEFAULT_TIMING_CFG, *smpi_timing)
-    return [*base, f"smpi/send-is-detached-thresh:{eager}", f"smpi/async-small-thresh:{eager}",
-            f"smpi/test:{test!r}", "smpi/grow-injected-times:no",
-            *(f"smpi/{coll}:{algo}" for coll, algo in (collectives or {}).items())]
+    flat_test = ["smpi/test:" + repr(float(net.get("test_seconds", 0.0))), "smpi/grow-injected-times:no"]
+    if smpi_timing is None:
+        eager = int(net.get("eager_threshold", 65536))
+        return [*BASE_CFG, f"smpi/send-is-detached-thresh:{eager}", f"smpi/async-small-thresh:{eager}", *flat_test, *named]
+    own = [*(["smpi/send-is-detached-thresh:" + str(int(net["eager_threshold"]))] if "eager_threshold" in net else []),
+           *(flat_test if "test_seconds" in net else [])]
+    return [*DEFAULT_TIMING_CFG, *smpi_timing, *own, *named]
 
 
 def _write_platform(directory: Path, platform: dict[str, Any], n_ranks: int,

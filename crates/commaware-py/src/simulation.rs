@@ -305,7 +305,7 @@ pub(crate) fn load_platform(py: Python<'_>, text: &str, source: &str, format: &s
 #[pyfunction]
 pub(crate) fn platform_from_simgrid_xml(py: Python<'_>, text: &str, source: &str) -> PyResult<Platform> {
     let text = text.to_owned();
-    let r = py.allow_threads(|| guarded(|| commaware_core::network::simgrid_xml::platform_from_xml(&text, source)));
+    let r = py.allow_threads(|| guarded(|| commaware_core::mpi::platform_file::load_simgrid_xml(&text, source)));
     r.map(Platform)
 }
 

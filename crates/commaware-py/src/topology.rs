@@ -4,7 +4,7 @@
 use commaware_core::network::topology::{summary, Endpoint, LinkSharing};
 use commaware_core::Error;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 
 use crate::errors::guarded;
 use crate::simulation::Platform;
@@ -141,6 +141,15 @@ pub(crate) fn platform_summary<'py>(py: Python<'py>, platform: &Platform, ends: 
     d.set_item("diameter_how", &s.diameter_hops.how)?;
     d.set_item("bisection_bandwidth_bytes_per_s", s.bisection_bandwidth.value)?;
     d.set_item("bisection_how", &s.bisection_bandwidth.how)?;
+    let config = PyList::empty(py);
+    for c in &p.simgrid_config {
+        let item = PyDict::new(py);
+        item.set_item("setting", &c.setting)?;
+        item.set_item("value", &c.value)?;
+        item.set_item("applied_as", &c.applied_as)?;
+        config.append(item)?;
+    }
+    d.set_item("simgrid_config", config)?;
     Ok(d)
 }
 

@@ -111,8 +111,9 @@ class ProgressLine(Progress):
               help="Collective algorithms over the platform's network.collectives: a preset (mpich, ompi, smpi: what smpirun runs with no collective option) and/or "
               "collective=algorithm entries, e.g. 'bcast=scatter_lr_allgather,allreduce=rab_rdb' or Open MPI's segmented 'bcast=ompi_pipeline,reduce=ompi_binary' (docs/formats.md lists them).")
 @click.option("--smpi", default=None, metavar="PRESET",
-              help="SMPI's timing model over the platform's network.smpi: simgrid-3.32 (SimGrid 3.32's default "
-              "bandwidth and latency factors and overheads, as smpirun uses them), or none (docs/formats.md).")
+              help="SMPI's timing model over the platform's network.smpi: simgrid-3.32 (smpirun's default "
+              "configuration: SimGrid 3.32's factors and overheads, SMPI's protocol and default collectives, "
+              "crosstraffic and weight-S on a topology), or none (docs/formats.md).")
 def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_bytes: float | None,
                  traced_speed: float | None, model: str | None,
                  placement: str, hostfile: str | None, seed: int, as_json: bool, messages_file: str | None,

@@ -118,7 +118,8 @@ pub enum OpSpec {
     /// Wait for request `req` (requests are numbered per rank in posting order).
     Wait { req: usize },
     /// MPI_Test of request `req`: if it completed, it is consumed (a later wait on it
-    /// returns at once); the call costs the platform's `network.test_seconds`.
+    /// returns at once); the call first sleeps the platform's `network.test_seconds` (longer after failed
+    /// tests under SMPI's `grow_injected_times`).
     Test { req: usize },
     /// MPI_Waitany over `reqs`: wait until one of those not consumed yet completes and
     /// consume it (the first in list order when several have); nothing if all are consumed.

@@ -29,7 +29,7 @@ use crate::engine::link_stats::LinkReport;
 use crate::engine::{ActKind, Completion, ComputeRate, Engine};
 use crate::error::{Error, ErrorKind, Result};
 use crate::mpi::placement::{place, Hostfile, Placement};
-use crate::network::platform::Platform;
+use crate::network::platform::{Platform, Protocol};
 use crate::network::smpi::{SmpiSpec, SmpiTiming};
 use crate::network::sharing::{make_model, PenaltyCounts};
 use crate::mpi::ops::{OpSpec, OP_NAMES};
@@ -449,6 +449,12 @@ struct Replay<'a, 'o> {
     /// Give each post of a fan its own request slot and pending receive, as before
     /// [`FanState`]: the reference its tests compare with.
     fans_in_slots: bool,
+    /// The platform's protocol settings (thresholds, envelope, MPI_Test's sleep).
+    protocol: Protocol,
+    /// How many `test_seconds` the next MPI_Test sleeps: SMPI's `nsleeps`, one counter for
+    /// every rank (`Request::test`, smpi_request.cpp: a static that a failed test increments
+    /// under `smpi/grow-injected-times` and a successful one resets to 1).
+    test_sleeps: u32,
 }
 
 /// Replay `trace` on `platform`.
@@ -525,6 +531,11 @@ fn replay(
         }
     };
     let mut coll = Collectives::default();
+    if platform.smpi.as_ref().is_some_and(|s| s.preset) {
+        // smpirun with no collective option runs SMPI's `default` selector; the platform's
+        // and the options' entries come after it, as smpi/<collective> options do.
+        coll.apply([("preset".to_string(), "smpi".to_string())])?;
+    }
     // The platform's entries were checked when it was loaded.
     coll.apply(platform.network.collectives.iter().map(|(k, v)| (k.clone(), v.clone())))?;
     coll.apply(options.collectives.iter().cloned())?;
@@ -581,6 +592,8 @@ fn replay(
         events: 0,
         stopped: None,
         fans_in_slots,
+        protocol: platform.protocol(),
+        test_sleeps: 1,
     };
     if let Some(sink) = rp.observer.timeline_sink() {
         sink.begin(&TimelineRun { host_names: &platform.hosts.iter().map(|h| h.name.clone()).collect::<Vec<_>>(), rank_hosts: &hosts })?;
@@ -820,8 +833,8 @@ impl<'a, 'o> Replay<'a, 'o> {
                         return self.block(r, Blocked::Activity(OVERHEAD));
                     }
                     self.ranks[r].overhead_paid = false;
-                    let rendezvous = sync || net.synchronous_send || bytes >= net.eager_threshold;
-                    let deferred = rendezvous || platform.smpi.as_ref().is_some_and(|s| bytes >= s.async_small_thresh(net.eager_threshold));
+                    let rendezvous = sync || net.synchronous_send || bytes >= self.protocol.eager_threshold;
+                    let deferred = rendezvous || bytes >= self.protocol.async_small_thresh;
                     if let (FAN_REQ, Some(fan)) = (req, self.ranks[r].fan.as_mut()) {
                         fan.pending += 1;
                     }
@@ -851,13 +864,19 @@ impl<'a, 'o> Replay<'a, 'o> {
                 Step::Test { req } => {
                     // As SMPI's MPI_Test: first the injected test_seconds, then the call sees
                     // the request as it is at that time.
-                    if net.test_seconds > 0.0 && !self.ranks[r].overhead_paid {
+                    let test_seconds = self.protocol.test_seconds;
+                    if test_seconds > 0.0 && !self.ranks[r].overhead_paid {
                         self.ranks[r].overhead_paid = true;
-                        self.engine.start_timer(net.test_seconds, TAG_RANK | r as u64);
+                        self.engine.start_timer(f64::from(self.test_sleeps) * test_seconds, TAG_RANK | r as u64);
                         return self.block(r, Blocked::Activity(OVERHEAD));
                     }
                     self.ranks[r].overhead_paid = false;
                     let rq = self.ranks[r].reqs[req as usize];
+                    if rq.done {
+                        self.test_sleeps = 1;
+                    } else if self.protocol.grow_injected_times {
+                        self.test_sleeps = self.test_sleeps.saturating_add(1);
+                    }
                     if rq.done && !rq.waited {
                         self.consume(r, req);
                         if rq.or_seconds > 0.0 {
@@ -999,7 +1018,7 @@ impl<'a, 'o> Replay<'a, 'o> {
         if nonblocking {
             return smpi.isend_overhead(bytes);
         }
-        let plain_rendezvous = bytes >= net.eager_threshold && !sync && !net.synchronous_send;
+        let plain_rendezvous = bytes >= self.protocol.eager_threshold && !sync && !net.synchronous_send;
         if plain_rendezvous {
             0.0
         } else {
@@ -1243,7 +1262,7 @@ impl<'a, 'o> Replay<'a, 'o> {
         m.start = now;
         let (s, d) = (self.ranks[m.src as usize].host, self.ranks[m.dst as usize].host);
         // The envelope travels with every message; the eager choice saw the payload alone.
-        let size = m.bytes + self.platform.network.envelope_bytes;
+        let size = m.bytes + self.protocol.envelope_bytes;
         let started = match &self.platform.smpi {
             None => self.engine.start_transfer(s, d, size, TAG_MSG | id as u64),
             // SMPI's factors (NetworkCm02Model::communicate): the flow takes its max-min share

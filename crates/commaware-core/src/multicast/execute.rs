@@ -65,9 +65,9 @@ pub fn to_platform_and_trace(instance: &Instance, schedule: &Schedule, model: &s
             bandwidth: INSTANT,
             latency: 0.0,
             // Sends are non-blocking and buffered in the model of §2: all eager.
-            eager_threshold: f64::MAX,
-            envelope_bytes: 0.0,
-            test_seconds: 0.0,
+            eager_threshold: Some(f64::MAX),
+            envelope_bytes: None,
+            test_seconds: None,
             reduction_flops_per_byte: 0.0,
             collectives: BTreeMap::new(),
             backbone: None,

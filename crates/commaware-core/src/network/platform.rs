@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{check_amount, check_seconds, try_with_capacity, Error, ErrorKind, Result};
 use crate::network::interference_spec::{Interference, InterferenceSpec};
-use crate::network::smpi::{SmpiSpec, SmpiTiming};
+use crate::network::smpi::{SmpiSpec, SmpiTiming, SMPI_ENVELOPE_BYTES};
 use crate::network::topology::{Topology, TopologySpec};
 
 /// A homogeneous cluster shorthand: `count` identical hosts named `{prefix}{i}`.
@@ -113,24 +113,28 @@ pub struct NetworkSpec {
     /// transfers at its shared rate (as SimGrid's CM02 model does).
     #[serde(default)]
     pub latency: f64,
-    /// Messages of fewer bytes than this are eager (detached sends); others rendezvous.
-    #[serde(default = "default_eager")]
-    pub eager_threshold: f64,
+    /// Messages of fewer bytes (payload) than this are eager (detached sends); others
+    /// rendezvous. Not given: `network.smpi`'s `send_is_detached_thresh`, else 65,536
+    /// ([`Platform::protocol`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eager_threshold: Option<f64>,
     /// Collective algorithms: `{"preset": "mpich", "bcast": "binomial_tree", ...}` (see
     /// docs/formats.md); `--coll` entries override these.
     #[serde(default)]
     pub collectives: BTreeMap<String, String>,
-    /// CPU time of an MPI_Test (s); SMPI injects 1e-4 s by default (`smpi/test`).
-    #[serde(default)]
-    pub test_seconds: f64,
+    /// Time an MPI_Test sleeps before it looks (s). Not given: `network.smpi`'s `test` (the
+    /// preset's 1e-4 s, SMPI's `smpi/test`), else 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_seconds: Option<f64>,
     /// Flops a reduction (reduce, allreduce, reduce_scatter, scan, exscan) spends per byte
     /// it combines, after each receive of its reduce phase; 0: reductions cost no time.
     #[serde(default)]
     pub reduction_flops_per_byte: f64,
     /// Bytes added to every message's transfer (headers; SMPI uses 16), zero-byte messages
-    /// included; the eager/rendezvous choice looks at the payload only.
-    #[serde(default)]
-    pub envelope_bytes: f64,
+    /// included; the eager/rendezvous choice looks at the payload only. Not given: 16 with
+    /// `network.smpi`'s preset, else 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub envelope_bytes: Option<f64>,
     /// Capacity of the shared backbone crossed by every inter-node transfer (bytes/s); none by default.
     #[serde(default)]
     pub backbone: Option<f64>,
@@ -179,9 +183,10 @@ impl NetworkSpec {
         let seconds = |field: &str, v: f64| check_seconds(ErrorKind::Platform, field, v);
         pos("network.bandwidth", self.bandwidth)?;
         seconds("network.latency", self.latency)?;
-        nonneg("network.eager_threshold", self.eager_threshold)?;
-        nonneg("network.envelope_bytes", self.envelope_bytes)?;
-        seconds("network.test_seconds", self.test_seconds)?;
+        for (field, v) in [("network.eager_threshold", self.eager_threshold), ("network.envelope_bytes", self.envelope_bytes)] {
+            v.map_or(Ok(()), |v| nonneg(field, v))?;
+        }
+        self.test_seconds.map_or(Ok(()), |v| seconds("network.test_seconds", v))?;
         nonneg("network.reduction_flops_per_byte", self.reduction_flops_per_byte)?;
         seconds("network.memory_latency", self.memory_latency)?;
         seconds("network.send_overhead", self.send_overhead)?;
@@ -228,9 +233,6 @@ fn default_prefix() -> String {
 fn default_model() -> String {
     "maxmin".into()
 }
-fn default_eager() -> f64 {
-    65536.0
-}
 
 /// A validated host.
 #[derive(Debug, Clone, Serialize)]
@@ -274,6 +276,27 @@ impl Overhead {
     }
 }
 
+/// The eager threshold when neither the network nor SMPI's settings give one (bytes; SMPI's
+/// `smpi/send-is-detached-thresh`).
+pub const DEFAULT_EAGER_THRESHOLD: f64 = 65536.0;
+
+/// How the replay's point-to-point protocol behaves ([`Platform::protocol`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Protocol {
+    /// Payload bytes from which a send is a rendezvous.
+    pub eager_threshold: f64,
+    /// Payload bytes from which a detached send's transfer waits for its receive
+    /// (`smpi/async-small-thresh`); the eager threshold when SMPI's protocol is not asked for.
+    pub async_small_thresh: f64,
+    /// Bytes every message carries beyond its payload.
+    pub envelope_bytes: f64,
+    /// Seconds an MPI_Test sleeps before it looks.
+    pub test_seconds: f64,
+    /// Each failed test, on any rank, lengthens the next test's sleep by `test_seconds` until
+    /// a test succeeds (SMPI's `smpi/grow-injected-times`).
+    pub grow_injected_times: bool,
+}
+
 /// A validated platform, ready for the engine.
 #[derive(Debug, Clone, Serialize)]
 pub struct Platform {
@@ -284,6 +307,20 @@ pub struct Platform {
     /// The fabric when it is not the star of `network` (issue 28); `None` is the star.
     #[serde(skip)]
     pub topology: Option<Arc<dyn Topology>>,
+    /// The settings of a SimGrid file's `<config>`, in order, with what each became.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub simgrid_config: Vec<SimgridSetting>,
+}
+
+/// One setting of a SimGrid platform file's `<config>` and what commaware made of it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SimgridSetting {
+    /// SimGrid's option (`network/crosstraffic`).
+    pub setting: String,
+    pub value: String,
+    /// The platform field it set (`network.parameters.crosstraffic`), or why it changes
+    /// nothing here (a setting of SimGrid's solver).
+    pub applied_as: String,
 }
 
 /// Largest size or count we accept: beyond 2^53 doubles no longer count bytes exactly.
@@ -472,15 +509,43 @@ impl Platform {
             }
         }
         let smpi = net.smpi.as_ref().map(SmpiTiming::from_spec).transpose()?;
+        if let Some(SmpiSpec::Fields(f)) = &net.smpi {
+            // One value given twice, by its two names: they must agree.
+            for (ours, theirs, a, b) in [
+                ("network.eager_threshold", "network.smpi.send_is_detached_thresh", net.eager_threshold, f.send_is_detached_thresh),
+                ("network.test_seconds", "network.smpi.test", net.test_seconds, f.test),
+            ] {
+                if let (Some(a), Some(b)) = (a, b) {
+                    if a != b {
+                        return Err(Error::platform(ours, format!("is {a} but {theirs} is {b}: they are one setting, give one of them")));
+                    }
+                }
+            }
+        }
         let topology = match &net.topology {
             Some(t) => Some(t.build(hosts.len(), net.bandwidth, net.latency)?),
             None => None,
         };
-        Ok(Platform { hosts, network: net, smpi, topology })
+        Ok(Platform { hosts, network: net, smpi, topology, simgrid_config: Vec::new() })
     }
 
     pub fn host_index(&self, name: &str) -> Option<usize> {
         self.hosts.iter().position(|h| h.name == name)
+    }
+
+    /// The MPI protocol settings a replay uses: the network's own fields, else `network.smpi`'s
+    /// (its fields or its preset, smpirun's defaults), else commaware's defaults.
+    pub fn protocol(&self) -> Protocol {
+        let net = &self.network;
+        let smpi = self.smpi.as_ref();
+        let eager_threshold = net.eager_threshold.or(smpi.and_then(|s| s.send_is_detached_thresh)).unwrap_or(DEFAULT_EAGER_THRESHOLD);
+        Protocol {
+            eager_threshold,
+            async_small_thresh: smpi.and_then(|s| s.async_small_thresh).unwrap_or(eager_threshold),
+            envelope_bytes: net.envelope_bytes.unwrap_or(if smpi.is_some_and(|s| s.preset) { SMPI_ENVELOPE_BYTES } else { 0.0 }),
+            test_seconds: net.test_seconds.or(smpi.and_then(|s| s.test)).unwrap_or(0.0),
+            grow_injected_times: smpi.is_some_and(|s| s.grow_injected_times.unwrap_or(s.preset && net.test_seconds.is_none())),
+        }
     }
 
     /// Bandwidth of intra-node messages.

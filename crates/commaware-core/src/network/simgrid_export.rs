@@ -94,9 +94,9 @@ fn mpi_comment(p: &Platform) -> Option<String> {
             items.push(format!("network.{name} = {v}"));
         }
     };
-    add("eager_threshold", n.eager_threshold, 65536.0);
-    add("envelope_bytes", n.envelope_bytes, 0.0);
-    add("test_seconds", n.test_seconds, 0.0);
+    add("eager_threshold", n.eager_threshold.unwrap_or(crate::network::platform::DEFAULT_EAGER_THRESHOLD), 65536.0);
+    add("envelope_bytes", n.envelope_bytes.unwrap_or(0.0), 0.0);
+    add("test_seconds", n.test_seconds.unwrap_or(0.0), 0.0);
     add("reduction_flops_per_byte", n.reduction_flops_per_byte, 0.0);
     add("send_overhead", n.send_overhead, 0.0);
     add("send_overhead_per_byte", n.send_overhead_per_byte, 0.0);

@@ -5,9 +5,10 @@
 //! The file is read with `roxmltree` after a scan that refuses any `<!ENTITY` declaration
 //! (no "billion laughs"); nothing is ever fetched (the DTD is not read). Every element
 //! and attribute is known: what commaware does not model (disks, profiles and traces,
-//! actors, Wi-Fi, Vivaldi coordinates, `<config>`, bypass routes, ...) is an error naming
-//! the element and its line, never ignored. A `<prop>` is accepted and changes nothing,
-//! except SMPI's per-host overheads, which are refused. A zone's children must come in the
+//! actors, Wi-Fi, Vivaldi coordinates, bypass routes, ...) is an error naming the element
+//! and its line, never ignored. A `<config>`'s settings are read here and applied by the
+//! loader (`mpi::platform_file::apply_simgrid_config`). Another `<prop>` is accepted and
+//! changes nothing, except SMPI's per-host overheads, which are refused. A zone's children must come in the
 //! DTD's order, as SimGrid's parser demands.
 //!
 //! The result is the hosts in document order (a cluster's in radical order) and the
@@ -20,7 +21,7 @@ use std::sync::Arc;
 use roxmltree::{Document, Node, ParsingOptions};
 
 use crate::error::{check_amount, check_seconds, cut_value, too_deep, Error, ErrorKind, Result, MAX_NESTING};
-use crate::network::platform::{Host, NetworkSpec, Overhead, Platform, MAX_CORES_PER_HOST, MAX_HOSTS, MAX_TOTAL_CORES};
+use crate::network::platform::{MAX_CORES_PER_HOST, MAX_HOSTS, MAX_TOTAL_CORES};
 use crate::network::topology::graph::Routing;
 use crate::network::topology::zones::{Point, Zones, ZonesBuilder};
 use crate::network::topology::{build_cluster_in, cluster_host_names, cluster_router_name, DragonflyRouting, SimgridCounters,
@@ -44,42 +45,21 @@ pub struct XmlHost {
     pub cores: usize,
 }
 
-/// A platform file read: hosts and network.
+/// A platform file read: hosts and network, and the settings of its `<config>`.
 #[derive(Debug, Clone)]
 pub struct XmlPlatform {
     pub hosts: Vec<XmlHost>,
     pub topology: Arc<dyn Topology>,
+    pub config: Vec<ConfigProp>,
 }
 
-/// A SimGrid XML platform as a commaware [`Platform`], with the MPI defaults of a JSON
-/// platform that leaves them out: no envelope, no overheads, eager threshold 65,536, no
-/// reduction cost, sharing model `maxmin`; `network.bandwidth` and `memory_bandwidth` are
-/// [`LOOPBACK_BANDWIDTH`] (SimGrid's loopback: a host's messages to itself). Errors name
-/// `file`, the line and column.
-pub fn platform_from_xml(text: &str, file: &str) -> Result<Platform> {
-    let xml = read(text).map_err(|e| e.in_source(file))?;
-    let network: NetworkSpec = serde_json::from_value(serde_json::json!({
-        "bandwidth": LOOPBACK_BANDWIDTH,
-        "memory_bandwidth": LOOPBACK_BANDWIDTH,
-        "model": "maxmin",
-    }))
-    .expect("the XML platform's network section is valid");
-    let overhead = Overhead { send: 0.0, send_per_byte: 0.0, recv: 0.0, recv_per_byte: 0.0 };
-    let hosts = xml
-        .hosts
-        .into_iter()
-        .map(|h| Host {
-            name: h.name,
-            speed: h.speed,
-            cores: h.cores,
-            memory: 0.0,
-            bandwidth_up: LOOPBACK_BANDWIDTH,
-            bandwidth_down: LOOPBACK_BANDWIDTH,
-            overhead,
-            interference: None,
-        })
-        .collect();
-    Ok(Platform { hosts, network, smpi: None, topology: Some(xml.topology) })
+/// One `<prop>` of the file's `<config>`: a SimGrid option, its value, and where it is
+/// (`line L, column C`), for the errors of whoever applies it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigProp {
+    pub key: String,
+    pub value: String,
+    pub at: String,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -231,6 +211,7 @@ struct Reader<'a, 'input> {
     counters: SimgridCounters,
     /// The one cluster, when the platform is one cluster alone.
     lone_cluster: Option<Arc<dyn Topology>>,
+    config: Vec<ConfigProp>,
 }
 
 /// Line and column of byte `pos`, as an error field.
@@ -315,6 +296,7 @@ pub fn read(text: &str) -> Result<XmlPlatform> {
         total_cores: 0,
         counters: SimgridCounters::default(),
         lone_cluster: None,
+        config: Vec::new(),
     };
     r.platform(root)?;
     let hosts = std::mem::take(&mut r.hosts);
@@ -325,11 +307,10 @@ pub fn read(text: &str) -> Result<XmlPlatform> {
             Arc::new(zones)
         }
     };
-    Ok(XmlPlatform { hosts, topology })
+    Ok(XmlPlatform { hosts, topology, config: std::mem::take(&mut r.config) })
 }
 
 const NOT_MODELLED: &[(&str, &str)] = &[
-    ("config", "configuration changes SimGrid's models; give commaware's options instead"),
     ("include", "SimGrid itself refuses it since 3.18"),
     ("trace", "availability and bandwidth profiles are not modelled"),
     ("trace_connect", "availability and bandwidth profiles are not modelled"),
@@ -471,9 +452,13 @@ impl<'a, 'input> Reader<'a, 'input> {
         self.check_host_count(node)?;
         let children = self.children(node)?;
         let tops: Vec<Node> = children.iter().copied().filter(|c| matches!(c.tag_name().name(), "zone" | "AS" | "cluster")).collect();
-        for c in &children {
-            if !matches!(c.tag_name().name(), "zone" | "AS" | "cluster") {
-                return Err(self.not_modelled(*c));
+        for (i, c) in children.iter().enumerate() {
+            match c.tag_name().name() {
+                "zone" | "AS" | "cluster" => {}
+                // SimGrid's DTD: `<!ELEMENT platform ((config)*, ...)>`.
+                "config" if children[..i].iter().all(|b| b.tag_name().name() == "config") => self.config(*c)?,
+                "config" => return Err(self.err(*c, "<config> comes before everything else in <platform> (SimGrid's DTD)")),
+                _ => return Err(self.not_modelled(*c)),
             }
         }
         match tops.as_slice() {
@@ -486,6 +471,23 @@ impl<'a, 'input> Reader<'a, 'input> {
             [one] => self.zone(*one, None),
             [_, second, ..] => Err(self.err(*second, "a platform has one root zone; put these zones in one")),
         }
+    }
+
+    /// A `<config>`'s settings, kept in order for the loader to apply (each `<prop id value>`).
+    fn config(&mut self, node: Node<'a, 'input>) -> Result<()> {
+        self.attrs(node, &["id"], &[])?;
+        for p in self.children(node)? {
+            if p.tag_name().name() != "prop" {
+                return Err(self.err(p, format!("{} holds only <prop> elements, not <{}>", Self::tag(node), p.tag_name().name())));
+            }
+            self.attrs(p, &["id", "value"], &["id", "value"])?;
+            self.config.push(ConfigProp {
+                key: p.attribute("id").unwrap_or("").trim().to_string(),
+                value: p.attribute("value").unwrap_or("").trim().to_string(),
+                at: at(self.doc, p.range().start),
+            });
+        }
+        Ok(())
     }
 
     /// Hosts of the whole file, counted before anything is built.

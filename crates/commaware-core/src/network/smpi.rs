@@ -89,13 +89,25 @@ pub struct SmpiFields {
     #[serde(default)]
     pub ois: Option<String>,
     /// Bytes (payload) below which a detached send's transfer starts when the send is posted
-    /// (`smpi/async-small-thresh`; SimGrid's default: 0). A detached send at
-    /// or above it (below `network.eager_threshold`, SMPI's `smpi/send-is-detached-thresh`)
-    /// lets the sender go on at once, but its transfer starts when its receive is posted.
-    /// Without it: `network.eager_threshold` (every detached transfer starts when posted),
-    /// also with the preset.
+    /// (`smpi/async-small-thresh`). A detached send at or above it (below the eager threshold,
+    /// SMPI's `smpi/send-is-detached-thresh`) lets the sender go on at once, but its transfer
+    /// starts when its receive is posted. The preset's: 0, smpirun's default. Without the
+    /// preset and this field: the eager threshold (every detached transfer starts when posted).
     #[serde(default)]
     pub async_small_thresh: Option<f64>,
+    /// Bytes (payload) from which a send is a rendezvous (`smpi/send-is-detached-thresh`), the
+    /// same as `network.eager_threshold`; give one of the two (the preset's: 65,536).
+    #[serde(default)]
+    pub send_is_detached_thresh: Option<f64>,
+    /// Seconds MPI_Test sleeps before it looks (`smpi/test`), the same as
+    /// `network.test_seconds`; give one of the two (the preset's: 1e-4).
+    #[serde(default)]
+    pub test: Option<f64>,
+    /// Whether each failed MPI_Test, on any rank, makes the next test's sleep one `test` longer
+    /// until a test succeeds (`smpi/grow-injected-times`). Not given: true with the preset
+    /// unless `network.test_seconds` is given (a flat cost), false without it.
+    #[serde(default)]
+    pub grow_injected_times: Option<bool>,
 }
 
 /// SMPI's timing model, parsed: each list sorted by threshold.
@@ -111,7 +123,27 @@ pub struct SmpiTiming {
     pub ois: Vec<(f64, f64, f64)>,
     /// `smpi/async-small-thresh` (bytes); `None`: the eager threshold.
     pub async_small_thresh: Option<f64>,
+    /// `smpi/send-is-detached-thresh` (bytes), when the object or the preset gives it.
+    pub send_is_detached_thresh: Option<f64>,
+    /// `smpi/test` (s), when the object or the preset gives it.
+    pub test: Option<f64>,
+    /// `smpi/grow-injected-times`, when the object gives it (the preset's is true, but a
+    /// platform's own `network.test_seconds` is a flat cost: [`crate::network::platform::Platform::protocol`]).
+    pub grow_injected_times: Option<bool>,
+    /// Whether this is smpirun's whole default configuration (`simgrid-3.32`), which also
+    /// gives the 16-byte envelope, crosstraffic, `network/weight-S` and SMPI's default
+    /// collective algorithms where the platform does not name its own.
+    pub preset: bool,
 }
+
+/// SMPI's envelope: the bytes `Request::start` adds to every message (`smpi_request.cpp`).
+pub const SMPI_ENVELOPE_BYTES: f64 = 16.0;
+/// smpirun's `smpi/send-is-detached-thresh` (`smpi_config.cpp`).
+pub const SMPI_DETACHED_THRESH: f64 = 65536.0;
+/// smpirun's `smpi/test` (s) (`smpi_request.cpp`).
+pub const SMPI_TEST_SECONDS: f64 = 1e-4;
+/// `network/weight-S` under `network/model:SMPI` (`network_smpi.cpp`).
+pub const SMPI_WEIGHT_S: f64 = 8775.0;
 
 impl SmpiTiming {
     /// Parse `network.smpi`; errors name the field (`network.smpi.bw_factor`) and the chunk.
@@ -138,16 +170,20 @@ impl SmpiTiming {
             or: parse_overheads("network.smpi.or", &pick(&fields.or, SIMGRID_3_32_OVERHEAD))?,
             ois: parse_overheads("network.smpi.ois", &pick(&fields.ois, SIMGRID_3_32_OVERHEAD))?,
             async_small_thresh: match fields.async_small_thresh {
-                Some(t) if !(t.is_finite() && t >= 0.0 && t.fract() == 0.0) => {
-                    return Err(Error::platform(
-                        "network.smpi.async_small_thresh",
-                        format!("must be a whole number of bytes, 0 or more (got {t})"),
-                    ))
-                }
-                // smpirun's default is 0 (src/smpi/internals/smpi_config.cpp); the preset does
-                // not take it yet: with it, gatherv still differs from SMPI (docs/formats.md).
-                t => t,
+                // smpirun's default is 0 (src/smpi/internals/smpi_config.cpp).
+                None if preset.is_some() => Some(0.0),
+                t => t.map(|t| whole_bytes("network.smpi.async_small_thresh", t)).transpose()?,
             },
+            send_is_detached_thresh: match fields.send_is_detached_thresh {
+                None if preset.is_some() => Some(SMPI_DETACHED_THRESH),
+                t => t.map(|t| whole_bytes("network.smpi.send_is_detached_thresh", t)).transpose()?,
+            },
+            test: match fields.test {
+                None if preset.is_some() => Some(SMPI_TEST_SECONDS),
+                t => t.map(|t| crate::error::check_seconds(crate::error::ErrorKind::Platform, "network.smpi.test", t).map(|()| t)).transpose()?,
+            },
+            grow_injected_times: fields.grow_injected_times,
+            preset: preset.is_some(),
         })
     }
 
@@ -171,15 +207,18 @@ impl SmpiTiming {
     pub fn recv_overhead(&self, size: f64) -> f64 {
         overhead(&self.or, size)
     }
-    /// Payload bytes from which a detached send's transfer waits for its receive
-    /// (`smpi/async-small-thresh`), given the eager threshold (SMPI's
-    /// `smpi/send-is-detached-thresh`); SimGrid's `Request::start`.
-    pub fn async_small_thresh(&self, eager_threshold: f64) -> f64 {
-        self.async_small_thresh.unwrap_or(eager_threshold)
-    }
     /// Whether any receive overhead can be non-zero.
     pub fn has_recv_overhead(&self) -> bool {
         self.or.iter().any(|&(_, a, b)| a != 0.0 || b != 0.0)
+    }
+}
+
+/// A threshold in whole bytes, 0 or more, or an error naming `field`.
+fn whole_bytes(field: &str, t: f64) -> Result<f64> {
+    if t.is_finite() && t >= 0.0 && t.fract() == 0.0 {
+        Ok(t)
+    } else {
+        Err(Error::platform(field, format!("must be a whole number of bytes, 0 or more (got {t})")))
     }
 }
 

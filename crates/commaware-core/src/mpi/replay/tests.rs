@@ -485,12 +485,74 @@ fn a_detached_send_at_or_above_async_small_thresh_waits_for_its_receive() {
         assert!(close(res.ranks[0].end, 0.1), "the sender goes on at once: {}", res.ranks[0].end);
         assert!(close(res.makespan, 1.0 + if start > 0.0 { 0.01 } else { 0.0 }), "{}", res.makespan);
     }
-    // The preset does not set it (yet): the eager threshold.
-    let preset = crate::network::smpi::SmpiTiming::from_spec(&crate::network::smpi::SmpiSpec::Preset("simgrid-3.32".into())).unwrap();
-    assert_eq!(preset.async_small_thresh(65536.0), 65536.0);
+    // The preset is smpirun's default configuration: async-small-thresh 0, the 16-byte
+    // envelope, send-is-detached-thresh 65,536, smpi/test 1e-4 s growing; the network's own
+    // fields override it.
+    let protocol = |extra: &str| {
+        let p = crate::mpi::platform_file::load_json(&format!(
+            r#"{{"cluster": {{"count": 2, "speed": 1e9}}, "network": {{"bandwidth": 1e6, "smpi": "simgrid-3.32" {extra}}}}}"#
+        ))
+        .unwrap();
+        p.protocol()
+    };
+    let preset = protocol("");
+    assert_eq!(
+        (preset.async_small_thresh, preset.eager_threshold, preset.envelope_bytes, preset.test_seconds, preset.grow_injected_times),
+        (0.0, 65536.0, 16.0, 1e-4, true)
+    );
+    let own = protocol(r#", "eager_threshold": 1000, "envelope_bytes": 0, "test_seconds": 0.5"#);
+    assert_eq!(
+        (own.async_small_thresh, own.eager_threshold, own.envelope_bytes, own.test_seconds, own.grow_injected_times),
+        (0.0, 1000.0, 0.0, 0.5, false)
+    );
+    let plain = platform("").protocol();
+    assert_eq!(
+        (plain.async_small_thresh, plain.eager_threshold, plain.envelope_bytes, plain.test_seconds, plain.grow_injected_times),
+        (65536.0, 65536.0, 0.0, 0.0, false)
+    );
+    // One setting by its two names must agree.
+    let twice = crate::mpi::platform_file::load_json(
+        r#"{"cluster": {"count": 2, "speed": 1e9}, "network": {"bandwidth": 1e6, "eager_threshold": 100, "smpi": {"send_is_detached_thresh": 200}}}"#,
+    )
+    .unwrap_err();
+    assert_eq!(twice.field, "network.eager_threshold", "{twice}");
     let bad = crate::mpi::platform_file::load_json(
         r#"{"cluster": {"count": 2, "speed": 1e9}, "network": {"bandwidth": 1e6, "smpi": {"async_small_thresh": -1}}}"#,
     )
     .unwrap_err();
     assert_eq!(bad.field, "network.smpi.async_small_thresh", "{bad}");
+}
+
+/// SMPI's injected MPI_Test time (`Request::test`): the sleep is `nsleeps` × `smpi/test`,
+/// where `nsleeps`, one counter for every rank, grows by one after each failed test under
+/// `smpi/grow-injected-times` and is 1 again after a successful one.
+#[test]
+fn mpi_test_sleeps_grow_after_failed_tests_across_ranks_and_reset_on_success() {
+    // Rank 0 tests a receive that comes at 10 s three times, then sends 10,000 bytes (0.01 s)
+    // to rank 2, whose end shows when rank 0 sent. In the 5-rank trace, rank 3 tests a request
+    // already complete (a success, which resets the counter) from 0.35 s, and rank 0 tests a
+    // 4th time after a sleep.
+    let trace = r#"{"ranks": [
+        [{"op": "irecv", "src": 1}, {"op": "test", "req": 0}, {"op": "test", "req": 0}, {"op": "test", "req": 0},
+         {"op": "sleep", "seconds": 0.1}, {"op": "test", "req": 0}, {"op": "send", "dst": 2, "bytes": 10000}, {"op": "wait", "req": 0}],
+        [{"op": "compute", "seconds": 10}, {"op": "send", "dst": 0, "bytes": 1}],
+        [{"op": "recv", "src": 0}],
+        [{"op": "irecv", "src": 4}, {"op": "sleep", "seconds": 0.35}, {"op": "test", "req": 0}, {"op": "wait", "req": 0}],
+        [{"op": "send", "dst": 3, "bytes": 1}]]}"#;
+    let two_ranks = r#"{"ranks": [
+        [{"op": "irecv", "src": 1}, {"op": "test", "req": 0}, {"op": "test", "req": 0}, {"op": "test", "req": 0},
+         {"op": "send", "dst": 2, "bytes": 10000}, {"op": "wait", "req": 0}],
+        [{"op": "compute", "seconds": 10}, {"op": "send", "dst": 0, "bytes": 1}],
+        [{"op": "recv", "src": 0}]]}"#;
+    let smpi = |grow: bool| platform(&format!(r#", "smpi": {{"bw_factor": "0:1", "lat_factor": "0:1", "test": 0.1, "grow_injected_times": {grow}}}"#));
+    let sent_at = |p: &Platform, t: &str| run(p, t).res.ranks[2].end - 0.01;
+    // Growing: 0.1, 0.2, 0.3 s; flat: 0.1 s each.
+    assert!(close(sent_at(&smpi(true), two_ranks), 0.6), "{}", sent_at(&smpi(true), two_ranks));
+    assert!(close(sent_at(&smpi(false), two_ranks), 0.3), "{}", sent_at(&smpi(false), two_ranks));
+    // Rank 0's tests start at 0, 0.1, 0.3 s (counter 1, 2, 3) and fail at 0.1, 0.3, 0.6 s.
+    // Rank 3's starts at 0.35 s with the counter at 3: 0.3 s, a success at 0.65 s that resets
+    // it, so rank 0's 4th test, from 0.7 s, sleeps 0.1 s (0.4 s without the reset).
+    let five = run(&smpi(true), trace);
+    let ends: Vec<f64> = five.res.ranks.iter().map(|r| r.end).collect();
+    assert!(close(ends[2] - 0.01, 0.8) && close(ends[3], 0.65), "{ends:?}");
 }

@@ -427,6 +427,11 @@ pub fn make_model(name: &str, platform: &Platform, params: &[(String, f64)]) -> 
     // Known, and within the model's size limits, before anything is allocated.
     check_model(platform, name)?;
     let mut all: Vec<(String, f64)> = Vec::new();
+    if name == "maxmin" && platform.topology.is_some() && platform.smpi.as_ref().is_some_and(|s| s.preset) {
+        // smpirun's defaults (`network/model:SMPI`): crosstraffic on and weight-S 8775; the
+        // platform's parameters and the options come after, so they can turn them off.
+        all.extend([("crosstraffic".to_string(), 1.0), ("weight_s".to_string(), crate::network::smpi::SMPI_WEIGHT_S)]);
+    }
     if name == platform.network.model {
         all.extend(platform.network.parameters.iter().map(|(k, v)| (k.clone(), *v)));
     }
