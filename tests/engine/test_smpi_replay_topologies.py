@@ -77,17 +77,22 @@ def mixed_trace(n: int) -> dict:
 ALGORITHMS = {"bcast": "binomial_tree", "allreduce": "rdb", "alltoall": "ring", "barrier": "ompi_bruck"}
 
 
+def exported(tmp_path, name: str, spec: dict):
+    """The platform `spec`, its SimGrid file (``commaware platform export``) and the TI trace of
+    :func:`mixed_trace` on it."""
+    platform = load_platform(spec)
+    xml = tmp_path / f"{name}.xml"
+    xml.write_text(platform.export("simgrid"))
+    index = export_ti(mixed_trace(spec["cluster"]["count"]), tmp_path / "ti", platform=spec)
+    return platform, xml, index
+
+
 @requires_smpi
 @pytest.mark.parametrize("name", sorted(TOPOLOGIES))
 def test_ti_replay_matches_smpi_on_topologies(tmp_path, name):
     assert SMPI_OK, SMPI_REASON
     spec = TOPOLOGIES[name]
-    n = spec["cluster"]["count"]
-    ours_platform = load_platform(spec)
-    xml = tmp_path / f"{name}.xml"
-    xml.write_text(ours_platform.export("simgrid"))
-    trace = mixed_trace(n)
-    index = export_ti(trace, tmp_path / "ti", platform=spec)
+    ours_platform, xml, index = exported(tmp_path, name, spec)
     smpi = smpi_replay.run_smpi_replay(spec, index, collectives=ALGORITHMS, platform_file=xml,
                                        host_names=ours_platform.host_names)
     coll = ",".join(f"{k}={v}" for k, v in ALGORITHMS.items())
@@ -123,11 +128,7 @@ def test_the_preset_replays_to_a_bare_smpiruns_makespan_on_topologies(tmp_path, 
     ``--smpi simgrid-3.32`` on the SimGrid file itself."""
     assert SMPI_OK, SMPI_REASON
     spec = DEFAULT_CONFIGURATION[name]
-    n = spec["cluster"]["count"]
-    ours_platform = load_platform(spec)
-    xml = tmp_path / f"{name}.xml"
-    xml.write_text(ours_platform.export("simgrid"))
-    index = export_ti(mixed_trace(n), tmp_path / "ti", platform=spec)
+    ours_platform, xml, index = exported(tmp_path, name, spec)
     smpi = smpi_replay.run_smpi_replay(spec, index, platform_file=xml, host_names=ours_platform.host_names,
                                        smpi_timing=["network/crosstraffic:1"])
     trace = load_trace(index, format="ti")
@@ -148,21 +149,17 @@ def test_the_files_config_is_applied_as_smpirun_applies_it(tmp_path, name):
     SMPI reads them, and commaware replays the file with no option."""
     assert SMPI_OK, SMPI_REASON
     spec = DEFAULT_CONFIGURATION[name]
-    n = spec["cluster"]["count"]
-    exported = load_platform(spec)
+    plain, xml, index = exported(tmp_path, name, spec)
     settings = {"network/model": "SMPI", "smpi/async-small-thresh": "65536", "smpi/bcast": "binomial_tree",
                 "smpi/allreduce": "rdb"}
     config = "<config>" + "".join(f'<prop id="{k}" value="{v}"/>' for k, v in settings.items()) + "</config>"
-    text = exported.export("simgrid")
-    head, sep, tail = text.partition('<platform version="4.1">')
-    assert sep, text[:200]
-    xml = tmp_path / f"{name}.xml"
+    head, sep, tail = xml.read_text().partition('<platform version="4.1">')
+    assert sep, head[:200]
     xml.write_text(f"{head}{sep}\n{config}{tail}")
-    index = export_ti(mixed_trace(n), tmp_path / "ti", platform=spec)
-    smpi = smpi_replay.run_smpi_replay(spec, index, platform_file=xml, host_names=exported.host_names,
+    smpi = smpi_replay.run_smpi_replay(spec, index, platform_file=xml, host_names=plain.host_names,
                                        smpi_timing=["network/crosstraffic:1"])
     trace = load_trace(index, format="ti")
     ours = simulate(load_platform(xml), trace)
     assert ours.makespan == pytest.approx(smpi.makespan, rel=1e-9), (name, smpi.makespan, ours.makespan)
     # The settings matter: smpirun's defaults alone give another makespan.
-    assert simulate(exported, trace, smpi="simgrid-3.32").makespan != pytest.approx(smpi.makespan, rel=1e-6)
+    assert simulate(plain, trace, smpi="simgrid-3.32").makespan != pytest.approx(smpi.makespan, rel=1e-6)

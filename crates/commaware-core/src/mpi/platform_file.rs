@@ -6,7 +6,7 @@
 
 use crate::error::{cut_value, parse_input, Error, ErrorKind, Format, Result};
 use crate::mpi::collectives::{self, Collectives};
-use crate::network::platform::{Platform, PlatformSpec, SimgridSetting};
+use crate::network::platform::{HostSpec, Platform, PlatformSpec, SimgridSetting};
 use crate::network::smpi;
 use crate::network::sharing::{self, PenaltyModel};
 use crate::network::simgrid_xml;
@@ -72,10 +72,23 @@ fn over_simgrid(mut doc: serde_json::Value, xml_text: &str, xml_file: &str) -> R
     }
     let xml = simgrid_xml::read(xml_text).map_err(|e| e.in_source(xml_file))?;
     let settings = apply_simgrid_config(&xml.config, net).map_err(|e| e.in_source(xml_file))?;
-    let hosts: Vec<serde_json::Value> =
-        xml.hosts.iter().map(|h| serde_json::json!({"name": h.name, "speed": h.speed, "cores": h.cores})).collect();
-    obj.insert("hosts".into(), serde_json::Value::Array(hosts));
-    let spec: PlatformSpec = parse_input(ErrorKind::Platform, &doc.to_string(), Format::Dict)?;
+    let mut spec: PlatformSpec = parse_input(ErrorKind::Platform, &doc.to_string(), Format::Dict)?;
+    // The hosts typed, not through JSON: a file may hold millions.
+    spec.hosts = Some(
+        xml.hosts
+            .into_iter()
+            .map(|h| HostSpec {
+                name: h.name,
+                speed: h.speed,
+                cores: h.cores,
+                memory: 0.0,
+                bandwidth_up: None,
+                bandwidth_down: None,
+                overhead: Default::default(),
+                interference: None,
+            })
+            .collect(),
+    );
     let mut platform = with_topology(spec, Some(xml.topology))?;
     platform.simgrid_config = settings;
     Ok(platform)
