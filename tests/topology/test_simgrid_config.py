@@ -67,6 +67,11 @@ def test_json_over_the_file_and_the_command_line_override_its_settings(tmp_path)
     platform = load_platform(write(tmp_path, "over.json", json.dumps(over)))
     plain = load_platform(write(tmp_path, "plain.xml", xml()))
     assert makespan(platform) == makespan(plain, smpi="simgrid-3.32", coll="bcast=ompi_pipeline,allreduce=rdb")
+    # The network's names of SMPI's thresholds and test time win over the file's too.
+    write(tmp_path, "thresh.xml", xml(("smpi/send-is-detached-thresh", "100"), ("smpi/test", "1ms")))
+    both = {"simgrid_platform": "thresh.xml", "network": {"eager_threshold": 65536, "test_seconds": 0}}
+    assert makespan(load_platform(write(tmp_path, "both.json", json.dumps(both)))) == makespan(plain)
+    assert makespan(load_platform(tmp_path / "thresh.xml")) != makespan(plain)
     # --coll and --smpi win over the file.
     file_only = load_platform(tmp_path / "ft.xml")
     assert makespan(file_only, coll="bcast=ompi_pipeline") == makespan(platform)

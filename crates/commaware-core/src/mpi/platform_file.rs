@@ -206,7 +206,15 @@ pub fn apply_simgrid_config(config: &[simgrid_xml::ConfigProp], net: &mut serde_
         };
         out.push(SimgridSetting { setting: p.key.clone(), value: p.value.clone(), applied_as });
     }
-    // The network's own fields win: merge the file's in where it says nothing.
+    // The network's own fields win: merge the file's in where it says nothing, the network's
+    // names of SMPI's thresholds and test time included.
+    if let Some(smpi) = from_file.get_mut("smpi").and_then(|s| s.as_object_mut()) {
+        for (own, theirs) in [("eager_threshold", "send_is_detached_thresh"), ("test_seconds", "test")] {
+            if net.get(own).is_some_and(|v| !v.is_null()) {
+                smpi.remove(theirs);
+            }
+        }
+    }
     for (key, value) in from_file {
         match (net.get_mut(&key), value) {
             (None, value) => {
