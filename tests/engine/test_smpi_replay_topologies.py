@@ -30,21 +30,7 @@ SMPI_OK, SMPI_REASON = smpi_replay.smpi_available()
 requires_smpi = requires_smpi_mark((SMPI_OK, SMPI_REASON), "SMPI replay on topologies")
 
 
-def platform(count: int, topology: dict, **network) -> dict:
-    # A loopback link per host: SimGrid routes a host's message to itself over it (a torus
-    # without one has no route from a host to itself in SimGrid).
-    topology = {**topology, "loopback": {"bandwidth": 5e9, "latency": 1e-6}}
-    return {"cluster": {"count": count, "speed": 1e9, "prefix": "node-"},
-            "network": {"bandwidth": 1.25e8, "latency": 2e-5, "topology": topology, **network}}
-
-
-TOPOLOGIES = {
-    # 2;4,2;1,2: 8 hosts, 2 edge switches, 2 top switches, 2 parallel cables up each: routes of
-    # 2 and 4 links (unequal latencies: CM02's weighting shows).
-    "fat_tree_8": platform(8, {"kind": "fat_tree", "id": "ft", "down": [4, 2], "up": [1, 2], "parallel": [1, 2]}),
-    # 3x3 torus: routes of 1 to 4 hops (dimension order, the shorter way round).
-    "torus_9": platform(9, {"kind": "torus", "id": "tor", "dims": [3, 3]}),
-}
+TOPOLOGIES = {name: smpi_replay.TOPOLOGY_PLATFORMS[name] for name in ("fat_tree_8", "torus_9")}
 
 
 def mixed_trace(n: int) -> dict:
@@ -110,13 +96,7 @@ def test_ti_replay_matches_smpi_on_topologies(tmp_path, name):
 
 
 #: The three fabrics of smpirun's default-configuration check: 8, 9 and 18 hosts.
-DEFAULT_CONFIGURATION = {
-    **TOPOLOGIES,
-    # 3 groups of 1 chassis of 3 routers of 2 nodes (SimGrid wants a group's routers to
-    # number at least its groups).
-    "dragonfly_18": platform(18, {"kind": "dragonfly", "id": "df", "groups": [3, 1], "chassis": [1, 1],
-                                  "routers": [3, 1], "nodes": 2}),
-}
+DEFAULT_CONFIGURATION = smpi_replay.TOPOLOGY_PLATFORMS
 
 
 @requires_smpi
@@ -152,10 +132,7 @@ def test_the_files_config_is_applied_as_smpirun_applies_it(tmp_path, name):
     plain, xml, index = exported(tmp_path, name, spec)
     settings = {"network/model": "SMPI", "smpi/async-small-thresh": "65536", "smpi/bcast": "binomial_tree",
                 "smpi/allreduce": "rdb"}
-    config = "<config>" + "".join(f'<prop id="{k}" value="{v}"/>' for k, v in settings.items()) + "</config>"
-    head, sep, tail = xml.read_text().partition('<platform version="4.1">')
-    assert sep, head[:200]
-    xml.write_text(f"{head}{sep}\n{config}{tail}")
+    xml.write_text(smpi_replay.with_config(xml.read_text(), settings))
     smpi = smpi_replay.run_smpi_replay(spec, index, platform_file=xml, host_names=plain.host_names,
                                        smpi_timing=["network/crosstraffic:1"])
     trace = load_trace(index, format="ti")

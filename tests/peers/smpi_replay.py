@@ -273,6 +273,41 @@ def platform_xml(platform: dict[str, Any]) -> str:
 _END = re.compile(r"COMMAWARE_RANK_END (\d+) (\S+)")
 
 
+def topology_platform(count: int, topology: dict[str, Any]) -> dict[str, Any]:
+    """A commaware platform of `count` 1 Gflop/s hosts on `topology`, 1 Gbit/s links of 20 µs,
+    and a loopback link per host: SimGrid routes a host's message to itself over it (a torus
+    without one has no route from a host to itself in SimGrid)."""
+    topology = {**topology, "loopback": {"bandwidth": 5e9, "latency": 1e-6}}
+    return {"cluster": {"count": count, "speed": 1e9, "prefix": "node-"},
+            "network": {"bandwidth": 1.25e8, "latency": 2e-5, "topology": topology}}
+
+
+#: The fabrics the SMPI agreement checks on topologies use (tests/engine/
+#: test_smpi_replay_topologies.py, benches/bench_smpi_defaults.py), written to SimGrid files by
+#: ``commaware platform export``.
+TOPOLOGY_PLATFORMS = {
+    # 2;4,2;1,2: 8 hosts, 2 edge switches, 2 top switches, 2 parallel cables up each: routes of
+    # 2 and 4 links (unequal latencies: CM02's weighting shows).
+    "fat_tree_8": topology_platform(8, {"kind": "fat_tree", "id": "ft", "down": [4, 2], "up": [1, 2],
+                                        "parallel": [1, 2]}),
+    # 3x3 torus: routes of 1 to 4 hops (dimension order, the shorter way round).
+    "torus_9": topology_platform(9, {"kind": "torus", "id": "tor", "dims": [3, 3]}),
+    # 3 groups of 1 chassis of 3 routers of 2 nodes (SimGrid wants a group's routers to number
+    # at least its groups).
+    "dragonfly_18": topology_platform(18, {"kind": "dragonfly", "id": "df", "groups": [3, 1], "chassis": [1, 1],
+                                           "routers": [3, 1], "nodes": 2}),
+}
+
+
+def with_config(xml: str, settings: dict[str, str]) -> str:
+    """The SimGrid platform file `xml` (version 4.1) with a ``<config>`` of `settings` first."""
+    config = "<config>" + "".join(f"<prop id={quoteattr(k)} value={quoteattr(v)}/>" for k, v in settings.items())
+    head, sep, tail = xml.partition('<platform version="4.1">')
+    if not sep:
+        raise SmpiError("not a SimGrid 4.1 platform file: no <platform version=\"4.1\">")
+    return f"{head}{sep}\n{config}</config>{tail}"
+
+
 def default_algorithms(n: int) -> dict[str, str]:
     """For each collective, SMPI's algorithm that is commaware's default on `n` ranks (gatherv
     and scatterv: SMPI's only one, nothing to select; scan and exscan: see :data:`SCAN_COLL`).
@@ -291,7 +326,7 @@ SCAN_COLL = "scan=linear,exscan=linear"
 def run_smpi_replay(platform: dict[str, Any], index: str | Path, *, collectives: dict[str, str] | None = None,
                     extra_cfg: Sequence[str] = (), smpi_timing: Sequence[str] | None = None,
                     platform_file: str | Path | None = None, host_names: Sequence[str] = (),
-                    timeout: float = 300) -> SmpiRun:
+                    bare: bool = False, timeout: float = 300) -> SmpiRun:
     """Replay the TI trace of `index` (an index file listing one file per rank, paths relative to
     its directory) in SMPI on `platform` (a commaware platform JSON document), rank i on host i;
     `collectives` selects SMPI's algorithms (e.g. ``{"bcast": "binomial_tree"}``); `smpi_timing`
@@ -300,7 +335,11 @@ def run_smpi_replay(platform: dict[str, Any], index: str | Path, *, collectives:
     With `platform_file` (a SimGrid platform XML, e.g. a topology written by ``commaware
     platform export``) SMPI loads that file instead of :func:`platform_xml` of `platform`, and
     rank i runs on ``host_names[i]``; `platform` then only gives the MPI settings (eager
-    threshold, ``test_seconds``)."""
+    threshold, ``test_seconds``).
+
+    `bare` runs smpirun as users run it: no option but ``network/optim:Full`` (exact per-flow
+    times), the `collectives` named and `extra_cfg`; smpirun's defaults and the platform file's
+    ``<config>`` give everything else (`platform` is then unused)."""
     if _which("smpirun") is None:
         raise SmpiError(f"smpirun not found ({INSTALL_HINT})")
     program = build_replay()
@@ -314,7 +353,10 @@ def run_smpi_replay(platform: dict[str, Any], index: str | Path, *, collectives:
                 raise SmpiError(f"{n_ranks} ranks but {len(host_names)} host names")
             xml, hostfile = Path(platform_file).resolve(), Path(tmp) / "hostfile"
             hostfile.write_text("".join(f"{h}\n" for h in host_names[:n_ranks]))
-        cfg = [*_model_cfg(platform, collectives, smpi_timing), *extra_cfg]
+        if bare:
+            cfg = ["network/optim:Full", *(f"smpi/{c}:{a}" for c, a in (collectives or {}).items()), *extra_cfg]
+        else:
+            cfg = [*_model_cfg(platform, collectives, smpi_timing), *extra_cfg]
         cmd = ["smpirun", "-np", str(n_ranks), "-platform", str(xml), "-hostfile", str(hostfile),
                "-replay", str(index), *(f"--cfg={c}" for c in cfg), "--log=root.thres:warning", str(program)]
         try:
