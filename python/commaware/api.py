@@ -395,8 +395,8 @@ def otf2_library(source: str) -> str:
     raise input_error(_core.OptionsError, source, "", f"reading or writing OTF2 needs the OTF2 library: {OTF2_INSTALL}")
 
 
-def _load_otf2(path: Path, traced_speed: float | None) -> Trace:
-    core, stats = _core.load_trace_otf2(str(path), otf2_library(str(path)), traced_speed)
+def _load_otf2(path: Path, traced_speed: float | None, in_place: Sequence[str]) -> Trace:
+    core, stats = _core.load_trace_otf2(str(path), otf2_library(str(path)), traced_speed, list(in_place))
     trace = Trace(core, str(path))
     trace.otf2_stats = stats
     return trace
@@ -483,7 +483,7 @@ def _load_ti_dir(path: Path, derived_datatype_bytes: float | None) -> Trace:
 
 
 def load_trace(source: Source | Trace, format: str = "auto", *, derived_datatype_bytes: float | None = None,
-               traced_speed: float | None = None) -> Trace:
+               traced_speed: float | None = None, in_place: Sequence[str] = ()) -> Trace:
     """Load a trace from a file path or a dict; raises TraceError.
 
     `format`: "json", "toml", "ti" (SimGrid time-independent: one shared file whose lines
@@ -499,17 +499,21 @@ def load_trace(source: Source | Trace, format: str = "auto", *, derived_datatype
 
     "otf2" (or "auto" on an anchor file named *.otf2) reads an OTF2 archive (Score-P's
     format) through the OTF2 library (`otf2_library`): compute between MPI calls is kept as
-    seconds, or as flops at `traced_speed` flops/s (> 0, else OptionsError); what it skipped
-    is in `Trace.otf2_stats`."""
+    seconds, or as flops at `traced_speed` flops/s (> 0, else OptionsError); `in_place` names
+    the collectives among "allreduce", "allgather", "alltoall" and "reduce_scatter_block" that
+    the program called with MPI_IN_PLACE (Score-P's byte counts say so for the other
+    collectives, not for these; an unknown name is an OptionsError); what it skipped or
+    inferred is in `Trace.otf2_stats`."""
     if isinstance(source, Trace):
         return source
     started = time.perf_counter()
-    trace = _load_trace(source, format, derived_datatype_bytes, traced_speed)
+    trace = _load_trace(source, format, derived_datatype_bytes, traced_speed, in_place)
     trace.load_seconds = time.perf_counter() - started
     return trace
 
 
-def _load_trace(source: Source, format: str, derived_datatype_bytes: float | None, traced_speed: float | None) -> Trace:
+def _load_trace(source: Source, format: str, derived_datatype_bytes: float | None, traced_speed: float | None,
+                in_place: Sequence[str] = ()) -> Trace:
     if format not in TRACE_FORMATS:
         raise input_error(_core.TraceError, str(source), "", f"unknown trace format {format!r} "
                           f"(known: {', '.join(TRACE_FORMATS)})")
@@ -522,7 +526,7 @@ def _load_trace(source: Source, format: str, derived_datatype_bytes: float | Non
             path = Path(source)
             if not path.is_file():
                 raise input_error(_core.TraceError, str(path), "", "no such OTF2 anchor file")
-            return _load_otf2(path, traced_speed)
+            return _load_otf2(path, traced_speed, in_place)
         if isinstance(source, (str, PathLike)) and format in ("auto", "ti"):
             path = Path(source)
             if path.is_dir():

@@ -68,6 +68,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(traces::load_trace_ti_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(traces::export_ti, m)?)?;
     m.add_function(wrap_pyfunction!(traces::load_trace_otf2, m)?)?;
+    m.add_function(wrap_pyfunction!(traces::otf2_ambiguous_in_place, m)?)?;
     m.add_function(wrap_pyfunction!(traces::write_recording_otf2, m)?)?;
     m.add_function(wrap_pyfunction!(traces::otf2_use_library, m)?)?;
     m.add_function(wrap_pyfunction!(traces::trace_summary, m)?)?;

@@ -35,22 +35,38 @@ pub(crate) fn load_trace_ti_ranks(py: Python<'_>, parts: Vec<(usize, PyBackedStr
 }
 
 /// Read the OTF2 archive whose anchor file is `anchor` through the OTF2 library at `library`
-/// (compute time as flops at `traced_speed` flops/s, else as seconds). Returns the trace and
-/// what the reading skipped: `{"events", "skipped_records", "even_split_collectives"}`.
+/// (compute time as flops at `traced_speed` flops/s, else as seconds; the collectives named
+/// in `in_place` read as made with `MPI_IN_PLACE`). Returns the trace and what the reading
+/// skipped or inferred: `{"events", "skipped_records", "even_split_collectives",
+/// "in_place_collectives", "ambiguous_in_place", "wildcard_mrecv"}`.
 #[pyfunction]
-#[pyo3(signature = (anchor, library, traced_speed=None))]
-pub(crate) fn load_trace_otf2(py: Python<'_>, anchor: &str, library: &str, traced_speed: Option<f64>) -> PyResult<(Trace, std::collections::HashMap<String, u64>)> {
+#[pyo3(signature = (anchor, library, traced_speed=None, in_place=Vec::new()))]
+pub(crate) fn load_trace_otf2(py: Python<'_>, anchor: &str, library: &str, traced_speed: Option<f64>, in_place: Vec<String>) -> PyResult<(Trace, std::collections::HashMap<String, u64>)> {
     let (anchor, library) = (anchor.to_owned(), library.to_owned());
     let (trace, stats) = py.allow_threads(|| {
         guarded(|| {
             use commaware_core::mpi::otf2::{ffi::Lib, read};
-            let options = read::Otf2Options::new(traced_speed)?;
+            let options = read::Otf2Options::new(traced_speed, &in_place)?;
             let lib = Lib::load(&library).map_err(|e| e.in_source(&anchor))?;
             read::read(&lib, &anchor, options).map_err(|e| e.in_source(&anchor))
         })
     })?;
-    let counts = [("events", stats.events), ("skipped_records", stats.skipped_records), ("even_split_collectives", stats.even_split_collectives)];
+    let counts = [
+        ("events", stats.events),
+        ("skipped_records", stats.skipped_records),
+        ("even_split_collectives", stats.even_split_collectives),
+        ("in_place_collectives", stats.in_place_collectives),
+        ("ambiguous_in_place", stats.ambiguous_in_place),
+        ("wildcard_mrecv", stats.wildcard_mrecv),
+    ];
     Ok((Trace(trace), counts.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
+}
+
+/// The collectives whose Score-P byte counts cannot say whether they were in place: the names
+/// `load_trace_otf2`'s `in_place` takes.
+#[pyfunction]
+pub(crate) fn otf2_ambiguous_in_place() -> Vec<&'static str> {
+    commaware_core::mpi::otf2::read::AMBIGUOUS_IN_PLACE.to_vec()
 }
 
 /// Load the OTF2 library at `library` for the OTF2 timeline writer (`--timeline FILE.otf2`).

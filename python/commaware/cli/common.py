@@ -367,6 +367,24 @@ traced_speed_option = click.option(
          "[default: kept as seconds at full host speed].")
 
 
+def _in_place_names(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    from .._core import otf2_ambiguous_in_place
+
+    names = tuple(v.strip() for v in (value or "").split(",") if v.strip())
+    known = otf2_ambiguous_in_place()
+    for name in names:
+        if name not in known:
+            raise click.BadParameter(f"{name!r} is not one of {', '.join(known)}")
+    return names
+
+
+#: `--in-place NAMES` of the commands that read OTF2 archives.
+in_place_option = click.option(
+    "--in-place", "in_place", default=None, metavar="NAMES", callback=_in_place_names,
+    help="OTF2: the collectives (comma-separated: allreduce, allgather, alltoall, reduce_scatter_block) the program "
+         "calls with MPI_IN_PLACE. Score-P's counts say so for the others, not for these [default: none].")
+
+
 def warn_otf2(stats: dict[str, int] | None) -> None:
     """On stderr, once per OTF2 archive: the records skipped and the v-collectives spread evenly."""
     if not stats:
@@ -378,6 +396,15 @@ def warn_otf2(stats: dict[str, int] | None) -> None:
     if stats.get("even_split_collectives"):
         err.print(f"[bold yellow]warning:[/] {stats['even_split_collectives']:,} alltoallv/alltoallw calls: OTF2 "
                   "records only each rank's total, spread evenly over its peers", highlight=False, soft_wrap=True)
+    if stats.get("ambiguous_in_place"):
+        err.print(f"[bold yellow]warning:[/] {stats['ambiguous_in_place']:,} allreduce/allgather/alltoall/"
+                  "reduce_scatter_block records: Score-P's counts do not say whether they were MPI_IN_PLACE; read as "
+                  "--in-place says (default: not in place, the block is the count over N; in place it is over N - 1)",
+                  highlight=False, soft_wrap=True)
+    if stats.get("wildcard_mrecv"):
+        err.print(f"[bold yellow]warning:[/] {stats['wildcard_mrecv']:,} MPI_Mrecv calls: Score-P records no "
+                  "message for them; read as receives from any rank with any tag on MPI_COMM_WORLD",
+                  highlight=False, soft_wrap=True)
 
 
 def warn_derived_datatypes(ops: int, derived_datatype_bytes: float | None) -> None:

@@ -13,7 +13,7 @@ from .. import _core
 from ..api import (MESSAGE_FORMATS, TRACE_FORMATS, MessageFile, Result, drop_timeline, keep_timeline, load_platform,
                    load_trace, simulate)
 from .common import (Progress, Table, derived_datatype_option, err, fail, failing, out, param_option, plain_lines,
-                     seed_option, traced_speed_option, warn_derived_datatypes, warn_otf2)
+                     seed_option, traced_speed_option, in_place_option, warn_derived_datatypes, warn_otf2)
 
 
 def print_result(result: Result, title: str) -> None:
@@ -70,6 +70,7 @@ class ProgressLine(Progress):
               "directory or a RANK ACTION first line, otf2 for a *.otf2 anchor.")
 @derived_datatype_option
 @traced_speed_option
+@in_place_option
 @click.option("--model", default=None, help=f"Sharing model (default: the platform's). Known: {', '.join(_core.sharing_models())}.")
 @click.option("--placement", type=click.Choice(_core.placements()), default="explicit", show_default=True,
               help="Ranks onto hosts: the trace's list (else rank i on host i), round-robin per node, fill nodes first, or random.")
@@ -115,7 +116,7 @@ class ProgressLine(Progress):
               "configuration: SimGrid 3.32's factors and overheads, SMPI's protocol and default collectives, "
               "crosstraffic and weight-S on a topology), or none (docs/formats.md).")
 def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_bytes: float | None,
-                 traced_speed: float | None, model: str | None,
+                 traced_speed: float | None, in_place: tuple[str, ...], model: str | None,
                  placement: str, hostfile: str | None, seed: int, as_json: bool, messages_file: str | None,
                  gantt: str | None, links_file: str | None, link_plot: str | None, timeline: str | None, timing: bool,
                  quiet: bool,
@@ -171,7 +172,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
         with ProgressLine("simulate", quiet=quiet, plain=as_json, unit="ranks done", delay=1.0) as progress:
             hosts = load_platform(platform)  # the platform's errors first
             loaded = load_trace(trace, format=trace_format, derived_datatype_bytes=derived_datatype_bytes,
-                                traced_speed=traced_speed)
+                                traced_speed=traced_speed, in_place=in_place)
             otf2_stats.append(loaded.otf2_stats)
             result = simulate(hosts, loaded, model=model, placement=placement, seed=seed,
                               record_messages=measured is not None, record_timeline=bool(gantt),

@@ -9,7 +9,8 @@ import json
 
 import click
 
-from .common import Style, derived_datatype_option, fail, failing, traced_speed_option, warn_derived_datatypes, warn_otf2
+from .common import (Style, derived_datatype_option, fail, failing, in_place_option, traced_speed_option,
+                     warn_derived_datatypes, warn_otf2)
 
 #: How these commands have always printed their errors: emoji codes (`:name:`) become emoji.
 STYLE: Style = {"emoji": True}
@@ -119,8 +120,9 @@ def export_cmd(trace: str, fmt: str, output: str, flops_per_second: float | None
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (schema: commaware schema trace-summary).")
 @derived_datatype_option
 @traced_speed_option
+@in_place_option
 def show_cmd(trace: str, trace_format: str, matrix: str | None, as_json: bool,
-             derived_datatype_bytes: float | None, traced_speed: float | None) -> None:
+             derived_datatype_bytes: float | None, traced_speed: float | None, in_place: tuple[str, ...]) -> None:
     """Look at a trace before replaying it: its ranks, ops of each kind, the point-to-point
     bytes each rank sends and receives, and the calls and bytes of each collective kind.
 
@@ -143,7 +145,7 @@ def show_cmd(trace: str, trace_format: str, matrix: str | None, as_json: bool,
         fail(f"{matrix}: --matrix needs a .svg or .png file")
     with failing():
         loaded = load_trace(trace, trace_format, derived_datatype_bytes=derived_datatype_bytes,
-                            traced_speed=traced_speed)
+                            traced_speed=traced_speed, in_place=in_place)
     warn_otf2(loaded.otf2_stats)
     summary, pairs = summarize_trace(loaded, matrix=bool(matrix))
     if matrix:

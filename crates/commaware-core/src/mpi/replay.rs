@@ -33,7 +33,7 @@ use crate::network::platform::{Platform, Protocol};
 use crate::network::smpi::{SmpiSpec, SmpiTiming};
 use crate::network::sharing::{make_model, PenaltyCounts};
 use crate::mpi::ops::{OpSpec, OP_NAMES};
-use crate::mpi::timeline::{TimelineMessage, TimelineRun, TimelineSink};
+use crate::mpi::timeline::{TimelineMessage, TimelineOp, TimelineRun, TimelineSink};
 use crate::mpi::trace::{Cursor, Step, Trace, CTX_USER, FAN_REQ};
 
 #[derive(Debug, Clone)]
@@ -438,6 +438,8 @@ struct Replay<'a, 'o> {
     record_timeline: bool,
     /// The observer has a [`TimelineSink`].
     record_states: bool,
+    /// The timeline writes MPI's records ([`TimelineSink::wants_ops`]).
+    timeline_ops: bool,
     /// Messages posted so far (the next one's [`TimelineMessage::id`]).
     posted_msgs: u64,
     stats: MessageStats,
@@ -585,6 +587,7 @@ fn replay(
         record_messages: observer.wants_messages(),
         record_timeline: observer.wants_timeline(),
         record_states: observer.timeline_sink().is_some(),
+        timeline_ops: false,
         posted_msgs: 0,
         observer,
         stats: MessageStats::default(),
@@ -596,7 +599,9 @@ fn replay(
         test_sleeps: 1,
     };
     if let Some(sink) = rp.observer.timeline_sink() {
-        sink.begin(&TimelineRun { host_names: &platform.hosts.iter().map(|h| h.name.clone()).collect::<Vec<_>>(), rank_hosts: &hosts })?;
+        let host_names: Vec<String> = platform.hosts.iter().map(|h| h.name.clone()).collect();
+        sink.begin(&TimelineRun { host_names: &host_names, rank_hosts: &hosts, comms: trace.communicators() })?;
+        rp.timeline_ops = sink.wants_ops();
     }
     if link_loads {
         let host_names: Vec<String> = platform.hosts.iter().map(|h| h.name.clone()).collect();
@@ -751,8 +756,16 @@ impl<'a, 'o> Replay<'a, 'o> {
             self.to_sink(|s| s.leave(now, r as u32));
         }
         if op != NONE {
-            let code = self.trace.spec.ranks[r][op as usize].code();
-            self.to_sink(|s| s.enter(now, r as u32, code));
+            let trace = self.trace;
+            let spec = &trace.spec.ranks[r][op as usize];
+            let code = spec.code();
+            if self.timeline_ops {
+                let (comm, me) = trace.communicator(r, spec.comm());
+                let op = TimelineOp { code, spec, comm, me, size: trace.comm_size(r, spec.comm()) };
+                self.to_sink(|s| s.enter_op(now, r as u32, &op));
+            } else {
+                self.to_sink(|s| s.enter(now, r as u32, code));
+            }
         }
     }
 
@@ -872,6 +885,10 @@ impl<'a, 'o> Replay<'a, 'o> {
                     }
                     self.ranks[r].overhead_paid = false;
                     let rq = self.ranks[r].reqs[req as usize];
+                    if !rq.done && self.timeline_ops {
+                        let now = self.now();
+                        self.to_sink(|s| s.request_tested(now, r as u32, req));
+                    }
                     if rq.done {
                         self.test_sleeps = 1;
                     } else if self.protocol.grow_injected_times {
@@ -1030,9 +1047,20 @@ impl<'a, 'o> Replay<'a, 'o> {
     /// a holder, and a later wait on it returns at once.
     fn consume(&mut self, r: usize, q: u32) {
         let m = self.ranks[r].reqs[q as usize].msg;
+        self.show_done(r, q, m);
         self.ranks[r].reqs[q as usize] = Req { done: true, awaited: false, waited: true, msg: NONE, ..FRESH_REQ };
         if m != NONE {
             self.release(m);
+        }
+    }
+
+    /// A timeline that writes MPI's records learns that the wait or test rank `r` is in
+    /// completed its request `q` (a user request; `m` its message, if it still has it).
+    fn show_done(&mut self, r: usize, q: u32, m: u32) {
+        if self.timeline_ops && q < self.trace.n_user_reqs[r] {
+            let matched = (m != NONE).then(|| (self.msgs[m as usize].src, self.msgs[m as usize].tag));
+            let now = self.now();
+            self.to_sink(|s| s.request_done(now, r as u32, q, matched));
         }
     }
 
@@ -1058,6 +1086,7 @@ impl<'a, 'o> Replay<'a, 'o> {
         for k in 0..self.ranks[r].wait_reqs.len() {
             let q = self.ranks[r].wait_reqs[k] as usize;
             let m = self.ranks[r].reqs[q].msg;
+            self.show_done(r, q as u32, m);
             self.ranks[r].reqs[q] = Req { waited: self.ranks[r].reqs[q].waited, ..FRESH_REQ };
             if m != NONE {
                 self.release(m);

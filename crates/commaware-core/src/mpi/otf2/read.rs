@@ -26,12 +26,32 @@
 //!   succeeded); `MpiRequestTest` → `test`; `MpiRequestCancelled` removes the request and its
 //!   waits. Requests still open at the end of a rank are waited for.
 //! * **Collectives.** `MpiCollectiveEnd` gives the operation, communicator, root and the
-//!   bytes this rank sent and received, counted as Score-P counts them: a bcast's root sends
-//!   N × the buffer, a gather's root receives N blocks, an allreduce sends N × the buffer, a
-//!   scan's rank r receives (r + 1) buffers, … The v-collectives get each rank's block from
-//!   its own record, gathered across ranks; `alltoallv` and `alltoallw` record only totals,
-//!   which are spread evenly over the peers (counted). Handle operations (communicator
-//!   creation, windows) cost nothing; an unknown type is an error.
+//!   bytes this rank sent and received, counted as Score-P counts them (Score-P 9.0,
+//!   `src/adapters/mpi/c/scorep_mpi_coll.inc.c`; line numbers below are that file's): a
+//!   bcast's root sends N × the buffer, a gather's root receives N blocks, an allreduce sends
+//!   N × the buffer, a scan's rank r receives (r + 1) buffers, … The v-collectives get each
+//!   rank's block from its own record, gathered across ranks; `alltoallv` and `alltoallw`
+//!   record only totals, which are spread evenly over the peers (counted). Handle operations
+//!   (communicator creation, windows) cost nothing; an unknown type is an error.
+//! * **`MPI_IN_PLACE`.** Score-P records no in-place flag, only counts that leave out the
+//!   block that stays in place. Where the counts tell the two apart they are read so: a
+//!   gather's or reduce's root in place sends 0 and receives (N − 1) blocks (l. 69-72), a
+//!   scatter's root receives 0 and sends (N − 1) blocks (the same, swapped, l. 275-283), an
+//!   in-place scan's rank r sends (N − 1 − r) and receives r blocks (l. 712-716), an in-place
+//!   allgatherv's rank sends (N − 1) × its block and receives all but its own (l. 569-584),
+//!   an in-place reduce_scatter's rank receives (N − 1) × its block and sends all but its own
+//!   (l. 661-666): the v-forms are decided over all ranks of the call. An in-place allreduce,
+//!   allgather, alltoall or reduce_scatter_block records (N − 1) × the block at every rank
+//!   where the ordinary call records N × (l. 387-398, l. 630-639): the same numbers for
+//!   another size, so they are read as not in place unless [`Otf2Options::in_place`] names
+//!   them, and counted.
+//! * **What is refused.** Non-blocking collectives (`NonBlockingCollectiveRequest` /
+//!   `Complete` records: `MPI_Ibcast` and the rest), one-sided communication (RMA records other
+//!   than window creation, destruction and their collective brackets) and `MPI_Imrecv` (Score-P
+//!   records no message and no request for it) stop the reading with the record's name and
+//!   how many there are. `MPI_Mrecv` has no record either (its `MPI_Mprobe` matched the
+//!   message): it is read as a receive from any rank with any tag on the world communicator,
+//!   and counted.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, CStr, CString};
@@ -59,22 +79,44 @@ pub struct Otf2Stats {
     pub skipped_records: u64,
     /// `alltoallv`/`alltoallw` calls whose total was spread evenly over the peers.
     pub even_split_collectives: u64,
+    /// Collective calls whose counts say `MPI_IN_PLACE` (read with the block left in place).
+    pub in_place_collectives: u64,
+    /// allreduce, allgather, alltoall and reduce_scatter_block calls whose counts cannot say
+    /// whether they were in place (read as [`Otf2Options::in_place`] says).
+    pub ambiguous_in_place: u64,
+    /// `MPI_Mrecv` calls, read as a receive from any rank with any tag.
+    pub wildcard_mrecv: u64,
 }
 
-/// How to read: `traced_speed` (flops/s of the traced machine) turns compute time into flops.
+/// The collectives whose Score-P counts are the same at every rank whether or not the
+/// program passed `MPI_IN_PLACE` ((N − 1) × the block in place, N × otherwise): the names
+/// [`Otf2Options::in_place`] takes.
+pub const AMBIGUOUS_IN_PLACE: [&str; 4] = ["allreduce", "allgather", "alltoall", "reduce_scatter_block"];
+
+/// How to read: `traced_speed` (flops/s of the traced machine) turns compute time into flops;
+/// `in_place[i]` reads every [`AMBIGUOUS_IN_PLACE`]`[i]` call as made with `MPI_IN_PLACE`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Otf2Options {
     pub traced_speed: Option<f64>,
+    pub in_place: [bool; 4],
 }
 
 impl Otf2Options {
-    pub fn new(traced_speed: Option<f64>) -> Result<Otf2Options> {
+    /// `in_place`: names from [`AMBIGUOUS_IN_PLACE`] (an unknown one is an options error).
+    pub fn new(traced_speed: Option<f64>, in_place: &[String]) -> Result<Otf2Options> {
         if let Some(s) = traced_speed {
             if !s.is_finite() || s <= 0.0 {
                 return Err(Error::new(ErrorKind::Options, "traced_speed", format!("must be a positive number of flops per second, got {s}")));
             }
         }
-        Ok(Otf2Options { traced_speed })
+        let mut flags = [false; 4];
+        for name in in_place {
+            let Some(i) = AMBIGUOUS_IN_PLACE.iter().position(|k| k == name) else {
+                return Err(Error::new(ErrorKind::Options, "in_place", format!("{name:?} is not one of {}", AMBIGUOUS_IN_PLACE.join(", "))));
+            };
+            flags[i] = true;
+        }
+        Ok(Otf2Options { traced_speed, in_place: flags })
     }
 }
 
@@ -83,6 +125,25 @@ enum CallKind {
     Other,
     Test,
     Ssend,
+    /// `MPI_Mrecv`: a receive Score-P records nothing for.
+    Mrecv,
+    /// `MPI_Imrecv`: refused.
+    Imrecv,
+}
+
+/// Records the reader refuses, counted over the whole archive: the record's name, how many,
+/// and where the first one is.
+#[derive(Default)]
+struct Refused {
+    count: u64,
+    first: Option<(usize, u64)>,
+}
+
+impl Refused {
+    fn note(&mut self, r: usize, time: u64) {
+        self.count += 1;
+        self.first.get_or_insert((r, time));
+    }
 }
 
 struct Region {
@@ -148,7 +209,12 @@ struct Reading {
     stats: Otf2Stats,
     /// v-collectives to complete: (rank, op position, communicator index, sequence).
     vfix: Vec<(usize, usize, usize, u32)>,
-    vlists: HashMap<(usize, u32), Vec<f64>>,
+    /// Per v-collective call (communicator index, sequence): each member's (sent, received).
+    vlists: HashMap<(usize, u32), Vec<(f64, f64)>>,
+    in_place: [bool; 4],
+    nonblocking_collectives: Refused,
+    rma: Refused,
+    imrecv: Refused,
     error: Option<Error>,
 }
 
@@ -185,6 +251,14 @@ impl Reading {
             st.kind = Some(kind);
             st.send_here = None;
             self.compute(r, start, time);
+            match kind {
+                CallKind::Mrecv => {
+                    self.stats.wildcard_mrecv += 1;
+                    self.ranks[r].ops.push(OpSpec::Recv { src: Peer::Any, tag: TagSpec::Any, comm: 0 });
+                }
+                CallKind::Imrecv => self.imrecv.note(r, time),
+                _ => {}
+            }
         }
         Ok(())
     }
@@ -334,51 +408,147 @@ impl Reading {
             *c += 1;
             *c - 1
         };
-        let mut vblock = None;
+        // Score-P's (N − 1) × block for an in-place allreduce, allgather, alltoall or
+        // reduce_scatter_block (l. 387-391, 630-634), N × block otherwise: as the options say.
+        let ambiguous = |this: &mut Reading, which: usize, total: f64| -> f64 {
+            if n > 1 && total > 0.0 {
+                this.stats.ambiguous_in_place += 1;
+            }
+            if this.in_place[which] && n > 1 {
+                total / (nf - 1.0)
+            } else {
+                total / nf
+            }
+        };
+        let mut vlist = false;
         let op = match kind {
             0 => OpSpec::Barrier { comm: id },
             1 => OpSpec::Bcast { root: root_ok("bcast")?, bytes: v, comm: id },
-            2 => OpSpec::Gather { root: root_ok("gather")?, bytes: s, comm: id },
+            // All-to-one (l. 38-116): the root in place sends 0 and receives (N − 1) blocks.
+            2 | 12 => {
+                let root = root_ok(if kind == 2 { "gather" } else { "reduce" })?;
+                let bytes = if me == root && s == 0.0 && v > 0.0 && n > 1 {
+                    self.stats.in_place_collectives += 1;
+                    v / (nf - 1.0)
+                } else {
+                    s
+                };
+                if kind == 2 {
+                    OpSpec::Gather { root, bytes, comm: id }
+                } else {
+                    OpSpec::Reduce { root, bytes, comm: id }
+                }
+            }
+            // One-to-all (l. 261-285, all-to-one swapped): the root in place receives 0 and
+            // sends (N − 1) blocks.
+            4 => {
+                let root = root_ok("scatter")?;
+                let bytes = if me == root && v == 0.0 && s > 0.0 && n > 1 {
+                    self.stats.in_place_collectives += 1;
+                    s / (nf - 1.0)
+                } else {
+                    v
+                };
+                OpSpec::Scatter { root, bytes, comm: id }
+            }
+            // gatherv (l. 166-258), scatterv (l. 332-357): a rank's block is what it sends
+            // (receives); an in-place root's own block stays in place (0, and no message).
             3 => {
-                vblock = Some(s);
+                vlist = true;
                 OpSpec::Gatherv { root: root_ok("gatherv")?, bytes: vec![0.0; n], comm: id }
             }
-            4 => OpSpec::Scatter { root: root_ok("scatter")?, bytes: v, comm: id },
             5 => {
-                vblock = Some(v);
+                vlist = true;
                 OpSpec::Scatterv { root: root_ok("scatterv")?, bytes: vec![0.0; n], comm: id }
             }
-            6 => OpSpec::Allgather { bytes: s / nf, comm: id },
+            6 => OpSpec::Allgather { bytes: ambiguous(self, 1, s), comm: id },
             7 => {
-                vblock = Some(s / nf);
+                vlist = true;
                 OpSpec::Allgatherv { bytes: vec![0.0; n], comm: id }
             }
-            8 => OpSpec::Alltoall { bytes: s / nf, comm: id },
+            8 => OpSpec::Alltoall { bytes: ambiguous(self, 2, s), comm: id },
             9 | 10 => {
                 self.stats.even_split_collectives += 1;
                 OpSpec::Alltoallv { bytes: vec![s / nf; n], comm: id }
             }
-            11 => OpSpec::Allreduce { bytes: s / nf, comm: id },
-            12 => OpSpec::Reduce { root: root_ok("reduce")?, bytes: s, comm: id },
-            13 | 16 => {
-                vblock = Some(v / nf);
+            11 => OpSpec::Allreduce { bytes: ambiguous(self, 0, s), comm: id },
+            13 => {
+                vlist = true;
                 OpSpec::ReduceScatter { bytes: vec![0.0; n], comm: id }
             }
-            14 => OpSpec::Scan { bytes: v / (me as f64 + 1.0), comm: id },
+            16 => OpSpec::ReduceScatter { bytes: vec![ambiguous(self, 3, v); n], comm: id },
+            14 => {
+                // Scan (l. 695-723): rank r sends (N − r) and receives (r + 1) blocks, in place
+                // (N − 1 − r) and r.
+                let (mf, ordinary) = (me as f64, v / (me as f64 + 1.0));
+                let bytes = if close(s, (nf - mf) * ordinary) {
+                    ordinary
+                } else {
+                    let b = if me > 0 { v / mf } else { s / (nf - 1.0).max(1.0) };
+                    if !(close(s, (nf - 1.0 - mf) * b) && close(v, mf * b)) {
+                        return Err(at(r, time, format!("scan sending {sent} and receiving {recvd} bytes at rank {me} of {n}: neither Score-P's ordinary nor its in-place counts")));
+                    }
+                    self.stats.in_place_collectives += 1;
+                    b
+                };
+                OpSpec::Scan { bytes, comm: id }
+            }
             _ => {
-                // 15, exscan: rank r receives r buffers and sends N - 1 - r.
+                // 15, exscan (l. 725-740, counted as an in-place scan): rank r receives r
+                // buffers and sends N - 1 - r.
                 let bytes = if me > 0 { v / me as f64 } else if n > 1 { s / (nf - 1.0) } else { 0.0 };
                 OpSpec::Exscan { bytes, comm: id }
             }
         };
         let st = &mut self.ranks[r];
         st.ops.push(op);
-        if let Some(b) = vblock {
+        if vlist {
             self.vfix.push((r, st.ops.len() - 1, k, seq));
-            let list = self.vlists.entry((k, seq)).or_insert_with(|| vec![0.0; n]);
-            list[me] = b;
+            let list = self.vlists.entry((k, seq)).or_insert_with(|| vec![(0.0, 0.0); n]);
+            list[me] = (s, v);
         }
         Ok(())
+    }
+}
+
+/// Equal up to rounding (the counts are integers; the blocks derived from them may not be).
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
+}
+
+/// A v-collective's per-rank blocks from its members' (sent, received) counts, and whether it
+/// was in place. gatherv: what each rank sends; scatterv: what each receives. allgatherv
+/// (l. 539-597): rank i sends N × b_i and receives Σb, in place (N − 1) × b_i and Σb − b_i.
+/// reduce_scatter (l. 643-693): rank i receives N × b_i and sends Σb, in place (N − 1) × b_i
+/// and Σb − b_i. The ordinary reading is taken where both fit (all blocks 0, one rank).
+fn v_blocks(op: &OpSpec, counts: &[(f64, f64)]) -> std::result::Result<(Vec<f64>, bool), String> {
+    let nf = counts.len() as f64;
+    let fits = |per_rank: &dyn Fn(f64, f64) -> f64, total_of: &dyn Fn(f64, f64) -> f64, divisor: f64, in_place: bool| {
+        if divisor <= 0.0 {
+            return None;
+        }
+        let blocks: Vec<f64> = counts.iter().map(|&(s, v)| per_rank(s, v) / divisor).collect();
+        let sum: f64 = blocks.iter().sum();
+        let ok = counts.iter().zip(&blocks).all(|(&(s, v), &b)| close(total_of(s, v), if in_place { sum - b } else { sum }));
+        ok.then_some(blocks)
+    };
+    match op {
+        OpSpec::Gatherv { .. } => Ok((counts.iter().map(|&(s, _)| s).collect(), false)),
+        OpSpec::Scatterv { .. } => Ok((counts.iter().map(|&(_, v)| v).collect(), false)),
+        OpSpec::Allgatherv { .. } | OpSpec::ReduceScatter { .. } => {
+            let gather = matches!(op, OpSpec::Allgatherv { .. });
+            let own = move |s: f64, v: f64| if gather { s } else { v };
+            let total = move |s: f64, v: f64| if gather { v } else { s };
+            if let Some(b) = fits(&own, &total, nf, false) {
+                return Ok((b, false));
+            }
+            if let Some(b) = fits(&own, &total, nf - 1.0, true) {
+                return Ok((b, true));
+            }
+            let what = if gather { "allgatherv" } else { "reduce_scatter" };
+            Err(format!("an {what} whose ranks' byte counts (sent, received) {counts:?} fit neither Score-P's ordinary nor its in-place counts"))
+        }
+        _ => Ok((Vec::new(), false)),
     }
 }
 
@@ -461,6 +631,20 @@ unsafe extern "C" fn ev_coll_begin(loc: u64, _t: u64, ud: Ud, _: Attr) -> Callba
 #[allow(clippy::too_many_arguments)]
 unsafe extern "C" fn ev_coll_end(loc: u64, t: u64, ud: Ud, _: Attr, kind: u8, comm: u32, root: u32, sent: u64, recvd: u64) -> CallbackCode {
     on_rank!(ud, loc, |st, r| st.collective(r, t, kind, comm, root, sent, recvd))
+}
+/// `NonBlockingCollectiveRequest` and `…Complete`: counted, then refused (see `finish`).
+unsafe extern "C" fn ev_nonblocking_collective(loc: u64, t: u64, ud: Ud, _: Attr) -> CallbackCode {
+    on_rank!(ud, loc, |st, r| {
+        st.nonblocking_collectives.note(r, t);
+        Ok(())
+    })
+}
+/// RMA records that move data or synchronise: counted, then refused (see `finish`).
+unsafe extern "C" fn ev_rma(loc: u64, t: u64, ud: Ud, _: Attr) -> CallbackCode {
+    on_rank!(ud, loc, |st, r| {
+        st.rma.note(r, t);
+        Ok(())
+    })
 }
 /// OpenMP and thread records: only counted. Registered for records with more arguments
 /// than these four: the C caller passes them all and this callee ignores the rest, which
@@ -633,6 +817,18 @@ pub fn read_spec(lib: &Lib, anchor: &str, options: Otf2Options) -> Result<(Trace
         for set in [lib.evt_set_omp_fork, lib.evt_set_omp_join, lib.evt_set_thread_fork, lib.evt_set_thread_join, lib.evt_set_team_begin, lib.evt_set_team_end] {
             set(cbs, ev_skipped);
         }
+        // Records with more arguments than the four these take: see `ev_skipped`.
+        for set in [lib.evt_set_nbc_request, lib.evt_set_nbc_complete] {
+            set(cbs, ev_nonblocking_collective);
+        }
+        for set in [
+            lib.evt_set_rma_put, lib.evt_set_rma_get, lib.evt_set_rma_atomic, lib.evt_set_rma_sync, lib.evt_set_rma_group_sync,
+            lib.evt_set_rma_request_lock, lib.evt_set_rma_acquire_lock, lib.evt_set_rma_try_lock, lib.evt_set_rma_release_lock,
+            lib.evt_set_rma_wait_change, lib.evt_set_rma_op_complete_blocking, lib.evt_set_rma_op_complete_non_blocking,
+            lib.evt_set_rma_op_test, lib.evt_set_rma_op_complete_remote,
+        ] {
+            set(cbs, ev_rma);
+        }
         let code = (lib.reader_register_evt)(h.ptr, ger, cbs, &mut st as *mut Reading as Ud);
         (lib.evt_callbacks_delete)(cbs);
         check(lib, code, "the events cannot be read")?;
@@ -686,6 +882,10 @@ fn prepare(d: Defs, options: Otf2Options) -> Result<Reading> {
                 CallKind::Test
             } else if lower == "mpi_ssend" || lower == "mpi_issend" {
                 CallKind::Ssend
+            } else if lower == "mpi_mrecv" {
+                CallKind::Mrecv
+            } else if lower == "mpi_imrecv" {
+                CallKind::Imrecv
             } else {
                 CallKind::Other
             };
@@ -774,15 +974,38 @@ fn prepare(d: Defs, options: Otf2Options) -> Result<Reading> {
         stats: Otf2Stats::default(),
         vfix: Vec::new(),
         vlists: HashMap::new(),
+        in_place: options.in_place,
+        nonblocking_collectives: Refused::default(),
+        rma: Refused::default(),
+        imrecv: Refused::default(),
         error: None,
     })
 }
 
-/// Complete what needs the whole archive: v-collective lists, cancelled requests.
+/// Complete what needs the whole archive: refusals, v-collective lists, cancelled requests.
 fn finish(mut st: Reading) -> Result<(TraceSpec, Otf2Stats)> {
+    for (refused, record, what) in [
+        (&st.nonblocking_collectives, "NonBlockingCollectiveRequest/Complete records", "non-blocking collectives (MPI_Ibcast, MPI_Iallreduce and the others)"),
+        (&st.rma, "RMA records", "one-sided communication (MPI_Put, MPI_Get, MPI_Accumulate and their synchronisation)"),
+        (&st.imrecv, "MPI_Imrecv calls", "MPI_Imrecv (Score-P records neither its message nor its request)"),
+    ] {
+        if let Some((r, time)) = refused.first {
+            return Err(at(r, time, format!("{} {record}, the first here: commaware does not replay {what}", refused.count)));
+        }
+    }
+    let mut decided: HashMap<(usize, u32), Vec<f64>> = HashMap::new();
     for &(r, pos, k, seq) in &st.vfix {
-        let list = st.vlists.get(&(k, seq)).cloned().unwrap_or_default();
-        match &mut st.ranks[r].ops[pos] {
+        let op = &mut st.ranks[r].ops[pos];
+        if !decided.contains_key(&(k, seq)) {
+            let counts = st.vlists.get(&(k, seq)).map(Vec::as_slice).unwrap_or_default();
+            let (blocks, in_place) = v_blocks(op, counts).map_err(|e| Error::trace(format!("rank {r}"), e))?;
+            if in_place {
+                st.stats.in_place_collectives += counts.len() as u64;
+            }
+            decided.insert((k, seq), blocks);
+        }
+        let list = decided[&(k, seq)].clone();
+        match op {
             OpSpec::Gatherv { bytes, .. } | OpSpec::Scatterv { bytes, .. } | OpSpec::Allgatherv { bytes, .. } | OpSpec::ReduceScatter { bytes, .. } => *bytes = list,
             _ => {}
         }

@@ -17,6 +17,7 @@ pub mod paje;
 use std::path::Path;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::mpi::ops::OpSpec;
 
 /// The run a timeline is about, given once to [`TimelineSink::begin`] before any event.
 #[derive(Debug, Clone, Copy)]
@@ -25,6 +26,21 @@ pub struct TimelineRun<'a> {
     pub host_names: &'a [String],
     /// The host of each rank (index into `host_names`), indexed by rank.
     pub rank_hosts: &'a [usize],
+    /// The trace's communicators, world ranks in communicator rank order; 0 is the world
+    /// (`Trace::communicators`).
+    pub comms: &'a [Vec<u32>],
+}
+
+/// A trace operation as [`TimelineSink::enter_op`] gets it.
+#[derive(Debug, Clone, Copy)]
+pub struct TimelineOp<'a> {
+    /// Its index into [`crate::mpi::ops::OP_NAMES`].
+    pub code: u8,
+    pub spec: &'a OpSpec,
+    /// Its communicator (an index into [`TimelineRun::comms`]), the rank's rank in it and its size.
+    pub comm: u32,
+    pub me: usize,
+    pub size: usize,
 }
 
 /// A message as the timeline sees it. [`TimelineSink::send`] gets it when the send is
@@ -75,6 +91,28 @@ pub trait TimelineSink {
     fn receive(&mut self, m: &TimelineMessage) -> Result<()>;
     /// The run is over: `makespan` is its last time. Flush and close what was written.
     fn end(&mut self, makespan: f64) -> Result<()>;
+    /// Whether this timeline writes MPI's own records (an OTF2 archive as Score-P writes it):
+    /// then the replay calls [`enter_op`](TimelineSink::enter_op) instead of
+    /// [`enter`](TimelineSink::enter), and reports the user requests its waits and tests
+    /// complete ([`request_done`](TimelineSink::request_done)) and the tests that find one
+    /// unfinished ([`request_tested`](TimelineSink::request_tested)).
+    fn wants_ops(&self) -> bool {
+        false
+    }
+    /// [`enter`](TimelineSink::enter), with the operation itself.
+    fn enter_op(&mut self, time: f64, rank: u32, op: &TimelineOp<'_>) -> Result<()> {
+        self.enter(time, rank, op.code)
+    }
+    /// User request `req` of `rank` (its number in the rank's posting order of isends and
+    /// irecvs) is completed by the wait or test the rank is in; `matched`: the world rank and
+    /// tag of the message a receive request got.
+    fn request_done(&mut self, _time: f64, _rank: u32, _req: u32, _matched: Option<(u32, i64)>) -> Result<()> {
+        Ok(())
+    }
+    /// A test of `rank` found user request `req` unfinished.
+    fn request_tested(&mut self, _time: f64, _rank: u32, _req: u32) -> Result<()> {
+        Ok(())
+    }
     /// Whether this timeline shows the links' load over time: then the replay keeps link
     /// statistics, gives the links once after [`begin`](TimelineSink::begin), and each
     /// change of a link's load as it happens.

@@ -3,9 +3,13 @@
 //! ([`TimelineSink`]): one location per rank (in a location group per rank, under a system
 //! tree node per host), each trace operation as an `Enter`/`Leave` of a region named as
 //! Score-P names the MPI call (`MPI_Send`, `MPI_Bcast`, …; `compute` and `sleep` as user
-//! regions), and each message as an `MpiSend` on the sender when it is posted and an
-//! `MpiRecv` on the receiver when its receive completes, with its size and tag (a
-//! collective's messages carry tag 2^32 − 1) on `MPI_COMM_WORLD`. Times are in nanoseconds.
+//! regions), with the records Score-P's MPI adapter writes inside: `MpiSend` when a send is
+//! entered, `MpiRecv` when a receive leaves (the source and tag it matched), `MpiIsend` and
+//! `MpiIrecvRequest` with a request id when posted, their `MpiIsendComplete` / `MpiIrecv` in
+//! the wait or test that completed them, `MpiRequestTest` for a test that did not,
+//! `MpiCollectiveBegin`/`End` with Score-P's byte counts, on the trace's communicators.
+//! So the OTF2 reader reads back the trace that was replayed. A collective's own messages
+//! are not written (Score-P records none). Times are in nanoseconds.
 //!
 //! Events go to the library's per-location buffers as they come; the definitions (a few
 //! per rank) are written at the end. The archive is `NAME.otf2` (the anchor), `NAME.def` and
@@ -21,14 +25,12 @@ use crate::mpi::otf2::ffi::{self, Lib};
 use crate::error::{Error, ErrorKind, Result};
 use crate::mpi::ops::{OpSpec, Peer, TagSpec, OP_NAMES};
 use crate::mpi::trace::Trace;
-use super::{TimelineMessage, TimelineRun, TimelineSink};
+use super::{TimelineMessage, TimelineOp, TimelineRun, TimelineSink};
 
 /// Ticks per second of the archive's clock.
 const RESOLUTION: f64 = 1e9;
 const UNDEFINED_U32: u32 = u32::MAX;
 const UNDEFINED_U64: u64 = u64::MAX;
-/// The tag of a collective's messages (they have none).
-const COLLECTIVE_TAG: u32 = u32::MAX;
 const PARADIGM_USER: u8 = 1;
 const PARADIGM_MPI: u8 = 4;
 const ROLE_FUNCTION: u8 = 1;
@@ -95,6 +97,8 @@ pub struct Otf2Writer {
     /// Communicators besides the world (numbers 1, 2, …): their members, world ranks in
     /// communicator rank order.
     comms: Vec<Vec<u32>>,
+    /// Per rank, when writing a replay (not a recording).
+    records: Vec<RankRecords>,
     finished: bool,
 }
 
@@ -132,6 +136,7 @@ impl Otf2Writer {
         host_names: Vec::new(),
         rank_hosts: Vec::new(),
         comms: Vec::new(),
+        records: Vec::new(),
         finished: false,
     })
     }
@@ -266,9 +271,34 @@ fn collective_record(op: &OpSpec, n: usize, me: usize) -> Option<(u8, u32, u64, 
 
 /// A request of a recorded rank not completed yet: an isend, or an irecv with its source
 /// (rank in the communicator), communicator number and tag.
+#[derive(Clone, Copy)]
 enum OpenRequest {
     Isend,
     Irecv { src: u32, comm: u32, tag: u32 },
+}
+
+/// What a replayed rank's current op writes when it leaves.
+#[derive(Clone, Copy)]
+enum AtLeave {
+    Nothing,
+    /// A blocking receive: its `MpiRecv`, with the source and tag the op names (None: the
+    /// message it matched gives them).
+    Recv { comm: u32, src: Option<u32>, tag: Option<u32> },
+    /// A collective's `MpiCollectiveEnd` (type, root, bytes sent and received).
+    Collective { comm: u32, kind: u8, root: u32, sent: u64, recvd: u64 },
+}
+
+/// A replay's per-rank state for writing MPI's records.
+struct RankRecords {
+    at_leave: AtLeave,
+    /// Requests posted so far (the next one's id), and those still open.
+    posted: u64,
+    open: std::collections::HashMap<u64, OpenRequest>,
+    /// The world rank and tag of the last user message this rank received.
+    last_received: Option<(u32, u32)>,
+    /// When the rank left its last op (ticks): its `MPI_Finalize`, which ends its last
+    /// compute burst for a reader.
+    last_leave: u64,
 }
 
 /// One line of a `rank-R.times` file: `ENTER LEAVE` (ns), or `end T` for the last.
@@ -331,8 +361,8 @@ pub fn write_recording(trace: &Trace, times: &[PathBuf], hosts: &[String], path:
             }
         })
         .collect();
-    w.comms = trace.communicators().get(1..).unwrap_or(&[]).to_vec();
-    w.begin(&TimelineRun { host_names: &host_names, rank_hosts: &rank_hosts })?;
+    w.begin(&TimelineRun { host_names: &host_names, rank_hosts: &rank_hosts, comms: trace.communicators() })?;
+    w.records.clear(); // the recording writes each op's records and MPI_Finalize itself
     let mut end = 0u64;
     for r in 0..p {
         let file = times[r].display().to_string();
@@ -454,6 +484,14 @@ impl Otf2Writer {
         }
     }
 
+    /// The rank in communicator `comm` (0: the world) of world rank `world`.
+    fn local_rank(&self, comm: u32, world: u32) -> u32 {
+        match comm.checked_sub(1).and_then(|k| self.comms.get(k as usize)) {
+            Some(members) => members.iter().position(|&m| m == world).unwrap_or(0) as u32,
+            None => world,
+        }
+    }
+
     /// The record that completes request `req` of rank `r` at `t`.
     fn complete(&mut self, r: usize, t: u64, req: u64, o: &OpenRequest) -> Result<()> {
         let lib = self.lib;
@@ -475,6 +513,7 @@ impl TimelineSink for Otf2Writer {
         let name = CString::new(self.name.as_bytes()).map_err(|_| out_err(&self.shown_as, "the name holds a NUL byte"))?;
         self.host_names = run.host_names.to_vec();
         self.rank_hosts = run.rank_hosts.to_vec();
+        self.comms = run.comms.get(1..).unwrap_or(&[]).to_vec();
         let p = run.rank_hosts.len();
         // SAFETY: the reader protocol for writing: open, callbacks, def and event files, one
         // event writer per location; the flush callbacks struct is static.
@@ -498,6 +537,7 @@ impl TimelineSink for Otf2Writer {
         }
         self.open = vec![None; p];
         self.events = vec![0; p];
+        self.records = (0..p).map(|_| RankRecords { at_leave: AtLeave::Nothing, posted: 0, open: Default::default(), last_received: None, last_leave: 0 }).collect();
         Ok(())
     }
 
@@ -510,8 +550,108 @@ impl TimelineSink for Otf2Writer {
         self.check(code, "enter")
     }
 
+    fn wants_ops(&self) -> bool {
+        true
+    }
+
+    fn enter_op(&mut self, time: f64, rank: u32, op: &TimelineOp<'_>) -> Result<()> {
+        let r = rank as usize;
+        let region = match op.spec {
+            OpSpec::Send { sync: true, .. } => REGION_SSEND as u8,
+            OpSpec::Isend { sync: true, .. } => REGION_ISSEND as u8,
+            _ => op.code,
+        };
+        self.enter(time, rank, region)?;
+        let (t, lib, comm) = (ticks(time), self.lib, op.comm);
+        // User tags are below 2^31; a receive's "any" is resolved at its end.
+        let tag = |t: i64| t.clamp(0, u32::MAX as i64 - 1) as u32;
+        let source = |p: &Peer| match p {
+            Peer::Rank(s) => Some(*s as u32),
+            Peer::Any => None,
+        };
+        let recv_tag = |t: &TagSpec| match t {
+            TagSpec::Value(v) => Some(tag(*v)),
+            TagSpec::Any => None,
+        };
+        self.records[r].at_leave = AtLeave::Nothing;
+        self.records[r].last_received = None;
+        // SAFETY (every call below): a writer of this archive.
+        match op.spec {
+            OpSpec::Send { dst, bytes, tag: g, .. } | OpSpec::Sendrecv { dst, bytes, tag: g, .. } => {
+                let g = tag(*g);
+                self.event(r, "send", |wr| unsafe { (lib.evt_mpi_send)(wr, std::ptr::null_mut(), t, *dst as u32, comm, g, *bytes as u64) })?;
+                if let OpSpec::Sendrecv { src, recvtag, .. } = op.spec {
+                    self.records[r].at_leave = AtLeave::Recv { comm, src: source(src), tag: recv_tag(recvtag) };
+                }
+            }
+            OpSpec::Recv { src, tag: g, .. } => self.records[r].at_leave = AtLeave::Recv { comm, src: source(src), tag: recv_tag(g) },
+            OpSpec::Isend { dst, bytes, tag: g, .. } => {
+                let (g, req) = (tag(*g), self.records[r].posted);
+                self.records[r].posted += 1;
+                self.records[r].open.insert(req, OpenRequest::Isend);
+                self.event(r, "isend", |wr| unsafe { (lib.evt_mpi_isend)(wr, std::ptr::null_mut(), t, *dst as u32, comm, g, *bytes as u64, req) })?;
+            }
+            OpSpec::Irecv { src, tag: g, .. } => {
+                let req = self.records[r].posted;
+                self.records[r].posted += 1;
+                // The source and tag of a wildcard are replaced by the matched ones at completion.
+                let (s, g) = (source(src).unwrap_or(u32::MAX), recv_tag(g).unwrap_or(u32::MAX));
+                self.records[r].open.insert(req, OpenRequest::Irecv { src: s, comm, tag: g });
+                self.event(r, "irecv request", |wr| unsafe { (lib.evt_mpi_irecv_request)(wr, std::ptr::null_mut(), t, req) })?;
+            }
+            spec => {
+                if let Some((kind, root, sent, recvd)) = collective_record(spec, op.size, op.me) {
+                    self.event(r, "collective begin", |wr| unsafe { (lib.evt_mpi_coll_begin)(wr, std::ptr::null_mut(), t) })?;
+                    self.records[r].at_leave = AtLeave::Collective { comm, kind, root, sent, recvd };
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn request_done(&mut self, time: f64, rank: u32, req: u32, matched: Option<(u32, i64)>) -> Result<()> {
+        let r = rank as usize;
+        let Some(mut o) = self.records.get_mut(r).and_then(|rr| rr.open.remove(&(req as u64))) else { return Ok(()) };
+        if let (OpenRequest::Irecv { src, comm, tag }, Some((world, g))) = (&mut o, matched) {
+            if *src == u32::MAX {
+                *src = self.local_rank(*comm, world);
+            }
+            if *tag == u32::MAX {
+                *tag = g.clamp(0, u32::MAX as i64 - 1) as u32;
+            }
+        }
+        self.complete(r, ticks(time), req as u64, &o)
+    }
+
+    fn request_tested(&mut self, time: f64, rank: u32, req: u32) -> Result<()> {
+        let (r, lib, t) = (rank as usize, self.lib, ticks(time));
+        if !self.records.get(r).is_some_and(|rr| rr.open.contains_key(&(req as u64))) {
+            return Ok(());
+        }
+        // SAFETY: a writer of this archive.
+        self.event(r, "request test", |wr| unsafe { (lib.evt_mpi_request_test)(wr, std::ptr::null_mut(), t, req as u64) })
+    }
+
     fn leave(&mut self, time: f64, rank: u32) -> Result<()> {
         let r = rank as usize;
+        if let Some(rr) = self.records.get_mut(r) {
+            rr.last_leave = ticks(time);
+            let (at_leave, last) = (std::mem::replace(&mut rr.at_leave, AtLeave::Nothing), rr.last_received.take());
+            let (t, lib) = (ticks(time), self.lib);
+            match at_leave {
+                AtLeave::Nothing => {}
+                AtLeave::Recv { comm, src, tag } => {
+                    let s = src.unwrap_or_else(|| last.map(|(w, _)| self.local_rank(comm, w)).unwrap_or(0));
+                    let g = tag.unwrap_or_else(|| last.map(|(_, g)| g).unwrap_or(0));
+                    // SAFETY: a writer of this archive.
+                    self.event(r, "receive", |wr| unsafe { (lib.evt_mpi_recv)(wr, std::ptr::null_mut(), t, s, comm, g, 0) })?;
+                }
+                AtLeave::Collective { comm, kind, root, sent, recvd } => {
+                    // SAFETY: a writer of this archive.
+                    self.event(r, "collective end", |wr| unsafe { (lib.evt_mpi_coll_end)(wr, std::ptr::null_mut(), t, kind, comm, root, sent, recvd) })?;
+                }
+            }
+        }
         let Some(op) = self.open[r].take() else { return Ok(()) };
         self.events[r] += 1;
         // SAFETY: a writer of this archive.
@@ -519,26 +659,26 @@ impl TimelineSink for Otf2Writer {
         self.check(code, "leave")
     }
 
-    fn send(&mut self, m: &TimelineMessage) -> Result<()> {
-        let r = m.src_rank as usize;
-        self.events[r] += 1;
-        let tag = if m.tag < 0 { COLLECTIVE_TAG } else { m.tag.min(u32::MAX as i64 - 1) as u32 };
-        // SAFETY: a writer of this archive.
-        let code = unsafe { (self.lib.evt_mpi_send)(self.writers[r], std::ptr::null_mut(), ticks(m.posted), m.dst_rank, 0, tag, m.bytes as u64) };
-        self.check(code, "send")
+    fn send(&mut self, _m: &TimelineMessage) -> Result<()> {
+        Ok(()) // the op writes its records (enter_op); a collective's messages have none
     }
 
     fn receive(&mut self, m: &TimelineMessage) -> Result<()> {
-        let r = m.dst_rank as usize;
-        self.events[r] += 1;
-        let tag = if m.tag < 0 { COLLECTIVE_TAG } else { m.tag.min(u32::MAX as i64 - 1) as u32 };
-        // SAFETY: a writer of this archive.
-        let code = unsafe { (self.lib.evt_mpi_recv)(self.writers[r], std::ptr::null_mut(), ticks(m.received), m.src_rank, 0, tag, m.bytes as u64) };
-        self.check(code, "receive")
+        if m.tag >= 0 {
+            if let Some(rr) = self.records.get_mut(m.dst_rank as usize) {
+                rr.last_received = Some((m.src_rank, m.tag.clamp(0, u32::MAX as i64 - 1) as u32));
+            }
+        }
+        Ok(())
     }
 
     fn end(&mut self, makespan: f64) -> Result<()> {
         let lib = self.lib;
+        for r in 0..self.records.len() {
+            let t = self.records[r].last_leave;
+            self.region_event(r, t, REGION_FINALIZE, true)?;
+            self.region_event(r, t, REGION_FINALIZE, false)?;
+        }
         // SAFETY: closing what `begin` opened, once.
         unsafe {
             for (r, w) in std::mem::take(&mut self.writers).into_iter().enumerate() {

@@ -292,7 +292,7 @@ mod tests {
     fn events_follow_the_header_in_the_order_they_came() {
         let hosts = vec!["node-0".to_string(), "node \"1\"".to_string()];
         let mut w = PajeWriter::new(Vec::new(), "mem.paje");
-        w.begin(&TimelineRun { host_names: &hosts, rank_hosts: &[1, 0] }).unwrap();
+        w.begin(&TimelineRun { host_names: &hosts, rank_hosts: &[1, 0], comms: &[] }).unwrap();
         w.enter(0.0, 0, 1).unwrap();
         let mut m = TimelineMessage {
             id: 7, src_rank: 0, dst_rank: 1, bytes: 1000.0, tag: 3, op: 1, posted: 0.5,
@@ -321,7 +321,7 @@ mod tests {
     fn a_link_appears_when_it_first_carries_a_flow_and_its_load_is_set_at_each_change() {
         let hosts = vec!["n0".to_string(), "n1".to_string()];
         let mut w = PajeWriter::new(Vec::new(), "mem.paje");
-        w.begin(&TimelineRun { host_names: &hosts, rank_hosts: &[0, 1] }).unwrap();
+        w.begin(&TimelineRun { host_names: &hosts, rank_hosts: &[0, 1], comms: &[] }).unwrap();
         w.links(&[("n0_UP".to_string(), 1e8), ("n1_DOWN".to_string(), 2e8)]).unwrap();
         // An idle link that stays idle gets no container; a load of 0 later is written.
         w.link_load(0.0, 0, 0.0).unwrap();
