@@ -230,8 +230,10 @@ class Platform:
         links on a route between two hosts) and `bisection_bandwidth_bytes_per_s`, each None
         where not given, with `diameter_how` / `bisection_how` saying how it was found or why
         not, and `simgrid_config`, each setting of a SimGrid file's `<config>` (`setting`,
-        `value`, `applied_as`: the field it set, or why it changes nothing) (docs/topologies.md,
-        "platform show")."""
+        `value`, `applied_as`: the field it set, or why it changes nothing), and
+        `simgrid_unmodelled`, what such a file holds that commaware accepts without modelling
+        (`what`, `count`, `first_at`: energy and user `<prop>`s, power states after the first)
+        (docs/topologies.md, "platform show")."""
         return _core.platform_summary(self._core, ends)
 
     def __repr__(self) -> str:

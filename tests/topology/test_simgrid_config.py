@@ -107,3 +107,26 @@ def test_platform_show_lists_the_settings(tmp_path):
     proc = run_cli("platform", "show", path)
     assert proc.returncode == 0, proc.stderr
     assert "network/model" in proc.stdout and "simgrid-3.32" in proc.stdout and "surf/precision" in proc.stdout
+
+
+def test_platform_show_lists_what_is_accepted_but_not_modelled(tmp_path, cli):
+    """Energy and user props and power states after the first change no time here: accepted,
+    and named by `platform show` with their count and first place, unlike an ordinary file."""
+    text = (
+        '<?xml version="1.0"?>\n<platform version="4.1">\n<zone id="z" routing="Full">\n'
+        '<host id="a" speed="1Gf,500Mf,0f"><prop id="wattage_per_state" value="90:100:120"/>'
+        '<prop id="wattage_off" value="10"/></host>\n'
+        '<host id="b" speed="2Gf"><prop id="wattage_per_state" value="90:150"/></host>\n'
+        '<link id="l" bandwidth="1GBps" latency="1us"/>\n'
+        '<route src="a" dst="b"><link_ctn id="l"/></route>\n</zone>\n</platform>\n')
+    path = write(tmp_path, "energy.xml", text)
+    summary = load_platform(path).summary()
+    assert summary["simgrid_unmodelled"] == [
+        {"what": '<prop id="wattage_per_state"> (SimGrid times nothing by it)', "count": 2, "first_at": "line 4, column 35"},
+        {"what": '<prop id="wattage_off"> (SimGrid times nothing by it)', "count": 1, "first_at": "line 4, column 84"},
+        {"what": "power states after the first (`speed` lists; a host runs in its first)", "count": 1,
+         "first_at": "line 4, column 1"},
+    ]
+    shown = cli("platform", "show", path, check=True).stdout
+    assert "not modelled" in shown and "wattage_per_state" in shown
+    assert load_platform(write(tmp_path, "plain.xml", xml())).summary()["simgrid_unmodelled"] == []

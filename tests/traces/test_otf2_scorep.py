@@ -2,9 +2,8 @@
 Score-P's MPI adapter for `MPI_IN_PLACE`, the matched receive `MPI_Mrecv`, and the records the
 reader refuses (non-blocking collectives, one-sided communication, `MPI_Imrecv`).
 
-Score-P is not built here (it needs its own build of OTF2, Cube and OPARI2 from sources this
-machine cannot reach); the archives are written with the `otf2` package as its adapter writes
-them. Every count below cites Score-P 9.0's `src/adapters/mpi/c/scorep_mpi_coll.inc.c` (and the
+Score-P is not built here (docs/howto-scorep.md says why); the archives are written with the
+`otf2` package as its adapter writes them. Every count below cites Score-P 9.0's `src/adapters/mpi/c/scorep_mpi_coll.inc.c` (and the
 wrappers in `src/adapters/mpi/c/wrappers/`); the JSON side of each program is what
 `commaware trace record` records for the same calls (the counts MPI reads: an in-place
 call's own block included, python/commaware/traces/recorder/commaware_pmpi.c).

@@ -150,6 +150,15 @@ pub(crate) fn platform_summary<'py>(py: Python<'py>, platform: &Platform, ends: 
         config.append(item)?;
     }
     d.set_item("simgrid_config", config)?;
+    let unmodelled = PyList::empty(py);
+    for u in &p.simgrid_unmodelled {
+        let item = PyDict::new(py);
+        item.set_item("what", &u.what)?;
+        item.set_item("count", u.count)?;
+        item.set_item("first_at", &u.first_at)?;
+        unmodelled.append(item)?;
+    }
+    d.set_item("simgrid_unmodelled", unmodelled)?;
     Ok(d)
 }
 

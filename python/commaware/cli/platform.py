@@ -113,4 +113,6 @@ def show_cmd(platform: Path, as_json: bool) -> None:
     table.add_row("bisection bandwidth", _bandwidth(doc["bisection_bandwidth_bytes_per_s"], doc["bisection_how"]))
     for c in doc["simgrid_config"]:
         table.add_row(f"<config> {c['setting']}", f"{c['value']}: {c['applied_as']}")
+    for u in doc["simgrid_unmodelled"]:
+        table.add_row("not modelled", f"{u['what']}: {u['count']:,} (first at {u['first_at']})")
     out.print(table)

@@ -70,7 +70,8 @@ fn over_simgrid(mut doc: serde_json::Value, xml_text: &str, xml_file: &str) -> R
     for key in ["bandwidth", "memory_bandwidth"] {
         net.entry(key).or_insert(serde_json::json!(simgrid_xml::LOOPBACK_BANDWIDTH));
     }
-    let xml = simgrid_xml::read(xml_text).map_err(|e| e.in_source(xml_file))?;
+    let mut xml = simgrid_xml::read(xml_text).map_err(|e| e.in_source(xml_file))?;
+    let unmodelled = std::mem::take(&mut xml.unmodelled);
     let settings = apply_simgrid_config(&xml.config, net).map_err(|e| e.in_source(xml_file))?;
     let mut spec: PlatformSpec = parse_input(ErrorKind::Platform, &doc.to_string(), Format::Dict)?;
     // The hosts typed, not through JSON: a file may hold millions.
@@ -91,6 +92,7 @@ fn over_simgrid(mut doc: serde_json::Value, xml_text: &str, xml_file: &str) -> R
     );
     let mut platform = with_topology(spec, Some(xml.topology))?;
     platform.simgrid_config = settings;
+    platform.simgrid_unmodelled = unmodelled;
     Ok(platform)
 }
 

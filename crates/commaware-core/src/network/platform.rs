@@ -310,6 +310,19 @@ pub struct Platform {
     /// The settings of a SimGrid file's `<config>`, in order, with what each became.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub simgrid_config: Vec<SimgridSetting>,
+    /// What a SimGrid file holds that SimGrid reads and commaware accepts without modelling
+    /// it (energy and user `<prop>`s, power states after the first), in order of first use.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub simgrid_unmodelled: Vec<SimgridUnmodelled>,
+}
+
+/// Something of a SimGrid platform file that changes no time in commaware: what it is, how
+/// many elements have it, and where the first one is (`line L, column C`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SimgridUnmodelled {
+    pub what: String,
+    pub count: u64,
+    pub first_at: String,
 }
 
 /// One setting of a SimGrid platform file's `<config>` and what commaware made of it.
@@ -526,7 +539,7 @@ impl Platform {
             Some(t) => Some(t.build(hosts.len(), net.bandwidth, net.latency)?),
             None => None,
         };
-        Ok(Platform { hosts, network: net, smpi, topology, simgrid_config: Vec::new() })
+        Ok(Platform { hosts, network: net, smpi, topology, simgrid_config: Vec::new(), simgrid_unmodelled: Vec::new() })
     }
 
     pub fn host_index(&self, name: &str) -> Option<usize> {

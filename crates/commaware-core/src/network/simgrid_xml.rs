@@ -8,20 +8,23 @@
 //! actors, Wi-Fi, Vivaldi coordinates, bypass routes, ...) is an error naming the element
 //! and its line, never ignored. A `<config>`'s settings are read here and applied by the
 //! loader (`mpi::platform_file::apply_simgrid_config`). Another `<prop>` is accepted and
-//! changes nothing, except SMPI's per-host overheads, which are refused. A zone's children must come in the
-//! DTD's order, as SimGrid's parser demands.
+//! changes nothing, except SMPI's per-host overheads, which are refused; what is accepted
+//! without being modelled (those props, power states after the first) is listed in
+//! [`XmlPlatform::unmodelled`]. A zone's children must come in the DTD's order, as SimGrid's
+//! parser demands.
 //!
 //! The result is the hosts in document order (a cluster's in radical order) and the
 //! network as a [`Topology`]: one cluster alone is the cluster's topology; anything else
 //! is a tree of [`Zones`].
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use roxmltree::{Document, Node, ParsingOptions};
 
 use crate::error::{check_amount, check_seconds, cut_value, too_deep, Error, ErrorKind, Result, MAX_NESTING};
-use crate::network::platform::{MAX_CORES_PER_HOST, MAX_HOSTS, MAX_TOTAL_CORES};
+use crate::network::platform::{SimgridUnmodelled, MAX_CORES_PER_HOST, MAX_HOSTS, MAX_TOTAL_CORES};
 use crate::network::topology::graph::Routing;
 use crate::network::topology::zones::{Point, Zones, ZonesBuilder};
 use crate::network::topology::{build_cluster_in, cluster_host_names, cluster_router_name, DragonflyRouting, SimgridCounters,
@@ -51,6 +54,8 @@ pub struct XmlPlatform {
     pub hosts: Vec<XmlHost>,
     pub topology: Arc<dyn Topology>,
     pub config: Vec<ConfigProp>,
+    /// What SimGrid reads and commaware accepts without modelling, counted, in order of first use.
+    pub unmodelled: Vec<SimgridUnmodelled>,
 }
 
 /// One `<prop>` of the file's `<config>`: a SimGrid option, its value, and where it is
@@ -212,6 +217,7 @@ struct Reader<'a, 'input> {
     /// The one cluster, when the platform is one cluster alone.
     lone_cluster: Option<Arc<dyn Topology>>,
     config: Vec<ConfigProp>,
+    unmodelled: RefCell<Vec<SimgridUnmodelled>>,
 }
 
 /// Line and column of byte `pos`, as an error field.
@@ -297,6 +303,7 @@ pub fn read(text: &str) -> Result<XmlPlatform> {
         counters: SimgridCounters::default(),
         lone_cluster: None,
         config: Vec::new(),
+        unmodelled: RefCell::new(Vec::new()),
     };
     r.platform(root)?;
     let hosts = std::mem::take(&mut r.hosts);
@@ -307,7 +314,7 @@ pub fn read(text: &str) -> Result<XmlPlatform> {
             Arc::new(zones)
         }
     };
-    Ok(XmlPlatform { hosts, topology, config: std::mem::take(&mut r.config) })
+    Ok(XmlPlatform { hosts, topology, config: std::mem::take(&mut r.config), unmodelled: r.unmodelled.take() })
 }
 
 const NOT_MODELLED: &[(&str, &str)] = &[
@@ -601,7 +608,17 @@ impl<'a, 'input> Reader<'a, 'input> {
                 format!("{}: SMPI's per-host overheads are not modelled (network.smpi.{} gives every host one)", Self::tag(node), &id[5..]),
             ));
         }
+        self.not_timed(node, format!("<prop id={id:?}> (SimGrid times nothing by it)"));
         Ok(())
+    }
+
+    /// Counts `what` (first seen at `node`) among what is accepted without being modelled.
+    fn not_timed(&self, node: Node, what: String) {
+        let mut list = self.unmodelled.borrow_mut();
+        match list.iter_mut().find(|u| u.what == what) {
+            Some(u) => u.count += 1,
+            None => list.push(SimgridUnmodelled { what, count: 1, first_at: at(self.doc, node.range().start) }),
+        }
     }
 
     /// An element that holds no elements (SimGrid's DTD: EMPTY).
@@ -647,6 +664,9 @@ impl<'a, 'input> Reader<'a, 'input> {
             let v = parse_quantity(Quantity::Speed, text.trim()).map_err(fail)?;
             check_amount(ErrorKind::Platform, "", v, k == 0).map_err(|e| fail(e.reason))?;
             first.get_or_insert(v);
+            if k == 1 {
+                self.not_timed(node, format!("power states after the first (`{name}` lists; a host runs in its first)"));
+            }
         }
         Ok(first.unwrap_or_default())
     }

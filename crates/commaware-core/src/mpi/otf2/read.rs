@@ -546,7 +546,9 @@ fn v_blocks(op: &OpSpec, counts: &[(f64, f64)]) -> std::result::Result<(Vec<f64>
                 return Ok((b, true));
             }
             let what = if gather { "allgatherv" } else { "reduce_scatter" };
-            Err(format!("an {what} whose ranks' byte counts (sent, received) {counts:?} fit neither Score-P's ordinary nor its in-place counts"))
+            let shown: Vec<String> = counts.iter().take(4).map(|(s, v)| format!("({s}, {v})")).collect();
+            let more = if counts.len() > 4 { format!(", … ({} ranks)", counts.len()) } else { String::new() };
+            Err(format!("an {what} whose ranks' byte counts (sent, received) {}{more} fit neither Score-P's ordinary nor its in-place counts", shown.join(", ")))
         }
         _ => Ok((Vec::new(), false)),
     }
