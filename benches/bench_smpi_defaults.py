@@ -313,9 +313,14 @@ def main() -> int:
         print(f"{len(rows) - failed} of {len(rows)} within {TOLERANCE:g} of smpirun's default makespan")
     if args.save:
         out = ROOT / "benches" / "results" / f"smpi-defaults-{started.strftime('%Y%m%d-%H%M%S')}.json"
-        out.write_text(json.dumps({"started": started.isoformat(), "commaware": commaware.__version__,
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        worst = max(rows, key=lambda r: r["relative_difference"]) if rows else None
+        summary = {"rows": len(rows), "within_tolerance": len(rows) - failed,
+                   "largest_relative_difference": worst and worst["relative_difference"],
+                   "largest_at": worst and f"{worst['trace']} {worst['platform']} {worst['collectives']}"}
+        out.write_text(json.dumps({"started": started.isoformat(), "commit": commit, "commaware": commaware.__version__,
                                    "class": args.klass, "ranks": args.ranks, "algorithms": algorithms,
-                                   "rows": rows}, indent=1) + "\n")
+                                   "summary": summary, "rows": rows}, indent=1) + "\n")
         print(f"wrote {out.relative_to(ROOT)}", file=sys.stderr)
     return 1 if failed else 0
 

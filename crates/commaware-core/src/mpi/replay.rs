@@ -598,13 +598,17 @@ fn replay(
         protocol: platform.protocol(),
         test_sleeps: 1,
     };
+    // Host names only for a timeline or link loads (a star may have millions of hosts).
+    let host_names: Vec<String> = if rp.record_states || link_loads {
+        platform.hosts.iter().map(|h| h.name.clone()).collect()
+    } else {
+        Vec::new()
+    };
     if let Some(sink) = rp.observer.timeline_sink() {
-        let host_names: Vec<String> = platform.hosts.iter().map(|h| h.name.clone()).collect();
         sink.begin(&TimelineRun { host_names: &host_names, rank_hosts: &hosts, comms: trace.communicators() })?;
         rp.timeline_ops = sink.wants_ops();
     }
     if link_loads {
-        let host_names: Vec<String> = platform.hosts.iter().map(|h| h.name.clone()).collect();
         let links = rp.engine.track_link_loads(&host_names).unwrap_or_default();
         if let Some(sink) = rp.observer.timeline_sink() {
             sink.links(&links)?;
