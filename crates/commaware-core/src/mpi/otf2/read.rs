@@ -999,8 +999,9 @@ fn finish(mut st: Reading) -> Result<(TraceSpec, Otf2Stats)> {
     for &(r, pos, k, seq) in &st.vfix {
         let op = &mut st.ranks[r].ops[pos];
         if !decided.contains_key(&(k, seq)) {
-            let counts = st.vlists.get(&(k, seq)).map(Vec::as_slice).unwrap_or_default();
-            let (blocks, in_place) = v_blocks(op, counts).map_err(|e| Error::trace(format!("rank {r}"), e))?;
+            // Decided once per call: its raw counts are not needed after.
+            let counts = st.vlists.remove(&(k, seq)).unwrap_or_default();
+            let (blocks, in_place) = v_blocks(op, &counts).map_err(|e| Error::trace(format!("rank {r}"), e))?;
             if in_place {
                 st.stats.in_place_collectives += counts.len() as u64;
             }

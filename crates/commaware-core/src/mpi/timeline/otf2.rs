@@ -59,6 +59,22 @@ const REGION_SSEND: u32 = OP_NAMES.len() as u32;
 const REGION_ISSEND: u32 = REGION_SSEND + 1;
 const REGION_FINALIZE: u32 = REGION_SSEND + 2;
 
+/// The region of trace op `op`: its [`OP_NAMES`] code, or `MPI_Ssend` / `MPI_Issend` for a
+/// synchronous send.
+fn region_of(op: &OpSpec) -> u32 {
+    match op {
+        OpSpec::Send { sync: true, .. } => REGION_SSEND,
+        OpSpec::Isend { sync: true, .. } => REGION_ISSEND,
+        _ => op.code() as u32,
+    }
+}
+
+/// A user tag as a replay's record carries it: user tags are below 2^31, and 2^32 − 1 is
+/// OTF2's "undefined".
+fn record_tag(tag: i64) -> u32 {
+    tag.clamp(0, u32::MAX as i64 - 1) as u32
+}
+
 /// Every region the writer defines, by id: its name, role and paradigm.
 fn regions() -> Vec<(String, u8, u8)> {
     let mut all: Vec<(String, u8, u8)> = OP_NAMES.iter().map(|op| {
@@ -382,11 +398,7 @@ pub fn write_recording(trace: &Trace, times: &[PathBuf], hosts: &[String], path:
             let enter = a.max(last);
             let leave = b.max(enter);
             last = leave;
-            let region = match op {
-                OpSpec::Send { sync: true, .. } => REGION_SSEND,
-                OpSpec::Isend { sync: true, .. } => REGION_ISSEND,
-                _ => op.code() as u32,
-            };
+            let region = region_of(op);
             let (comm, me) = trace.communicator(r, op.comm());
             let n = trace.comm_size(r, op.comm());
             let tag = |t: i64| -> Result<u32> { u32::try_from(t).ok().filter(|&t| t != u32::MAX).ok_or_else(|| at(&format!("tag {t}"))) };
@@ -556,21 +568,15 @@ impl TimelineSink for Otf2Writer {
 
     fn enter_op(&mut self, time: f64, rank: u32, op: &TimelineOp<'_>) -> Result<()> {
         let r = rank as usize;
-        let region = match op.spec {
-            OpSpec::Send { sync: true, .. } => REGION_SSEND as u8,
-            OpSpec::Isend { sync: true, .. } => REGION_ISSEND as u8,
-            _ => op.code,
-        };
-        self.enter(time, rank, region)?;
+        self.enter(time, rank, region_of(op.spec) as u8)?;
         let (t, lib, comm) = (ticks(time), self.lib, op.comm);
-        // User tags are below 2^31; a receive's "any" is resolved at its end.
-        let tag = |t: i64| t.clamp(0, u32::MAX as i64 - 1) as u32;
+        // A receive's "any" is resolved at its end.
         let source = |p: &Peer| match p {
             Peer::Rank(s) => Some(*s as u32),
             Peer::Any => None,
         };
         let recv_tag = |t: &TagSpec| match t {
-            TagSpec::Value(v) => Some(tag(*v)),
+            TagSpec::Value(v) => Some(record_tag(*v)),
             TagSpec::Any => None,
         };
         self.records[r].at_leave = AtLeave::Nothing;
@@ -578,7 +584,7 @@ impl TimelineSink for Otf2Writer {
         // SAFETY (every call below): a writer of this archive.
         match op.spec {
             OpSpec::Send { dst, bytes, tag: g, .. } | OpSpec::Sendrecv { dst, bytes, tag: g, .. } => {
-                let g = tag(*g);
+                let g = record_tag(*g);
                 self.event(r, "send", |wr| unsafe { (lib.evt_mpi_send)(wr, std::ptr::null_mut(), t, *dst as u32, comm, g, *bytes as u64) })?;
                 if let OpSpec::Sendrecv { src, recvtag, .. } = op.spec {
                     self.records[r].at_leave = AtLeave::Recv { comm, src: source(src), tag: recv_tag(recvtag) };
@@ -586,7 +592,7 @@ impl TimelineSink for Otf2Writer {
             }
             OpSpec::Recv { src, tag: g, .. } => self.records[r].at_leave = AtLeave::Recv { comm, src: source(src), tag: recv_tag(g) },
             OpSpec::Isend { dst, bytes, tag: g, .. } => {
-                let (g, req) = (tag(*g), self.records[r].posted);
+                let (g, req) = (record_tag(*g), self.records[r].posted);
                 self.records[r].posted += 1;
                 self.records[r].open.insert(req, OpenRequest::Isend);
                 self.event(r, "isend", |wr| unsafe { (lib.evt_mpi_isend)(wr, std::ptr::null_mut(), t, *dst as u32, comm, g, *bytes as u64, req) })?;
@@ -617,7 +623,7 @@ impl TimelineSink for Otf2Writer {
                 *src = self.local_rank(*comm, world);
             }
             if *tag == u32::MAX {
-                *tag = g.clamp(0, u32::MAX as i64 - 1) as u32;
+                *tag = record_tag(g);
             }
         }
         self.complete(r, ticks(time), req as u64, &o)
@@ -666,7 +672,7 @@ impl TimelineSink for Otf2Writer {
     fn receive(&mut self, m: &TimelineMessage) -> Result<()> {
         if m.tag >= 0 {
             if let Some(rr) = self.records.get_mut(m.dst_rank as usize) {
-                rr.last_received = Some((m.src_rank, m.tag.clamp(0, u32::MAX as i64 - 1) as u32));
+                rr.last_received = Some((m.src_rank, record_tag(m.tag)));
             }
         }
         Ok(())
