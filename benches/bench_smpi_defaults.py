@@ -56,6 +56,7 @@ import commaware
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "peers"))
 import smpi_replay  # noqa: E402
+from common import save_results  # noqa: E402
 
 TOLERANCE = 1e-6
 NPB_PROGRAMS = ("is", "lu", "mg", "ft")
@@ -312,15 +313,13 @@ def main() -> int:
             print(line + f" {r['smpi_wall_s']:>9.2f} {r['ours_wall_s']:>9.2f}")
         print(f"{len(rows) - failed} of {len(rows)} within {TOLERANCE:g} of smpirun's default makespan")
     if args.save:
-        out = ROOT / "benches" / "results" / f"smpi-defaults-{started.strftime('%Y%m%d-%H%M%S')}.json"
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
         worst = max(rows, key=lambda r: r["relative_difference"]) if rows else None
         summary = {"rows": len(rows), "within_tolerance": len(rows) - failed,
                    "largest_relative_difference": worst and worst["relative_difference"],
                    "largest_at": worst and f"{worst['trace']} {worst['platform']} {worst['collectives']}"}
-        out.write_text(json.dumps({"started": started.isoformat(), "commit": commit, "commaware": commaware.__version__,
-                                   "class": args.klass, "ranks": args.ranks, "algorithms": algorithms,
-                                   "summary": summary, "rows": rows}, indent=1) + "\n")
+        out = save_results("smpi-defaults", started, {"commaware": commaware.__version__, "class": args.klass,
+                                                       "ranks": args.ranks, "algorithms": algorithms,
+                                                       "summary": summary, "rows": rows})
         print(f"wrote {out.relative_to(ROOT)}", file=sys.stderr)
     return 1 if failed else 0
 

@@ -1,13 +1,15 @@
 """What several benchmarks share: the best of repeated timings, and the seeded random trees of
 paper 000 (``bench_throughput.py``, ``bench_taskfarm.py``), the RSS probes of the child processes that
 ``bench_flows.py`` and ``bench_topology.py`` measure memory in, and a whole command's wall time and peak
-RSS (``measure_process``). Imported by the benchmarks as
+RSS (``measure_process``), and the results file of ``--save`` (``save_results``). Imported by the benchmarks as
 ``common`` (a script's own folder is first on ``sys.path``)."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -93,3 +95,14 @@ def measure_process(cmd: list[str], stdout: str | Path | None = None, timeout: f
     with tempfile.NamedTemporaryFile(prefix="commaware-bench-stderr-") as err:
         code, wall, peak = measure(cmd, stdout or os.devnull, err.name, timeout=timeout)
         return {"code": code, "wall_s": wall, "peak_rss_bytes": peak, "stderr": Path(err.name).read_text(errors="replace")}
+
+
+def save_results(name: str, started: Any, doc: dict[str, Any]) -> Path:
+    """Write `doc` to benches/results/NAME-<started>.json with the run's start (an aware
+    datetime) and the commit it measured, as benches/recorded/ wants them; the path."""
+    root = Path(__file__).resolve().parents[1]
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+    out = root / "benches" / "results" / f"{name}-{started.strftime('%Y%m%d-%H%M%S')}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"started": started.isoformat(), "commit": commit, **doc}, indent=1) + "\n")
+    return out

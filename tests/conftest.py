@@ -131,3 +131,44 @@ def requires_slurm_mark(available: tuple[bool, str], tests: str) -> pytest.MarkD
 def cw() -> ModuleType:
     """The commaware package (an import failure is an error here, not a skip)."""
     return importlib.import_module("commaware")
+
+
+# -- the full-mode reproduction, in the background -------------------------------------------
+# `commaware reproduce all` without --quick takes minutes: when the session collects
+# test_full_mode_outcomes (tests/reproduce/test_pinned_outcomes.py), it starts at the end of
+# collection, runs beside the other tests, and that test, moved to the end, waits for it.
+
+FULL_MODE_TEST = "test_full_mode_outcomes"
+_full_run: dict[str, object] = {}
+
+
+def pytest_collection_modifyitems(session, config, items):
+    full = [item for item in items if item.name == FULL_MODE_TEST]
+    if not full or "proc" in _full_run:
+        return
+    items[:] = [item for item in items if item.name != FULL_MODE_TEST] + full
+    import tempfile
+    folder = Path(tempfile.mkdtemp(prefix="commaware-full-reproduce-"))
+    out, err = open(folder / "stdout", "w"), open(folder / "stderr", "w")
+    _full_run.update(folder=folder, files=(out, err), proc=subprocess.Popen(
+        [sys.executable, "-m", "commaware.cli", "reproduce", "all", "--json", "--quiet"], stdout=out, stderr=err))
+
+
+def pytest_unconfigure(config):
+    proc = _full_run.get("proc")
+    if isinstance(proc, subprocess.Popen) and proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture(scope="session")
+def full_report() -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of the background `commaware reproduce all --json`."""
+    proc = _full_run["proc"]
+    assert isinstance(proc, subprocess.Popen)
+    code = proc.wait(timeout=3600)
+    for f in _full_run["files"]:  # type: ignore[union-attr]
+        f.close()
+    folder = _full_run["folder"]
+    assert isinstance(folder, Path)
+    return code, (folder / "stdout").read_text(), (folder / "stderr").read_text()

@@ -677,6 +677,14 @@ class Result:
         return self._core.warnings
 
     @property
+    def penalty_counts(self) -> dict[str, Any] | None:
+        """Under `myrinet`: component counts made (`counts`), of those estimated (`estimated`),
+        of the estimates those the work bound `steps` stopped before `tolerance` (`bounded`),
+        and the largest relative 95 % error of an estimated penalty (`largest_error`; None when
+        unbounded). None under other models. The same as `to_dict()["penalty_counts"]`."""
+        return self._core.penalty_counts
+
+    @property
     def derived_datatype_ops(self) -> int:
         """The replayed trace's `Trace.derived_datatype_ops`."""
         return self._core.derived_datatype_ops

@@ -134,6 +134,12 @@ def trace_program(source: str | Path, n_ranks: int, platform: dict[str, Any], ou
     return _run_traced(source, n_ranks, platform, out_dir, [], [], timeout)[0]
 
 
+def trace_binary(program: str | Path, n_ranks: int, platform: dict[str, Any], out_dir: str | Path,
+                 timeout: float = 300) -> Path:
+    """:func:`trace_program` for a program already built with SMPI's compilers (NPB's, say)."""
+    return _run_traced(program, n_ranks, platform, out_dir, [], [], timeout, built=True)[0]
+
+
 def run_program(source: str | Path, n_ranks: int, platform: dict[str, Any], out_dir: str | Path, *,
                 args: Sequence[str] = (), collectives: dict[str, str] | None = None,
                 timeout: float = 300, per_host: int = 1,
@@ -154,10 +160,11 @@ def run_program(source: str | Path, n_ranks: int, platform: dict[str, Any], out_
 
 def _run_traced(source: str | Path, n_ranks: int, platform: dict[str, Any], out_dir: str | Path, args: list[str],
                 cfg: list[str], timeout: float, per_host: int = 1,
-                host_of: Sequence[int] | None = None) -> tuple[Path, SmpiRun]:
-    """Build `source` and run it under ``smpirun -trace-ti`` with `cfg`: the index file, and the
-    rank end times the program printed (``COMMAWARE_RANK_END``; empty if it printed none)."""
-    program = _build(Path(source), "smpicc", [])
+                host_of: Sequence[int] | None = None, built: bool = False) -> tuple[Path, SmpiRun]:
+    """Build `source` (unless `built`: it is the program) and run it under ``smpirun -trace-ti``
+    with `cfg`: the index file, and the rank end times the program printed
+    (``COMMAWARE_RANK_END``; empty if it printed none)."""
+    program = Path(source).resolve() if built else _build(Path(source), "smpicc", [])
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     xml, hostfile, hosts = _write_platform(out_dir, platform, n_ranks, per_host, host_of)

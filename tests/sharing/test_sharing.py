@@ -306,8 +306,10 @@ def test_myrinet_estimate_covers_exact_count():
     assert all(not c["exact"] for c in est.components)
     assert isinstance(est.state_sets, float)
     assert check_within_ci(exact, est)
-    # The estimated penalties are close to the exact ones (20 000 samples).
+    # The estimated penalties are within twice the tolerance (0.05) of the exact ones, and each
+    # component says how close it got.
     assert est.penalties == pytest.approx(exact.penalties, rel=0.1)
+    assert all(c["converged"] and c["penalty_error"] <= 0.05 for c in est.to_dict()["components"])
     d = est.to_dict()
     assert d["state_sets_estimated"] is True and all(c["estimated"] for c in d["components"])
     # Deterministic for a seed.
@@ -757,25 +759,43 @@ def test_engine_star(model, params, penalty):
 
 
 def test_engine_says_when_myrinet_estimated(tmp_path, write_json):
-    """The simulation's output says how many Myrinet component counts were estimated, and
-    warns when any was: the star's three transfers are one component of three, counted
-    exactly by default and estimated when the exact programme is turned off."""
+    """The simulation's output says how many Myrinet component counts were estimated, how many
+    of those estimates the work bound `steps` stopped before `tolerance`, and the largest error
+    of a penalty; it warns when any was stopped: the star's three transfers are one component of
+    three, counted exactly by default, estimated within the tolerance when the exact programme is
+    turned off, and stopped at once with `steps` 1."""
     trace = write_json("trace.json", STAR_TRACE)
     plat = write_json("plat.json", star_platform("myrinet"))
     exact = run_cli("simulate", plat, trace, "--json")
     assert exact.returncode == 0, exact.stderr
     counts = json.loads(exact.stdout)["penalty_counts"]
-    assert counts["counts"] >= 1 and counts["estimated"] == 0 and counts["estimator_failed"] == 0
+    assert counts["counts"] >= 1 and counts["estimated"] == 0 and counts["bounded"] == 0
+    assert counts["largest_error"] == 0
     assert "estimated" not in exact.stderr
     est = run_cli("simulate", plat, trace, "--json", "--param", "exact_limit=0", "--param", "exact_states=0")
     assert est.returncode == 0, est.stderr
     counts = json.loads(est.stdout)["penalty_counts"]
-    assert counts["estimated"] == counts["counts"] >= 1
-    assert f"myrinet: {counts['estimated']} of {counts['counts']} component counts were estimated" in " ".join(est.stderr.split())
+    assert counts["estimated"] == counts["counts"] >= 1 and counts["bounded"] == 0
+    assert 0 <= counts["largest_error"] <= 0.05 and "estimated" not in est.stderr
+    # The star is symmetric: every estimate within its tolerance of the exact makespan.
+    assert json.loads(est.stdout)["makespan"] == pytest.approx(json.loads(exact.stdout)["makespan"], rel=0.05)
+    # A tangled scheme (every rank sends to two others, at once) whose penalties the chains
+    # only estimate: `steps` 1 stops them after their first rounds, short of tolerance 1e-6.
+    tangled = write_json("tangled.json", {"ranks": [
+        [*({"op": "isend", "dst": (r + k) % 4, "bytes": SIZE, "tag": 0} for k in (1, 2)),
+         *({"op": "irecv", "src": (r - k) % 4} for k in (1, 2)), {"op": "waitall"}] for r in range(4)]})
+    stopped = ["--param", "exact_limit=0", "--param", "exact_states=0", "--param", "steps=1", "--param", "tolerance=1e-6"]
+    bounded = run_cli("simulate", plat, tangled, "--json", *stopped)
+    assert bounded.returncode == 0, bounded.stderr
+    counts = json.loads(bounded.stdout)["penalty_counts"]
+    assert 1 <= counts["bounded"] <= counts["estimated"] and counts["largest_error"] > 1e-6
+    assert (f"myrinet: {counts['estimated']} of {counts['counts']} component counts were estimated, and steps "
+            f"stopped {counts['bounded']} of those estimates before tolerance") in " ".join(bounded.stderr.split())
     # The API carries the same, and other models have no such field.
-    res = commaware.simulate(star_platform("myrinet"), STAR_TRACE, params={"exact_limit": 0, "exact_states": 0})
+    res = commaware.simulate(star_platform("myrinet"), json.loads((tmp_path / "tangled.json").read_text()),
+                             params={"exact_limit": 0, "exact_states": 0, "steps": 1, "tolerance": 1e-6})
     assert res.to_dict()["penalty_counts"] == counts
-    assert any("estimated" in w for w in res.warnings)
+    assert any("estimated, ±" in w for w in res.warnings)
     assert "penalty_counts" not in commaware.simulate(star_platform("gige"), STAR_TRACE).to_dict()
 
 

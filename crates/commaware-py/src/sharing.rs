@@ -81,6 +81,8 @@ pub(crate) fn scheme_penalties<'py>(
             cd.set_item("log10_sets", c.log10_sets)?;
             cd.set_item("estimator_failed", c.estimator_failed)?;
             cd.set_item("effective_samples", c.effective_samples)?;
+            cd.set_item("converged", c.converged)?;
+            cd.set_item("penalty_error", c.penalty_error)?;
             Ok(cd)
         })
         .collect::<PyResult<Vec<_>>>()?;

@@ -106,6 +106,18 @@ impl SimResult {
     fn warnings(&self) -> Vec<String> {
         self.result.warnings.clone()
     }
+    /// Myrinet's component counts (`counts`, `estimated`, `bounded`, `largest_error`; the
+    /// last `None` when unbounded); `None` under other models.
+    #[getter]
+    fn penalty_counts(&self, py: Python<'_>) -> PyResult<Option<Py<PyDict>>> {
+        let Some(c) = self.result.penalty_counts else { return Ok(None) };
+        let d = PyDict::new(py);
+        d.set_item("counts", c.counts)?;
+        d.set_item("estimated", c.estimated)?;
+        d.set_item("bounded", c.bounded)?;
+        d.set_item("largest_error", c.largest_error.is_finite().then_some(c.largest_error))?;
+        Ok(Some(d.unbind()))
+    }
     #[getter]
     fn derived_datatype_ops(&self) -> u64 {
         self.result.derived_datatype_ops

@@ -46,7 +46,7 @@ def check_table(checks: list[Any]) -> Any:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Write DIR/report.html (self-contained: every figure and table), checks.json and figures/.")
 @click.option("--quick", is_flag=True, help="Smaller samples where a check samples (paper 003: 20 random "
-              "configurations per point instead of 100, paper 002: 10 seeds instead of 20); about five minutes for all; "
+              "configurations per point instead of 100, paper 002: 10 seeds instead of 20); "
               "wider intervals, so an ordering "
               "claim a full run decides may stay not_reproduced.")
 @click.option("--force", is_flag=True, help="Replace --out DIR if it exists and is not empty.")
@@ -67,7 +67,7 @@ def reproduce_cmd(paper: str, out_dir: str | None, quick: bool, force: bool, as_
     or self_check (our code against our code).
 
     \b
-      commaware reproduce all --quick --out report    # report/report.html, about five minutes
+      commaware reproduce all --quick --out report    # report/report.html
       commaware reproduce 004 --json
     """
     from ..reproduce import html_report, runner

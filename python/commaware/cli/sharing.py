@@ -18,7 +18,7 @@ SHOWN_ROWS = 50
 @click.argument("scheme", metavar="SCHEME.json", type=click.Path(dir_okay=False))
 @click.option("--model", type=click.Choice(SCHEME_MODELS), default="gige", show_default=True, help="Sharing model.")
 @param_option("Model parameter over its default (repeatable): beta, gamma_o, gamma_i (gige, infiniband); "
-              "beta_e, beta_s, gamma_s (ib-simgrid); exact_limit, exact_states, samples, steps, seed (myrinet).")
+              "beta_e, beta_s, gamma_s (ib-simgrid); exact_limit, exact_states, samples, steps, tolerance, seed (myrinet).")
 @click.option("--static-times", is_flag=True, help="Also predict each communication's time: latency + penalty x bytes / bandwidth "
               "(the paper's static prediction, Fig. 4).")
 @click.option("--bytes", "size", type=float, default=None, help="Message size in bytes for communications without `bytes`.")

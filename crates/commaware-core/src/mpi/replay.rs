@@ -627,13 +627,18 @@ fn replay(
     let penalty_counts = rp.engine.penalty_counts();
     let mut result = rp.finish(model_name);
     result.penalty_counts = penalty_counts;
-    if let Some(c) = penalty_counts.filter(|c| c.estimated > 0) {
+    if let Some(c) = penalty_counts.filter(|c| c.bounded > 0) {
         result.warnings.push(format!(
-            "myrinet: {} of {} component counts were estimated (components beyond exact_limit that exact_states could not take{}); \
-             the penalties of their flows vary with the parameters seed and steps",
+            "myrinet: {} of {} component counts were estimated, and steps stopped {} of those estimates before tolerance: \
+             their penalties are estimated, {} (95 %); raise steps for a tighter result",
             c.estimated,
             c.counts,
-            if c.estimator_failed > 0 { format!(", and {} estimates too poor to use gave stand-in penalties", c.estimator_failed) } else { String::new() }
+            c.bounded,
+            if c.largest_error.is_finite() {
+                format!("±{:.1} %", 100.0 * c.largest_error)
+            } else {
+                "with an error the chains could not bound (a communication they never saw free)".to_string()
+            }
         ));
     }
     result.links = links;

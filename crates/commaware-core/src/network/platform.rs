@@ -104,7 +104,7 @@ pub struct NetworkSpec {
     pub model: String,
     /// Parameters of the sharing model, by name: `beta`, `gamma_o`, `gamma_i` (gige,
     /// infiniband); `beta_e`, `beta_s`, `gamma_s` (ib-simgrid); `exact_limit`, `exact_states`,
-    /// `samples`, `steps`, `seed` (myrinet). Unset ones take the model's defaults.
+    /// `samples`, `steps`, `tolerance`, `seed` (myrinet). Unset ones take the model's defaults.
     #[serde(default)]
     pub parameters: BTreeMap<String, f64>,
     /// NIC bandwidth of each direction in bytes/s.

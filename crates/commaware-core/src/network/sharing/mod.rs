@@ -291,15 +291,19 @@ pub trait SharingModel {
 /// The component counts a Myrinet run made (paper 004 §V-B): exact ones, and estimates
 /// for components beyond `exact_limit` that the exact programme could not take within
 /// `exact_states`. Components of one communication (penalty 1) are not counted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct PenaltyCounts {
     /// Component counts made (each change of a component recounts it).
     pub counts: u64,
-    /// Of those, estimated (their penalties vary with the estimator's `seed` and `steps`).
+    /// Of those, estimated (their penalties are within `tolerance`, 95 %, unless `steps`
+    /// stopped the estimate first).
     pub estimated: u64,
-    /// Of the estimates, those whose samples were too few to use: the penalties of their
-    /// communications are the stand-in (see `myrinet::solve`).
-    pub estimator_failed: u64,
+    /// Of the estimates, those that `steps` stopped before every penalty was within
+    /// `tolerance`.
+    pub bounded: u64,
+    /// The largest relative 95 % half-width of a penalty over all the estimates (0 when
+    /// every count was exact).
+    pub largest_error: f64,
 }
 
 /// Flow progress kept by the sharing model (see [`SharingModel::track_progress`]).

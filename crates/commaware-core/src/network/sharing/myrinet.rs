@@ -33,17 +33,28 @@
 //! [`MyrinetOptions::exact_states`] states before a row (few senders or few receivers,
 //! as on a cluster of a few nodes, always do).
 //!
-//! **Estimation** (the rest): sequential Monte Carlo along the same branching. Each
+//! **Penalties beyond that** (the rest) are estimated, since a penalty is `1 / P(arc)`
+//! for a uniformly drawn maximal matching: [`CHAINS`] independent Gibbs chains on the
+//! maximal matchings (each update redraws up to [`BLOCK_ROWS`] rows of one column's star
+//! jointly, uniformly among the choices that keep the matching maximal), each arc's
+//! probability averaged over the sweeps as the row's conditional law given the others
+//! (Rao-Blackwellised). The chains run in rounds of doubling length until the spread of
+//! the chains puts every penalty within [`MyrinetOptions::tolerance`] (relative, 95 %),
+//! or until [`MyrinetOptions::steps`] would be passed: the component then reports the
+//! error it reached (`penalty_error`, `converged` false).
+//!
+//! **The count** of an estimated component (reported by `penalties`, not needed by the
+//! engine) comes from sequential Monte Carlo along the exact programme's branching. Each
 //! particle builds a maximal matching row by row, choosing uniformly among the options
 //! that can still lead to a maximal matching, and its weight is multiplied by their
 //! number (Knuth's tree-size estimator: every maximal matching is the leaf of exactly one
-//! path, dead paths weigh 0). Alone, those weights spread out exponentially with the
-//! number of rows (effective sample size under 2 of 20,000 at 1,000 communications);
-//! so whenever the weights' effective sample size falls below half the particles, they
-//! are resampled in proportion to their weights and the mean weight is carried into the
-//! count (the standard SMC estimate of a normalising constant). [`REPLICATES`]
-//! independent runs share the samples; the count is their mean and its interval comes
-//! from their spread. A coefficient is the count's share of particles holding the arc.
+//! path, dead paths weigh 0). Whenever the weights' effective sample size falls below
+//! half the particles, they are resampled in proportion to their weights and the mean
+//! weight is carried into the count (the standard SMC estimate of a normalising
+//! constant). [`REPLICATES`] independent runs share the samples; the count is their mean
+//! and its interval comes from their spread. (Coefficients from the particles' ancestry,
+//! as this model used before, are biased by the ancestry's collapse on large components:
+//! the penalties moved by orders of magnitude with the budget.)
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -70,32 +81,46 @@ const MAX_OPEN: usize = 64;
 const EXACT_WORK_FACTOR: usize = 4;
 
 /// Default of [`MyrinetOptions::steps`].
-pub const STEPS: usize = 1 << 16;
+pub const STEPS: usize = 1 << 22;
 
-/// Fewest particles an estimate uses, whatever `steps` allows.
+/// Default of [`MyrinetOptions::tolerance`].
+pub const TOLERANCE: f64 = 0.05;
+
+/// Fewest particles a count estimate uses, whatever `steps` allows.
 const MIN_PARTICLES: usize = 64;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MyrinetOptions {
     /// Components with at most this many communications are counted exactly.
     pub exact_limit: usize,
     /// Larger components are counted exactly too when the programme never holds more than
     /// this many states before a row (0: never); else they are estimated.
     pub exact_states: usize,
-    /// Samples (particles) of the estimator used beyond `exact_limit`.
+    /// Particles of the count estimate of a component beyond exact counting.
     pub samples: usize,
-    /// Most sampler steps (particles × rows) one estimate of one component takes, the
-    /// re-estimation of arcs no particle held included: a component of `r` rows gets
-    /// `min(samples, max(steps / r, MIN_PARTICLES))` particles. This bounds the cost of
-    /// each recount in the engine, where a large component is recounted at every change.
+    /// Most work one estimate of one component takes: row updates of the chains
+    /// (chains × sweeps × rows) for its penalties, and particles × rows for its count
+    /// (a component of `r` rows gets `min(samples, max(steps / r, MIN_PARTICLES))`
+    /// particles). This bounds the cost of each recount in the engine, where a large
+    /// component is recounted at every change.
     pub steps: usize,
+    /// The chains stop once every penalty's 95 % interval is within this fraction of it
+    /// (or at `steps`).
+    pub tolerance: f64,
     /// Seed of the estimator (results are deterministic for a given seed).
     pub seed: u64,
 }
 
 impl Default for MyrinetOptions {
     fn default() -> Self {
-        MyrinetOptions { exact_limit: EXACT_LIMIT, exact_states: EXACT_STATES, samples: 20_000, steps: STEPS, seed: 0 }
+        MyrinetOptions {
+            exact_limit: EXACT_LIMIT,
+            exact_states: EXACT_STATES,
+            samples: 20_000,
+            steps: STEPS,
+            tolerance: TOLERANCE,
+            seed: 0,
+        }
     }
 }
 
@@ -105,7 +130,7 @@ pub struct ComponentCount {
     pub comms: Vec<usize>,
     pub exact: bool,
     /// Number of maximal matchings (state sets): exact value when `exact` (rounded
-    /// above 2^53), estimate otherwise.
+    /// above 2^53), estimate otherwise (NaN when not estimated: see `estimator_failed`).
     pub sets: f64,
     /// log10 of `sets` (finite when `sets` overflows a float, as estimates of large
     /// components do).
@@ -116,12 +141,16 @@ pub struct ComponentCount {
     /// is the replicates' mean ± t(0.975)·stderr over [`REPLICATES`] independent runs, its
     /// lower end raised to 1 (a scheme has at least one set).
     pub ci95: (f64, f64),
-    /// The estimator's samples were worth fewer than [`MIN_EFFECTIVE_SAMPLES`] (large,
-    /// tangled components): `sets` is NaN and the penalties are a stand-in (see [`solve`]).
+    /// The count estimate's samples were worth fewer than [`MIN_EFFECTIVE_SAMPLES`]:
+    /// `sets` is NaN (the penalties do not depend on it).
     pub estimator_failed: bool,
-    /// Effective sample size of the estimate (infinite when exact); below
-    /// [`MIN_EFFECTIVE_SAMPLES`] the estimate is not used (`estimator_failed`).
+    /// Effective sample size of the count estimate (infinite when exact, NaN when the
+    /// count was not estimated); below [`MIN_EFFECTIVE_SAMPLES`] it is not used.
     pub effective_samples: f64,
+    /// The largest relative 95 % half-width of the component's penalties (0 when exact).
+    pub penalty_error: f64,
+    /// Exact, or every penalty within `tolerance`; false when `steps` stopped the chains.
+    pub converged: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -135,9 +164,10 @@ pub struct MyrinetResult {
     pub components: Vec<ComponentCount>,
 }
 
-/// Penalties of the communications of a scheme (paper 004 §V-B), component by component.
+/// Penalties of the communications of a scheme (paper 004 §V-B), component by component,
+/// with each component's count (estimated beyond exact counting when `want_count`).
 /// Stops (`util::cancel`) between components.
-pub fn myrinet_penalties(comms: &[(u32, u32)], opts: &MyrinetOptions) -> Result<MyrinetResult> {
+pub fn myrinet_penalties(comms: &[(u32, u32)], opts: &MyrinetOptions, want_count: bool) -> Result<MyrinetResult> {
     let n = comms.len();
     let mut penalties = vec![0.0; n];
     let mut coefficients = vec![0.0; n];
@@ -148,7 +178,7 @@ pub fn myrinet_penalties(comms: &[(u32, u32)], opts: &MyrinetOptions) -> Result<
         // Each component gets its own stream so that results do not depend on the
         // other components.
         let copts = MyrinetOptions { seed: opts.seed ^ (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15), ..*opts };
-        let (pen, coef, mut count) = solve(&sub, &copts);
+        let (pen, coef, mut count) = solve(&sub, &copts, want_count);
         for (j, &i) in members.iter().enumerate() {
             penalties[i] = pen[j];
             coefficients[i] = coef[j];
@@ -157,18 +187,6 @@ pub fn myrinet_penalties(comms: &[(u32, u32)], opts: &MyrinetOptions) -> Result<
         components.push(count);
     }
     Ok(MyrinetResult { penalties, coefficients, components })
-}
-
-/// Penalties of one component, for the engine: `comms` is taken as one unit, without
-/// splitting it. It need not really be connected: on a disconnected set the counts are
-/// those of the whole set (the product over its parts) and the penalties are the same
-/// as [`myrinet_penalties`] gives (both the count and the coefficients carry the same
-/// factor of the other parts), but the estimator is then less precise. The returned
-/// count's `comms` is `0..comms.len()`.
-pub fn component_penalties(comms: &[(u32, u32)], opts: &MyrinetOptions) -> (Vec<f64>, ComponentCount) {
-    let (pen, _, mut count) = solve(comms, opts);
-    count.comms = (0..comms.len()).collect();
-    (pen, count)
 }
 
 /// Connected components (indices into `comms`, ascending), in order of their smallest
@@ -213,8 +231,9 @@ fn split_components(comms: &[(u32, u32)]) -> Vec<Vec<usize>> {
     out
 }
 
-/// Penalties, coefficients and count of a set of arcs taken as one unit.
-fn solve(comms: &[(u32, u32)], opts: &MyrinetOptions) -> (Vec<f64>, Vec<f64>, ComponentCount) {
+/// Penalties, coefficients and count of a set of arcs taken as one unit; the count of an
+/// estimated component only when `want_count` (the engine needs the penalties alone).
+fn solve(comms: &[(u32, u32)], opts: &MyrinetOptions, want_count: bool) -> (Vec<f64>, Vec<f64>, ComponentCount) {
     let g = Local::new(comms);
     let exact = if comms.len() <= opts.exact_limit {
         exact_counts(&g, usize::MAX)
@@ -223,69 +242,45 @@ fn solve(comms: &[(u32, u32)], opts: &MyrinetOptions) -> (Vec<f64>, Vec<f64>, Co
     } else {
         None
     };
-    // Penalties need only ratios: the count and coefficients on any common scale.
-    let (coefs, (sets_rel, coefs_rel), count) = match exact {
-        Some((total, per_arc)) => {
-            let sets = total as f64;
-            let count = ComponentCount {
-                comms: Vec::new(),
-                exact: true,
-                sets,
-                log10_sets: sets.log10(),
-                sets_exact: Some(total),
-                ci95: (sets, sets),
-                estimator_failed: false,
-                effective_samples: f64::INFINITY,
-            };
-            let coefs: Vec<f64> = per_arc.into_iter().map(|c| c as f64).collect();
-            (coefs.clone(), (sets, coefs), count)
-        }
-        None => {
-            let est = estimate(&g, opts.samples, opts.steps, opts.seed);
-            let count = ComponentCount {
-                comms: Vec::new(),
-                exact: false,
-                sets: est.sets,
-                log10_sets: est.log10_sets,
-                sets_exact: None,
-                ci95: est.ci95,
-                estimator_failed: false,
-                effective_samples: est.effective,
-            };
-            if est.effective < MIN_EFFECTIVE_SAMPLES {
-                // (Almost) no sample survived, or one outweighs all: the sampler cannot tell. Stand-in: each communication
-                // takes the largest star degree (Δo of its source, Δi of its destination)
-                // among its source's communications, the penalty that star alone would give.
-                let (mut out, mut inn) = (vec![0.0f64; g.nrows], vec![0.0f64; g.ncols]);
-                for &(r, c) in &g.arcs {
-                    out[r] += 1.0;
-                    inn[c] += 1.0;
-                }
-                let mut worst = vec![1.0f64; g.nrows];
-                for &(r, c) in &g.arcs {
-                    worst[r] = worst[r].max(out[r]).max(inn[c]);
-                }
-                let count =
-                    ComponentCount { estimator_failed: true, sets: f64::NAN, log10_sets: f64::NAN, ci95: (f64::NAN, f64::NAN), ..count };
-                let pen = g.arcs.iter().map(|&(r, _)| worst[r]).collect();
-                return (pen, vec![f64::NAN; g.arcs.len()], count);
-            }
-            let scale = est.sets / est.relative.0;
-            (est.relative.1.iter().map(|c| c * scale).collect(), est.relative, count)
-        }
+    let Some((total, per_arc)) = exact else {
+        let (pen, prob, penalty_error, converged) = mcmc_penalties(&g, opts.tolerance, opts.steps, opts.seed);
+        let est = want_count.then(|| estimate_count(&g, opts.samples, opts.steps, opts.seed));
+        let usable = est.as_ref().filter(|e| e.effective >= MIN_EFFECTIVE_SAMPLES);
+        let sets = usable.map_or(f64::NAN, |e| e.sets);
+        let count = ComponentCount {
+            comms: Vec::new(),
+            exact: false,
+            sets,
+            log10_sets: usable.map_or(f64::NAN, |e| e.log10_sets),
+            sets_exact: None,
+            ci95: usable.map_or((f64::NAN, f64::NAN), |e| e.ci95),
+            estimator_failed: est.is_some() && usable.is_none(),
+            effective_samples: est.map_or(f64::NAN, |e| e.effective),
+            penalty_error,
+            converged,
+        };
+        return (pen, prob.iter().map(|p| p * sets).collect(), count);
     };
+    let sets = total as f64;
+    let count = ComponentCount {
+        comms: Vec::new(),
+        exact: true,
+        sets,
+        log10_sets: sets.log10(),
+        sets_exact: Some(total),
+        ci95: (sets, sets),
+        estimator_failed: false,
+        effective_samples: f64::INFINITY,
+        penalty_error: 0.0,
+        converged: true,
+    };
+    let coefs: Vec<f64> = per_arc.into_iter().map(|c| c as f64).collect();
     // Per-source minimum, then penalty = sets / minimum (paper 004 §V-B).
     let mut min_of_row = vec![f64::INFINITY; g.nrows];
     for (a, &(r, _)) in g.arcs.iter().enumerate() {
-        min_of_row[r] = min_of_row[r].min(coefs_rel[a]);
+        min_of_row[r] = min_of_row[r].min(coefs[a]);
     }
-    let pen = g
-        .arcs
-        .iter()
-        // An estimate may put a coefficient above the count (fallback estimates use
-        // other samples): a penalty is at least 1.
-        .map(|&(r, _)| (sets_rel / min_of_row[r]).max(1.0))
-        .collect();
+    let pen = g.arcs.iter().map(|&(r, _)| sets / min_of_row[r]).collect();
     (pen, coefs, count)
 }
 
@@ -571,16 +566,14 @@ struct Estimate {
     sets: f64,
     log10_sets: f64,
     ci95: (f64, f64),
-    /// The count and the coefficients on a common scale (their ratios give penalties).
-    relative: (f64, Vec<f64>),
     effective: f64,
 }
 
 /// The sampler's view of a graph: rows in processing order, with their arcs.
 struct Sampler {
     ncols: usize,
-    /// Per step (row in processing order): its arcs as (arc index, column).
-    arcs: Vec<Vec<(usize, usize)>>,
+    /// Per step (row in processing order): its columns.
+    arcs: Vec<Vec<usize>>,
     /// Per step: its distinct columns, and whether this row is the column's last.
     cols: Vec<Vec<(usize, bool)>>,
 }
@@ -588,24 +581,20 @@ struct Sampler {
 /// Column state bits of a particle.
 const MATCHED: u8 = 1;
 const REQUIRED: u8 = 2;
-const NO_ARC: u32 = u32::MAX;
 
 /// Independent replicates of the sequential Monte Carlo run; their spread gives the CI.
 const REPLICATES: usize = 10;
 
 impl Sampler {
-    fn new(nrows: usize, ncols: usize, arcs: &[(usize, usize)], skip: Option<(usize, usize)>) -> Self {
+    fn new(nrows: usize, ncols: usize, arcs: &[(usize, usize)]) -> Self {
         let mut row_arcs = vec![Vec::new(); nrows];
-        for (a, &(r, c)) in arcs.iter().enumerate() {
-            if skip.is_some_and(|(u, v)| r == u || c == v) {
-                continue;
-            }
-            row_arcs[r].push((a, c));
+        for &(r, c) in arcs {
+            row_arcs[r].push(c);
         }
         let mut adj: Vec<Vec<(usize, u128)>> = vec![Vec::new(); nrows];
         let mut left = vec![0usize; ncols];
         for (r, list) in row_arcs.iter().enumerate() {
-            let mut cs: Vec<usize> = list.iter().map(|&(_, c)| c).collect();
+            let mut cs = list.clone();
             cs.sort_unstable();
             cs.dedup();
             for &c in &cs {
@@ -631,8 +620,8 @@ impl Sampler {
     }
 
     /// One step of one particle (its column states `st`): the number of options it had
-    /// (0: a dead end) and the arc it took (`NO_ARC`: the row stays unmatched).
-    fn step(&self, t: usize, st: &mut [u8], rng: &mut SplitMix64, options: &mut Vec<(usize, usize)>) -> (usize, u32) {
+    /// (0: a dead end).
+    fn step(&self, t: usize, st: &mut [u8], rng: &mut SplitMix64, options: &mut Vec<usize>) -> usize {
         // A required column with no row after this one must be matched by it; a free
         // column with no row after this one forbids leaving the row unmatched.
         let mut forced = None;
@@ -642,18 +631,18 @@ impl Sampler {
                 may_stay = false;
                 if st[c] & REQUIRED != 0 {
                     if forced.is_some() {
-                        return (0, NO_ARC);
+                        return 0;
                     }
                     forced = Some(c);
                 }
             }
         }
         options.clear();
-        options.extend(self.arcs[t].iter().filter(|&&(_, c)| st[c] & MATCHED == 0 && forced.is_none_or(|f| f == c)));
+        options.extend(self.arcs[t].iter().filter(|&&c| st[c] & MATCHED == 0 && forced.is_none_or(|f| f == c)));
         let stay = forced.is_none() && may_stay;
         let n = options.len() + stay as usize;
         if n == 0 {
-            return (0, NO_ARC);
+            return 0;
         }
         let k = rng.below_usize(n);
         if k == options.len() {
@@ -662,32 +651,18 @@ impl Sampler {
                     st[c] |= REQUIRED;
                 }
             }
-            (n, NO_ARC)
         } else {
-            let (a, c) = options[k];
-            st[c] = MATCHED;
-            (n, a as u32)
+            st[options[k]] = MATCHED;
         }
+        n
     }
 }
 
-/// Sample means on a common log scale: the mean weight is `exp(log_scale) · mean` and
-/// the coefficient of arc `a` is `exp(log_scale) · coefs[a]` (`stderr` likewise).
-struct Scaled {
-    log_scale: f64,
-    mean: f64,
-    stderr: f64,
-    coefs: Vec<f64>,
-    /// Effective sample size (Σw)²/Σw² of the final weights, summed over the replicates.
-    effective: f64,
-}
-
-/// One replicate: the log of its count estimate's scale, its count and per-arc
-/// coefficients on that scale, and its final effective sample size.
+/// One replicate: the log of its count estimate's scale, its count on that scale, and
+/// its final effective sample size.
 struct Replicate {
     log_scale: f64,
     count: f64,
-    coefs: Vec<(usize, f64)>,
     effective: f64,
 }
 
@@ -702,8 +677,6 @@ fn smc_replicate(s: &Sampler, n: usize, rng: &mut SplitMix64) -> Replicate {
     let mut state = vec![0u8; n * nc];
     let mut spare = vec![0u8; n * nc];
     let mut lw = vec![0.0f64; n];
-    let mut chosen = vec![NO_ARC; n * steps];
-    let mut parent: Vec<u32> = Vec::with_capacity(n * steps);
     let mut log_z = 0.0f64;
     let mut options = Vec::new();
     // ln k for the usual small numbers of options (a log per particle per row otherwise).
@@ -715,17 +688,16 @@ fn smc_replicate(s: &Sampler, n: usize, rng: &mut SplitMix64) -> Replicate {
             if lw[p] == f64::NEG_INFINITY {
                 continue;
             }
-            let (k, a) = s.step(t, &mut state[p * nc..(p + 1) * nc], rng, &mut options);
-            if k == 0 {
-                lw[p] = f64::NEG_INFINITY;
+            let k = s.step(t, &mut state[p * nc..(p + 1) * nc], rng, &mut options);
+            lw[p] = if k == 0 {
+                f64::NEG_INFINITY
             } else {
-                lw[p] += if k < ln_small.len() { ln_small[k] } else { (k as f64).ln() };
-                chosen[t * n + p] = a;
-            }
+                lw[p] + if k < ln_small.len() { ln_small[k] } else { (k as f64).ln() }
+            };
         }
         let m = lw.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         if m == f64::NEG_INFINITY {
-            return Replicate { log_scale: 0.0, count: 0.0, coefs: Vec::new(), effective: 0.0 };
+            return Replicate { log_scale: 0.0, count: 0.0, effective: 0.0 };
         }
         let (mut sum, mut sum2) = (0.0, 0.0);
         for p in 0..n {
@@ -752,39 +724,16 @@ fn smc_replicate(s: &Sampler, n: usize, rng: &mut SplitMix64) -> Replicate {
             }
             std::mem::swap(&mut state, &mut spare);
             lw.iter_mut().for_each(|x| *x = 0.0);
-            parent.extend_from_slice(&idx);
-        } else {
-            parent.extend(0..n as u32);
         }
     }
-    // Final weights, and each particle's arcs by walking its ancestry back.
-    let m = lw.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let m = if steps == 0 { 0.0 } else { lw.iter().copied().fold(f64::NEG_INFINITY, f64::max) };
     let (mut sum, mut sum2) = (0.0, 0.0);
-    let mut per_arc: Vec<f64> = Vec::new();
-    for p0 in 0..n {
-        let wp = if steps == 0 { 1.0 } else { (lw[p0] - m).exp() };
-        if wp == 0.0 {
-            continue;
-        }
+    for &l in &lw {
+        let wp = (l - m).exp();
         sum += wp;
         sum2 += wp * wp;
-        let mut p = p0;
-        for t in (0..steps).rev() {
-            // `p` is the particle after step t's resampling; its ancestor made the choice.
-            p = parent[t * n + p] as usize;
-            let a = chosen[t * n + p];
-            if a != NO_ARC {
-                let a = a as usize;
-                if per_arc.len() <= a {
-                    per_arc.resize(a + 1, 0.0);
-                }
-                per_arc[a] += wp / n as f64;
-            }
-        }
     }
-    let log_scale = log_z + if steps == 0 { 0.0 } else { m };
-    let coefs = per_arc.into_iter().enumerate().filter(|&(_, c)| c > 0.0).collect();
-    Replicate { log_scale, count: sum / n as f64, coefs, effective: sum * sum / sum2 }
+    Replicate { log_scale: log_z + m, count: sum / n as f64, effective: sum * sum / sum2 }
 }
 
 /// Independent replicates sharing `samples` particles: [`REPLICATES`], fewer when that
@@ -793,88 +742,353 @@ fn replicates(samples: usize) -> usize {
     REPLICATES.min(samples / 16).max(2)
 }
 
-/// The count and per-arc coefficients from [`replicates`] independent SMC runs sharing
-/// `samples` particles; the standard error is that of the replicates' mean.
-fn run_sampler(s: &Sampler, narcs: usize, samples: usize, rng: &mut SplitMix64) -> Scaled {
+/// Student's t quantile 0.975 with 1..=9 degrees of freedom.
+const T975: [f64; 9] = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262];
+
+/// Below this effective sample size the count estimate is not trusted (see [`solve`]).
+pub const MIN_EFFECTIVE_SAMPLES: f64 = 20.0;
+
+/// The count of a component, estimated with `samples` particles at most and at most
+/// `steps` sampler steps (particles × rows), from [`replicates`] independent SMC runs:
+/// their mean, and its 95 % interval from their spread (Student's t).
+fn estimate_count(g: &Local, samples: usize, steps: usize, seed: u64) -> Estimate {
+    let mut rng = SplitMix64::new(seed);
+    let s = Sampler::new(g.nrows, g.ncols, &g.arcs);
+    let rows = s.arcs.len().max(1);
+    let samples = samples.min((steps / rows).max(MIN_PARTICLES));
     let reps = replicates(samples);
     let n = (samples / reps).max(1);
-    let runs: Vec<Replicate> = (0..reps).map(|_| smc_replicate(s, n, rng)).collect();
+    let runs: Vec<Replicate> = (0..reps).map(|_| smc_replicate(&s, n, &mut rng)).collect();
     let scale = runs.iter().filter(|r| r.count > 0.0).map(|r| r.log_scale).fold(f64::NEG_INFINITY, f64::max);
-    let mut coefs = vec![0.0f64; narcs];
+    let scale = if scale == f64::NEG_INFINITY { 0.0 } else { scale };
     let (mut sum, mut sum2, mut effective) = (0.0f64, 0.0f64, 0.0f64);
-    for r in &runs {
-        if r.count == 0.0 {
-            continue;
-        }
-        let f = (r.log_scale - scale).exp();
-        let x = r.count * f;
+    for r in runs.iter().filter(|r| r.count > 0.0) {
+        let x = r.count * (r.log_scale - scale).exp();
         sum += x;
         sum2 += x * x;
-        for &(a, c) in &r.coefs {
-            coefs[a] += c * f;
-        }
         effective += r.effective;
     }
     let k = reps as f64;
     let mean = sum / k;
-    let var = ((sum2 - k * mean * mean) / (k - 1.0)).max(0.0);
-    coefs.iter_mut().for_each(|c| *c /= k);
-    let scale = if scale == f64::NEG_INFINITY { 0.0 } else { scale };
-    Scaled { log_scale: scale, mean, stderr: (var / k).sqrt(), coefs, effective }
+    let stderr = (((sum2 - k * mean * mean) / (k - 1.0)).max(0.0) / k).sqrt();
+    let abs = |x: f64| x * scale.exp();
+    let half = T975[reps - 2] * stderr;
+    Estimate {
+        sets: abs(mean),
+        log10_sets: (scale + mean.ln()) / std::f64::consts::LN_10,
+        // (Widened by a rounding margin: a deterministic case has no spread.)
+        ci95: (abs(mean - half).max(1.0) * (1.0 - 1e-12), abs(mean + half) * (1.0 + 1e-12)),
+        effective,
+    }
 }
 
-/// Student's t quantile 0.975 with 1..=9 degrees of freedom.
-const T975: [f64; 9] = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262];
+// ---------------------------------------------------------------------------------
+// Penalties beyond exact counting: Markov chain Monte Carlo on the maximal matchings.
+//
+// A penalty needs only the probability that a uniformly drawn maximal matching holds an
+// arc: `sets / coefficient = 1 / P(arc)` (§V-B). Those probabilities are estimated by
+// independent Gibbs chains whose stationary law is the uniform one, with the error of
+// each penalty taken from the spread of the chains, and the chains run longer until every
+// penalty is within `tolerance` or the work bound `steps` is spent.
 
-/// Below this effective sample size the estimate is not trusted (see [`solve`]).
-pub const MIN_EFFECTIVE_SAMPLES: f64 = 20.0;
+/// Independent chains; the spread of their means gives each penalty's error (Student's t
+/// with `CHAINS - 1` degrees of freedom).
+const CHAINS: usize = 8;
 
-/// The estimate of a component with `samples` particles at most, and at most `steps`
-/// sampler steps (particles × rows) in all (see [`MyrinetOptions::steps`]).
-fn estimate(g: &Local, samples: usize, steps: usize, seed: u64) -> Estimate {
-    let mut rng = SplitMix64::new(seed);
-    let s = Sampler::new(g.nrows, g.ncols, &g.arcs, None);
-    let rows = s.arcs.len().max(1);
-    let samples = samples.min((steps / rows).max(MIN_PARTICLES));
-    let main = run_sampler(&s, g.arcs.len(), samples, &mut rng);
-    let spent = samples.saturating_mul(rows);
-    let mut coefs = main.coefs;
-    // An arc no sample contained: estimate its coefficient directly, as the count of the
-    // graph without its source and destination, when that fits the budget.
-    let mut missing: Vec<(usize, usize)> = coefs.iter().zip(&g.arcs).filter(|(c, _)| **c == 0.0).map(|(_, &e)| e).collect();
-    missing.sort_unstable();
-    missing.dedup();
-    // Each costs its plan (rows × rows) and samples / 4 particles over the rows: within
-    // what the main run left of `steps`, else such arcs take the smallest coefficient.
-    let redo_cost = rows.saturating_mul(rows).saturating_add((samples / 4).max(2).saturating_mul(rows));
-    let redo = missing.len().saturating_mul(redo_cost) <= steps.saturating_sub(spent);
-    let floor = coefs.iter().copied().filter(|&c| c > 0.0).fold(f64::INFINITY, f64::min);
-    let mut redone: HashMap<(usize, usize), f64> = HashMap::new();
-    for (coef, &e) in coefs.iter_mut().zip(&g.arcs) {
-        if *coef == 0.0 {
-            *coef = *redone.entry(e).or_insert_with(|| {
-                if !redo {
-                    return floor;
+/// Sweeps of each chain in its first (burn-in) and second rounds; later rounds double.
+const FIRST_SWEEPS: usize = 16;
+
+/// Most rows of a column's star resampled jointly by one update.
+const BLOCK_ROWS: usize = 3;
+
+const NONE: u32 = u32::MAX;
+
+/// A component for the chains: rows with their distinct columns and multiplicities.
+struct Bipartite {
+    /// Per row: (column, number of parallel arcs), columns ascending.
+    row_cols: Vec<Vec<(u32, u32)>>,
+    /// Offset of each row's first column in the flat per-(row, column) arrays.
+    offset: Vec<usize>,
+    /// Per column: its rows.
+    col_rows: Vec<Vec<u32>>,
+}
+
+impl Bipartite {
+    fn new(g: &Local) -> Self {
+        let mut row_cols: Vec<Vec<(u32, u32)>> = vec![Vec::new(); g.nrows];
+        for &(r, c) in &g.arcs {
+            row_cols[r].push((c as u32, 1));
+        }
+        let mut col_rows = vec![Vec::new(); g.ncols];
+        let mut offset = Vec::with_capacity(g.nrows + 1);
+        let mut total = 0;
+        for (r, list) in row_cols.iter_mut().enumerate() {
+            list.sort_unstable();
+            list.dedup_by(|a, b| {
+                let same = a.0 == b.0;
+                if same {
+                    b.1 += 1;
                 }
-                let s = Sampler::new(g.nrows, g.ncols, &g.arcs, Some(e));
-                let r = run_sampler(&s, g.arcs.len(), samples / 4, &mut rng);
-                // On the main scale.
-                r.mean * (r.log_scale - main.log_scale).exp()
+                same
             });
+            for &(c, _) in list.iter() {
+                col_rows[c as usize].push(r as u32);
+            }
+            offset.push(total);
+            total += list.len();
+        }
+        offset.push(total);
+        Bipartite { row_cols, offset, col_rows }
+    }
+
+    /// Position of (row, column) in the flat arrays.
+    fn slot(&self, r: usize, c: u32) -> usize {
+        self.offset[r] + self.row_cols[r].binary_search_by_key(&c, |&(x, _)| x).expect("arc of the row")
+    }
+}
+
+/// One chain's maximal matching: each row's column (index into its list, or `NONE`),
+/// each column's row, and per column the number of unmatched rows next to it (those
+/// columns must stay matched: maximality).
+struct Chain {
+    choice: Vec<u32>,
+    owner: Vec<u32>,
+    need: Vec<u32>,
+    rng: SplitMix64,
+}
+
+impl Chain {
+    /// A random greedy maximal matching (rows in random order, each taking a random free
+    /// column, or none when all are taken).
+    fn new(b: &Bipartite, seed: u64) -> Self {
+        let (nrows, ncols) = (b.row_cols.len(), b.col_rows.len());
+        let mut ch = Chain { choice: vec![NONE; nrows], owner: vec![NONE; ncols], need: vec![0; ncols], rng: SplitMix64::new(seed) };
+        let mut order: Vec<usize> = (0..nrows).collect();
+        for i in (1..nrows).rev() {
+            order.swap(i, ch.rng.below_usize(i + 1));
+        }
+        let mut free = Vec::new();
+        for r in order {
+            free.clear();
+            free.extend((0..b.row_cols[r].len()).filter(|&j| ch.owner[b.row_cols[r][j].0 as usize] == NONE));
+            if free.is_empty() {
+                b.row_cols[r].iter().for_each(|&(c, _)| ch.need[c as usize] += 1);
+            } else {
+                let j = free[ch.rng.below_usize(free.len())];
+                ch.choice[r] = j as u32;
+                ch.owner[b.row_cols[r][j].0 as usize] = r as u32;
+            }
+        }
+        ch
+    }
+
+    /// Heat-bath update of up to [`BLOCK_ROWS`] rows of column `v`'s star: their choices
+    /// are drawn jointly from the uniform law (arcs weighted by multiplicity) over those
+    /// that keep the matching maximal, the other rows fixed.
+    fn update(&mut self, b: &Bipartite, v: usize, scratch: &mut Scratch) {
+        let star = &b.col_rows[v];
+        scratch.block.clear();
+        if star.len() <= BLOCK_ROWS {
+            scratch.block.extend(star.iter().map(|&r| r as usize));
+        } else {
+            scratch.pick.clear();
+            scratch.pick.extend(star.iter().map(|&r| r as usize));
+            for i in 0..BLOCK_ROWS {
+                let j = i + self.rng.below_usize(scratch.pick.len() - i);
+                scratch.pick.swap(i, j);
+            }
+            scratch.block.extend_from_slice(&scratch.pick[..BLOCK_ROWS]);
+        }
+        // Take the block's rows out; remember the columns they held.
+        scratch.released.clear();
+        for &r in &scratch.block {
+            let j = self.choice[r];
+            if j == NONE {
+                b.row_cols[r].iter().for_each(|&(c, _)| self.need[c as usize] -= 1);
+            } else {
+                let c = b.row_cols[r][j as usize].0;
+                self.owner[c as usize] = NONE;
+                scratch.released.push(c);
+            }
+        }
+        scratch.leaves.clear();
+        scratch.path.clear();
+        self.enumerate(b, scratch, 0, 1.0);
+        // Draw a leaf in proportion to its weight (the old state is one of them).
+        let k = scratch.block.len();
+        let total: f64 = scratch.leaves.iter().map(|l| l.0).sum();
+        let mut u = self.rng.unit() * total;
+        let mut pick = scratch.leaves.len() - 1;
+        for (i, l) in scratch.leaves.iter().enumerate() {
+            if u < l.0 {
+                pick = i;
+                break;
+            }
+            u -= l.0;
+        }
+        let start = scratch.leaves[pick].1;
+        for i in 0..k {
+            let r = scratch.block[i];
+            let j = scratch.choices[start + i];
+            self.choice[r] = j;
+            if j == NONE {
+                b.row_cols[r].iter().for_each(|&(c, _)| self.need[c as usize] += 1);
+            } else {
+                self.owner[b.row_cols[r][j as usize].0 as usize] = r as u32;
+            }
+        }
+        scratch.choices.clear();
+    }
+
+    /// Every joint choice of the block's rows from row `i` on that keeps the matching
+    /// maximal, into `scratch.leaves` (weight, start of its choices in `scratch.choices`).
+    fn enumerate(&mut self, b: &Bipartite, scratch: &mut Scratch, i: usize, weight: f64) {
+        if i == scratch.block.len() {
+            // Maximal: an unmatched block row sees only matched columns, and a released
+            // column left free has no unmatched row next to it.
+            for (&r, &j) in scratch.block.iter().zip(&scratch.path) {
+                if j == NONE && b.row_cols[r].iter().any(|&(c, _)| self.owner[c as usize] == NONE) {
+                    return;
+                }
+            }
+            for &c in &scratch.released {
+                if self.owner[c as usize] == NONE && self.need[c as usize] > 0 {
+                    return;
+                }
+            }
+            scratch.leaves.push((weight, scratch.choices.len()));
+            scratch.choices.extend_from_slice(&scratch.path);
+            return;
+        }
+        let r = scratch.block[i];
+        for j in 0..b.row_cols[r].len() {
+            let (c, m) = b.row_cols[r][j];
+            if self.owner[c as usize] != NONE {
+                continue;
+            }
+            self.owner[c as usize] = r as u32;
+            scratch.path.push(j as u32);
+            self.enumerate(b, scratch, i + 1, weight * m as f64);
+            scratch.path.pop();
+            self.owner[c as usize] = NONE;
+        }
+        // Unmatched: its free columns must be matched by a later block row (checked at
+        // the leaf); the released columns it sees must be too.
+        scratch.path.push(NONE);
+        self.enumerate(b, scratch, i + 1, weight);
+        scratch.path.pop();
+    }
+
+    /// One sweep: an update at every column with a row.
+    fn sweep(&mut self, b: &Bipartite, scratch: &mut Scratch) {
+        for v in 0..b.col_rows.len() {
+            self.update(b, v, scratch);
         }
     }
-    let ln10 = std::f64::consts::LN_10;
-    let log10_sets = (main.log_scale + main.mean.ln()) / ln10;
-    let abs = |x: f64| x * main.log_scale.exp();
-    // Student's t over the replicates (their means are independent and unbiased).
-    let half = T975[replicates(samples) - 2] * main.stderr;
-    Estimate {
-        sets: abs(main.mean),
-        log10_sets,
-        // (Widened by a rounding margin: a deterministic case has no spread.)
-        ci95: (abs(main.mean - half).max(1.0) * (1.0 - 1e-12), abs(main.mean + half) * (1.0 + 1e-12)),
-        relative: (main.mean, coefs),
-        effective: main.effective,
+
+    /// Adds to `acc` (per (row, column) slot) each row's probability of each column given
+    /// the other rows (Rao-Blackwellised: its mean over the chain is the marginal).
+    fn accumulate(&self, b: &Bipartite, acc: &mut [f64]) {
+        for (r, cols) in b.row_cols.iter().enumerate() {
+            let j = self.choice[r];
+            if j == NONE {
+                continue; // every column taken by others: unmatched is its only choice
+            }
+            let c0 = cols[j as usize].0;
+            let base = b.offset[r];
+            if self.need[c0 as usize] > 0 {
+                acc[base + j as usize] += 1.0; // an unmatched neighbour holds it there
+                continue;
+            }
+            let total: u32 = cols.iter().filter(|&&(c, _)| c == c0 || self.owner[c as usize] == NONE).map(|&(_, m)| m).sum();
+            for (k, &(c, m)) in cols.iter().enumerate() {
+                if c == c0 || self.owner[c as usize] == NONE {
+                    acc[base + k] += m as f64 / total as f64;
+                }
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct Scratch {
+    block: Vec<usize>,
+    pick: Vec<usize>,
+    released: Vec<u32>,
+    path: Vec<u32>,
+    leaves: Vec<(f64, usize)>,
+    choices: Vec<u32>,
+}
+
+/// Penalties of a component by [`CHAINS`] Gibbs chains, run in rounds of doubling length
+/// (each round's estimate from that round alone, the first round burn-in) until every
+/// penalty's 95 % half-width, relative, is at most `tolerance`, or the next round would
+/// take the work past `steps` (chains × sweeps × rows): per arc its penalty, and the
+/// largest relative half-width with whether it met `tolerance`.
+fn mcmc_penalties(g: &Local, tolerance: f64, steps: usize, seed: u64) -> (Vec<f64>, Vec<f64>, f64, bool) {
+    let b = Bipartite::new(g);
+    let nrows = b.row_cols.len().max(1);
+    let nslots = *b.offset.last().unwrap_or(&0);
+    let mut chains: Vec<Chain> =
+        (0..CHAINS).map(|k| Chain::new(&b, seed ^ (k as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03))).collect();
+    let mut scratch = Scratch::default();
+    let mut acc = vec![0.0f64; CHAINS * nslots];
+    let t = T975[CHAINS - 2];
+    let mut sweeps = FIRST_SWEEPS;
+    for ch in chains.iter_mut() {
+        for _ in 0..sweeps {
+            ch.sweep(&b, &mut scratch);
+        }
+    }
+    let mut spent = CHAINS * sweeps * nrows;
+    loop {
+        acc.iter_mut().for_each(|x| *x = 0.0);
+        for (k, ch) in chains.iter_mut().enumerate() {
+            let a = &mut acc[k * nslots..(k + 1) * nslots];
+            for _ in 0..sweeps {
+                ch.sweep(&b, &mut scratch);
+                ch.accumulate(&b, a);
+            }
+        }
+        spent = spent.saturating_add(CHAINS * sweeps * nrows);
+        // Per row: the arc of least probability (largest penalty) and its error.
+        let mut row_pen = vec![1.0f64; b.row_cols.len()];
+        let mut worst = 0.0f64;
+        for (r, cols) in b.row_cols.iter().enumerate() {
+            let mut best: Option<(f64, f64)> = None; // (probability per arc, relative half-width)
+            for (k, &(_, m)) in cols.iter().enumerate() {
+                let slot = b.offset[r] + k;
+                let per: Vec<f64> = (0..CHAINS).map(|q| acc[q * nslots + slot] / (sweeps as f64 * m as f64)).collect();
+                let mean = per.iter().sum::<f64>() / CHAINS as f64;
+                let var = per.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (CHAINS - 1) as f64;
+                let rel = if mean > 0.0 { t * (var / CHAINS as f64).sqrt() / mean } else { f64::INFINITY };
+                if best.is_none_or(|(p, _)| mean < p) {
+                    best = Some((mean, rel));
+                }
+            }
+            let (p, rel) = best.unwrap_or((1.0, 0.0));
+            // No chain saw the arc free: the penalty is at least what one sighting would give.
+            let p = if p > 0.0 { p } else { 1.0 / (CHAINS * sweeps) as f64 };
+            row_pen[r] = (1.0 / p).max(1.0);
+            worst = worst.max(rel);
+        }
+        let converged = worst <= tolerance;
+        let next = CHAINS.saturating_mul(2 * sweeps).saturating_mul(nrows);
+        if converged || spent.saturating_add(next) > steps || cancel::check().is_err() {
+            let pen = g.arcs.iter().map(|&(r, _)| row_pen[r]).collect();
+            // The pooled probability of each arc (the coefficient over the count).
+            let prob = g
+                .arcs
+                .iter()
+                .map(|&(r, c)| {
+                    let slot = b.slot(r, c as u32);
+                    let m = b.row_cols[r][slot - b.offset[r]].1 as f64;
+                    (0..CHAINS).map(|q| acc[q * nslots + slot]).sum::<f64>() / (CHAINS * sweeps) as f64 / m
+                })
+                .collect();
+            return (pen, prob, worst, converged);
+        }
+        sweeps *= 2;
     }
 }
 
@@ -943,7 +1157,7 @@ mod tests {
                     .collect();
                 let (total, per) = naive(&scheme);
                 if total == 5 && per == [1, 2, 2, 2, 2, 3] {
-                    let r = myrinet_penalties(&scheme, &MyrinetOptions::default()).unwrap();
+                    let r = myrinet_penalties(&scheme, &MyrinetOptions::default(), true).unwrap();
                     if r.penalties == [5.0, 5.0, 5.0, 2.5, 2.5, 2.5] {
                         found += 1;
                         println!("{nodes} nodes: {scheme:?}");
@@ -960,7 +1174,7 @@ mod tests {
 
     #[test]
     fn fig6() {
-        let r = myrinet_penalties(&FIG6, &MyrinetOptions::default()).unwrap();
+        let r = myrinet_penalties(&FIG6, &MyrinetOptions::default(), true).unwrap();
         assert_eq!(r.components.len(), 1);
         assert_eq!(r.components[0].sets_exact, Some(5));
         assert_eq!(r.coefficients, [1.0, 2.0, 2.0, 2.0, 2.0, 3.0]);
@@ -975,7 +1189,7 @@ mod tests {
             let into: Vec<(u32, u32)> = (1..=k).map(|s| (s, 0)).collect();
             let parallel = vec![(0, 1); k as usize];
             for s in [star, into, parallel] {
-                let r = myrinet_penalties(&s, &MyrinetOptions::default()).unwrap();
+                let r = myrinet_penalties(&s, &MyrinetOptions::default(), true).unwrap();
                 assert_eq!(r.components.len(), 1);
                 assert_eq!(r.components[0].sets_exact, Some(k as u128));
                 assert!(r.coefficients.iter().all(|&c| c == 1.0));
@@ -987,11 +1201,11 @@ mod tests {
     #[test]
     fn no_conflict_and_in_out() {
         // 0→1 and 1→2: node 1 receives and sends, no conflict.
-        let r = myrinet_penalties(&[(0, 1), (1, 2), (5, 6)], &MyrinetOptions::default()).unwrap();
+        let r = myrinet_penalties(&[(0, 1), (1, 2), (5, 6)], &MyrinetOptions::default(), true).unwrap();
         assert_eq!(r.components.len(), 3);
         assert_eq!(r.penalties, [1.0, 1.0, 1.0]);
         assert!(r.components.iter().all(|c| c.sets_exact == Some(1) && c.ci95 == (1.0, 1.0)));
-        assert!(myrinet_penalties(&[], &MyrinetOptions::default()).unwrap().components.is_empty());
+        assert!(myrinet_penalties(&[], &MyrinetOptions::default(), true).unwrap().components.is_empty());
     }
 
     #[test]
@@ -999,7 +1213,7 @@ mod tests {
         // A star of 3 from node 0 and, interleaved, Fig. 6 shifted to nodes 10..13.
         let fig: Vec<(u32, u32)> = FIG6.iter().map(|&(s, d)| (s + 10, d + 10)).collect();
         let scheme = [fig[0], (0, 1), fig[1], fig[2], (0, 2), fig[3], fig[4], (0, 3), fig[5]];
-        let r = myrinet_penalties(&scheme, &MyrinetOptions::default()).unwrap();
+        let r = myrinet_penalties(&scheme, &MyrinetOptions::default(), true).unwrap();
         assert_eq!(r.components.len(), 2);
         assert_eq!(r.components[0].comms, [0, 2, 3, 5, 6, 8]);
         assert_eq!(r.components[0].sets_exact, Some(5));
@@ -1015,10 +1229,6 @@ mod tests {
             }
         }
         assert_eq!(r.penalties, [5.0, 3.0, 5.0, 5.0, 3.0, 2.5, 2.5, 3.0, 2.5]);
-        // The engine's single-component entry gives the same penalties.
-        let (pen, count) = component_penalties(&scheme, &MyrinetOptions::default());
-        assert_eq!(pen, r.penalties);
-        assert_eq!(count.sets_exact, Some(15));
     }
 
     #[test]
@@ -1028,7 +1238,7 @@ mod tests {
             let nodes = 2 + rng.below_usize(6);
             let arcs = 1 + rng.below_usize(12);
             let s = random_scheme(&mut rng, nodes, arcs);
-            let r = myrinet_penalties(&s, &MyrinetOptions::default()).unwrap();
+            let r = myrinet_penalties(&s, &MyrinetOptions::default(), true).unwrap();
             let (total, _) = naive(&s);
             let product: u128 = r.components.iter().map(|c| c.sets_exact.unwrap()).product();
             assert_eq!(product, total, "trial {trial}: {s:?}");
@@ -1079,7 +1289,7 @@ mod tests {
     #[test]
     fn exact_30_matches_enumeration() {
         let k56: Vec<(u32, u32)> = (0..5).flat_map(|s| (5..11).map(move |d| (s, d))).collect();
-        let r = myrinet_penalties(&k56, &MyrinetOptions::default()).unwrap();
+        let r = myrinet_penalties(&k56, &MyrinetOptions::default(), true).unwrap();
         assert_eq!(r.components[0].sets_exact, Some(720));
         assert!(r.coefficients.iter().all(|&c| c == 120.0));
         assert!(r.penalties.iter().all(|&p| p == 6.0));
@@ -1101,7 +1311,7 @@ mod tests {
             cases.push(s);
         }
         for s in &cases {
-            let r = myrinet_penalties(s, &MyrinetOptions::default()).unwrap();
+            let r = myrinet_penalties(s, &MyrinetOptions::default(), true).unwrap();
             assert_eq!(r.components.len(), 1);
             assert!(r.components[0].exact);
             let (total, per) = enumerate(s);
@@ -1120,11 +1330,11 @@ mod tests {
         for _ in 0..100 {
             let (nodes, arcs) = (2 + rng.below_usize(10), 1 + rng.below_usize(30));
             let s = random_scheme(&mut rng, nodes, arcs);
-            let r = myrinet_penalties(&s, &MyrinetOptions::default()).unwrap();
+            let r = myrinet_penalties(&s, &MyrinetOptions::default(), true).unwrap();
             let mut perm: Vec<u32> = (0..12).map(|i| 1000 + 7 * i).collect();
             rng.shuffle(&mut perm);
             let t: Vec<(u32, u32)> = s.iter().map(|&(a, b)| (perm[a as usize], perm[b as usize])).collect();
-            let q = myrinet_penalties(&t, &MyrinetOptions::default()).unwrap();
+            let q = myrinet_penalties(&t, &MyrinetOptions::default(), true).unwrap();
             assert_eq!(r, q);
             assert!(r.penalties.iter().all(|&p| p >= 1.0));
             // Penalty = sets / per-source minimum coefficient.
@@ -1174,7 +1384,7 @@ mod tests {
         let mut worst = (0.0, String::new());
         for (name, s) in hard_cases() {
             let t = Instant::now();
-            let r = myrinet_penalties(&s, &MyrinetOptions::default()).unwrap();
+            let r = myrinet_penalties(&s, &MyrinetOptions::default(), true).unwrap();
             let dt = t.elapsed().as_secs_f64();
             assert!(r.components.iter().all(|c| c.exact), "{name}");
             assert!(r.penalties.iter().all(|&p| p >= 1.0));
@@ -1188,14 +1398,14 @@ mod tests {
     }
 
     #[test]
-    fn estimator_ci_contains_exact() {
-        let forced = MyrinetOptions { exact_limit: 0, exact_states: 0, samples: 20_000, steps: usize::MAX, seed: 1 };
+    fn count_ci_contains_exact() {
+        let forced = MyrinetOptions { exact_limit: 0, exact_states: 0, samples: 20_000, steps: usize::MAX, ..Default::default() };
         let (mut inside, mut total, mut worst_rel) = (0, 0, 0.0f64);
         let mut cases = hard_cases();
         cases.truncate(5 + 7 * 40); // the named cases and the random ones
         for (k, (name, s)) in cases.iter().enumerate().step_by(3) {
-            let exact = myrinet_penalties(s, &MyrinetOptions::default()).unwrap();
-            let est = myrinet_penalties(s, &MyrinetOptions { seed: k as u64, ..forced }).unwrap();
+            let exact = myrinet_penalties(s, &MyrinetOptions::default(), true).unwrap();
+            let est = myrinet_penalties(s, &MyrinetOptions { seed: k as u64, ..forced }, true).unwrap();
             let (e, c) = (&exact.components[0], &est.components[0]);
             assert!(!c.exact && c.sets_exact.is_none());
             total += 1;
@@ -1206,28 +1416,71 @@ mod tests {
                 println!("{name}: exact {n} outside {:?} (estimate {})", c.ci95, c.sets);
             }
             worst_rel = worst_rel.max((c.sets - n).abs() / n);
-            assert!(est.penalties.iter().all(|&p| p >= 1.0));
-            // Coefficients: within a few percent where the count is.
-            for (a, b) in exact.coefficients.iter().zip(&est.coefficients) {
-                assert!((a - b).abs() / a < 0.25, "{name}: coefficient {a} estimated {b}");
-            }
         }
-        println!("estimator: exact count inside the 95% CI in {inside}/{total}; worst relative error {worst_rel:.4}");
+        println!("count estimator: exact count inside the 95% CI in {inside}/{total}; worst relative error {worst_rel:.4}");
         assert!(inside * 100 >= total * 90, "{inside}/{total}");
         assert!(worst_rel < 0.1);
     }
 
+    /// The chains' penalties against the exact ones on the hard cases (dense, cyclic,
+    /// parallel arcs): each within its own stated error (95 %, so a few may miss by a
+    /// little) and every one within twice the tolerance.
     #[test]
-    fn estimator_is_unbiased_on_small_cases() {
+    fn chain_penalties_match_exact() {
+        let forced = MyrinetOptions { exact_limit: 0, exact_states: 0, ..Default::default() };
+        let (mut within, mut total, mut worst, mut unconverged) = (0, 0, 0.0f64, 0);
+        let t0 = Instant::now();
+        let cases: Vec<_> = hard_cases().into_iter().step_by(8).collect();
+        for (k, (name, s)) in cases.iter().enumerate() {
+            let exact = myrinet_penalties(s, &MyrinetOptions::default(), false).unwrap();
+            let est = myrinet_penalties(s, &MyrinetOptions { seed: k as u64, ..forced }, false).unwrap();
+            let c = &est.components[0];
+            assert!(!c.exact && c.sets.is_nan() && c.penalty_error.is_finite());
+            unconverged += usize::from(!c.converged);
+            for (a, b) in exact.penalties.iter().zip(&est.penalties) {
+                let rel = (b / a - 1.0).abs();
+                total += 1;
+                within += usize::from(rel <= c.penalty_error.max(1e-12) * 1.0001);
+                worst = worst.max(rel);
+                assert!(rel <= 2.0 * c.penalty_error.max(forced.tolerance), "{name}: penalty {a} estimated {b} (stated error {})", c.penalty_error);
+            }
+        }
+        println!(
+            "chains: {within}/{total} penalties within their stated error; worst relative error {worst:.4}; {unconverged} of {} cases stopped by steps; {:.1} s",
+            cases.len(),
+            t0.elapsed().as_secs_f64()
+        );
+        assert!(within * 100 >= total * 90, "{within}/{total}");
+        assert!(unconverged * 10 <= cases.len(), "{unconverged}");
+    }
+
+    /// A doubled budget moves no penalty by more than the tolerance (both converged), and
+    /// a budget too small to converge says so with the error it reached.
+    #[test]
+    fn doubled_budget_is_stable() {
+        let mut rng = SplitMix64::new(23);
+        let s = random_connected(&mut rng, 30, 40);
+        let base = MyrinetOptions { exact_limit: 0, exact_states: 0, ..Default::default() };
+        let a = myrinet_penalties(&s, &base, false).unwrap();
+        let b = myrinet_penalties(&s, &MyrinetOptions { steps: 2 * base.steps, seed: 99, ..base }, false).unwrap();
+        assert!(a.components.iter().chain(&b.components).all(|c| c.converged));
+        for (x, y) in a.penalties.iter().zip(&b.penalties) {
+            assert!((x / y - 1.0).abs() <= 2.0 * base.tolerance, "{x} vs {y}");
+        }
+        let tight = myrinet_penalties(&s, &MyrinetOptions { steps: 1, tolerance: 1e-6, ..base }, false).unwrap();
+        let c = &tight.components[0];
+        assert!(!c.converged && c.penalty_error > 1e-6 && c.penalty_error.is_finite());
+    }
+
+    #[test]
+    fn count_estimator_is_unbiased_on_small_cases() {
         // Many independent runs of a few samples: the grand mean converges to the count.
         let s = [(0, 1), (0, 2), (1, 2), (2, 0), (2, 1), (1, 0), (3, 1)];
         let (n, _) = naive(&s);
         let g = Local::new(&s);
-        let sampler = Sampler::new(g.nrows, g.ncols, &g.arcs, None);
-        let mut rng = SplitMix64::new(5);
-        let r = run_sampler(&sampler, s.len(), 400_000, &mut rng);
-        let (mean, stderr) = (r.mean * r.log_scale.exp(), r.stderr * r.log_scale.exp());
-        assert!((mean - n as f64).abs() < 4.0 * stderr + 1e-9, "{mean} ± {stderr} vs {n}");
+        let e = estimate_count(&g, 400_000, usize::MAX, 5);
+        let half = (e.ci95.1 - e.ci95.0) / 2.0;
+        assert!((e.sets - n as f64).abs() < 2.0 * half + 1e-9, "{} ± {half} vs {n}", e.sets);
     }
 
     /// A component far beyond the exact limit: the weights overflow a float, the count is
@@ -1236,15 +1489,17 @@ mod tests {
     fn huge_component_stays_finite() {
         let mut rng = SplitMix64::new(11);
         let big = random_connected(&mut rng, 600, 3000);
-        let opts = MyrinetOptions { samples: 200, ..MyrinetOptions::default() };
+        let opts = MyrinetOptions { samples: 200, steps: 1 << 18, ..MyrinetOptions::default() };
         let t = Instant::now();
-        let r = myrinet_penalties(&big, &opts).unwrap();
+        let r = myrinet_penalties(&big, &opts, true).unwrap();
         assert!(t.elapsed().as_secs_f64() < 20.0);
         let c = &r.components[0];
         if !c.estimator_failed {
             assert!(c.log10_sets.is_finite() && c.log10_sets > 100.0, "{}", c.log10_sets);
         }
         assert!(r.penalties.iter().all(|p| p.is_finite() && *p >= 1.0));
+        // Far too small a budget for 3,000 arcs: not converged, its error unbounded or large.
+        assert!(!c.converged && c.penalty_error > 0.05);
     }
 
     /// The row order with a heap is the one the plain greedy scan gives (lowest score, then
@@ -1316,25 +1571,25 @@ mod tests {
         let g = Local::new(&s);
         assert!(exact_counts(&g, EXACT_STATES).is_none());
         let t = Instant::now();
-        let r = myrinet_penalties(&s, &MyrinetOptions::default()).unwrap();
+        let r = myrinet_penalties(&s, &MyrinetOptions { steps: 1 << 20, ..MyrinetOptions::default() }, true).unwrap();
         let dt = t.elapsed().as_secs_f64();
         let big = r.components.iter().max_by_key(|c| c.comms.len()).unwrap();
+        // A budget this small stops the chains, and says how far they got.
+        assert!(!big.converged && big.penalty_error > big.penalty_error.min(0.05) && big.penalty_error.is_finite());
         assert!(!big.exact && !big.estimator_failed);
         assert!(big.effective_samples >= MIN_EFFECTIVE_SAMPLES, "{}", big.effective_samples);
         assert!(big.ci95.0 <= big.sets && big.sets <= big.ci95.1);
         assert!(r.penalties.iter().all(|&p| p.is_finite() && p >= 1.0));
-        println!("2,048 random comms: {:.1} ms, ESS {:.0}", dt * 1e3, big.effective_samples);
-        // Generous (debug builds, a loaded machine): about 10 ms in release.
-        assert!(dt < 2.0, "{dt}");
+        println!("2,048 random comms: {:.1} ms, ESS {:.0}, penalties ±{:.1} %", dt * 1e3, big.effective_samples, 100.0 * big.penalty_error);
     }
 
     #[test]
     fn estimator_is_deterministic_and_fast() {
         let mut rng = SplitMix64::new(9);
         let big = random_connected(&mut rng, 60, 200);
-        let opts = MyrinetOptions { exact_states: 0, ..MyrinetOptions::default() };
+        let opts = MyrinetOptions { exact_states: 0, steps: 1 << 18, ..MyrinetOptions::default() };
         let t = Instant::now();
-        let r = myrinet_penalties(&big, &opts).unwrap();
+        let r = myrinet_penalties(&big, &opts, true).unwrap();
         let dt = t.elapsed().as_secs_f64();
         assert_eq!(r.components.len(), 1);
         let c = &r.components[0];
@@ -1350,7 +1605,6 @@ mod tests {
             c.ci95.1,
             50.0 * (c.ci95.1 - c.ci95.0) / c.sets
         );
-        assert_eq!(r, myrinet_penalties(&big, &opts).unwrap());
-        assert!(dt < 1.0, "{dt}");
+        assert_eq!(r, myrinet_penalties(&big, &opts, true).unwrap());
     }
 }

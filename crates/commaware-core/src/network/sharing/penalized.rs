@@ -280,14 +280,15 @@ impl Penalized {
                     let ends: Vec<(u32, u32)> = tangled.iter().map(|&f| view.ends(f)).collect();
                     // A stop (util::cancel) leaves them as they were: the replay's next check
                     // sees the same stop and ends the run.
-                    if let Ok(r) = myrinet::myrinet_penalties(&ends, opts) {
+                    if let Ok(r) = myrinet::myrinet_penalties(&ends, opts, false) {
                         for (k, &f) in tangled.iter().enumerate() {
                             self.penalty[f as usize] = r.penalties[k];
                         }
                         for c in &r.components {
                             self.counts.counts += 1;
                             self.counts.estimated += u64::from(!c.exact);
-                            self.counts.estimator_failed += u64::from(c.estimator_failed);
+                            self.counts.bounded += u64::from(!c.converged);
+                            self.counts.largest_error = self.counts.largest_error.max(c.penalty_error);
                         }
                     }
                 }

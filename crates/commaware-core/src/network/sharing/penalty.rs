@@ -405,7 +405,7 @@ pub enum PenaltyModel {
 /// Penalty models and the parameters each takes.
 pub const PENALTY_MODELS: &[(&str, &[&str])] = &[
     ("gige", &["beta", "gamma_o", "gamma_i"]),
-    ("myrinet", &["exact_limit", "exact_states", "samples", "steps", "seed"]),
+    ("myrinet", &["exact_limit", "exact_states", "samples", "steps", "tolerance", "seed"]),
     ("infiniband", &["beta", "gamma_o", "gamma_i"]),
     ("ib-simgrid", &["beta_e", "beta_s", "gamma_s"]),
 ];
@@ -480,6 +480,13 @@ impl PenaltyModel {
                     exact_states: int("exact_states", d.exact_states, 0.0, myrinet::MAX_EXACT_STATES as f64)?,
                     samples: int("samples", d.samples, 1.0, 1e7)?,
                     steps: int("steps", d.steps, 1.0, 1e12)?,
+                    tolerance: {
+                        let v = get("tolerance", d.tolerance);
+                        if !(v > 0.0 && v < 1.0) {
+                            return Err(err("tolerance", format!("must be in (0, 1), got {v}")));
+                        }
+                        v
+                    },
                     seed: seed as u64,
                 }
                 .into()
@@ -501,7 +508,7 @@ impl PenaltyModel {
         match self {
             PenaltyModel::Gige { params: p, .. } => vec![("beta", p.beta), ("gamma_o", p.gamma_o), ("gamma_i", p.gamma_i)],
             PenaltyModel::Myrinet(o) => {
-                vec![("exact_limit", o.exact_limit as f64), ("exact_states", o.exact_states as f64), ("samples", o.samples as f64), ("steps", o.steps as f64), ("seed", o.seed as f64)]
+                vec![("exact_limit", o.exact_limit as f64), ("exact_states", o.exact_states as f64), ("samples", o.samples as f64), ("steps", o.steps as f64), ("tolerance", o.tolerance), ("seed", o.seed as f64)]
             }
             PenaltyModel::IbSimgrid(p) => vec![("beta_e", p.beta_e), ("beta_s", p.beta_s), ("gamma_s", p.gamma_s)],
         }
@@ -594,7 +601,7 @@ pub fn analyze(comms: &[(u32, u32)], model: Option<&PenaltyModel>) -> Result<Sch
     let mut local = LocalScratch::default();
     let penalties = match model {
         Some(PenaltyModel::Myrinet(opts)) => {
-            let r = myrinet::myrinet_penalties(&g.ends, opts)?;
+            let r = myrinet::myrinet_penalties(&g.ends, opts, true)?;
             components = r.components;
             r.penalties
         }

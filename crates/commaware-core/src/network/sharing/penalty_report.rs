@@ -170,6 +170,8 @@ pub fn report_json(model: &str, parameters: &[(&str, f64)], scheme: &Scheme, a: 
             number(&mut out, c.log10_sets);
             let _ = write!(out, ", \"estimated\": {}, \"estimator_failed\": {}, \"effective_samples\": ", !c.exact, c.estimator_failed);
             number(&mut out, c.effective_samples);
+            let _ = write!(out, ", \"converged\": {}, \"penalty_error\": ", c.converged);
+            number(&mut out, c.penalty_error);
             out.push_str(", \"ci95\": [");
             number(&mut out, c.ci95.0);
             out.push_str(", ");
