@@ -593,6 +593,8 @@ OPTION_CASES = [
     (["--param", "beta=x"], "--param", "NAME=VALUE"),
     (["--model", "maxmin", "--param", "beta=1"], "beta", "takes no parameters"),
     (["--model", "myrinet", "--param", "exact_limit=2.5"], "exact_limit", "integer"),
+    (["--model", "myrinet", "--param", "tolerance=0"], "tolerance", "(0, 1)"),
+    (["--model", "myrinet", "--param", "tolerance=1"], "tolerance", "(0, 1)"),
     (["--model", "ib-simgrid", "--param", "gamma_s=0"], "gamma_s", "> 0"),
     (["--static-times"], "--static-times", "--bandwidth"),
     (["--static-times", "--bandwidth", "0"], "--bandwidth"),

@@ -745,6 +745,15 @@ fn replicates(samples: usize) -> usize {
 /// Student's t quantile 0.975 with 1..=9 degrees of freedom.
 const T975: [f64; 9] = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262];
 
+/// The mean of independent estimates `xs` (2 to 10 of them) and the half-width of its 95 %
+/// interval, Student's t times the standard error.
+fn t_interval(xs: &[f64]) -> (f64, f64) {
+    let k = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / k;
+    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (k - 1.0);
+    (mean, T975[xs.len() - 2] * (var / k).sqrt())
+}
+
 /// Below this effective sample size the count estimate is not trusted (see [`solve`]).
 pub const MIN_EFFECTIVE_SAMPLES: f64 = 20.0;
 
@@ -761,18 +770,12 @@ fn estimate_count(g: &Local, samples: usize, steps: usize, seed: u64) -> Estimat
     let runs: Vec<Replicate> = (0..reps).map(|_| smc_replicate(&s, n, &mut rng)).collect();
     let scale = runs.iter().filter(|r| r.count > 0.0).map(|r| r.log_scale).fold(f64::NEG_INFINITY, f64::max);
     let scale = if scale == f64::NEG_INFINITY { 0.0 } else { scale };
-    let (mut sum, mut sum2, mut effective) = (0.0f64, 0.0f64, 0.0f64);
-    for r in runs.iter().filter(|r| r.count > 0.0) {
-        let x = r.count * (r.log_scale - scale).exp();
-        sum += x;
-        sum2 += x * x;
-        effective += r.effective;
-    }
-    let k = reps as f64;
-    let mean = sum / k;
-    let stderr = (((sum2 - k * mean * mean) / (k - 1.0)).max(0.0) / k).sqrt();
+    // A replicate whose particles all died counts 0.
+    let counts: Vec<f64> =
+        runs.iter().map(|r| if r.count > 0.0 { r.count * (r.log_scale - scale).exp() } else { 0.0 }).collect();
+    let effective = runs.iter().filter(|r| r.count > 0.0).map(|r| r.effective).sum();
+    let (mean, half) = t_interval(&counts);
     let abs = |x: f64| x * scale.exp();
-    let half = T975[reps - 2] * stderr;
     Estimate {
         sets: abs(mean),
         log10_sets: (scale + mean.ln()) / std::f64::consts::LN_10,
@@ -1033,7 +1036,6 @@ fn mcmc_penalties(g: &Local, tolerance: f64, steps: usize, seed: u64) -> (Vec<f6
         (0..CHAINS).map(|k| Chain::new(&b, seed ^ (k as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03))).collect();
     let mut scratch = Scratch::default();
     let mut acc = vec![0.0f64; CHAINS * nslots];
-    let t = T975[CHAINS - 2];
     let mut sweeps = FIRST_SWEEPS;
     for ch in chains.iter_mut() {
         for _ in 0..sweeps {
@@ -1058,10 +1060,9 @@ fn mcmc_penalties(g: &Local, tolerance: f64, steps: usize, seed: u64) -> (Vec<f6
             let mut best: Option<(f64, f64)> = None; // (probability per arc, relative half-width)
             for (k, &(_, m)) in cols.iter().enumerate() {
                 let slot = b.offset[r] + k;
-                let per: Vec<f64> = (0..CHAINS).map(|q| acc[q * nslots + slot] / (sweeps as f64 * m as f64)).collect();
-                let mean = per.iter().sum::<f64>() / CHAINS as f64;
-                let var = per.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (CHAINS - 1) as f64;
-                let rel = if mean > 0.0 { t * (var / CHAINS as f64).sqrt() / mean } else { f64::INFINITY };
+                let per: [f64; CHAINS] = std::array::from_fn(|q| acc[q * nslots + slot] / (sweeps as f64 * m as f64));
+                let (mean, half) = t_interval(&per);
+                let rel = if mean > 0.0 { half / mean } else { f64::INFINITY };
                 if best.is_none_or(|(p, _)| mean < p) {
                     best = Some((mean, rel));
                 }
