@@ -59,8 +59,8 @@ def accasim_python() -> Path:
     if python.exists() and subprocess.run(probe, capture_output=True, text=True).stdout.strip() == "1.1.3":
         return python
     print("installing AccaSim 1.1.3 into .cache/accasim/venv ...", file=sys.stderr, flush=True)
-    subprocess.run([sys.executable, "-m", "venv", str(ACCASIM_VENV)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "accasim==1.1.3"], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(ACCASIM_VENV)], check=True, stdout=sys.stderr)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "accasim==1.1.3"], check=True, stdout=sys.stderr)
     return python
 
 
@@ -88,7 +88,7 @@ def main() -> None:
     nas = nas_time_sharing(a.repeat)
     if a.only_nas:
         if a.json:
-            print(json.dumps({"nas_time_sharing": nas}))
+            print(json.dumps({"nas_time_sharing": nas, "nas_run_s_range": nas_range(nas)}))
         else:
             print_nas(nas)
         return
@@ -127,7 +127,7 @@ def main() -> None:
                        "ratio_vs_cli": p["wall_s"] / mine["cli_wall_s"],
                        "ratio_vs_in_process": p["wall_s"] / (load_s + mine["schedule_s"])})
     doc = {"log": log.name, "processors": PROCESSORS, "jobs": len(w), "skipped": w.skipped, "load_s": load_s,
-           "commaware": rows, "accasim": peers, "ratios": ratios, "nas_time_sharing": nas,
+           "commaware": rows, "accasim": peers, "ratios": ratios, "nas_time_sharing": nas, "nas_run_s_range": nas_range(nas),
            "machine": platform.machine(),
            "python": platform.python_version(), "cpus": os.cpu_count(),
            "loadavg": Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else None}
@@ -154,6 +154,11 @@ def main() -> None:
         print("  (AccaSim's EASY does not protect the head's reservation: its numbers are not EASY's)")
     print_nas(nas)
     print(f"  load average: {' '.join(doc['loadavg'] or [])}")
+
+
+def nas_range(nas: list[dict[str, Any]]) -> list[float]:
+    """The fastest and the slowest policy's run time on the NAS mix, seconds."""
+    return [min(r["run_s"] for r in nas), max(r["run_s"] for r in nas)]
 
 
 def nas_time_sharing(repeat: int) -> list[dict[str, Any]]:

@@ -28,7 +28,8 @@ Usage::
 
     .venv/bin/python benches/bench_flows.py --quick          # ~1 min
     .venv/bin/python benches/bench_flows.py                  # full scenarios (several minutes)
-    .venv/bin/python benches/bench_flows.py --scenarios random-256x4096,shift-1024x65536 --save
+    .venv/bin/python benches/bench_flows.py --scenarios random-256x4096,shift-1024x65536
+    .venv/bin/python benches/record.py flows bench_flows.py --sg-timeout 240   # kept for the docs
 """
 
 from __future__ import annotations
@@ -237,7 +238,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--sg-timeout", type=float,
                     help="SimGrid's own limit, seconds (default: --timeout); past it the ratio is a lower bound")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    ap.add_argument("--save", action="store_true", help="also write benches/results/flows-<timestamp>.json")
     ap.add_argument("--seed", type=int, default=1, help="flow generator seed (default 1)")
     ap.add_argument("--size", type=float, default=1e6, help="flow size S in bytes; randsize draws S/10..10S")
     ap.add_argument("--lat-us", type=float, default=sgp.DEFAULT_LAT_US,
@@ -276,11 +276,6 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=2))
     else:
         print(format_table(rows))
-    if args.save:
-        out = REPO / "benches" / "results" / f"flows-{started.strftime('%Y%m%d-%H%M%S')}.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report, indent=2) + "\n")
-        print(f"saved {out}", file=log)
     all_ran = all(r["simgrid"].get("status") == "ok" and r["commaware"].get("status") == "ok" for r in rows)
     return 0 if all_ran else 1
 

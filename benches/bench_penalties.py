@@ -222,7 +222,7 @@ def bench_myrinet(args: argparse.Namespace, log: Any) -> dict[str, Any]:
             case["seed"] = worst[1]
             cases.append(case)
     return {"cases": cases, "random_schemes_searched": searched, "target_s": MYRINET_TARGET_S,
-            "ok": all(c["ok"] for c in cases)}
+            "worst_s": max((c["worst_s"] for c in cases), default=None), "ok": all(c["ok"] for c in cases)}
 
 
 def print_myrinet(r: dict[str, Any]) -> None:

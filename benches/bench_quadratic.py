@@ -141,7 +141,7 @@ def bench_star(a: argparse.Namespace) -> dict[str, Any]:
 
 def bench_myrinet(a: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"comms": a.comms, "cases": {}}
-    for name, make in (("bipartite 5x6 blocks", bipartite_blocks), ("random 30-arc blocks", lambda n: random_blocks(n, a.seed))):
+    for name, make in (("bipartite_5x6_blocks", bipartite_blocks), ("random_30_arc_blocks", lambda n: random_blocks(n, a.seed))):
         big, small = make(a.comms), make(a.comms // 10)
         b, s = timed_whole(big, "myrinet", a.repeat), timed_whole(small, "myrinet", a.repeat)
         r = sharing.penalties(big, "myrinet")
@@ -192,7 +192,7 @@ def main() -> None:
         r = report["myrinet"]
         print(f"[2] myrinet on {r['comms']:,} communications in exact-sized components (vs a tenth of them)")
         for name, c in r["cases"].items():
-            print(f"    {name:22} {c['components']:,} components: {c['big']['whole_s']:.3f} s (call {c['big']['call_s']:.3f} s) "
+            print(f"    {name.replace('_', ' '):22} {c['components']:,} components: {c['big']['whole_s']:.3f} s (call {c['big']['call_s']:.3f} s) "
                   f"[cpu {c['big']['whole_cpu_s']:.3f} s], "
                   f"tenth {c['small']['whole_s']:.3f} s: ratio {c['ratio']:.1f}x  target < {WHOLE_TARGET_S:g} s: {ok(c['ok'])}")
     if "sci" in report:

@@ -84,6 +84,8 @@ def bench_kind(kind: str, runs: int, workers: int, folder: Path) -> dict[str, An
         cluster.close()
     for name in ("loop", "process_pool", "sweep_serial", "sweep_dask", "sweep_running_dask"):
         out[f"{name}_runs_per_s"] = runs / out[f"{name}_s"]
+    out["loop_ms_per_run"] = 1e3 * out["loop_s"] / runs
+    out["loop_x_sweep_serial"] = out["loop_runs_per_s"] / out["sweep_serial_runs_per_s"]
     return out
 
 
@@ -120,7 +122,7 @@ def main() -> None:
         return
     print(f"commaware sweep benchmark ({report['machine']}, {args.workers} workers)")
     for k in kinds:
-        per_run_ms = 1e3 * k["loop_s"] / k["runs"]
+        per_run_ms = k["loop_ms_per_run"]
         print(f"\n{k['kind']} runs: {k['runs']} x cosched.run ({KINDS[k['kind']]['fixed']}), {per_run_ms:.3g} ms each alone")
         for name, label in (("loop", "plain loop"), ("process_pool", "ProcessPoolExecutor"),
                             ("sweep_serial", "sweep --serial (store)"), ("sweep_dask", "sweep, new LocalCluster"),

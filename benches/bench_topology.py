@@ -31,7 +31,8 @@ Usage::
 
     .venv/bin/python benches/bench_topology.py --quick    # 256 hosts, 2,048 flows, under a minute
     .venv/bin/python benches/bench_topology.py            # 1,024 hosts, 16,384 flows (several minutes)
-    .venv/bin/python benches/bench_topology.py --topologies torus --save
+    .venv/bin/python benches/bench_topology.py --topologies torus
+    .venv/bin/python benches/record.py topology-quick bench_topology.py --quick   # kept for the docs
 """
 
 from __future__ import annotations
@@ -316,7 +317,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--sample", type=int, default=2048,
                     help="with --no-full, the flows (the first N) on which agreement with SimGrid Full is judged (default 2,048)")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    ap.add_argument("--save", action="store_true", help="also write benches/results/topology-<timestamp>.json")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.flows is None:
@@ -357,11 +357,6 @@ def main(argv: list[str] | None = None) -> int:
     report = {"started": started.isoformat(timespec="seconds"), "target": TARGET_LINE, "host": os.uname().nodename,
               "cpus": os.cpu_count(), "topologies": rows}
     print(json.dumps(report, indent=2) if args.json else format_table(rows))
-    if args.save:
-        out = REPO / "benches" / "results" / f"topology-{started.strftime('%Y%m%d-%H%M%S')}.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report, indent=2) + "\n")
-        print(f"saved {out}", file=log)
     ran = all(r[k]["status"] == "ok" for r in rows for k in ("Lazy", "commaware")) and all(
         r.get("sample", {"status": "ok"})["status"] == "ok" for r in rows) and (
         args.no_full or all(r["Full"]["status"] == "ok" for r in rows))

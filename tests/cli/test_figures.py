@@ -3,7 +3,8 @@ item 2): a figure followed by ``<!-- figure: FILE KEY FORMAT -->`` must be, as p
 value at KEY (dot-separated; list indices as numbers) of ``benches/recorded/FILE``, a result a
 benchmark wrote with ``--save`` (with the commit it ran on and when), formatted by FORMAT: a
 Python format spec (``d``, ``.3f``, ``,``), or ``sciN`` for N decimals in scientific notation
-written as the docs write it (``3.8e-7``). The figure must stand in the 160 characters before
+written as the docs write it (``3.8e-7``), either after a division: ``SPEC/DIVISOR``
+(``.1f/1e9`` prints bytes as GB, ``.2f/1048576`` as MiB). The figure must stand in the 160 characters before
 its marker, so a stale figure, or a result file that changed, fails here.
 """
 
@@ -23,6 +24,9 @@ REACH = 160
 
 
 def shown(value, fmt: str) -> str:
+    if "/" in fmt:
+        fmt, divisor = fmt.rsplit("/", 1)
+        value = value / float(divisor)
     if fmt.startswith("sci"):
         mantissa, exponent = f"{value:.{int(fmt[3:])}e}".split("e")
         return f"{mantissa}e{int(exponent)}"
@@ -48,7 +52,7 @@ def stale(text: str, where: str) -> tuple[int, list[str]]:
             continue
         try:
             figure = shown(value_at(json.loads(path.read_text()), key), fmt)
-        except (KeyError, IndexError, ValueError, TypeError) as e:
+        except (KeyError, IndexError, ValueError, TypeError, ZeroDivisionError) as e:
             problems.append(f"{where}:{line}: {name} {key} ({fmt}): {e!r}")
             continue
         if figure not in text[max(0, m.start() - REACH):m.start()]:
@@ -80,8 +84,15 @@ def test_recorded_results_say_which_commit_and_when():
     ("largest 3.9e-7 <!-- figure: {f} summary.largest_relative_difference sci1 -->", "is not 3.8e-7"),
     ("all 53 <!-- figure: {f} summary.within_tolerance d -->", "is not 54"),
     ("x <!-- figure: {f} summary.nothing d -->", "KeyError"),
+    ("x <!-- figure: {f} summary.rows d/0 -->", "ZeroDivisionError"),
 ])
 def test_a_stale_or_unsourced_figure_is_found(page, problem):
     name = "smpi-defaults-S.json"
     count, problems = stale(page.format(f=name), "page")
     assert count == 1 and len(problems) == 1 and problem in problems[0], problems
+
+
+def test_a_figure_can_be_shown_in_larger_units():
+    assert shown(7_130_000_000, ".2f/1e9") == "7.13"
+    assert shown(26_214_400, ".0f/1048576") == "25"
+    assert shown(3.8e-7 * 1e3, "sci1/1e3") == "3.8e-7"
