@@ -328,3 +328,48 @@ def test_a_json_platform_over_a_simgrid_file_refuses_what_the_file_gives(tmp_pat
     proc = run_cli("simulate", tmp_path / "p.json", tmp_path / "trace.json")
     assert proc.returncode == 2 and proc.stdout == "", proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr, proc.stderr
+
+
+# A zone's first element after its props picks the branch of SimGrid's DTD: a link there puts
+# the zone among the zones of hosts, where zones and clusters are refused. Both readers must
+# agree on every case.
+LINK = '<link id="l0" bandwidth="1GBps" latency="1us"/>'
+OTHER_LINK = '<link id="l9" bandwidth="1GBps" latency="1us"/>'
+ZONE_1 = '<zone id="z1" routing="Full"><host id="h1" speed="1Gf"/></zone>'
+ZONE_2 = '<zone id="z2" routing="Full"><host id="h2" speed="1Gf"/></zone>'
+CLUSTER = '<cluster id="c1" prefix="n" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"/>'
+ZONE_ORDERS = {
+    "link_then_zone": (LINK + ZONE_1, False),
+    "link_then_cluster": (LINK + CLUSTER, False),
+    "prop_links_then_zone": ('<prop id="p" value="v"/>' + LINK + OTHER_LINK + ZONE_1, False),
+    "zone_link_zone": (ZONE_1 + LINK + ZONE_2, True),
+    "cluster_link_zone": (CLUSTER + LINK + ZONE_1, True),
+}
+
+
+def zone_order_file(tmp_path: Path, name: str) -> tuple[Path, bool]:
+    children, accepted = ZONE_ORDERS[name]
+    path = tmp_path / f"{name}.xml"
+    path.write_text(HEAD + f'<zone id="w" routing="Full">\n{children}\n</zone>\n</platform>\n')
+    return path, accepted
+
+
+@pytest.mark.parametrize("name", sorted(ZONE_ORDERS))
+def test_a_zone_starting_with_a_link_holds_no_zones(cw: ModuleType, tmp_path: Path, name: str) -> None:
+    path, accepted = zone_order_file(tmp_path, name)
+    if accepted:
+        assert len(cw.load_platform(path)) >= 2
+    else:
+        with pytest.raises(cw.InputError, match=r"<zone id=\"w\">: the zone's first element is a <link>"):
+            cw.load_platform(path)
+
+
+@requires_simgrid
+@pytest.mark.parametrize("name", sorted(ZONE_ORDERS))
+def test_simgrid_reads_the_same_zone_orders(tmp_path: Path, name: str) -> None:
+    path, accepted = zone_order_file(tmp_path, name)
+    if accepted:
+        assert run_peer("hosts", path)
+    else:
+        with pytest.raises(PeerError, match="is not allowed here"):
+            run_peer("hosts", path)

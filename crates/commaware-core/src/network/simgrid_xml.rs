@@ -341,11 +341,16 @@ const NOT_MODELLED: &[(&str, &str)] = &[
 /// Where a zone's children are in the order of SimGrid 3.32's DTD (`src/surf/xml/simgrid.dtd`,
 /// enforced by its generated parser: "Starting tag <X> is not allowed here"): its `<prop>`s
 /// first; then either hosts, routers and links in any order followed by the routes, or
-/// zones, clusters and links followed by the zone routes.
+/// zones, clusters and links followed by the zone routes. SimGrid's parser picks the branch at
+/// the first child after the props, and a `<link>` there puts it in the hosts' branch: a zone
+/// or cluster after it is refused (checked against SimGrid 3.32: `<link/><zone/>` and
+/// `<link/><cluster/>` are refused, `<zone/><link/><zone/>` is read).
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 enum ZoneOrder {
     #[default]
     Props,
+    /// The first child after the props was a link: SimGrid reads the hosts' branch.
+    LinkFirst,
     Content,
     Routes,
 }
@@ -357,8 +362,14 @@ impl ZoneOrder {
         *self = match (*self, tag) {
             (ZoneOrder::Props, "prop") => ZoneOrder::Props,
             (_, "prop") => return Err("a zone's <prop>s come before its other elements (SimGrid's DTD)".into()),
+            (ZoneOrder::LinkFirst, "zone" | "AS" | "cluster" | "zoneRoute" | "ASroute") => {
+                return Err("the zone's first element is a <link>, so SimGrid reads it as a zone of hosts, \
+                            where zones and clusters are not allowed: put its zones and clusters before its links"
+                    .into())
+            }
             (_, _) if is_route => ZoneOrder::Routes,
             (ZoneOrder::Routes, _) => return Err("a zone's routes come after its other elements (SimGrid's DTD)".into()),
+            (ZoneOrder::Props, "link") | (ZoneOrder::LinkFirst, _) => ZoneOrder::LinkFirst,
             _ => ZoneOrder::Content,
         };
         Ok(())
@@ -1004,6 +1015,28 @@ mod tests {
         // Empty elements hold nothing.
         let e = err(&TWO_HOSTS.replace(r#"<link_ctn id="l2"/>"#, r#"<link_ctn id="l2"><prop id="p" value="v"/></link_ctn>"#));
         assert!(e.reason.contains("<link_ctn id=\"l2\"> holds no elements"), "{e}");
+    }
+
+    #[test]
+    fn a_zone_whose_first_element_is_a_link_holds_no_zones() {
+        // As SimGrid 3.32 reads them (checked with its parser): a link first puts the zone in the
+        // hosts' branch of the DTD, so a zone or cluster after it is refused; after a zone, links
+        // and more zones are read.
+        let world = |children: &str| {
+            format!("<?xml version='1.0'?>\n<platform version=\"4.1\">\n<zone id=\"w\" routing=\"Full\">\n{children}\n</zone>\n</platform>\n")
+        };
+        let link = r#"<link id="l0" bandwidth="1GBps" latency="1us"/>"#;
+        let z1 = r#"<zone id="z1" routing="Full"><host id="h1" speed="1Gf"/></zone>"#;
+        let z2 = r#"<zone id="z2" routing="Full"><host id="h2" speed="1Gf"/></zone>"#;
+        let cluster = r#"<cluster id="c" prefix="n" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"/>"#;
+        let other_link = link.replace("l0", "l9");
+        for refused in [format!("{link}{z1}"), format!("{link}{cluster}"), format!("<prop id=\"p\" value=\"v\"/>{link}{other_link}{z1}")] {
+            let e = err(&world(&refused));
+            assert!(e.reason.contains("first element is a <link>") && e.reason.contains("in <zone id=\"w\">"), "{e}");
+        }
+        for read_as_simgrid in [format!("{z1}{link}{z2}"), format!("{cluster}{link}{z1}")] {
+            assert!(read(&world(&read_as_simgrid)).is_ok(), "{read_as_simgrid}");
+        }
     }
 
     #[test]
