@@ -1,11 +1,12 @@
 """Figures the README and the docs quote come from results the repository keeps (issue 40,
 item 2): a figure followed by ``<!-- figure: FILE KEY FORMAT -->`` must be, as printed, the
-value at KEY (dot-separated; list indices as numbers) of ``benches/recorded/FILE``, a result a
-benchmark wrote with ``--save`` (with the commit it ran on and when), formatted by FORMAT: a
-Python format spec (``d``, ``.3f``, ``,``), or ``sciN`` for N decimals in scientific notation
-written as the docs write it (``3.8e-7``), either after a division: ``SPEC/DIVISOR``
-(``.1f/1e9`` prints bytes as GB, ``.2f/1048576`` as MiB). The figure must stand in the 160 characters before
-its marker, so a stale figure, or a result file that changed, fails here.
+value at KEY (dot-separated; list indices as numbers) of ``benches/recorded/FILE``, a result
+``benches/record.py`` (or a benchmark's ``--save``) wrote with the commit it ran on and when,
+formatted by FORMAT: a Python format spec (``d``, ``.3f``, ``,``), or ``sciN`` for N decimals in
+scientific notation written as the docs write it (``3.8e-7``); either may follow a division,
+``SPEC/DIVISOR`` (``.1f/1e9`` prints bytes as GB, ``.2f/1048576`` as MiB). The figure must stand
+in the 160 characters before its marker, so a stale figure, or a result file that changed,
+fails here.
 """
 
 from __future__ import annotations
