@@ -624,7 +624,10 @@ class MessageFile:
     def __call__(self, frame: pd.DataFrame) -> None:
         import pyarrow as pa
 
-        table = pa.Table.from_pandas(frame, preserve_index=False)
+        # One thread: pyarrow's default converts a batch this long on a thread pool created for
+        # each call, whose threads a Ctrl-C in the middle of it would leave to the interpreter's
+        # exit; a batch's few numeric columns convert as fast on one.
+        table = pa.Table.from_pandas(frame, preserve_index=False, nthreads=1)
         if self._writer is None:
             self._open(table.schema)
         self._writer.write_table(table)

@@ -184,7 +184,15 @@ def test_ctrl_c_stops_a_long_command_at_once_with_exit_130_and_no_output(inputs,
         children = descendants(proc.pid)
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
+            proc.wait(timeout=30)
+            for reader in readers:
+                reader.join(timeout=10)
+            raise AssertionError("still running 30 s after the Ctrl-C; its stderr then (the threads' stacks "
+                                 f"last):\n{''.join(lines)[-8000:]}") from None
         took = time.monotonic() - sent
         for reader in readers:
             reader.join(timeout=10)
