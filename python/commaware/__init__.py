@@ -26,7 +26,8 @@ from ._core import (
     WorkloadError,
     __version__,
 )
-from .api import CommMatrix, Platform, Result, Trace, load_platform, load_trace, simulate, summarize_trace, timeline_extensions
+from .api import (CommMatrix, JobTimes, Platform, Result, Trace, load_platform, load_trace, simulate, simulate_jobs,
+                  summarize_trace, timeline_extensions)
 
 __all__ = [
     "CommMatrix",
@@ -34,6 +35,7 @@ __all__ = [
     "DeadlockError",
     "InputError",
     "InternalError",
+    "JobTimes",
     "MulticastError",
     "OptionsError",
     "OutputError",
@@ -49,6 +51,7 @@ __all__ = [
     "load_platform",
     "load_trace",
     "simulate",
+    "simulate_jobs",
     "summarize_trace",
     "timeline_extensions",
 ]

@@ -8,7 +8,7 @@ __all__ = [
     "multicast_load", "multicast_schedule", "multicast_check", "multicast_execute", "multicast_generate",
     "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "platform_from_simgrid_xml", "load_trace", "platform_route", "platform_links", "platform_export", "platform_summary", "load_trace_ti_ranks", "load_trace_otf2", "otf2_ambiguous_in_place", "otf2_use_library", "write_recording_otf2", "export_ti",
     "trace_summary", "trace_summary_schema",
-    "simulate", "timeline_extensions", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements", "stop_running_calls", "stop_epoch", "stop_with_calls_since", "cut_long_values",
+    "simulate", "simulate_jobs", "timeline_extensions", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements", "stop_running_calls", "stop_epoch", "stop_with_calls_since", "cut_long_values",
     "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "kernel_run", "kernel_task", "__version__",
     "TileBlock", "tiling_sequential",
     "taskfarm", "TASKFARM_ALGORITHMS", "COLLECTIVE_ALGORITHMS",
@@ -155,6 +155,16 @@ def simulate(
     hostfile: tuple[str, str] | None = None,
     timing: float | None = None,
 ) -> SimResult: ...
+def simulate_jobs(
+    platform: Platform,
+    traces: list[Trace],
+    starts: list[float],
+    hosts: list[list[int]],
+    model: str | None = None,
+    params: list[tuple[str, float]] = ...,
+    coll: str | None = None,
+    smpi: str | None = None,
+) -> tuple[list[tuple[float, float, list[float]]], int]: ...
 def scheme_penalties(
     text: str, source: str, format: str = "json", model: str = "gige", params: list[tuple[str, float]] = ...,
     json_only: bool = False,

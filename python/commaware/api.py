@@ -20,6 +20,7 @@ from functools import cached_property
 from os import PathLike
 from pathlib import Path
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Union
 
 from . import _core
@@ -913,6 +914,62 @@ def simulate(
         drop_timeline(timeline, timeline_as)
         raise
     return Result(core)
+
+
+@dataclass(frozen=True)
+class JobTimes:
+    """When a job of `simulate_jobs` ran: its start, its end (its last rank's) and each rank's
+    end, in simulated seconds."""
+
+    start: float
+    end: float
+    rank_ends: list[float]
+
+    @property
+    def runtime(self) -> float:
+        return self.end - self.start
+
+
+def simulate_jobs(
+    platform: Platform | str | Path | Mapping[str, Any],
+    jobs: Sequence[tuple[Trace | str | Path | Mapping[str, Any], float, Sequence[int | str]]],
+    *,
+    model: str | None = None,
+    params: Mapping[str, float] | Sequence[tuple[str, float]] | None = None,
+    coll: str | None = None,
+    smpi: str | None = None,
+) -> list[JobTimes]:
+    """Replay several jobs together on one platform, so that their messages share its links:
+    each job is (trace, start in seconds, the host of each rank by name or index), and its
+    ranks start at its start. Each job keeps its own communicators. `model`, `params`, `coll`
+    and `smpi` are `simulate`'s. Returns each job's times, in the order given.
+
+    >>> import commaware
+    >>> platform = {"cluster": {"count": 4, "speed": 1e9},
+    ...             "network": {"bandwidth": 1e8, "latency": 0, "eager_threshold": 0}}
+    >>> pair = {"ranks": [[{"op": "send", "dst": 1, "bytes": 1e6}], [{"op": "recv", "src": 0}]]}
+    >>> [j.end for j in commaware.simulate_jobs(platform, [(pair, 0, [0, 1]), (pair, 0, [2, 1])])]
+    [0.02, 0.02]
+    """
+    p = load_platform(platform)
+    index = {name: i for i, name in enumerate(p.host_names)}
+    traces, starts, hosts = [], [], []
+    for j, (trace, start, job_hosts) in enumerate(jobs):
+        traces.append(load_trace(trace)._core)
+        starts.append(float(start))
+        row = []
+        for k, h in enumerate(job_hosts):
+            if isinstance(h, str):
+                if h not in index:
+                    raise input_error(_core.PlacementError, "", f"jobs[{j}].hosts[{k}]",
+                                      f"unknown host {h!r} (the platform has {len(index)} hosts)")
+                row.append(index[h])
+            else:
+                row.append(int(h))
+        hosts.append(row)
+    ends, _ = _core.simulate_jobs(p._core, traces, starts, hosts, model=model, params=param_list(params), coll=coll,
+                                  smpi=smpi)
+    return [JobTimes(start, end, list(rank_ends)) for start, end, rank_ends in ends]
 
 
 def timeline_extensions() -> list[str]:

@@ -74,6 +74,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(traces::trace_summary, m)?)?;
     m.add_function(wrap_pyfunction!(traces::trace_summary_schema, m)?)?;
     m.add_function(wrap_pyfunction!(simulation::simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(simulation::simulate_jobs, m)?)?;
     m.add_function(wrap_pyfunction!(simulation::platform_schema, m)?)?;
     m.add_function(wrap_pyfunction!(simulation::timeline_extensions, m)?)?;
     m.add_function(wrap_pyfunction!(taskfarm::kernel_run, m)?)?;

@@ -8,7 +8,8 @@ use commaware_core::mpi::placement::{Hostfile, Placement};
 use commaware_core::error::{parse_input, Format};
 use commaware_core::engine::interference;
 use commaware_core::mpi::output::JsonStream;
-use commaware_core::mpi::replay::{Interval, MessageRecord, Observer, Progress};
+use commaware_core::mpi::jobs::{simulate_jobs as simulate_jobs_core, JobRun};
+use commaware_core::mpi::replay::{Interval, MessageRecord, NoObserver, Observer, Progress};
 use commaware_core::mpi::timeline::{self, TimelineSink};
 use commaware_core::{Error, ErrorKind, SimOptions};
 use pyo3::prelude::*;
@@ -465,6 +466,43 @@ pub(crate) fn simulate(
         |fw| commaware_core::simulate_observed(&platform.0, &trace.0, &opts, interference::compute_rate(&platform.0), fw),
         move || Ok((model_name, hosts)),
     )
+}
+
+/// Replay several jobs together on `platform`: job j is `traces[j]`, its ranks from `starts[j]`
+/// seconds on the hosts `hosts[j]` (platform indices). Returns each job's (start, end, rank
+/// ends) and the engine's steps.
+#[pyfunction]
+#[pyo3(signature = (platform, traces, starts, hosts, model=None, params=Vec::new(), coll=None, smpi=None))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub(crate) fn simulate_jobs(
+    py: Python<'_>,
+    platform: &Platform,
+    traces: Vec<PyRef<'_, Trace>>,
+    starts: Vec<f64>,
+    hosts: Vec<Vec<usize>>,
+    model: Option<String>,
+    params: Vec<(String, f64)>,
+    coll: Option<String>,
+    smpi: Option<String>,
+) -> PyResult<(Vec<(f64, f64, Vec<f64>)>, u64)> {
+    if starts.len() != traces.len() || hosts.len() != traces.len() {
+        return Err(OptionsError::new_err(format!(
+            "{} traces, {} starts and {} host lists: one of each per job",
+            traces.len(),
+            starts.len(),
+            hosts.len()
+        )));
+    }
+    let collectives = coll.as_deref().map(commaware_core::mpi::collectives::entries).unwrap_or_default();
+    let opts = SimOptions { model, params, collectives, smpi, ..SimOptions::default() };
+    let jobs: Vec<JobRun> = traces
+        .iter()
+        .zip(starts)
+        .zip(hosts)
+        .map(|((t, start), hosts)| JobRun { trace: t.0.clone(), start, hosts })
+        .collect();
+    let (ends, result) = interruptible(py, || simulate_jobs_core(&platform.0, jobs, &opts, &mut NoObserver))?;
+    Ok((ends.into_iter().map(|e| (e.start, e.end, e.rank_ends)).collect(), result.events))
 }
 
 /// The file extensions `simulate`'s timeline accepts (`.paje`, ...), each picking a writer.

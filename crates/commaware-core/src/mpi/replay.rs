@@ -278,6 +278,8 @@ enum Blocked {
     Activity(u8),
     /// Waiting for `waiting` requests.
     Wait,
+    /// Not started yet: its job starts later ([`simulate_jobs_observed`]).
+    Held,
     /// After a wait or test: SMPI's receive overheads (`smpi/or`) of the eager messages it
     /// received; the wait's op is done when this ends.
     WaitOverhead,
@@ -477,14 +479,29 @@ pub fn simulate_observed(
     compute_rate: Box<dyn ComputeRate>,
     observer: &mut dyn Observer,
 ) -> Result<SimResult> {
-    replay(platform, trace, options, compute_rate, observer, false)
+    replay(platform, trace, options, compute_rate, observer, false, None)
+}
+
+/// Replay `trace` with rank r on host `hosts[r]` (however many ranks a host gets: jobs that
+/// follow each other on a host), starting at `starts[r]` seconds (from the engine's start, as
+/// if the rank had been launched then; it does nothing before): the union of several jobs'
+/// traces ([`Trace::union`]), each job's ranks from the job's start.
+pub(crate) fn simulate_held(
+    platform: &Platform,
+    trace: &Trace,
+    options: &SimOptions,
+    observer: &mut dyn Observer,
+    starts: &[f64],
+    hosts: Vec<usize>,
+) -> Result<SimResult> {
+    replay(platform, trace, options, crate::engine::interference::compute_rate(platform), observer, false, Some((starts, hosts)))
 }
 
 /// [`simulate_observed`] with every post of a fan in its own request slot, as the replay
 /// did before [`FanState`]: the tests' reference.
 #[cfg(test)]
 pub(crate) fn simulate_fans_in_slots(platform: &Platform, trace: &Trace, options: &SimOptions, observer: &mut dyn Observer) -> Result<SimResult> {
-    replay(platform, trace, options, crate::engine::interference::compute_rate(platform), observer, true)
+    replay(platform, trace, options, crate::engine::interference::compute_rate(platform), observer, true, None)
 }
 
 fn replay(
@@ -494,6 +511,7 @@ fn replay(
     compute_rate: Box<dyn ComputeRate>,
     observer: &mut dyn Observer,
     fans_in_slots: bool,
+    held: Option<(&[f64], Vec<usize>)>,
 ) -> Result<SimResult> {
     if platform.topology.is_some() && !compute_rate.is_identity() {
         // The compute-rate hook reads each host's NIC traffic, which only the star has.
@@ -519,7 +537,12 @@ fn replay(
     };
     let model_name = options.model.clone().unwrap_or_else(|| platform.network.model.clone());
     let model = make_model(&model_name, platform, &options.params)?;
+    let (starts, hosts_given) = match held {
+        Some((starts, hosts)) => (starts, Some(hosts)),
+        None => (&[][..], None),
+    };
     let hosts = match &options.hostfile {
+        _ if hosts_given.is_some() => hosts_given.unwrap_or_default(),
         None => place(platform, trace.n_ranks(), options.placement, trace.spec.placement.as_deref(), options.seed)?,
         Some(hf) => {
             if options.placement != Placement::Explicit {
@@ -613,6 +636,15 @@ fn replay(
         if let Some(sink) = rp.observer.timeline_sink() {
             sink.links(&links)?;
         }
+    }
+    for (r, &start) in starts.iter().enumerate() {
+        if start > 0.0 {
+            rp.engine.start_timer(start, TAG_RANK | r as u64);
+            rp.ranks[r].blocked = Blocked::Held;
+        }
+    }
+    if starts.iter().any(|&s| s > 0.0) {
+        rp.ready.retain(|&r| starts[r] <= 0.0);
     }
     let started = Instant::now();
     rp.run()?;
@@ -1133,6 +1165,7 @@ impl<'a, 'o> Replay<'a, 'o> {
                     self.trace.advance(r, &mut self.ranks[r].cursor, &self.coll);
                 }
             }
+            Blocked::Held => {}
             Blocked::WaitOverhead => {
                 self.interval(r, OVERHEAD, since, now);
                 self.trace.advance(r, &mut self.ranks[r].cursor, &self.coll);

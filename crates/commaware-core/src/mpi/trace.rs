@@ -193,6 +193,40 @@ impl Trace {
         Ok(Trace { spec, n_user_reqs, comms: comms.members, local: comms.local, coll_seq, derived_datatype_ops: 0 })
     }
 
+    /// Several traces as one, for jobs that share a platform: their ranks one after another
+    /// (each part's ranks shifted by the ranks before it), each part's world and communicators
+    /// communicators of the union, so no message or collective of one part ever matches
+    /// another's (each communicator has its own contexts). The union has no world of its own:
+    /// its communicator 0 is the first part's world. Placements are dropped (the caller places
+    /// the union's ranks).
+    pub fn union(parts: Vec<Trace>) -> Result<Trace> {
+        let total: usize = parts.iter().map(Trace::n_ranks).sum();
+        if parts.is_empty() {
+            return Err(Error::trace("ranks", "no trace to join"));
+        }
+        if total > MAX_RANKS {
+            return Err(Error::trace("ranks", format!("{total} ranks in all is more than the limit of {MAX_RANKS}")));
+        }
+        let mut union = Trace {
+            spec: TraceSpec { ranks: Vec::with_capacity(total), placement: None },
+            n_user_reqs: Vec::with_capacity(total),
+            comms: Vec::new(),
+            local: Vec::with_capacity(total),
+            coll_seq: Vec::with_capacity(total),
+            derived_datatype_ops: 0,
+        };
+        for part in parts {
+            let (rank_base, comm_base) = (union.spec.ranks.len() as u32, union.comms.len() as u32);
+            union.comms.extend(part.comms.into_iter().map(|members| members.into_iter().map(|m| m + rank_base).collect()));
+            union.local.extend(part.local.into_iter().map(|mine| mine.into_iter().map(|(g, me)| (g + comm_base, me)).collect()));
+            union.spec.ranks.extend(part.spec.ranks);
+            union.n_user_reqs.extend(part.n_user_reqs);
+            union.coll_seq.extend(part.coll_seq);
+            union.derived_datatype_ops += part.derived_datatype_ops;
+        }
+        Ok(union)
+    }
+
     /// Rank `r`'s communicator `comm` (its own id): the communicator's members and `r`'s
     /// rank in it.
     fn comm_of(&self, r: usize, comm: usize) -> (u32, &[u32], usize) {
