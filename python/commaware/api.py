@@ -942,14 +942,8 @@ def simulate_jobs(
     """Replay several jobs together on one platform, so that their messages share its links:
     each job is (trace, start in seconds, the host of each rank by name or index), and its
     ranks start at its start. Each job keeps its own communicators. `model`, `params`, `coll`
-    and `smpi` are `simulate`'s. Returns each job's times, in the order given.
-
-    >>> import commaware
-    >>> platform = {"cluster": {"count": 4, "speed": 1e9},
-    ...             "network": {"bandwidth": 1e8, "latency": 0, "eager_threshold": 0}}
-    >>> pair = {"ranks": [[{"op": "send", "dst": 1, "bytes": 1e6}], [{"op": "recv", "src": 0}]]}
-    >>> [j.end for j in commaware.simulate_jobs(platform, [(pair, 0, [0, 1]), (pair, 0, [2, 1])])]
-    [0.02, 0.02]
+    and `smpi` are `simulate`'s. Returns each job's times, in the order given (an example:
+    docs/cosched.md, "Jobs that share a fabric").
     """
     p = load_platform(platform)
     index = {name: i for i, name in enumerate(p.host_names)}

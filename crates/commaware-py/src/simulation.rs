@@ -501,8 +501,8 @@ pub(crate) fn simulate_jobs(
         .zip(hosts)
         .map(|((t, start), hosts)| JobRun { trace: t.0.clone(), start, hosts })
         .collect();
-    let (ends, result) = interruptible(py, || simulate_jobs_core(&platform.0, jobs, &opts, &mut NoObserver))?;
-    Ok((ends.into_iter().map(|e| (e.start, e.end, e.rank_ends)).collect(), result.events))
+    let (ends, events) = interruptible(py, || simulate_jobs_core(&platform.0, jobs, &opts, &mut NoObserver))?;
+    Ok((ends.into_iter().map(|e| (e.start, e.end, e.rank_ends)).collect(), events))
 }
 
 /// The file extensions `simulate`'s timeline accepts (`.paje`, ...), each picking a writer.

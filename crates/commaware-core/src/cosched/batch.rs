@@ -346,8 +346,56 @@ impl Profile {
     }
 }
 
+/// What runs the jobs a batch scheduler starts, and says when they end.
+pub trait Runner {
+    /// Job `k` of the schedule (`index` in the caller's list) starts at `now`.
+    fn launch(&mut self, k: usize, index: usize, job: &BatchJob, now: f64) -> Result<()>;
+    /// The earliest end of running jobs at or before `limit` (s) and the jobs (`k`) that end
+    /// then; `None` when none ends by `limit`.
+    fn next_ends(&mut self, limit: f64) -> Result<Option<(f64, Vec<usize>)>>;
+    /// Whether runtimes come out of the run (then a record's runtime is its end minus its
+    /// start) rather than from the jobs' logged runtimes.
+    fn measures(&self) -> bool {
+        false
+    }
+}
+
+/// Jobs that run exactly their logged runtime (rigid jobs): a heap of their ends.
+#[derive(Default)]
+pub struct LoggedRuntimes {
+    ends: BinaryHeap<Reverse<(T, usize)>>,
+}
+
+impl Runner for LoggedRuntimes {
+    fn launch(&mut self, k: usize, _index: usize, job: &BatchJob, now: f64) -> Result<()> {
+        self.ends.push(Reverse((T(now + job.runtime), k)));
+        Ok(())
+    }
+
+    fn next_ends(&mut self, limit: f64) -> Result<Option<(f64, Vec<usize>)>> {
+        let Some(&Reverse((t, _))) = self.ends.peek() else { return Ok(None) };
+        if t.0 > limit {
+            return Ok(None);
+        }
+        let mut ended = Vec::new();
+        while let Some(&Reverse((u, k))) = self.ends.peek() {
+            if u.0 > t.0 {
+                break;
+            }
+            self.ends.pop();
+            ended.push(k);
+        }
+        Ok(Some((t.0, ended)))
+    }
+}
+
 /// Schedule `jobs` on `processors` processors under `policy`.
 pub fn simulate(jobs: &[BatchJob], processors: u64, policy: Policy) -> Result<BatchResult> {
+    simulate_with(jobs, processors, policy, &mut LoggedRuntimes::default())
+}
+
+/// Schedule `jobs` on `processors` processors under `policy`, with `runner` running them.
+pub fn simulate_with(jobs: &[BatchJob], processors: u64, policy: Policy, runner: &mut dyn Runner) -> Result<BatchResult> {
     if processors == 0 || processors > MAX_PROCS {
         return Err(Error::new(ErrorKind::Options, "processors", format!("must be in 1..=2^24, got {processors}")));
     }
@@ -365,8 +413,9 @@ pub fn simulate(jobs: &[BatchJob], processors: u64, policy: Policy) -> Result<Ba
         x.submit.total_cmp(&y.submit).then(x.id.cmp(&y.id)).then(a.cmp(&b))
     });
     let js: Vec<BatchJob> = order.iter().map(|&i| jobs[i]).collect();
-    let mut sim = Sim::new(&js, processors, policy);
+    let mut sim = Sim::new(&js, processors, policy, &order, runner);
     sim.run()?;
+    let measured = sim.runner.measures();
     let records = js
         .iter()
         .enumerate()
@@ -374,10 +423,10 @@ pub fn simulate(jobs: &[BatchJob], processors: u64, policy: Policy) -> Result<Ba
             id: j.id,
             submit_s: j.submit,
             procs: j.procs,
-            runtime_s: j.runtime,
+            runtime_s: if measured { sim.end[k] - sim.start[k] } else { j.runtime },
             requested_s: j.requested,
             start_s: sim.start[k],
-            end_s: sim.start[k] + j.runtime,
+            end_s: sim.end[k],
             reserved_s: sim.first_res[k],
         })
         .collect();
@@ -386,10 +435,13 @@ pub fn simulate(jobs: &[BatchJob], processors: u64, policy: Policy) -> Result<Ba
 
 struct Sim<'a> {
     js: &'a [BatchJob],
+    /// Each job's index in the caller's list.
+    index: &'a [usize],
     policy: Policy,
     free: u64,
-    /// Actual ends of running jobs (min-heap).
-    ends: BinaryHeap<Reverse<(T, usize)>>,
+    /// Runs the jobs started and says when they end.
+    runner: &'a mut dyn Runner,
+    end: Vec<f64>,
     /// Requested ends of running jobs (start + requested), ascending.
     expected: BTreeSet<(T, usize)>,
     queue: VecDeque<usize>,
@@ -402,13 +454,15 @@ struct Sim<'a> {
 }
 
 impl<'a> Sim<'a> {
-    fn new(js: &'a [BatchJob], processors: u64, policy: Policy) -> Self {
+    fn new(js: &'a [BatchJob], processors: u64, policy: Policy, index: &'a [usize], runner: &'a mut dyn Runner) -> Self {
         let n = js.len();
         Sim {
             js,
+            index,
             policy,
             free: processors,
-            ends: BinaryHeap::new(),
+            runner,
+            end: vec![f64::NAN; n],
             expected: BTreeSet::new(),
             queue: VecDeque::new(),
             start: vec![f64::NAN; n],
@@ -425,19 +479,16 @@ impl<'a> Sim<'a> {
         let mut next = 0;
         loop {
             crate::util::cancel::check()?;
-            let t_end = self.ends.peek().map(|Reverse((t, _))| t.0);
             let t_arr = (next < n).then(|| self.js[next].submit);
-            let now = match (t_end, t_arr) {
-                (Some(a), Some(b)) => a.min(b),
-                (Some(a), None) | (None, Some(a)) => a,
+            let ends = self.runner.next_ends(t_arr.unwrap_or(f64::INFINITY))?;
+            let now = match (&ends, t_arr) {
+                (Some((t, _)), _) => *t,
+                (None, Some(a)) => a,
                 (None, None) => return Ok(()),
             };
             // 1. every job end at this instant
-            while let Some(&Reverse((t, j))) = self.ends.peek() {
-                if t.0 > now {
-                    break;
-                }
-                self.ends.pop();
+            for &j in ends.iter().flat_map(|(_, ended)| ended) {
+                self.end[j] = now;
                 self.free += self.js[j].procs;
                 self.expected.remove(&(T(self.start[j] + self.js[j].requested), j));
             }
@@ -449,40 +500,42 @@ impl<'a> Sim<'a> {
             // 3. one scheduling pass
             self.passes += 1;
             match self.policy {
-                Policy::Fcfs => self.fcfs(now),
-                Policy::Easy => self.easy(now),
-                Policy::Conservative => self.conservative(now),
+                Policy::Fcfs => self.fcfs(now)?,
+                Policy::Easy => self.easy(now)?,
+                Policy::Conservative => self.conservative(now)?,
             }
         }
     }
 
-    fn launch(&mut self, j: usize, now: f64) {
+    fn launch(&mut self, j: usize, now: f64) -> Result<()> {
         let job = &self.js[j];
         debug_assert!(job.procs <= self.free);
         self.free -= job.procs;
         self.start[j] = now;
-        self.ends.push(Reverse((T(now + job.runtime), j)));
+        self.runner.launch(j, self.index[j], job, now)?;
         self.expected.insert((T(now + job.requested), j));
+        Ok(())
     }
 
     /// Start queued jobs in order while the head fits.
-    fn start_heads(&mut self, now: f64) {
+    fn start_heads(&mut self, now: f64) -> Result<()> {
         while let Some(&h) = self.queue.front() {
             if self.js[h].procs > self.free {
                 break;
             }
             self.queue.pop_front();
-            self.launch(h, now);
+            self.launch(h, now)?;
         }
+        Ok(())
     }
 
-    fn fcfs(&mut self, now: f64) {
-        self.start_heads(now);
+    fn fcfs(&mut self, now: f64) -> Result<()> {
+        self.start_heads(now)
     }
 
-    fn easy(&mut self, now: f64) {
-        self.start_heads(now);
-        let Some(&head) = self.queue.front() else { return };
+    fn easy(&mut self, now: f64) -> Result<()> {
+        self.start_heads(now)?;
+        let Some(&head) = self.queue.front() else { return Ok(()) };
         let need = self.js[head].procs;
         // Shadow time: running jobs release their processors at their requested ends (an
         // overrunning job: now), in order, until the head fits; the jobs ending at that
@@ -503,7 +556,7 @@ impl<'a> Sim<'a> {
             self.first_res[head] = shadow;
         }
         if self.free == 0 {
-            return;
+            return Ok(());
         }
         let mut backfilled = false;
         for k in 1..self.queue.len() {
@@ -523,18 +576,19 @@ impl<'a> Sim<'a> {
             } else {
                 continue;
             }
-            self.launch(j, now);
+            self.launch(j, now)?;
             backfilled = true;
         }
         if backfilled {
             let start = &self.start;
             self.queue.retain(|&j| start[j].is_nan());
         }
+        Ok(())
     }
 
-    fn conservative(&mut self, now: f64) {
+    fn conservative(&mut self, now: f64) -> Result<()> {
         if self.queue.is_empty() {
-            return;
+            return Ok(());
         }
         let js = self.js;
         self.profile.rebuild(now, self.free, self.expected.iter().map(|&(end, j)| (end.0.max(now), js[j].procs)));
@@ -562,7 +616,7 @@ impl<'a> Sim<'a> {
             // Start now if the reservation is now and the processors are really free (an
             // overrunning job may still hold some the profile expected back).
             if s <= now && job.procs <= self.free {
-                self.launch(j, now);
+                self.launch(j, now)?;
                 started = true;
             }
         }
@@ -570,6 +624,7 @@ impl<'a> Sim<'a> {
             let start = &self.start;
             self.queue.retain(|&j| start[j].is_nan());
         }
+        Ok(())
     }
 }
 

@@ -8,6 +8,7 @@
 
 pub mod batch;
 pub mod epoch;
+pub mod fabric;
 pub mod nas;
 pub mod swf;
 pub mod timeshare;

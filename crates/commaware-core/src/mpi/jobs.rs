@@ -1,11 +1,15 @@
 //! Jobs that share a platform: several traces replayed in one engine, each job's ranks from the
 //! job's start time on the hosts it was given, so that their messages share links and NICs as
 //! concurrent jobs' do on a real cluster (what SimGrid's `replay_multiple` example runs). Each
-//! job keeps its own communicators ([`Trace::union`]): nothing of one job matches another's.
+//! job keeps its own communicators ([`Trace::append`]): nothing of one job matches another's.
+//!
+//! [`Fabric`] is the engine a scheduler drives: it starts a job when told, runs until a time
+//! or until jobs end, and forgets a job's program once it ended (memory follows the jobs
+//! running). [`simulate_jobs`] runs a list of jobs with known starts on it.
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::mpi::placement::Placement;
-use crate::mpi::replay::{simulate_held, Observer, SimOptions, SimResult};
+use crate::mpi::replay::{Observer, Replay, SimOptions};
 use crate::mpi::trace::Trace;
 use crate::network::platform::Platform;
 
@@ -26,58 +30,125 @@ pub struct JobEnd {
     pub rank_ends: Vec<f64>,
 }
 
+/// The platform's network and hosts as jobs start and end on them: one engine for every job.
+pub struct Fabric<'a> {
+    replay: Replay<'a, 'a>,
+    hosts: usize,
+    model: String,
+}
+
+impl<'a> Fabric<'a> {
+    /// An idle fabric of `platform` (with `options.smpi` applied already:
+    /// [`crate::mpi::replay::with_smpi_option`]) under `options`' model, parameters and
+    /// collectives (no placement or hostfile: each job brings its hosts).
+    pub fn new(platform: &'a Platform, options: &SimOptions, observer: &'a mut dyn Observer) -> Result<Self> {
+        if options.placement != Placement::Explicit || options.hostfile.is_some() {
+            return Err(Error::new(ErrorKind::Options, "placement", "each job lists its hosts: no placement or hostfile applies"));
+        }
+        let (replay, model) = Replay::for_jobs(platform, options, observer)?;
+        Ok(Fabric { replay, hosts: platform.hosts.len(), model })
+    }
+
+    /// The sharing model's name.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// Simulated time (s).
+    pub fn now(&self) -> f64 {
+        self.replay.now()
+    }
+
+    /// Start `trace` now, rank i on host `hosts[i]`; the job's number (0, 1, ... in start
+    /// order). `field` names the job in errors.
+    pub fn start(&mut self, trace: Trace, hosts: &[usize], field: &str) -> Result<u32> {
+        let n = trace.n_ranks();
+        if hosts.len() != n {
+            return Err(Error::new(ErrorKind::Options, format!("{field}.hosts"), format!("lists {} hosts for {n} ranks", hosts.len())));
+        }
+        if let Some(&h) = hosts.iter().find(|&&h| h >= self.hosts) {
+            return Err(Error::new(
+                ErrorKind::Options,
+                format!("{field}.hosts"),
+                format!("host index {h} out of range (the platform has {} hosts)", self.hosts),
+            ));
+        }
+        self.replay.add_job(trace, hosts)
+    }
+
+    /// Engine steps so far.
+    pub fn events(&self) -> u64 {
+        self.replay.events()
+    }
+
+    /// An error naming the blocked ranks when some job cannot go on (a deadlock).
+    pub fn check_stuck(&self) -> Result<()> {
+        self.replay.check_finished()
+    }
+
+    /// Run until simulated time `limit` (s; infinity for no limit) or until jobs end; the jobs
+    /// that ended at [`Fabric::now`] with each rank's end, in job order; none when the limit
+    /// came first or nothing runs. An ended job's program is forgotten.
+    pub fn run_until(&mut self, limit: f64) -> Result<Vec<(u32, Vec<f64>)>> {
+        let mut ended = self.replay.run_until(limit)?;
+        ended.sort_unstable();
+        Ok(ended.into_iter().map(|j| (j, self.replay.finish_job(j))).collect())
+    }
+}
+
 /// Replay `jobs` together on `platform` under `options` (model, parameters, collectives,
 /// SMPI; the placement is the jobs' hosts, so `options.placement` must stay explicit with no
-/// hostfile). Returns each job's times, in the order given, and the whole replay's result
-/// (its ranks are the jobs' ranks one job after another).
-pub fn simulate_jobs(platform: &Platform, jobs: Vec<JobRun>, options: &SimOptions, observer: &mut dyn Observer) -> Result<(Vec<JobEnd>, SimResult)> {
-    if options.placement != Placement::Explicit || options.hostfile.is_some() {
-        return Err(Error::new(ErrorKind::Options, "placement", "each job lists its hosts: no placement or hostfile applies"));
-    }
+/// hostfile), each from its start. Returns each job's times, in the order given, and the
+/// engine's steps.
+pub fn simulate_jobs(platform: &Platform, jobs: Vec<JobRun>, options: &SimOptions, observer: &mut dyn Observer) -> Result<(Vec<JobEnd>, u64)> {
     if jobs.is_empty() {
         return Err(Error::new(ErrorKind::Options, "jobs", "no job to run"));
     }
-    let mut starts = Vec::new();
-    let mut placement = Vec::new();
-    let mut sizes = Vec::with_capacity(jobs.len());
-    let mut traces = Vec::with_capacity(jobs.len());
-    for (j, job) in jobs.into_iter().enumerate() {
+    for (j, job) in jobs.iter().enumerate() {
         if !(job.start.is_finite() && job.start >= 0.0) {
             return Err(Error::new(ErrorKind::Options, format!("jobs[{j}].start"), format!("must be a time >= 0 s, got {}", job.start)));
         }
-        let n = job.trace.n_ranks();
-        if job.hosts.len() != n {
-            return Err(Error::new(ErrorKind::Options, format!("jobs[{j}].hosts"), format!("lists {} hosts for {n} ranks", job.hosts.len())));
-        }
-        if let Some(&h) = job.hosts.iter().find(|&&h| h >= platform.hosts.len()) {
-            return Err(Error::new(
-                ErrorKind::Options,
-                format!("jobs[{j}].hosts"),
-                format!("host index {h} out of range (the platform has {} hosts)", platform.hosts.len()),
-            ));
-        }
-        starts.extend(std::iter::repeat_n(job.start, n));
-        placement.extend(job.hosts);
-        sizes.push((job.start, n));
-        traces.push(job.trace);
     }
-    let union = Trace::union(traces)?;
-    let result = simulate_held(platform, &union, options, observer, &starts, placement)?;
-    let mut ends = Vec::with_capacity(sizes.len());
-    let mut first = 0;
-    for (start, n) in sizes {
-        let rank_ends: Vec<f64> = result.ranks[first..first + n].iter().map(|r| r.end).collect();
-        let end = rank_ends.iter().copied().fold(start, f64::max);
-        ends.push(JobEnd { start, end, rank_ends });
-        first += n;
+    let platform = &*crate::mpi::replay::with_smpi_option(platform, options)?;
+    let mut fabric = Fabric::new(platform, options, observer)?;
+    // In start order (ties: as given); the fabric numbers jobs in that order.
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by(|&a, &b| jobs[a].start.total_cmp(&jobs[b].start).then(a.cmp(&b)));
+    let starts: Vec<f64> = jobs.iter().map(|j| j.start).collect();
+    let mut slots: Vec<Option<JobRun>> = jobs.into_iter().map(Some).collect();
+    let mut ends: Vec<Option<JobEnd>> = vec![None; slots.len()];
+    let mut next = 0;
+    let mut running = 0;
+    while next < order.len() || running > 0 {
+        let limit = order.get(next).map_or(f64::INFINITY, |&j| starts[j]);
+        let ended = fabric.run_until(limit)?;
+        if ended.is_empty() && limit == f64::INFINITY {
+            // Nothing left to start and no job ended: jobs wait for what never comes.
+            fabric.check_stuck()?;
+        }
+        for (number, rank_ends) in ended {
+            let j = order[number as usize];
+            let end = rank_ends.iter().copied().fold(starts[j], f64::max);
+            ends[j] = Some(JobEnd { start: starts[j], end, rank_ends });
+            running -= 1;
+        }
+        while next < order.len() && starts[order[next]] <= fabric.now() {
+            let j = order[next];
+            let job = slots[j].take().expect("each job starts once");
+            fabric.start(job.trace, &job.hosts, &format!("jobs[{j}]"))?;
+            next += 1;
+            running += 1;
+        }
     }
-    Ok((ends, result))
+    let events = fabric.events();
+    Ok((ends.into_iter().map(|e| e.expect("every job ended")).collect(), events))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::mpi::replay::{simulate, NoObserver};
+    use crate::error::ErrorKind;
 
     fn platform(json: &str) -> Platform {
         crate::mpi::platform_file::load_json(json).unwrap()
@@ -119,6 +190,41 @@ mod tests {
         // Started apart in time, they do not meet.
         let (later, _) = simulate_jobs(&p, vec![one([0, 1], 0.0), one([2, 1], 1.0)], &SimOptions::default(), &mut NoObserver).unwrap();
         assert!((later[1].end - 1.0 - alone).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_job_that_deadlocks_is_an_error_naming_its_blocked_rank() {
+        let p = platform(STAR);
+        let stuck = Trace::from_json(r#"{"ranks": [[{"op": "recv", "src": 1}], [{"op": "recv", "src": 0}]]}"#).unwrap();
+        let e = simulate_jobs(&p, vec![JobRun { trace: pair(1e6), start: 0.0, hosts: vec![0, 1] }, JobRun { trace: stuck, start: 1.0, hosts: vec![2, 3] }], &SimOptions::default(), &mut NoObserver)
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Deadlock);
+        assert!(e.reason.contains("rank 2 blocked"), "{}", e.reason);
+    }
+
+    #[test]
+    fn a_fabric_reports_each_end_when_it_happens_and_idles_until_a_limit() {
+        let p = platform(STAR);
+        let mut observer = NoObserver;
+        let mut fabric = Fabric::new(&p, &SimOptions::default(), &mut observer).unwrap();
+        fabric.start(pair(1e6), &[0, 1], "a").unwrap();
+        fabric.start(pair(3e6), &[2, 3], "b").unwrap();
+        // Nothing ends by 0.005 s: the clock stops there.
+        assert!(fabric.run_until(0.005).unwrap().is_empty());
+        assert_eq!(fabric.now(), 0.005);
+        let first = fabric.run_until(f64::INFINITY).unwrap();
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].0, 0);
+        assert!((fabric.now() - (1e-5 + 1e6 / 1e8)).abs() < 1e-12);
+        // A job started now, on the hosts job a left.
+        fabric.start(pair(1e6), &[0, 1], "c").unwrap();
+        let second = fabric.run_until(f64::INFINITY).unwrap();
+        assert_eq!(second.iter().map(|e| e.0).collect::<Vec<_>>(), vec![2]);
+        assert!((fabric.now() - 2.0 * (1e-5 + 1e6 / 1e8)).abs() < 1e-12);
+        let third = fabric.run_until(f64::INFINITY).unwrap();
+        assert_eq!(third[0].0, 1);
+        assert!((fabric.now() - (1e-5 + 3e6 / 1e8)).abs() < 1e-12);
+        assert!(fabric.run_until(f64::INFINITY).unwrap().is_empty());
     }
 
     #[test]

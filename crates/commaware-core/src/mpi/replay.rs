@@ -266,6 +266,8 @@ const NONE: u32 = u32::MAX;
 const TAG_RANK: u64 = 0;
 const TAG_MSG: u64 = 1 << 62;
 const TAG_RECV_OVERHEAD: u64 = 2 << 62;
+/// [`Replay::run_until`]'s alarm at its limit (the number of the alarm below the top bits).
+const TAG_WAKE: u64 = 3 << 62;
 const TAG_MASK: u64 = 3 << 62;
 /// Engine steps between looks at the wall clock for progress reports, and between asks
 /// whether the caller wants the replay stopped (`util::cancel`).
@@ -278,8 +280,6 @@ enum Blocked {
     Activity(u8),
     /// Waiting for `waiting` requests.
     Wait,
-    /// Not started yet: its job starts later ([`simulate_jobs_observed`]).
-    Held,
     /// After a wait or test: SMPI's receive overheads (`smpi/or`) of the eager messages it
     /// received; the wait's op is done when this ends.
     WaitOverhead,
@@ -299,6 +299,32 @@ struct Req {
 }
 
 const FRESH_REQ: Req = Req { done: false, awaited: false, waited: false, msg: NONE, at: 0.0, or_seconds: 0.0 };
+
+impl RankState {
+    /// Rank `r` of `trace` on `host`, at the start of its program.
+    fn new(host: usize, trace: &Trace, r: usize, coll: &Collectives) -> Self {
+        RankState {
+            host,
+            cursor: trace.start(r, coll),
+            blocked: Blocked::No,
+            since: 0.0,
+            waiting: 0,
+            overhead_paid: false,
+            // User requests, then the two scratch slots.
+            reqs: vec![FRESH_REQ; trace.n_user_reqs[r] as usize + 2],
+            unwaited: Vec::new(),
+            wait_reqs: Vec::new(),
+            wait_any: false,
+            end: 0.0,
+            compute: 0.0,
+            blocked_time: 0.0,
+            penalties: (0.0, 0),
+            open_op: NONE,
+            fan: None,
+            fan_posted: 0,
+        }
+    }
+}
 
 struct RankState {
     host: usize,
@@ -418,9 +444,28 @@ struct PendingRecv {
     origin: u32,
 }
 
-struct Replay<'a, 'o> {
+/// The trace a replay runs: one trace it borrows, or the union of the jobs started so far,
+/// which grows as jobs start ([`Replay::add_ranks`]). Cloned (a reference, or a count) where a
+/// method needs the trace while it changes the replay.
+#[derive(Clone)]
+enum TraceRef<'a> {
+    Borrowed(&'a Trace),
+    Shared(std::rc::Rc<Trace>),
+}
+
+impl std::ops::Deref for TraceRef<'_> {
+    type Target = Trace;
+    fn deref(&self) -> &Trace {
+        match self {
+            TraceRef::Borrowed(t) => t,
+            TraceRef::Shared(t) => t,
+        }
+    }
+}
+
+pub(crate) struct Replay<'a, 'o> {
     platform: &'a Platform,
-    trace: &'a Trace,
+    trace: TraceRef<'a>,
     /// When the timeline shows the links' load: the changes drained from the engine at each
     /// step (kept to reuse its memory).
     link_loads: Option<Vec<(u32, f64)>>,
@@ -459,6 +504,21 @@ struct Replay<'a, 'o> {
     /// every rank (`Request::test`, smpi_request.cpp: a static that a failed test increments
     /// under `smpi/grow-injected-times` and a successful one resets to 1).
     test_sleeps: u32,
+    /// Jobs started as the replay runs ([`Replay::add_job`]); `None` for one trace.
+    jobs: Option<JobBook>,
+}
+
+/// The jobs of a replay that runs a cluster's jobs ([`Replay::add_job`]): each rank's job,
+/// each job's first rank and ranks not done yet, the jobs that ended since
+/// [`Replay::run_until`] last returned, and its pending alarm (limit, number).
+#[derive(Default)]
+struct JobBook {
+    job_of: Vec<u32>,
+    first: Vec<usize>,
+    left: Vec<u32>,
+    ended: Vec<u32>,
+    alarm: Option<(f64, u64)>,
+    alarms: u64,
 }
 
 /// Replay `trace` on `platform`.
@@ -479,29 +539,125 @@ pub fn simulate_observed(
     compute_rate: Box<dyn ComputeRate>,
     observer: &mut dyn Observer,
 ) -> Result<SimResult> {
-    replay(platform, trace, options, compute_rate, observer, false, None)
+    replay(platform, trace, options, compute_rate, observer, false)
 }
 
-/// Replay `trace` with rank r on host `hosts[r]` (however many ranks a host gets: jobs that
-/// follow each other on a host), starting at `starts[r]` seconds (from the engine's start, as
-/// if the rank had been launched then; it does nothing before): the union of several jobs'
-/// traces ([`Trace::union`]), each job's ranks from the job's start.
-pub(crate) fn simulate_held(
-    platform: &Platform,
-    trace: &Trace,
-    options: &SimOptions,
-    observer: &mut dyn Observer,
-    starts: &[f64],
-    hosts: Vec<usize>,
-) -> Result<SimResult> {
-    replay(platform, trace, options, crate::engine::interference::compute_rate(platform), observer, false, Some((starts, hosts)))
-}
 
 /// [`simulate_observed`] with every post of a fan in its own request slot, as the replay
 /// did before [`FanState`]: the tests' reference.
 #[cfg(test)]
 pub(crate) fn simulate_fans_in_slots(platform: &Platform, trace: &Trace, options: &SimOptions, observer: &mut dyn Observer) -> Result<SimResult> {
-    replay(platform, trace, options, crate::engine::interference::compute_rate(platform), observer, true, None)
+    replay(platform, trace, options, crate::engine::interference::compute_rate(platform), observer, true)
+}
+
+/// `platform` with `options.smpi` applied (a preset's timing model, or none).
+pub(crate) fn with_smpi_option<'p>(platform: &'p Platform, options: &SimOptions) -> Result<std::borrow::Cow<'p, Platform>> {
+    let Some(name) = options.smpi.as_deref() else { return Ok(std::borrow::Cow::Borrowed(platform)) };
+    let smpi = if name == "none" {
+        None
+    } else {
+        Some(SmpiTiming::from_spec(&SmpiSpec::Preset(name.to_string())).map_err(|e| Error {
+            kind: ErrorKind::Options,
+            field: "smpi".into(),
+            reason: format!("{} or none", e.reason),
+            ..e
+        })?)
+    };
+    Ok(std::borrow::Cow::Owned(Platform { smpi, ..platform.clone() }))
+}
+
+impl<'a, 'o> Replay<'a, 'o> {
+    /// A replay of `trace` on `platform` (with `options.smpi` applied already) under
+    /// `options`' model and collectives, rank r on host `hosts[r]`, every rank ready to
+    /// start; with the model's name.
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        platform: &'a Platform,
+        trace: TraceRef<'a>,
+        options: &SimOptions,
+        compute_rate: Box<dyn ComputeRate>,
+        observer: &'o mut dyn Observer,
+        fans_in_slots: bool,
+        hosts: Vec<usize>,
+    ) -> Result<(Self, String)> {
+        if platform.topology.is_some() && !compute_rate.is_identity() {
+            // The compute-rate hook reads each host's NIC traffic, which only the star has.
+            return Err(Error::new(ErrorKind::Platform, "interference", "interference is not yet available on platforms with a topology"));
+        }
+        let model_name = options.model.clone().unwrap_or_else(|| platform.network.model.clone());
+        let model = make_model(&model_name, platform, &options.params)?;
+        let mut coll = Collectives::default();
+        if platform.smpi.as_ref().is_some_and(|s| s.preset) {
+            // smpirun with no collective option runs SMPI's `default` selector; the platform's
+            // and the options' entries come after it, as smpi/<collective> options do.
+            coll.apply([("preset".to_string(), "smpi".to_string())])?;
+        }
+        // The platform's entries were checked when it was loaded.
+        coll.apply(platform.network.collectives.iter().map(|(k, v)| (k.clone(), v.clone())))?;
+        coll.apply(options.collectives.iter().cloned())?;
+        coll.flops_per_byte = platform.network.reduction_flops_per_byte;
+        coll.interleave_nbc = platform.hosts.iter().any(|h| h.overhead.send != 0.0 || h.overhead.send_per_byte != 0.0)
+            || platform.smpi.as_ref().is_some_and(|s| s.ois.iter().any(|&(_, t, b)| t != 0.0 || b != 0.0));
+        coll.set_hosts(hosts.iter().copied());
+        trace.check_collectives(&coll)?;
+        let n = trace.n_ranks();
+        // A timeline that shows the links' load needs the engine's link statistics.
+        let link_loads = observer.timeline_sink().is_some_and(|s| s.wants_links());
+        let mut rp = Replay {
+            platform,
+            trace: trace.clone(),
+            coll: coll.clone(),
+            engine: Engine::with_link_stats(platform, model, compute_rate, options.link_stats || link_loads),
+            link_loads: if link_loads { Some(Vec::new()) } else { None },
+            ranks: hosts.iter().enumerate().map(|(r, &host)| RankState::new(host, &trace, r, &coll)).collect(),
+            msgs: Vec::new(),
+            free_msgs: Vec::new(),
+            unmatched_sends: (0..n).map(|_| VecDeque::new()).collect(),
+            unmatched_recvs: (0..n).map(|_| VecDeque::new()).collect(),
+            ready: (0..n).collect(),
+            record_messages: observer.wants_messages(),
+            record_timeline: observer.wants_timeline(),
+            record_states: observer.timeline_sink().is_some(),
+            timeline_ops: false,
+            posted_msgs: 0,
+            observer,
+            stats: MessageStats::default(),
+            ranks_done: 0,
+            events: 0,
+            stopped: None,
+            fans_in_slots,
+            protocol: platform.protocol(),
+            test_sleeps: 1,
+            jobs: None,
+        };
+        // Host names only for a timeline or link loads (a star may have millions of hosts).
+        let host_names: Vec<String> = if rp.record_states || link_loads {
+            platform.hosts.iter().map(|h| h.name.clone()).collect()
+        } else {
+            Vec::new()
+        };
+        if let Some(sink) = rp.observer.timeline_sink() {
+            sink.begin(&TimelineRun { host_names: &host_names, rank_hosts: &hosts, comms: trace.communicators() })?;
+            rp.timeline_ops = sink.wants_ops();
+        }
+        if link_loads {
+            let links = rp.engine.track_link_loads(&host_names).unwrap_or_default();
+            if let Some(sink) = rp.observer.timeline_sink() {
+                sink.links(&links)?;
+            }
+        }
+        Ok((rp, model_name))
+    }
+
+    /// A replay of no rank yet on `platform` (with `options.smpi` applied already), to which
+    /// jobs are added as they start ([`Replay::add_job`]); with the model's name.
+    pub(crate) fn for_jobs(platform: &'a Platform, options: &SimOptions, observer: &'o mut dyn Observer) -> Result<(Self, String)> {
+        let compute_rate = crate::engine::interference::compute_rate(platform);
+        let union = TraceRef::Shared(std::rc::Rc::new(Trace::empty()));
+        let (mut rp, model) = Replay::new(platform, union, options, compute_rate, observer, false, Vec::new())?;
+        rp.jobs = Some(JobBook::default());
+        Ok((rp, model))
+    }
 }
 
 fn replay(
@@ -511,38 +667,9 @@ fn replay(
     compute_rate: Box<dyn ComputeRate>,
     observer: &mut dyn Observer,
     fans_in_slots: bool,
-    held: Option<(&[f64], Vec<usize>)>,
 ) -> Result<SimResult> {
-    if platform.topology.is_some() && !compute_rate.is_identity() {
-        // The compute-rate hook reads each host's NIC traffic, which only the star has.
-        return Err(Error::new(ErrorKind::Platform, "interference", "interference is not yet available on platforms with a topology"));
-    }
-    let with_smpi;
-    let platform = match options.smpi.as_deref() {
-        None => platform,
-        Some(name) => {
-            let smpi = if name == "none" {
-                None
-            } else {
-                Some(SmpiTiming::from_spec(&SmpiSpec::Preset(name.to_string())).map_err(|e| Error {
-                    kind: ErrorKind::Options,
-                    field: "smpi".into(),
-                    reason: format!("{} or none", e.reason),
-                    ..e
-                })?)
-            };
-            with_smpi = Platform { smpi, ..platform.clone() };
-            &with_smpi
-        }
-    };
-    let model_name = options.model.clone().unwrap_or_else(|| platform.network.model.clone());
-    let model = make_model(&model_name, platform, &options.params)?;
-    let (starts, hosts_given) = match held {
-        Some((starts, hosts)) => (starts, Some(hosts)),
-        None => (&[][..], None),
-    };
+    let platform = &*with_smpi_option(platform, options)?;
     let hosts = match &options.hostfile {
-        _ if hosts_given.is_some() => hosts_given.unwrap_or_default(),
         None => place(platform, trace.n_ranks(), options.placement, trace.spec.placement.as_deref(), options.seed)?,
         Some(hf) => {
             if options.placement != Placement::Explicit {
@@ -555,97 +682,7 @@ fn replay(
             place(platform, trace.n_ranks(), Placement::Explicit, Some(&hf.placement(platform, trace.n_ranks())?), options.seed)?
         }
     };
-    let mut coll = Collectives::default();
-    if platform.smpi.as_ref().is_some_and(|s| s.preset) {
-        // smpirun with no collective option runs SMPI's `default` selector; the platform's
-        // and the options' entries come after it, as smpi/<collective> options do.
-        coll.apply([("preset".to_string(), "smpi".to_string())])?;
-    }
-    // The platform's entries were checked when it was loaded.
-    coll.apply(platform.network.collectives.iter().map(|(k, v)| (k.clone(), v.clone())))?;
-    coll.apply(options.collectives.iter().cloned())?;
-    coll.flops_per_byte = platform.network.reduction_flops_per_byte;
-    coll.interleave_nbc = platform.hosts.iter().any(|h| h.overhead.send != 0.0 || h.overhead.send_per_byte != 0.0)
-        || platform.smpi.as_ref().is_some_and(|s| s.ois.iter().any(|&(_, t, b)| t != 0.0 || b != 0.0));
-    coll.set_hosts(hosts.iter().copied());
-    trace.check_collectives(&coll)?;
-    let n = trace.n_ranks();
-    // A timeline that shows the links' load needs the engine's link statistics.
-    let link_loads = observer.timeline_sink().is_some_and(|s| s.wants_links());
-    let mut rp = Replay {
-        platform,
-        trace,
-        coll: coll.clone(),
-        engine: Engine::with_link_stats(platform, model, compute_rate, options.link_stats || link_loads),
-        link_loads: if link_loads { Some(Vec::new()) } else { None },
-        ranks: hosts
-            .iter()
-            .enumerate()
-            .map(|(r, &host)| RankState {
-                host,
-                cursor: trace.start(r, &coll),
-                blocked: Blocked::No,
-                since: 0.0,
-                waiting: 0,
-                overhead_paid: false,
-                // User requests, then the two scratch slots.
-                reqs: vec![FRESH_REQ; trace.n_user_reqs[r] as usize + 2],
-                unwaited: Vec::new(),
-                wait_reqs: Vec::new(),
-                wait_any: false,
-                end: 0.0,
-                compute: 0.0,
-                blocked_time: 0.0,
-                penalties: (0.0, 0),
-                open_op: NONE,
-                fan: None,
-                fan_posted: 0,
-            })
-            .collect(),
-        msgs: Vec::new(),
-        free_msgs: Vec::new(),
-        unmatched_sends: (0..n).map(|_| VecDeque::new()).collect(),
-        unmatched_recvs: (0..n).map(|_| VecDeque::new()).collect(),
-        ready: (0..n).collect(),
-        record_messages: observer.wants_messages(),
-        record_timeline: observer.wants_timeline(),
-        record_states: observer.timeline_sink().is_some(),
-        timeline_ops: false,
-        posted_msgs: 0,
-        observer,
-        stats: MessageStats::default(),
-        ranks_done: 0,
-        events: 0,
-        stopped: None,
-        fans_in_slots,
-        protocol: platform.protocol(),
-        test_sleeps: 1,
-    };
-    // Host names only for a timeline or link loads (a star may have millions of hosts).
-    let host_names: Vec<String> = if rp.record_states || link_loads {
-        platform.hosts.iter().map(|h| h.name.clone()).collect()
-    } else {
-        Vec::new()
-    };
-    if let Some(sink) = rp.observer.timeline_sink() {
-        sink.begin(&TimelineRun { host_names: &host_names, rank_hosts: &hosts, comms: trace.communicators() })?;
-        rp.timeline_ops = sink.wants_ops();
-    }
-    if link_loads {
-        let links = rp.engine.track_link_loads(&host_names).unwrap_or_default();
-        if let Some(sink) = rp.observer.timeline_sink() {
-            sink.links(&links)?;
-        }
-    }
-    for (r, &start) in starts.iter().enumerate() {
-        if start > 0.0 {
-            rp.engine.start_timer(start, TAG_RANK | r as u64);
-            rp.ranks[r].blocked = Blocked::Held;
-        }
-    }
-    if starts.iter().any(|&s| s > 0.0) {
-        rp.ready.retain(|&r| starts[r] <= 0.0);
-    }
+    let (mut rp, model_name) = Replay::new(platform, TraceRef::Borrowed(trace), options, compute_rate, observer, fans_in_slots, hosts)?;
     let started = Instant::now();
     rp.run()?;
     let replay_seconds = started.elapsed().as_secs_f64();
@@ -743,8 +780,91 @@ impl<'a, 'o> Replay<'a, 'o> {
         self.check_finished()
     }
 
-    fn now(&self) -> f64 {
+    pub(crate) fn now(&self) -> f64 {
         self.engine.now()
+    }
+
+    pub(crate) fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Start `trace` now as the next job, rank i on `hosts[i]` (a replay made by
+    /// [`Replay::for_jobs`]); its number.
+    pub(crate) fn add_job(&mut self, trace: Trace, hosts: &[usize]) -> Result<u32> {
+        debug_assert_eq!(trace.n_ranks(), hosts.len());
+        trace.check_collectives(&self.coll)?;
+        let TraceRef::Shared(union) = &mut self.trace else {
+            return Err(Error::new(ErrorKind::Options, "", "jobs start only in a replay made for jobs"));
+        };
+        let base = self.ranks.len();
+        let n = trace.n_ranks();
+        std::rc::Rc::make_mut(union).append(trace)?;
+        // The hosts of every rank, for the collectives that look at them (SMP-aware ones).
+        self.coll.set_hosts(self.ranks.iter().map(|st| st.host).chain(hosts.iter().copied()));
+        let union = self.trace.clone();
+        for (i, &host) in hosts.iter().enumerate() {
+            self.ranks.push(RankState::new(host, &union, base + i, &self.coll));
+            self.unmatched_sends.push(VecDeque::new());
+            self.unmatched_recvs.push(VecDeque::new());
+            self.ready.push_back(base + i);
+        }
+        let book = self.jobs.get_or_insert_with(JobBook::default);
+        let job = book.left.len() as u32;
+        book.job_of.extend(std::iter::repeat_n(job, n));
+        book.first.push(base);
+        book.left.push(n as u32);
+        Ok(job)
+    }
+
+    /// Run until simulated time `limit` (s) or until jobs end, whichever comes first; the jobs
+    /// that ended (now), none when the limit came first or nothing is left to run.
+    pub(crate) fn run_until(&mut self, limit: f64) -> Result<Vec<u32>> {
+        let mut done: Vec<Completion> = Vec::new();
+        let book = self.jobs.get_or_insert_with(JobBook::default);
+        if limit.is_finite() && book.alarm.is_none_or(|(at, _)| at != limit) {
+            // An alarm at the limit, so that the engine's clock stops there.
+            book.alarms += 1;
+            book.alarm = Some((limit, book.alarms));
+            let delay = (limit - self.engine.now()).max(0.0);
+            self.engine.start_timer(delay, TAG_WAKE | book.alarms);
+        }
+        loop {
+            while let Some(r) = self.ready.pop_front() {
+                self.advance(r);
+            }
+            if let Some(e) = self.stopped.take() {
+                return Err(e);
+            }
+            let book = self.jobs.as_mut().expect("made above");
+            if !book.ended.is_empty() {
+                return Ok(std::mem::take(&mut book.ended));
+            }
+            if limit.is_finite() && book.alarm.is_none() {
+                return Ok(Vec::new());
+            }
+            if self.engine.step(&mut done).is_none() {
+                return Ok(Vec::new());
+            }
+            self.events += 1;
+            for k in 0..done.len() {
+                let c = done[k];
+                self.on_completion(c);
+            }
+            if self.events % PROGRESS_CHECK_STEPS == 0 {
+                crate::util::cancel::check()?;
+            }
+        }
+    }
+
+    /// When job `job`'s ranks ended (s), and forget its program (its memory goes).
+    pub(crate) fn finish_job(&mut self, job: u32) -> Vec<f64> {
+        let book = self.jobs.as_ref().expect("a replay of jobs");
+        let first = book.first[job as usize];
+        let n = book.job_of[first..].iter().take_while(|&&j| j == job).count();
+        if let TraceRef::Shared(union) = &mut self.trace {
+            std::rc::Rc::make_mut(union).forget(first..first + n);
+        }
+        self.ranks[first..first + n].iter().map(|st| st.end).collect()
     }
 
     /// Give the timeline the load of each link that changed since the last call (all at
@@ -797,7 +917,7 @@ impl<'a, 'o> Replay<'a, 'o> {
             self.to_sink(|s| s.leave(now, r as u32));
         }
         if op != NONE {
-            let trace = self.trace;
+            let trace = self.trace.clone();
             let spec = &trace.spec.ranks[r][op as usize];
             let code = spec.code();
             if self.timeline_ops {
@@ -838,7 +958,7 @@ impl<'a, 'o> Replay<'a, 'o> {
 
     /// Run rank `r` until it blocks or ends.
     fn advance(&mut self, r: usize) {
-        let (trace, platform) = (self.trace, self.platform);
+        let (trace, platform) = (self.trace.clone(), self.platform);
         let net = &platform.network;
         while !trace.finished(r, &self.ranks[r].cursor) {
             if self.record_states {
@@ -990,6 +1110,13 @@ impl<'a, 'o> Replay<'a, 'o> {
         st.blocked = Blocked::Done;
         st.end = now;
         self.ranks_done += 1;
+        if let Some(book) = self.jobs.as_mut() {
+            let j = book.job_of[r] as usize;
+            book.left[j] -= 1;
+            if book.left[j] == 0 {
+                book.ended.push(j as u32);
+            }
+        }
     }
 
     /// Make request slot `req` of rank `r` exist (a fan's posts go past the two scratch slots).
@@ -1165,7 +1292,6 @@ impl<'a, 'o> Replay<'a, 'o> {
                     self.trace.advance(r, &mut self.ranks[r].cursor, &self.coll);
                 }
             }
-            Blocked::Held => {}
             Blocked::WaitOverhead => {
                 self.interval(r, OVERHEAD, since, now);
                 self.trace.advance(r, &mut self.ranks[r].cursor, &self.coll);
@@ -1413,7 +1539,8 @@ impl<'a, 'o> Replay<'a, 'o> {
     /// time), moving its cursor past them: each takes the oldest message already sent to it,
     /// in the fan's order, as one receive after another would.
     fn post_fan_recvs(&mut self, r: usize) {
-        let (trace, coll) = (self.trace, &self.coll);
+        let trace = self.trace.clone();
+        let coll = &self.coll;
         let mut order: Vec<u32> = Vec::new();
         let mut key = None;
         while !trace.finished(r, &self.ranks[r].cursor) {
@@ -1580,6 +1707,13 @@ impl<'a, 'o> Replay<'a, 'o> {
                 }
                 self.release(id);
             }
+            (TAG_WAKE, _) => {
+                if let Some(book) = self.jobs.as_mut() {
+                    if book.alarm.is_some_and(|(_, n)| n == id as u64) {
+                        book.alarm = None;
+                    }
+                }
+            }
             (TAG_RECV_OVERHEAD, _) => {
                 let m = &self.msgs[id as usize];
                 let (dst, req) = (m.dst as usize, m.recv_req);
@@ -1594,7 +1728,7 @@ impl<'a, 'o> Replay<'a, 'o> {
         format!("op {origin} `{}`", self.trace.spec.ranks[r][origin as usize].describe())
     }
 
-    fn check_finished(&self) -> Result<()> {
+    pub(crate) fn check_finished(&self) -> Result<()> {
         let blocked: Vec<String> = self
             .ranks
             .iter()

@@ -193,38 +193,45 @@ impl Trace {
         Ok(Trace { spec, n_user_reqs, comms: comms.members, local: comms.local, coll_seq, derived_datatype_ops: 0 })
     }
 
-    /// Several traces as one, for jobs that share a platform: their ranks one after another
-    /// (each part's ranks shifted by the ranks before it), each part's world and communicators
-    /// communicators of the union, so no message or collective of one part ever matches
-    /// another's (each communicator has its own contexts). The union has no world of its own:
-    /// its communicator 0 is the first part's world. Placements are dropped (the caller places
-    /// the union's ranks).
-    pub fn union(parts: Vec<Trace>) -> Result<Trace> {
-        let total: usize = parts.iter().map(Trace::n_ranks).sum();
-        if parts.is_empty() {
-            return Err(Error::trace("ranks", "no trace to join"));
+    /// A trace of no rank: the start of a union ([`Trace::append`]).
+    pub(crate) fn empty() -> Trace {
+        Trace {
+            spec: TraceSpec { ranks: Vec::new(), placement: None },
+            n_user_reqs: Vec::new(),
+            comms: Vec::new(),
+            local: Vec::new(),
+            coll_seq: Vec::new(),
+            derived_datatype_ops: 0,
         }
+    }
+
+    /// Add `part`'s ranks after this trace's, for jobs that share a platform: its ranks are
+    /// shifted by the ranks before them, and its world and communicators become communicators
+    /// of the union, so no message or collective of one part ever matches another's (each
+    /// communicator has its own contexts). A union has no world of its own: its communicator 0
+    /// is the first part's world. Placements are dropped (the caller places the ranks).
+    pub(crate) fn append(&mut self, part: Trace) -> Result<()> {
+        let total = self.n_ranks() + part.n_ranks();
         if total > MAX_RANKS {
             return Err(Error::trace("ranks", format!("{total} ranks in all is more than the limit of {MAX_RANKS}")));
         }
-        let mut union = Trace {
-            spec: TraceSpec { ranks: Vec::with_capacity(total), placement: None },
-            n_user_reqs: Vec::with_capacity(total),
-            comms: Vec::new(),
-            local: Vec::with_capacity(total),
-            coll_seq: Vec::with_capacity(total),
-            derived_datatype_ops: 0,
-        };
-        for part in parts {
-            let (rank_base, comm_base) = (union.spec.ranks.len() as u32, union.comms.len() as u32);
-            union.comms.extend(part.comms.into_iter().map(|members| members.into_iter().map(|m| m + rank_base).collect()));
-            union.local.extend(part.local.into_iter().map(|mine| mine.into_iter().map(|(g, me)| (g + comm_base, me)).collect()));
-            union.spec.ranks.extend(part.spec.ranks);
-            union.n_user_reqs.extend(part.n_user_reqs);
-            union.coll_seq.extend(part.coll_seq);
-            union.derived_datatype_ops += part.derived_datatype_ops;
+        let (rank_base, comm_base) = (self.spec.ranks.len() as u32, self.comms.len() as u32);
+        self.comms.extend(part.comms.into_iter().map(|members| members.into_iter().map(|m| m + rank_base).collect()));
+        self.local.extend(part.local.into_iter().map(|mine| mine.into_iter().map(|(g, me)| (g + comm_base, me)).collect()));
+        self.spec.ranks.extend(part.spec.ranks);
+        self.spec.placement = None;
+        self.n_user_reqs.extend(part.n_user_reqs);
+        self.coll_seq.extend(part.coll_seq);
+        self.derived_datatype_ops += part.derived_datatype_ops;
+        Ok(())
+    }
+
+    /// Forget the program of ranks `ranks` (a job that ended): its memory goes, its ranks stay.
+    pub(crate) fn forget(&mut self, ranks: std::ops::Range<usize>) {
+        for r in ranks {
+            self.spec.ranks[r] = Vec::new();
+            self.coll_seq[r] = Vec::new();
         }
-        Ok(union)
     }
 
     /// Rank `r`'s communicator `comm` (its own id): the communicator's members and `r`'s
