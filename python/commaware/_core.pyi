@@ -14,7 +14,7 @@ __all__ = [
     "taskfarm", "TASKFARM_ALGORITHMS", "COLLECTIVE_ALGORITHMS",
     "tiling_geometry", "tiling_formulas", "tiling_time_step", "tiling_sci_optimum", "tiling_sweep_heights", "tiling_program",
     "tiling_simulate", "TILING_SCHEDULES",
-    "WorkloadError", "Workload", "CoschedResult", "load_workload", "nas_workload", "cosched_run", "workload_schema",
+    "WorkloadError", "Workload", "CoschedResult", "load_workload", "nas_workload", "cosched_run", "cosched_run_fabric", "workload_schema",
     "COSCHED_POLICIES", "COSCHED_ALLOCATIONS", "NAS_MIXES", "cosched_default_params",
     "json_too_deep", "toml_too_deep", "MAX_NESTING",
 ]
@@ -371,5 +371,16 @@ def cosched_run(
     seed: int = 0,
     params_json: str | None = None,
 ) -> CoschedResult: ...
+def cosched_run_fabric(
+    workload: Workload,
+    policy: str,
+    platform: Platform,
+    allocation: str = "contiguous",
+    seed: int = 0,
+    model: str | None = None,
+    params: list[tuple[str, float]] = ...,
+    coll: str | None = None,
+    smpi: str | None = None,
+) -> tuple[CoschedResult, int]: ...
 def cosched_default_params() -> str: ...
 def workload_schema() -> str: ...

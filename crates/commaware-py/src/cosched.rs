@@ -190,6 +190,42 @@ pub(crate) fn cosched_run(
     r.map(CoschedResult)
 }
 
+/// Run a workload under batch `policy` on `platform` (one process a core), every job's
+/// program in one engine so that jobs share the network; `allocation` (contiguous, random)
+/// and `seed` give each job its cores; `model`, `params`, `coll` and `smpi` are `simulate`'s.
+/// Also the engine's steps.
+#[pyfunction]
+#[pyo3(signature = (workload, policy, platform, allocation="contiguous", seed=0, model=None, params=Vec::new(), coll=None, smpi=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn cosched_run_fabric(
+    py: Python<'_>,
+    workload: &Workload,
+    policy: &str,
+    platform: &crate::simulation::Platform,
+    allocation: &str,
+    seed: u64,
+    model: Option<String>,
+    params: Vec<(String, f64)>,
+    coll: Option<String>,
+    smpi: Option<String>,
+) -> PyResult<(CoschedResult, u64)> {
+    let collectives = coll.as_deref().map(commaware_core::mpi::collectives::entries).unwrap_or_default();
+    let options = commaware_core::SimOptions { model, params, collectives, smpi, ..commaware_core::SimOptions::default() };
+    let (policy, allocation) = (policy.to_owned(), allocation.to_owned());
+    let (r, events) = interruptible(py, || {
+        let policy = cosched::Policy::from_name(&policy).map_err(|_| {
+            commaware_core::Error::new(
+                commaware_core::ErrorKind::Options,
+                "policy",
+                format!("`{policy}` does not run on a platform: give a batch policy (batch, batch-easy, batch-conservative)"),
+            )
+        })?;
+        let allocation = cosched::fabric::HostAllocation::from_name(&allocation)?;
+        workload.0.run_on_fabric(policy, &platform.0, &options, allocation, seed)
+    })?;
+    Ok((CoschedResult(cosched::RunResult::Batch(r)), events))
+}
+
 /// Defaults of every time-sharing parameter, as JSON.
 #[pyfunction]
 pub(crate) fn cosched_default_params() -> String {

@@ -101,6 +101,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cosched::load_workload, m)?)?;
     m.add_function(wrap_pyfunction!(cosched::nas_workload, m)?)?;
     m.add_function(wrap_pyfunction!(cosched::cosched_run, m)?)?;
+    m.add_function(wrap_pyfunction!(cosched::cosched_run_fabric, m)?)?;
     m.add_function(wrap_pyfunction!(cosched::workload_schema, m)?)?;
     m.add("COSCHED_POLICIES", commaware_core::cosched::POLICY_NAMES.to_vec())?;
     m.add("COSCHED_ALLOCATIONS", commaware_core::cosched::Allocation::NAMES.to_vec())?;

@@ -126,9 +126,10 @@ def _swf_nodes(workload: str, header: list[str]) -> int:
               help="batch: FCFS at MPL 1 (the paper's PBS); batch-easy: EASY backfilling; "
                    "batch-conservative: conservative backfilling; time-sharing (Linux 2.4 nodes): nls (local), "
                    "gang (Ousterhout matrix), dcs, sb, pb, cc, hybrid.")
-@click.option("--allocation", type=click.Choice(_ALLOCATIONS), default="packing", show_default=True,
+@click.option("--allocation", type=click.Choice([*_ALLOCATIONS, "contiguous"]), default="packing", show_default=True,
               help="packing: contiguous nodes; random: seeded random nodes; memory-aware: packing, and a job waits "
-                   "while its memory does not fit (900 MB per node). Batch: packing only; gang: not random.")
+                   "while its memory does not fit (900 MB per node). Batch: packing only; gang: not random. With "
+                   "--platform: contiguous (= packing: free cores in the platform's host order) or random.")
 @click.option("--mpl", type=int, default=None,
               help="Most processes per node (time-sharing; default 3, §5.1). Batch policies run at MPL 1.")
 @click.option("--nodes", type=int, default=None,
@@ -138,6 +139,14 @@ def _swf_nodes(workload: str, header: list[str]) -> int:
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Override a time-sharing parameter (repeatable), e.g. --param context_switch_s=5e-5; "
                    "the names, defaults and sources are in docs/cosched.md.")
+@click.option("--platform", type=click.Path(dir_okay=False), default=None,
+              help="Run every job's program on this platform (JSON/TOML, any topology, or a SimGrid file), all in one "
+                   "engine so that jobs share the network; a job ends when its last rank ends (its runtime comes out "
+                   "of the run). Batch policies; one process a core; a job without a program computes for its "
+                   "logged runtime. Its network settings: --model, --coll, --smpi as in simulate.")
+@click.option("--model", default=None, help="With --platform: the sharing model (default: the platform's).")
+@click.option("--coll", default=None, metavar="SPEC", help="With --platform: collective algorithms, as simulate --coll.")
+@click.option("--smpi", default=None, metavar="PRESET", help="With --platform: SMPI's timing model, as simulate --smpi.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object: policy, allocation, mpl, processors, avg_wait_s, avg_response_s, avg_exec_s, "
                    "avg_bounded_slowdown, max_wait_s, total_time_s, utilization, energy_busy_j, energy_idle_j, "
@@ -148,7 +157,8 @@ def _swf_nodes(workload: str, header: list[str]) -> int:
               help="Write the per-job table (id, procs, submit, runtime, requested, start, end, reserved, wait, "
                    "response, bounded_slowdown) to a .parquet or .csv file.")
 def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[int], nodes: Optional[int], seed: int,
-                    params: tuple[str, ...], as_json: bool, jobs_csv: Optional[str], jobs_out: Optional[str]) -> None:
+                    params: tuple[str, ...], platform: Optional[str], model: Optional[str], coll: Optional[str],
+                    smpi: Optional[str], as_json: bool, jobs_csv: Optional[str], jobs_out: Optional[str]) -> None:
     """Schedule WORKLOAD (JSON jobs, or a Standard Workload Format log: .swf) on a cluster.
 
     Batch policies space-share processors: at each instant all job ends are applied, then all
@@ -165,6 +175,7 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
       commaware cosched run w.json --policy batch-easy
       commaware cosched run w.json --policy hybrid --allocation packing --mpl 3 --json
       commaware cosched run UniLu-Gaia-2014-2.swf --policy batch-easy --json > gaia.json
+      commaware cosched run w.json --policy batch-easy --platform examples/cluster16.json
     """
     import json as _json
 
@@ -179,9 +190,24 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
     if not 0 <= seed < 2**64:
         fail(f"--seed: must be in 0..2^64 - 1, got {seed}")
     batch = policy in BATCH_POLICIES
+    if platform is None:
+        for name, value in (("--model", model), ("--coll", coll), ("--smpi", smpi)):
+            if value is not None:
+                fail(f"{name}: only with --platform (the network the jobs share)")
+        if allocation == "contiguous":
+            fail("--allocation: contiguous is for --platform; without one, packing allocates contiguous nodes")
+    else:
+        if not batch:
+            fail(f"--policy: {policy} does not run on a platform: the time-sharing policies' node model (Linux 2.4 "
+                 "epochs, spinning, MPL) is not lowered onto the engine; use batch, batch-easy or batch-conservative")
+        if nodes is not None:
+            fail("--nodes: a platform gives the processors itself (one a core)")
+        if allocation not in ("packing", "contiguous", "random"):
+            fail(f"--allocation: on a platform, contiguous (packing) or random, got {allocation}")
+        allocation = "random" if allocation == "random" else "contiguous"
     if batch and mpl not in (None, 1):
         fail(f"--mpl: batch policies run at MPL 1 (the paper's PBS), got {mpl}")
-    if batch and allocation != "packing":
+    if batch and platform is None and allocation != "packing":
         fail(f"--allocation: batch policies allocate with packing only (§5.1), got {allocation}")
     if policy == "gang" and allocation == "random":
         fail("--allocation: gang scheduling allocates with packing only (SCore's allocator, §5.1): "
@@ -191,18 +217,30 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
         progress.stage(f"loading {workload}")
         with failing():
             w = load_workload(workload)
-        if nodes is None:
-            if w.is_swf:
-                nodes = _swf_nodes(workload, w.header)
-            else:
-                nodes = DEFAULT_NODES
-        progress.stage(f"scheduling {len(w):,} jobs under {policy} on {nodes} nodes")
-        with failing():
-            try:
-                run = CoschedRun(_core.cosched_run(w, policy, nodes, allocation, mpl, seed,
-                                                   _json.dumps(overrides) if overrides else None))
-            except _core.OptionsError as exc:
-                _fail_option(exc, {"mpl", "allocation", "policy", "nodes", "processors"})
+        if platform is not None:
+            from ..api import load_platform
+
+            with failing():
+                fabric = load_platform(platform)
+            progress.stage(f"scheduling {len(w):,} jobs under {policy} on {platform}, every job's program on its network")
+            with failing():
+                core, _events = _core.cosched_run_fabric(w, policy, fabric._core, allocation, seed, model=model,
+                                                         coll=coll, smpi=smpi)
+                run = CoschedRun(core)
+            nodes = run.processors
+        else:
+            if nodes is None:
+                if w.is_swf:
+                    nodes = _swf_nodes(workload, w.header)
+                else:
+                    nodes = DEFAULT_NODES
+            progress.stage(f"scheduling {len(w):,} jobs under {policy} on {nodes} nodes")
+            with failing():
+                try:
+                    run = CoschedRun(_core.cosched_run(w, policy, nodes, allocation, mpl, seed,
+                                                       _json.dumps(overrides) if overrides else None))
+                except _core.OptionsError as exc:
+                    _fail_option(exc, {"mpl", "allocation", "policy", "nodes", "processors"})
     if jobs_out is not None:
         with failing(writing=jobs_out):
             run.write_jobs(jobs_out)
@@ -212,11 +250,17 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
         with failing(writing=jobs_csv):
             run.write_jobs_csv(jobs_csv, Path(workload).stem)
     if as_json:
-        click.echo(run.to_json())
+        if platform is None:
+            click.echo(run.to_json())
+        else:  # the allocation a platform run used, and the platform
+            doc = _json.loads(run.to_json())
+            doc.update(allocation=allocation, platform=platform)
+            click.echo(_json.dumps(doc, sort_keys=True, separators=(",", ":")))
         return
     s = run.summary
     skipped = run.skipped
-    what = f"{policy} on {nodes} processors" if batch else \
+    what = f"{policy} on {nodes} processors" + (f" of {platform} ({allocation}; runtimes from the network, a job "
+                                                "past its request not killed)" if platform else "") if batch else \
         f"{policy}, {allocation}, MPL {mpl or 3}, on {nodes} nodes"
     out.print(f"[bold]{workload}[/]: {what}, {s['jobs']:,} jobs ({skipped['total']:,} skipped)",
               highlight=False, soft_wrap=True)

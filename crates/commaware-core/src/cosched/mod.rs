@@ -280,6 +280,33 @@ impl Workload {
 
     /// Schedule the jobs on `processors` processors under a batch policy; the result's
     /// `skipped` adds the jobs too large for the cluster to those skipped on reading.
+    /// Run the workload under batch `policy` on `platform`'s hosts (one process a core), every
+    /// job's program in one engine so that jobs share the network ([`fabric`]); runtimes come
+    /// out of the run. `options` gives the sharing model, its parameters, the collectives and
+    /// SMPI's timing; `allocation` and `seed` how a job gets its cores. Also the engine's steps.
+    pub fn run_on_fabric(
+        &self,
+        policy: Policy,
+        platform: &crate::network::platform::Platform,
+        options: &crate::mpi::replay::SimOptions,
+        allocation: fabric::HostAllocation,
+        seed: u64,
+    ) -> Result<(BatchResult, u64)> {
+        let platform = &*crate::mpi::replay::with_smpi_option(platform, options)?;
+        let mut observer = crate::mpi::replay::NoObserver;
+        let engine = crate::mpi::jobs::Fabric::new(platform, options, &mut observer)?;
+        let jobs = &self.spec.jobs;
+        let mut traces = |i: usize| fabric::job_trace(&jobs[i]);
+        let cores = platform.hosts.iter().map(|h| h.cores as u32).collect();
+        let mut runner = fabric::FabricRunner::new(engine, cores, allocation, seed, &mut traces);
+        let batch: Vec<BatchJob> = jobs.iter().map(BatchJob::from).collect();
+        let processors = runner.processors();
+        let mut r = batch::simulate_with(&batch, processors, policy, &mut runner)?;
+        let too_large = r.skipped.too_large;
+        r.skipped = Skipped { too_large, ..self.skipped };
+        Ok((r, runner.events()))
+    }
+
     pub fn run_batch(&self, policy: Policy, processors: u64) -> Result<BatchResult> {
         let jobs: Vec<BatchJob> = self.spec.jobs.iter().map(BatchJob::from).collect();
         let mut r = batch::simulate(&jobs, processors, policy)?;
