@@ -105,13 +105,12 @@ pub struct FabricRunner<'a, 't> {
     rng: SplitMix64,
     /// Per fabric job number (start order): the schedule's job and its hosts (one a rank).
     started: Vec<(usize, Vec<usize>)>,
-    running: usize,
 }
 
 impl<'a, 't> FabricRunner<'a, 't> {
     /// `cores[h]` is host h's core count; `seed` drives the random allocation.
     pub fn new(fabric: Fabric<'a>, cores: Vec<u32>, allocation: HostAllocation, seed: u64, traces: &'t mut dyn FnMut(usize) -> Result<Trace>) -> Self {
-        FabricRunner { fabric, traces, free: cores, allocation, rng: SplitMix64::new(seed), started: Vec::new(), running: 0 }
+        FabricRunner { fabric, traces, free: cores, allocation, rng: SplitMix64::new(seed), started: Vec::new() }
     }
 
     /// Every core of the platform: the scheduler's processors.
@@ -161,16 +160,12 @@ impl Runner for FabricRunner<'_, '_> {
         let hosts = self.allocate(procs);
         self.fabric.start(trace, &hosts, &format!("jobs[{index}]"))?;
         self.started.push((k, hosts));
-        self.running += 1;
         Ok(())
     }
 
     fn next_ends(&mut self, limit: f64) -> Result<Option<(f64, Vec<usize>)>> {
         let ended = self.fabric.run_until(limit)?;
         if ended.is_empty() {
-            if limit == f64::INFINITY && self.running > 0 {
-                self.fabric.check_stuck()?;
-            }
             return Ok(None);
         }
         let mut ks = Vec::with_capacity(ended.len());
@@ -179,7 +174,6 @@ impl Runner for FabricRunner<'_, '_> {
             for h in hosts {
                 self.free[h] += 1;
             }
-            self.running -= 1;
             ks.push(k);
         }
         Ok(Some((self.fabric.now(), ks)))

@@ -278,8 +278,6 @@ impl Workload {
         Ok(RunResult::Ts(r))
     }
 
-    /// Schedule the jobs on `processors` processors under a batch policy; the result's
-    /// `skipped` adds the jobs too large for the cluster to those skipped on reading.
     /// Run the workload under batch `policy` on `platform`'s hosts (one process a core), every
     /// job's program in one engine so that jobs share the network ([`fabric`]); runtimes come
     /// out of the run. `options` gives the sharing model, its parameters, the collectives and
@@ -299,17 +297,21 @@ impl Workload {
         let mut traces = |i: usize| fabric::job_trace(&jobs[i]);
         let cores = platform.hosts.iter().map(|h| h.cores as u32).collect();
         let mut runner = fabric::FabricRunner::new(engine, cores, allocation, seed, &mut traces);
-        let batch: Vec<BatchJob> = jobs.iter().map(BatchJob::from).collect();
         let processors = runner.processors();
-        let mut r = batch::simulate_with(&batch, processors, policy, &mut runner)?;
-        let too_large = r.skipped.too_large;
-        r.skipped = Skipped { too_large, ..self.skipped };
+        let r = self.schedule(policy, processors, &mut runner)?;
         Ok((r, runner.events()))
     }
 
+    /// Schedule the jobs on `processors` processors under a batch policy; the result's
+    /// `skipped` adds the jobs too large for the cluster to those skipped on reading.
     pub fn run_batch(&self, policy: Policy, processors: u64) -> Result<BatchResult> {
+        self.schedule(policy, processors, &mut batch::LoggedRuntimes::default())
+    }
+
+    /// The batch schedule with `runner` running the jobs; `skipped` as [`Workload::run_batch`] says.
+    fn schedule(&self, policy: Policy, processors: u64, runner: &mut dyn batch::Runner) -> Result<BatchResult> {
         let jobs: Vec<BatchJob> = self.spec.jobs.iter().map(BatchJob::from).collect();
-        let mut r = batch::simulate(&jobs, processors, policy)?;
+        let mut r = batch::simulate_with(&jobs, processors, policy, runner)?;
         let too_large = r.skipped.too_large;
         r.skipped = Skipped { too_large, ..self.skipped };
         Ok(r)

@@ -34,7 +34,6 @@ pub struct JobEnd {
 pub struct Fabric<'a> {
     replay: Replay<'a, 'a>,
     hosts: usize,
-    model: String,
 }
 
 impl<'a> Fabric<'a> {
@@ -45,13 +44,8 @@ impl<'a> Fabric<'a> {
         if options.placement != Placement::Explicit || options.hostfile.is_some() {
             return Err(Error::new(ErrorKind::Options, "placement", "each job lists its hosts: no placement or hostfile applies"));
         }
-        let (replay, model) = Replay::for_jobs(platform, options, observer)?;
-        Ok(Fabric { replay, hosts: platform.hosts.len(), model })
-    }
-
-    /// The sharing model's name.
-    pub fn model(&self) -> &str {
-        &self.model
+        let replay = Replay::for_jobs(platform, options, observer)?;
+        Ok(Fabric { replay, hosts: platform.hosts.len() })
     }
 
     /// Simulated time (s).
@@ -81,16 +75,15 @@ impl<'a> Fabric<'a> {
         self.replay.events()
     }
 
-    /// An error naming the blocked ranks when some job cannot go on (a deadlock).
-    pub fn check_stuck(&self) -> Result<()> {
-        self.replay.check_finished()
-    }
-
     /// Run until simulated time `limit` (s; infinity for no limit) or until jobs end; the jobs
     /// that ended at [`Fabric::now`] with each rank's end, in job order; none when the limit
-    /// came first or nothing runs. An ended job's program is forgotten.
+    /// came first or nothing runs. An ended job's program is forgotten. Without a limit, jobs
+    /// still running that no end reaches are a deadlock: the error names their blocked ranks.
     pub fn run_until(&mut self, limit: f64) -> Result<Vec<(u32, Vec<f64>)>> {
         let mut ended = self.replay.run_until(limit)?;
+        if ended.is_empty() && limit == f64::INFINITY {
+            self.replay.check_finished()?;
+        }
         ended.sort_unstable();
         Ok(ended.into_iter().map(|j| (j, self.replay.finish_job(j))).collect())
     }
@@ -121,12 +114,7 @@ pub fn simulate_jobs(platform: &Platform, jobs: Vec<JobRun>, options: &SimOption
     let mut running = 0;
     while next < order.len() || running > 0 {
         let limit = order.get(next).map_or(f64::INFINITY, |&j| starts[j]);
-        let ended = fabric.run_until(limit)?;
-        if ended.is_empty() && limit == f64::INFINITY {
-            // Nothing left to start and no job ended: jobs wait for what never comes.
-            fabric.check_stuck()?;
-        }
-        for (number, rank_ends) in ended {
+        for (number, rank_ends) in fabric.run_until(limit)? {
             let j = order[number as usize];
             let end = rank_ends.iter().copied().fold(starts[j], f64::max);
             ends[j] = Some(JobEnd { start: starts[j], end, rank_ends });

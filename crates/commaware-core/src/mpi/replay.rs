@@ -650,13 +650,13 @@ impl<'a, 'o> Replay<'a, 'o> {
     }
 
     /// A replay of no rank yet on `platform` (with `options.smpi` applied already), to which
-    /// jobs are added as they start ([`Replay::add_job`]); with the model's name.
-    pub(crate) fn for_jobs(platform: &'a Platform, options: &SimOptions, observer: &'o mut dyn Observer) -> Result<(Self, String)> {
+    /// jobs are added as they start ([`Replay::add_job`]).
+    pub(crate) fn for_jobs(platform: &'a Platform, options: &SimOptions, observer: &'o mut dyn Observer) -> Result<Self> {
         let compute_rate = crate::engine::interference::compute_rate(platform);
         let union = TraceRef::Shared(std::rc::Rc::new(Trace::empty()));
-        let (mut rp, model) = Replay::new(platform, union, options, compute_rate, observer, false, Vec::new())?;
+        let (mut rp, _model) = Replay::new(platform, union, options, compute_rate, observer, false, Vec::new())?;
         rp.jobs = Some(JobBook::default());
-        Ok((rp, model))
+        Ok(rp)
     }
 }
 
@@ -737,25 +737,11 @@ impl<'a, 'o> Replay<'a, 'o> {
         let started = Instant::now();
         let mut last_report = 0.0;
         loop {
-            while let Some(r) = self.ready.pop_front() {
-                self.advance(r);
-            }
-            if let Some(e) = self.stopped.take() {
-                return Err(e);
-            }
-            self.show_link_loads();
-            if self.engine.step(&mut done).is_none() {
+            self.advance_ready()?;
+            if !self.step_engine(&mut done)? {
                 break;
             }
-            self.events += 1;
             let events = self.events;
-            for k in 0..done.len() {
-                let c = done[k];
-                self.on_completion(c);
-            }
-            if events % PROGRESS_CHECK_STEPS == 0 {
-                crate::util::cancel::check()?;
-            }
             if let Some(every) = every {
                 if every <= 0.0 || events % PROGRESS_CHECK_STEPS == 0 {
                     let elapsed = started.elapsed().as_secs_f64();
@@ -778,6 +764,35 @@ impl<'a, 'o> Replay<'a, 'o> {
             return Err(e);
         }
         self.check_finished()
+    }
+
+    /// Run every ready rank until it blocks or ends; the error an observer returned, if any.
+    fn advance_ready(&mut self) -> Result<()> {
+        while let Some(r) = self.ready.pop_front() {
+            self.advance(r);
+        }
+        match self.stopped.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Move the engine to its next event and handle what completed then (`done` is scratch);
+    /// false when nothing was pending. Asks whether to stop every few thousand steps.
+    fn step_engine(&mut self, done: &mut Vec<Completion>) -> Result<bool> {
+        self.show_link_loads();
+        if self.engine.step(done).is_none() {
+            return Ok(false);
+        }
+        self.events += 1;
+        for k in 0..done.len() {
+            let c = done[k];
+            self.on_completion(c);
+        }
+        if self.events % PROGRESS_CHECK_STEPS == 0 {
+            crate::util::cancel::check()?;
+        }
+        Ok(true)
     }
 
     pub(crate) fn now(&self) -> f64 {
@@ -829,12 +844,7 @@ impl<'a, 'o> Replay<'a, 'o> {
             self.engine.start_timer(delay, TAG_WAKE | book.alarms);
         }
         loop {
-            while let Some(r) = self.ready.pop_front() {
-                self.advance(r);
-            }
-            if let Some(e) = self.stopped.take() {
-                return Err(e);
-            }
+            self.advance_ready()?;
             let book = self.jobs.as_mut().expect("made above");
             if !book.ended.is_empty() {
                 return Ok(std::mem::take(&mut book.ended));
@@ -842,16 +852,8 @@ impl<'a, 'o> Replay<'a, 'o> {
             if limit.is_finite() && book.alarm.is_none() {
                 return Ok(Vec::new());
             }
-            if self.engine.step(&mut done).is_none() {
+            if !self.step_engine(&mut done)? {
                 return Ok(Vec::new());
-            }
-            self.events += 1;
-            for k in 0..done.len() {
-                let c = done[k];
-                self.on_completion(c);
-            }
-            if self.events % PROGRESS_CHECK_STEPS == 0 {
-                crate::util::cancel::check()?;
             }
         }
     }
