@@ -15,7 +15,7 @@ __all__ = [
     "tiling_geometry", "tiling_formulas", "tiling_time_step", "tiling_sci_optimum", "tiling_sweep_heights", "tiling_program",
     "tiling_simulate", "TILING_SCHEDULES",
     "WorkloadError", "Workload", "CoschedResult", "load_workload", "nas_workload", "cosched_run", "cosched_run_fabric", "workload_schema",
-    "COSCHED_POLICIES", "COSCHED_ALLOCATIONS", "NAS_MIXES", "cosched_default_params",
+    "COSCHED_POLICIES", "COSCHED_ALLOCATIONS", "FABRIC_ALLOCATIONS", "NAS_MIXES", "cosched_default_params",
     "json_too_deep", "toml_too_deep", "MAX_NESTING",
 ]
 
@@ -324,6 +324,8 @@ def tiling_simulate(
 COSCHED_POLICIES: list[str]
 #: Allocations of `cosched_run`.
 COSCHED_ALLOCATIONS: list[str]
+#: Allocations of `cosched_run_fabric` (on a platform).
+FABRIC_ALLOCATIONS: list[str]
 #: Job mixes of `nas_workload`.
 NAS_MIXES: list[str]
 
@@ -339,6 +341,8 @@ class Workload:
     def is_swf(self) -> bool: ...
     @property
     def max_procs(self) -> int: ...
+    def trace_paths(self) -> list[str]: ...
+    def with_pattern(self, pattern: str) -> Workload: ...
     def to_json(self) -> str: ...
     def to_swf(self) -> str: ...
 
@@ -381,6 +385,7 @@ def cosched_run_fabric(
     params: list[tuple[str, float]] = ...,
     coll: str | None = None,
     smpi: str | None = None,
+    traces: dict[str, Trace] = ...,
 ) -> tuple[CoschedResult, int]: ...
 def cosched_default_params() -> str: ...
 def workload_schema() -> str: ...

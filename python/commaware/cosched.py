@@ -43,6 +43,10 @@ POLICIES: tuple[str, ...] = tuple(_core.COSCHED_POLICIES)
 BATCH_POLICIES: tuple[str, ...] = ("batch", "batch-easy", "batch-conservative")
 TIME_SHARING_POLICIES: tuple[str, ...] = tuple(p for p in POLICIES if p not in BATCH_POLICIES)
 ALLOCATIONS: tuple[str, ...] = tuple(_core.COSCHED_ALLOCATIONS)
+#: How a job gets a platform's cores (`run(..., platform=...)`; docs/cosched.md says exactly).
+PLATFORM_ALLOCATIONS: tuple[str, ...] = tuple(_core.FABRIC_ALLOCATIONS)
+#: Policies on a platform: the batch ones, and `explicit` (each job's `start_s` and `hosts`).
+PLATFORM_POLICIES: tuple[str, ...] = (*BATCH_POLICIES, "explicit")
 MIXES: tuple[str, ...] = tuple(_core.NAS_MIXES)
 CLASSES = ("A", "B", "C")
 #: Formats of the per-job table (`CoschedRun.write_jobs`).
@@ -94,13 +98,27 @@ def default_params() -> dict[str, Any]:
 
 
 def run(workload: WorkloadLike, policy: str = "batch", processors: int = 16, allocation: str = "packing",
-        mpl: int | None = None, seed: int = 0, params: dict[str, Any] | None = None) -> CoschedRun:
+        mpl: int | None = None, seed: int = 0, params: dict[str, Any] | None = None, *,
+        platform: Any = None, pattern: str | None = None, model: str | None = None, coll: str | None = None,
+        smpi: str | None = None) -> CoschedRun:
     """Schedule `workload` on a cluster of `processors` single-CPU nodes under `policy`.
 
     Batch policies run at MPL 1 with packing. Time-sharing policies take `allocation`
     (packing, random, memory-aware), `mpl` (default 3), `seed` (random allocation) and
     `params`, overrides of any parameter of `default_params()`. Jobs larger than the cluster
-    are skipped and counted in `.skipped`."""
+    are skipped and counted in `.skipped`.
+
+    With `platform` (a path, dict or Platform), every job runs its program or trace on the
+    platform's cores, all in one engine, so that jobs share the network (see `run_on_platform`);
+    `processors`, `mpl` and `params` do not apply then."""
+    if platform is not None:
+        if mpl is not None or params:
+            raise input_error(_core.OptionsError, "mpl" if mpl is not None else "params", "",
+                              "time-sharing settings do not apply on a platform")
+        return run_on_platform(workload, platform, policy, "contiguous" if allocation == "packing" else allocation,
+                               seed, pattern=pattern, model=model, coll=coll, smpi=smpi)
+    if pattern is not None or model is not None or coll is not None or smpi is not None:
+        raise input_error(_core.OptionsError, "platform", "", "pattern, model, coll and smpi need a platform")
     if policy not in POLICIES:
         raise input_error(_core.OptionsError, "policy", "", f"unknown policy `{policy}` (known: {', '.join(POLICIES)})")
     if allocation not in ALLOCATIONS:
@@ -119,6 +137,47 @@ def run(workload: WorkloadLike, policy: str = "batch", processors: int = 16, all
         except (TypeError, ValueError):
             raise input_error(_core.OptionsError, "params", "", "must be a JSON object of finite numbers") from None
     result = _core.cosched_run(load_workload(workload), policy, processors, allocation, mpl, seed, params_json)
+    return CoschedRun(result)
+
+
+def run_on_platform(workload: WorkloadLike, platform: Any, policy: str = "batch-easy", allocation: str = "contiguous",
+                    seed: int = 0, *, pattern: str | None = None, model: str | None = None, coll: str | None = None,
+                    smpi: str | None = None, trace_dir: str | PathLike | None = None) -> CoschedRun:
+    """Run `workload` on `platform` (a path, dict or Platform; any topology or a SimGrid file),
+    one process a core, every running job's program or trace in one engine, so that jobs share
+    its links: a job ends when its last rank ends and the batch `policy` reacts to that end;
+    `explicit` starts each job at its `start_s` on its `hosts` instead.
+
+    `allocation` (with `seed` for `random`): one of PLATFORM_ALLOCATIONS (docs/cosched.md).
+    `pattern` (`halo2d:bytes=65536,iterations=100,compute=0.01`; names halo2d, halo3d, alltoall,
+    allreduce, pairs) is the program of every job with neither a program nor a trace (an SWF
+    log's), else the workload's `default_program`, else such a job computes for its logged
+    runtime. A job's `trace` (any format `load_trace` reads) is relative to `trace_dir`
+    (default: the workload file's folder, or the current one). `model`, `coll`, `smpi` as in
+    `simulate`."""
+    from .api import load_platform, load_trace
+
+    if policy not in PLATFORM_POLICIES:
+        raise input_error(_core.OptionsError, "policy", "",
+                          f"`{policy}` does not run on a platform (known there: {', '.join(PLATFORM_POLICIES)}): the "
+                          "time-sharing policies' node model (Linux 2.4 epochs, spinning, MPL) is not lowered onto the "
+                          "engine")
+    if allocation not in PLATFORM_ALLOCATIONS:
+        raise input_error(_core.OptionsError, "allocation", "",
+                          f"unknown allocation `{allocation}` on a platform (known: {', '.join(PLATFORM_ALLOCATIONS)})")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
+        raise input_error(_core.OptionsError, "seed", "", f"must be an integer in 0..2^64 - 1, got {seed!r}")
+    w = load_workload(workload)
+    if pattern is not None:
+        w = w.with_pattern(pattern)
+    if trace_dir is not None:
+        base = Path(trace_dir)
+    else:
+        base = Path(workload).parent if isinstance(workload, (str, PathLike)) else Path(".")
+    traces = {path: load_trace(base / path)._core for path in w.trace_paths()}
+    p = load_platform(platform)
+    result, _events = _core.cosched_run_fabric(w, policy, p._core, allocation, seed, model=model, coll=coll, smpi=smpi,
+                                               traces=traces)
     return CoschedRun(result)
 
 

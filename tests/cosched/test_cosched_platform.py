@@ -59,7 +59,10 @@ def test_a_random_allocation_is_seeded(cli, write_json):
 @pytest.mark.parametrize("args,message", [
     (["--policy", "hybrid"], "--policy: hybrid does not run on a platform"),
     (["--nodes", "4"], "--nodes: a platform gives the processors itself"),
-    (["--allocation", "memory-aware"], "--allocation: on a platform, contiguous (packing) or random"),
+    (["--allocation", "memory-aware"], "--allocation: memory-aware does not run on a platform"),
+    (["--pattern", "ring"], "unknown pattern `ring`"),
+    (["--pattern", "halo2d:bytes=-1"], "pattern.phases[0].bytes"),
+    (["--policy", "explicit"], "jobs[0].start_s"),
 ])
 def test_what_a_platform_run_cannot_take_is_exit_2(cli, write_json, args, message):
     proc = cli("cosched", "run", write_json("w.json", exchange_workload()), "--platform",
@@ -73,3 +76,108 @@ def test_network_options_need_a_platform(cli, write_json):
     proc = cli("cosched", "run", write_json("w.json", exchange_workload()), "--model", "maxmin")
     assert proc.returncode == 2
     assert "--model: only with --platform" in proc.stderr
+
+
+def test_platform_only_options_need_a_platform(cli, write_json):
+    w = write_json("w.json", exchange_workload())
+    for args, message in ((["--policy", "explicit"], "--policy: explicit replays"),
+                          (["--allocation", "compact"], "--allocation: compact is for --platform"),
+                          (["--pattern", "pairs"], "--pattern: only with --platform")):
+        proc = cli("cosched", "run", w, *args)
+        assert proc.returncode == 2, args
+        assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+FAT_TREE = {"cluster": {"count": 16, "speed": 1e9},
+            "network": {"bandwidth": 1e8, "latency": 0, "eager_threshold": 0,
+                        "topology": {"kind": "fat_tree", "down": [4, 4], "up": [1, 1], "parallel": [1, 1]}}}
+
+
+def alltoall_jobs(n: int, procs: int) -> dict:
+    program = {"iterations": 1, "phases": [{"phase": "alltoall", "bytes": 1e7}]}
+    return {"jobs": [{"id": k, "submit_s": 0.0, "procs": procs, "runtime_s": 5.0, "program": program}
+                     for k in range(1, n + 1)]}
+
+
+def test_compact_keeps_each_job_under_its_leaf_and_spread_makes_them_share_up_links(cli, write_json):
+    """Four 4-process alltoalls on a 16-host fat tree of 4 leaves with one up-link each. compact
+    gives each job a leaf: no job crosses an up-link, so each runs as alone, 3 × 1e7 B into
+    each NIC at 1e8 B/s = 0.3 s. spread deals each job over the four leaves: every message
+    crosses two up-links that all four jobs share, so each job takes longer."""
+    w, p = write_json("w.json", alltoall_jobs(4, 4)), write_json("p.json", FAT_TREE)
+    ends = {}
+    for allocation in ("compact", "spread", "contiguous"):
+        proc = cli("cosched", "run", w, "--platform", p, "--allocation", allocation, "--json")
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(proc.stdout)
+        assert doc["allocation"] == allocation
+        ends[allocation] = [j["end_s"] for j in doc["jobs"]]
+    assert ends["compact"] == pytest.approx([0.3] * 4, abs=1e-9)
+    assert ends["contiguous"] == ends["compact"]
+    assert min(ends["spread"]) > 0.3 + 1e-3
+
+
+def test_a_pattern_gives_swf_jobs_a_program(cli, write_json, tmp_path):
+    """An SWF log's jobs (no program) run --pattern's program: two 2-process jobs that each
+    swap 1e8 bytes once between random pairs take 1 s on the network whatever the log says."""
+    swf = tmp_path / "w.swf"
+    swf.write_text("; MaxProcs: 4\n1 0 0 50 2 -1 -1 2 60 -1 1 1 1 -1 1 -1 -1 -1\n"
+                   "2 0 0 50 2 -1 -1 2 60 -1 1 1 1 -1 1 -1 -1 -1\n")
+    proc = cli("cosched", "run", swf, "--platform", write_json("p.json", platform(2)), "--pattern",
+               "pairs:bytes=1e8,iterations=1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [(j["start_s"], j["end_s"]) for j in doc["jobs"]] == [(0.0, 1.0), (1.0, 2.0)]
+    # Without a pattern, they compute for their logged 50 s.
+    proc = cli("cosched", "run", swf, "--platform", write_json("p.json", platform(2)), "--json")
+    assert [j["end_s"] for j in json.loads(proc.stdout)["jobs"]] == [50.0, 100.0]
+
+
+def test_a_workload_default_program_and_a_job_trace(write_json, tmp_path):
+    """A job's `trace` (relative to the workload file) replays; the others run the workload's
+    default_program. The trace sends 1e8 bytes from rank 0 to 1: 1 s."""
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / "pair.json").write_text(json.dumps(
+        {"ranks": [[{"op": "send", "dst": 1, "bytes": 1e8}], [{"op": "recv", "src": 0}]]}))
+    workload = {"default_program": {"iterations": 2, "phases": [{"phase": "compute", "seconds": 0.25}]},
+                "jobs": [{"id": 1, "submit_s": 0, "procs": 2, "runtime_s": 9, "trace": "traces/pair.json"},
+                         {"id": 2, "submit_s": 0, "procs": 2, "runtime_s": 9}]}
+    path = write_json("w.json", workload)
+    run = cosched.run(path, "batch", platform=platform(4))
+    assert list(run.jobs["end"]) == pytest.approx([1.0, 0.5], abs=1e-12)
+    # A trace whose rank count is not the job's processes is named.
+    workload["jobs"][0]["procs"] = 3
+    with pytest.raises(cosched._core.WorkloadError, match=r"jobs\[0\]\.trace.*2 ranks for the job's 3 processes"):
+        cosched.run(write_json("w.json", workload), "batch", platform=platform(4))
+    # Time-sharing policies do not replay traces.
+    with pytest.raises(cosched._core.WorkloadError, match=r"jobs\[0\]\.trace: a trace replays on a platform only"):
+        cosched.run(write_json("w.json", workload), "nls", processors=4)
+
+
+def explicit_workload(hosts_b: list) -> dict:
+    program = {"iterations": 1, "phases": [{"phase": "exchange", "bytes": 1e8, "neighbors": 1}]}
+    return {"jobs": [{"id": 1, "submit_s": 0, "procs": 2, "runtime_s": 1, "start_s": 0, "hosts": ["n0", "n1"],
+                      "program": program},
+                     {"id": 2, "submit_s": 0, "procs": 2, "runtime_s": 1, "start_s": 0.5, "hosts": hosts_b,
+                      "program": program}]}
+
+
+def test_explicit_starts_each_job_when_and_where_the_workload_says(cli, write_json):
+    """Job 1 on hosts 0-1 from 0 s, job 2 on hosts 2-3 from 0.5 s: on a star they do not
+    share a link, so each takes 1 s. On the same hosts they would overlap (1 core each)."""
+    p = write_json("p.json", platform(4))
+    proc = cli("cosched", "run", write_json("w.json", explicit_workload(["n2", 3])), "--platform", p,
+               "--policy", "explicit", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["policy"] == "explicit"
+    assert [(j["start_s"], j["end_s"]) for j in doc["jobs"]] == [(0.0, 1.0), (0.5, 1.5)]
+    for hosts, message in ((["n1", "n2"], "jobs[1].hosts: host `n1` has 1 core(s) and at 0.5 s would run 2 "
+                                            "processes (with jobs[0]): the schedule overlaps"),
+                           (["n2", "x"], "jobs[1].hosts[1]: unknown host `x`"),
+                           (["n2", 9], "jobs[1].hosts[1]: host index 9 out of range")):
+        proc = cli("cosched", "run", write_json("w.json", explicit_workload(hosts)), "--platform", p,
+                   "--policy", "explicit", "--json")
+        assert proc.returncode == 2, proc.stdout
+        assert message in proc.stderr and "Traceback" not in proc.stderr
+        assert proc.stdout == ""

@@ -1,5 +1,7 @@
 //! Paper 002: job workloads and the batch and time-sharing schedulers.
 
+use std::collections::HashMap;
+
 use commaware_core::cosched;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -50,6 +52,19 @@ impl Workload {
     fn to_json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
         let text = py.allow_threads(|| serde_json::to_string(&self.0.spec).unwrap_or_default());
         py_str(py, text)
+    }
+    /// The jobs' `trace` paths as the workload writes them, each once, in order of first use.
+    fn trace_paths(&self) -> Vec<String> {
+        let mut seen = std::collections::HashSet::new();
+        self.0.spec.jobs.iter().filter_map(|j| j.trace.clone()).filter(|t| seen.insert(t.clone())).collect()
+    }
+    /// The same workload with the program of `pattern` (`NAME[:bytes=B,iterations=N,compute=S]`)
+    /// as its default program (for every job without a program or a trace).
+    fn with_pattern(&self, pattern: &str) -> PyResult<Workload> {
+        let program = guarded(|| cosched::Program::from_pattern(pattern))?;
+        let mut w = self.0.clone();
+        w.spec.default_program = Some(program);
+        Ok(Workload(w))
     }
     /// The workload as SWF text (an SWF log as read; JSON jobs with -1 for unknown fields).
     fn to_swf<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
@@ -195,7 +210,7 @@ pub(crate) fn cosched_run(
 /// and `seed` give each job its cores; `model`, `params`, `coll` and `smpi` are `simulate`'s.
 /// Also the engine's steps.
 #[pyfunction]
-#[pyo3(signature = (workload, policy, platform, allocation="contiguous", seed=0, model=None, params=Vec::new(), coll=None, smpi=None))]
+#[pyo3(signature = (workload, policy, platform, allocation="contiguous", seed=0, model=None, params=Vec::new(), coll=None, smpi=None, traces=HashMap::new()))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn cosched_run_fabric(
     py: Python<'_>,
@@ -208,20 +223,25 @@ pub(crate) fn cosched_run_fabric(
     params: Vec<(String, f64)>,
     coll: Option<String>,
     smpi: Option<String>,
+    traces: HashMap<String, PyRef<'_, crate::simulation::Trace>>,
 ) -> PyResult<(CoschedResult, u64)> {
     let collectives = coll.as_deref().map(commaware_core::mpi::collectives::entries).unwrap_or_default();
     let options = commaware_core::SimOptions { model, params, collectives, smpi, ..commaware_core::SimOptions::default() };
     let (policy, allocation) = (policy.to_owned(), allocation.to_owned());
+    let traces: HashMap<String, commaware_core::mpi::trace::Trace> = traces.into_iter().map(|(k, t)| (k, t.0.clone())).collect();
     let (r, events) = interruptible(py, || {
-        let policy = cosched::Policy::from_name(&policy).map_err(|_| {
-            commaware_core::Error::new(
-                commaware_core::ErrorKind::Options,
-                "policy",
-                format!("`{policy}` does not run on a platform: give a batch policy (batch, batch-easy, batch-conservative)"),
-            )
-        })?;
+        let policy = match policy.as_str() {
+            "explicit" => cosched::Policy::Explicit,
+            name => cosched::Policy::from_name(name).map_err(|_| {
+                commaware_core::Error::new(
+                    commaware_core::ErrorKind::Options,
+                    "policy",
+                    format!("`{name}` does not run on a platform: give a batch policy (batch, batch-easy, batch-conservative) or explicit"),
+                )
+            })?,
+        };
         let allocation = cosched::fabric::HostAllocation::from_name(&allocation)?;
-        workload.0.run_on_fabric(policy, &platform.0, &options, allocation, seed)
+        workload.0.run_on_fabric(policy, &platform.0, &options, allocation, seed, &traces)
     })?;
     Ok((CoschedResult(cosched::RunResult::Batch(r)), events))
 }

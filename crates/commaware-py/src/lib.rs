@@ -105,6 +105,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cosched::workload_schema, m)?)?;
     m.add("COSCHED_POLICIES", commaware_core::cosched::POLICY_NAMES.to_vec())?;
     m.add("COSCHED_ALLOCATIONS", commaware_core::cosched::Allocation::NAMES.to_vec())?;
+    m.add("FABRIC_ALLOCATIONS", commaware_core::cosched::fabric::HostAllocation::NAMES.to_vec())?;
     m.add_function(wrap_pyfunction!(cosched::cosched_default_params, m)?)?;
     m.add("NAS_MIXES", commaware_core::cosched::nas::Mix::NAMES.to_vec())?;
     m.add(

@@ -15,6 +15,8 @@ from .common import Progress, Table, err, fail, failing, out
 
 _POLICIES = list(_core.COSCHED_POLICIES)
 _ALLOCATIONS = list(_core.COSCHED_ALLOCATIONS)
+_PLATFORM_ALLOCATIONS = list(_core.FABRIC_ALLOCATIONS)
+_PLATFORM_ONLY = [a for a in _PLATFORM_ALLOCATIONS if a not in _ALLOCATIONS]
 _MIXES = list(_core.NAS_MIXES)
 #: The paper's cluster: 16 single-processor nodes (§5.1).
 DEFAULT_NODES = 16
@@ -122,14 +124,18 @@ def _swf_nodes(workload: str, header: list[str]) -> int:
 
 @cosched_group.command("run")
 @click.argument("workload", metavar="WORKLOAD(.json|.swf)", type=click.Path(dir_okay=False))
-@click.option("--policy", type=click.Choice(_POLICIES), default="batch", show_default=True,
+@click.option("--policy", type=click.Choice([*_POLICIES, "explicit"]), default="batch", show_default=True,
               help="batch: FCFS at MPL 1 (the paper's PBS); batch-easy: EASY backfilling; "
                    "batch-conservative: conservative backfilling; time-sharing (Linux 2.4 nodes): nls (local), "
-                   "gang (Ousterhout matrix), dcs, sb, pb, cc, hybrid.")
-@click.option("--allocation", type=click.Choice([*_ALLOCATIONS, "contiguous"]), default="packing", show_default=True,
+                   "gang (Ousterhout matrix), dcs, sb, pb, cc, hybrid; with --platform, explicit: each job starts "
+                   "at its start_s on its hosts (a schedule a real cluster ran).")
+@click.option("--allocation", type=click.Choice([*_ALLOCATIONS, *_PLATFORM_ONLY]), default="packing",
+              show_default=True,
               help="packing: contiguous nodes; random: seeded random nodes; memory-aware: packing, and a job waits "
                    "while its memory does not fit (900 MB per node). Batch: packing only; gang: not random. With "
-                   "--platform: contiguous (= packing: free cores in the platform's host order) or random.")
+                   "--platform: contiguous (= packing: free cores in the platform's host order), random, compact "
+                   "(fewest switches: a leaf, then a pod; a router, chassis, then group) or spread (round-robin over "
+                   "leaves or groups); docs/cosched.md says exactly.")
 @click.option("--mpl", type=int, default=None,
               help="Most processes per node (time-sharing; default 3, §5.1). Batch policies run at MPL 1.")
 @click.option("--nodes", type=int, default=None,
@@ -144,6 +150,10 @@ def _swf_nodes(workload: str, header: list[str]) -> int:
                    "engine so that jobs share the network; a job ends when its last rank ends (its runtime comes out "
                    "of the run). Batch policies; one process a core; a job without a program computes for its "
                    "logged runtime. Its network settings: --model, --coll, --smpi as in simulate.")
+@click.option("--pattern", default=None, metavar="NAME[:bytes=B,iterations=N,compute=S]",
+              help="With --platform: the program of every job without a program or trace (an SWF log's jobs), sized "
+                   "by its processes: halo2d, halo3d, alltoall, allreduce or pairs (random pairs); bytes a message "
+                   "(default 1 MiB), iterations (10), compute s before each exchange (0).")
 @click.option("--model", default=None, help="With --platform: the sharing model (default: the platform's).")
 @click.option("--coll", default=None, metavar="SPEC", help="With --platform: collective algorithms, as simulate --coll.")
 @click.option("--smpi", default=None, metavar="PRESET", help="With --platform: SMPI's timing model, as simulate --smpi.")
@@ -157,8 +167,8 @@ def _swf_nodes(workload: str, header: list[str]) -> int:
               help="Write the per-job table (id, procs, submit, runtime, requested, start, end, reserved, wait, "
                    "response, bounded_slowdown) to a .parquet or .csv file.")
 def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[int], nodes: Optional[int], seed: int,
-                    params: tuple[str, ...], platform: Optional[str], model: Optional[str], coll: Optional[str],
-                    smpi: Optional[str], as_json: bool, jobs_csv: Optional[str], jobs_out: Optional[str]) -> None:
+                    params: tuple[str, ...], platform: Optional[str], pattern: Optional[str], model: Optional[str],
+                    coll: Optional[str], smpi: Optional[str], as_json: bool, jobs_csv: Optional[str], jobs_out: Optional[str]) -> None:
     """Schedule WORKLOAD (JSON jobs, or a Standard Workload Format log: .swf) on a cluster.
 
     Batch policies space-share processors: at each instant all job ends are applied, then all
@@ -178,8 +188,9 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
       commaware cosched run w.json --policy batch-easy --platform examples/cluster16.json
     """
     import json as _json
+    from pathlib import Path
 
-    from ..cosched import BATCH_POLICIES, JOB_FORMATS, CoschedRun, load_workload
+    from ..cosched import BATCH_POLICIES, JOB_FORMATS, CoschedRun, load_workload, run_on_platform
 
     if jobs_out is not None and not jobs_out.lower().endswith(JOB_FORMATS):
         fail(f"--jobs-out: {jobs_out}: the job table must be .parquet or .csv")
@@ -189,22 +200,26 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
         fail(f"--mpl: must be in 1..64, got {mpl}")
     if not 0 <= seed < 2**64:
         fail(f"--seed: must be in 0..2^64 - 1, got {seed}")
-    batch = policy in BATCH_POLICIES
+    batch = policy in BATCH_POLICIES or policy == "explicit"
     if platform is None:
-        for name, value in (("--model", model), ("--coll", coll), ("--smpi", smpi)):
+        if policy == "explicit":
+            fail("--policy: explicit replays each job's start_s and hosts on a platform: give --platform")
+        for name, value in (("--pattern", pattern), ("--model", model), ("--coll", coll), ("--smpi", smpi)):
             if value is not None:
                 fail(f"{name}: only with --platform (the network the jobs share)")
-        if allocation == "contiguous":
-            fail("--allocation: contiguous is for --platform; without one, packing allocates contiguous nodes")
+        if allocation in _PLATFORM_ONLY:
+            fail(f"--allocation: {allocation} is for --platform (a topology's hosts); without one, packing allocates "
+                 "contiguous nodes")
     else:
         if not batch:
             fail(f"--policy: {policy} does not run on a platform: the time-sharing policies' node model (Linux 2.4 "
                  "epochs, spinning, MPL) is not lowered onto the engine; use batch, batch-easy or batch-conservative")
         if nodes is not None:
             fail("--nodes: a platform gives the processors itself (one a core)")
-        if allocation not in ("packing", "contiguous", "random"):
-            fail(f"--allocation: on a platform, contiguous (packing) or random, got {allocation}")
-        allocation = "random" if allocation == "random" else "contiguous"
+        if allocation == "memory-aware":
+            fail("--allocation: memory-aware does not run on a platform (no per-host memory is checked there); use "
+                 f"{', '.join(_PLATFORM_ALLOCATIONS)}")
+        allocation = "contiguous" if allocation == "packing" else allocation
     if batch and mpl not in (None, 1):
         fail(f"--mpl: batch policies run at MPL 1 (the paper's PBS), got {mpl}")
     if batch and platform is None and allocation != "packing":
@@ -224,9 +239,8 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
                 fabric = load_platform(platform)
             progress.stage(f"scheduling {len(w):,} jobs under {policy} on {platform}, every job's program on its network")
             with failing():
-                core, _events = _core.cosched_run_fabric(w, policy, fabric._core, allocation, seed, model=model,
-                                                         coll=coll, smpi=smpi)
-                run = CoschedRun(core)
+                run = run_on_platform(w, fabric, policy, allocation, seed, pattern=pattern, model=model, coll=coll,
+                                      smpi=smpi, trace_dir=Path(workload).parent)
             nodes = run.processors
         else:
             if nodes is None:
@@ -245,8 +259,6 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
         with failing(writing=jobs_out):
             run.write_jobs(jobs_out)
     if jobs_csv is not None:
-        from pathlib import Path
-
         with failing(writing=jobs_csv):
             run.write_jobs_csv(jobs_csv, Path(workload).stem)
     if as_json:

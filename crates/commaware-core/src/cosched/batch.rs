@@ -43,6 +43,9 @@ pub enum Policy {
     Fcfs,
     Easy,
     Conservative,
+    /// No scheduler: each job starts when and where the workload says (`start_s`, `hosts`),
+    /// replaying a schedule a real cluster ran; only on a platform ([`super::fabric`]).
+    Explicit,
 }
 
 impl Policy {
@@ -61,7 +64,12 @@ impl Policy {
     }
 
     pub fn name(self) -> &'static str {
-        Self::NAMES[Self::ALL.iter().position(|p| *p == self).expect("every policy is named")]
+        match self {
+            Policy::Fcfs => "batch",
+            Policy::Easy => "batch-easy",
+            Policy::Conservative => "batch-conservative",
+            Policy::Explicit => "explicit",
+        }
     }
 }
 
@@ -399,6 +407,9 @@ pub fn simulate_with(jobs: &[BatchJob], processors: u64, policy: Policy, runner:
     if processors == 0 || processors > MAX_PROCS {
         return Err(Error::new(ErrorKind::Options, "processors", format!("must be in 1..=2^24, got {processors}")));
     }
+    if policy == Policy::Explicit {
+        return Err(Error::new(ErrorKind::Options, "policy", "explicit schedules nothing: it replays the workload's start_s and hosts on a platform"));
+    }
     let mut skipped = Skipped::default();
     let mut order: Vec<usize> = Vec::with_capacity(jobs.len());
     for (i, j) in jobs.iter().enumerate() {
@@ -503,6 +514,7 @@ impl<'a> Sim<'a> {
                 Policy::Fcfs => self.fcfs(now)?,
                 Policy::Easy => self.easy(now)?,
                 Policy::Conservative => self.conservative(now)?,
+                Policy::Explicit => {} // refused by simulate_with
             }
         }
     }

@@ -22,15 +22,26 @@ pub enum HostAllocation {
     Contiguous,
     /// Free cores drawn at random (seeded).
     Random,
+    /// As few switches as possible: descending the platform's switch hierarchy
+    /// ([`Hierarchy`]), at each level the group with the fewest free cores that holds the job;
+    /// when none holds it, whole groups with the most free cores first, and the rest in the
+    /// group with the fewest free cores that holds it.
+    Compact,
+    /// One core at a time from each group of the spread level in turn (a fat tree's leaves, a
+    /// dragonfly's groups, a torus's slices along its last dimension, a star's hosts), the
+    /// lowest free host of the group first.
+    Spread,
 }
 
 impl HostAllocation {
-    pub const NAMES: [&'static str; 2] = ["contiguous", "random"];
+    pub const NAMES: [&'static str; 4] = ["contiguous", "random", "compact", "spread"];
 
     pub fn from_name(name: &str) -> Result<Self> {
         match name {
             "contiguous" => Ok(HostAllocation::Contiguous),
             "random" => Ok(HostAllocation::Random),
+            "compact" => Ok(HostAllocation::Compact),
+            "spread" => Ok(HostAllocation::Spread),
             _ => Err(Error::new(
                 ErrorKind::Options,
                 "allocation",
@@ -38,28 +49,152 @@ impl HostAllocation {
             )),
         }
     }
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// The switch hierarchy of a cluster topology as nested groups of consecutive hosts (every
+/// cluster kind numbers its hosts so): `span[l]` hosts a group at level l, from 1 (a host) up
+/// to every host (the whole platform).
+/// - fat tree `levels;down;...`: a leaf switch's hosts (down₁), then a second-level
+///   switch's (down₁·down₂), and so on;
+/// - dragonfly: a router's hosts, a chassis's, a group's;
+/// - torus `d₁,d₂,...`: a line along the first dimension (d₁ hosts), a plane (d₁·d₂), ...;
+/// - star (no topology) and flat cluster: the hosts of the one switch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hierarchy {
+    pub span: Vec<usize>,
+    /// The level whose groups [`HostAllocation::Spread`] deals over.
+    pub spread_level: usize,
+}
+
+impl Hierarchy {
+    /// The hierarchy of `platform`; a topology that is not a cluster (a graph, nested zones)
+    /// has none, an error naming `allocation` (the policy that needs it).
+    pub fn of(platform: &crate::network::platform::Platform, allocation: &str) -> Result<Hierarchy> {
+        use crate::network::topology::summary::ShapeKind;
+        let n = platform.hosts.len();
+        let top = |fanouts: &[u64], spread_level: Option<usize>| {
+            let mut span = vec![1usize];
+            for &f in fanouts {
+                let last = *span.last().expect("starts with 1");
+                if f > 1 {
+                    span.push(last * f as usize);
+                }
+            }
+            if *span.last().expect("starts with 1") != n {
+                span.push(n);
+            }
+            let spread_level = spread_level.map_or(span.len().saturating_sub(2), |l| l.min(span.len() - 1));
+            Hierarchy { span, spread_level }
+        };
+        let Some(topology) = &platform.topology else {
+            return Ok(top(&[], None));
+        };
+        match topology.shape().map(|s| s.kind) {
+            Some(ShapeKind::Flat { .. }) => Ok(top(&[], None)),
+            Some(ShapeKind::FatTree { down, .. }) => {
+                let leaf = usize::from(down.first().is_some_and(|&d| d > 1));
+                Ok(top(&down, Some(leaf)))
+            }
+            Some(ShapeKind::Dragonfly { chassis, routers, nodes, .. }) => Ok(top(&[nodes, routers.0, chassis.0], None)),
+            Some(ShapeKind::Torus { dims }) => Ok(top(&dims, None)),
+            None => Err(Error::new(
+                ErrorKind::Options,
+                "allocation",
+                format!(
+                    "`{allocation}` needs a switch hierarchy: a cluster (fat tree, dragonfly, torus, flat) or a star, and the platform is a `{}`; use contiguous or random",
+                    topology.kind()
+                ),
+            )),
+        }
+    }
+}
+
+/// `n` as a product of `d` factors as equal as can be, largest first (each prime factor, the
+/// largest first, goes to the smallest dimension so far): the grid of a halo.
+pub fn balanced_dims(n: usize, d: usize) -> Vec<usize> {
+    let mut primes = Vec::new();
+    let (mut m, mut f) = (n, 2);
+    while f * f <= m {
+        while m % f == 0 {
+            primes.push(f);
+            m /= f;
+        }
+        f += 1;
+    }
+    if m > 1 {
+        primes.push(m);
+    }
+    let mut dims = vec![1usize; d];
+    for &p in primes.iter().rev() {
+        let smallest = (0..d).min_by_key(|&j| (dims[j], j)).expect("d > 0");
+        dims[smallest] *= p;
+    }
+    dims.sort_unstable_by(|a, b| b.cmp(a));
+    dims
 }
 
 /// The ops of each rank of a job of `procs` processes running `program`: its phases in order,
 /// `iterations` times. An exchange sends `bytes` to the `neighbors` next processes (r + 1, ...,
-/// wrapping) and receives as much from the previous ones, then waits for all; a collective is
-/// the MPI collective of that name on the job's processes.
-pub fn program_trace(program: &Program, procs: usize) -> Result<Trace> {
-    let iteration = |r: usize| -> Vec<OpSpec> {
+/// wrapping) and receives as much from the previous ones, then waits for all; a halo does so
+/// with the two neighbours along each dimension (longer than 1) of a periodic grid
+/// ([`balanced_dims`], the last dimension varying fastest as in MPI_Cart_create); random
+/// pairs swap with a partner drawn for the iteration (seeded by `seed`, the job's id); a
+/// collective is the MPI collective of that name on the job's processes.
+pub fn program_trace(program: &Program, procs: usize, seed: u64) -> Result<Trace> {
+    let swap = |ops: &mut Vec<OpSpec>, pairs: &mut dyn Iterator<Item = (usize, usize)>, bytes: f64| {
+        let mut any = false;
+        for (to, from) in pairs {
+            ops.push(OpSpec::Isend { dst: to, bytes, tag: 0, sync: false, comm: 0 });
+            ops.push(OpSpec::Irecv { src: Peer::Rank(from), tag: TagSpec::Value(0), comm: 0 });
+            any = true;
+        }
+        if any {
+            ops.push(OpSpec::Waitall);
+        }
+    };
+    let grids: Vec<Vec<usize>> = (0..=3).map(|d| if d >= 2 { balanced_dims(procs, d) } else { Vec::new() }).collect();
+    let has_pairs = program.phases.iter().any(|p| matches!(p, Phase::Pairs { .. }));
+    // The partner of each rank in each iteration's random pairing (none for an odd one out).
+    let partners = |iteration: u64| -> Vec<Option<usize>> {
+        let mut rng = SplitMix64::new(seed ^ iteration.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut order: Vec<usize> = (0..procs).collect();
+        rng.shuffle(&mut order);
+        let mut partner = vec![None; procs];
+        for pair in order.chunks_exact(2) {
+            partner[pair[0]] = Some(pair[1]);
+            partner[pair[1]] = Some(pair[0]);
+        }
+        partner
+    };
+    let iteration = |r: usize, partner: &[Option<usize>]| -> Vec<OpSpec> {
         let mut ops = Vec::new();
         for phase in &program.phases {
             match *phase {
                 Phase::Compute { seconds } => ops.push(OpSpec::Compute { flops: None, seconds: Some(seconds) }),
                 Phase::Exchange { bytes, neighbors } => {
                     let k = (neighbors as usize).min(procs.saturating_sub(1));
-                    for d in 1..=k {
-                        ops.push(OpSpec::Isend { dst: (r + d) % procs, bytes, tag: 0, sync: false, comm: 0 });
-                        ops.push(OpSpec::Irecv { src: Peer::Rank((r + procs - d) % procs), tag: TagSpec::Value(0), comm: 0 });
-                    }
-                    if k > 0 {
-                        ops.push(OpSpec::Waitall);
-                    }
+                    swap(&mut ops, &mut (1..=k).map(|d| ((r + d) % procs, (r + procs - d) % procs)), bytes);
                 }
+                Phase::Halo { bytes, dims } => {
+                    let grid = &grids[dims as usize];
+                    let mut pairs = Vec::new();
+                    let mut stride = 1;
+                    for &len in grid.iter().rev() {
+                        let c = (r / stride) % len;
+                        let at = |c2: usize| r - c * stride + c2 * stride;
+                        if len > 1 {
+                            pairs.push((at((c + 1) % len), at((c + len - 1) % len)));
+                            pairs.push((at((c + len - 1) % len), at((c + 1) % len)));
+                        }
+                        stride *= len;
+                    }
+                    swap(&mut ops, &mut pairs.into_iter(), bytes);
+                }
+                Phase::Pairs { bytes } => swap(&mut ops, &mut partner[r].map(|q| (q, q)).into_iter(), bytes),
                 Phase::Barrier => ops.push(OpSpec::Barrier { comm: 0 }),
                 Phase::Bcast { bytes } => ops.push(OpSpec::Bcast { root: 0, bytes, comm: 0 }),
                 Phase::Allreduce { bytes } => ops.push(OpSpec::Allreduce { bytes, comm: 0 }),
@@ -68,25 +203,32 @@ pub fn program_trace(program: &Program, procs: usize) -> Result<Trace> {
         }
         ops
     };
-    let ranks = (0..procs)
-        .map(|r| {
-            let one = iteration(r);
-            let mut ops = Vec::with_capacity(one.len() * program.iterations as usize);
+    let mut ranks: Vec<Vec<OpSpec>> = vec![Vec::new(); procs];
+    if has_pairs {
+        for i in 0..program.iterations {
+            let partner = partners(i);
+            for (r, ops) in ranks.iter_mut().enumerate() {
+                ops.extend(iteration(r, &partner));
+            }
+        }
+    } else {
+        for (r, ops) in ranks.iter_mut().enumerate() {
+            let one = iteration(r, &[]);
+            ops.reserve(one.len() * program.iterations as usize);
             for _ in 0..program.iterations {
                 ops.extend(one.iter().cloned());
             }
-            ops
-        })
-        .collect();
+        }
+    }
     Trace::from_spec(TraceSpec { ranks, placement: None })
 }
 
 /// The trace a workload job runs on a fabric: its program, else a compute of its logged
-/// runtime on each of its processes.
+/// runtime on each of its processes. (A job's `trace` file is read by the caller.)
 pub fn job_trace(job: &Job) -> Result<Trace> {
     let procs = job.procs as usize;
     match &job.program {
-        Some(program) => program_trace(program, procs),
+        Some(program) => program_trace(program, procs, job.id),
         None => {
             let ops = vec![OpSpec::Compute { flops: None, seconds: Some(job.runtime_s) }];
             Trace::from_spec(TraceSpec { ranks: vec![ops; procs], placement: None })
@@ -94,42 +236,128 @@ pub fn job_trace(job: &Job) -> Result<Trace> {
     }
 }
 
-/// Runs a batch schedule's jobs on a [`Fabric`]: hosts from an allocation policy, traces from
-/// `traces` (called with the job's index in the workload when it starts, dropped when it ends).
-pub struct FabricRunner<'a, 't> {
-    fabric: Fabric<'a>,
-    traces: &'t mut dyn FnMut(usize) -> Result<Trace>,
-    /// Free cores of each host.
-    free: Vec<u32>,
-    allocation: HostAllocation,
-    rng: SplitMix64,
-    /// Per fabric job number (start order): the schedule's job and its hosts (one a rank).
-    started: Vec<(usize, Vec<usize>)>,
+/// The hosts of every job of an explicit schedule, as platform indices: each job's `start_s`
+/// and `hosts` given, every host known, and no host running more processes than it has cores
+/// at any time of the schedule as given (each job from `start_s` for its logged `runtime_s`).
+/// Errors name the job's field (`jobs[3].hosts[1]`) and the reason.
+pub fn explicit_hosts(jobs: &[Job], platform: &crate::network::platform::Platform) -> Result<Vec<Vec<usize>>> {
+    use crate::cosched::workload::HostRef;
+    let n = platform.hosts.len();
+    let index: std::collections::HashMap<&str, usize> = platform.hosts.iter().enumerate().map(|(i, h)| (h.name.as_str(), i)).collect();
+    let mut all = Vec::with_capacity(jobs.len());
+    for (i, j) in jobs.iter().enumerate() {
+        let (Some(_), Some(hosts)) = (j.start_s, &j.hosts) else {
+            let missing = if j.start_s.is_none() { "start_s" } else { "hosts" };
+            return Err(Error::workload(format!("jobs[{i}].{missing}"), "the explicit policy starts each job when and where the workload says: give start_s and hosts"));
+        };
+        let mut row = Vec::with_capacity(hosts.len());
+        for (k, h) in hosts.iter().enumerate() {
+            let field = format!("jobs[{i}].hosts[{k}]");
+            row.push(match h {
+                HostRef::Index(x) if (*x as usize) < n => *x as usize,
+                HostRef::Index(x) => return Err(Error::workload(field, format!("host index {x} out of range (the platform has {n} hosts)"))),
+                HostRef::Name(name) => *index
+                    .get(name.as_str())
+                    .ok_or_else(|| Error::workload(field, format!("unknown host `{name}` (the platform has {n} hosts)")))?,
+            });
+        }
+        all.push(row);
+    }
+    // Sweep the schedule as given: ends before starts at equal times.
+    let mut events: Vec<(f64, bool, usize)> = Vec::with_capacity(2 * jobs.len());
+    for (i, j) in jobs.iter().enumerate() {
+        let start = j.start_s.expect("checked above");
+        events.push((start + j.runtime_s, false, i));
+        events.push((start, true, i));
+    }
+    events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    let mut used = vec![0usize; n];
+    let mut on: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (t, starts, i) in events {
+        for &h in &all[i] {
+            if starts {
+                used[h] += 1;
+                on[h].push(i);
+                if used[h] > platform.hosts[h].cores {
+                    let others: Vec<String> = on[h].iter().filter(|&&o| o != i).map(|o| format!("jobs[{o}]")).collect();
+                    return Err(Error::workload(
+                        format!("jobs[{i}].hosts"),
+                        format!(
+                            "host `{}` has {} core(s) and at {t} s would run {} processes (with {}): the schedule overlaps",
+                            platform.hosts[h].name,
+                            platform.hosts[h].cores,
+                            used[h],
+                            if others.is_empty() { "this job's own".to_string() } else { others.join(", ") }
+                        ),
+                    ));
+                }
+            } else {
+                used[h] -= 1;
+                if let Some(p) = on[h].iter().position(|&o| o == i) {
+                    on[h].swap_remove(p);
+                }
+            }
+        }
+    }
+    Ok(all)
 }
 
-impl<'a, 't> FabricRunner<'a, 't> {
+/// Free cores of each host and of each group of a [`Hierarchy`], and the allocation
+/// policies that pick from them.
+#[derive(Debug, Clone)]
+pub struct FreeCores {
+    hierarchy: Hierarchy,
+    /// `free[l][g]`: free cores of group g at level l (level 0: the hosts).
+    free: Vec<Vec<u32>>,
+    allocation: HostAllocation,
+    rng: SplitMix64,
+}
+
+impl FreeCores {
     /// `cores[h]` is host h's core count; `seed` drives the random allocation.
-    pub fn new(fabric: Fabric<'a>, cores: Vec<u32>, allocation: HostAllocation, seed: u64, traces: &'t mut dyn FnMut(usize) -> Result<Trace>) -> Self {
-        FabricRunner { fabric, traces, free: cores, allocation, rng: SplitMix64::new(seed), started: Vec::new() }
+    pub fn new(cores: Vec<u32>, hierarchy: Hierarchy, allocation: HostAllocation, seed: u64) -> Self {
+        let mut free = vec![cores];
+        for l in 1..hierarchy.span.len() {
+            let ratio = hierarchy.span[l] / hierarchy.span[l - 1];
+            let groups: Vec<u32> = free[l - 1].chunks(ratio).map(|c| c.iter().sum()).collect();
+            free.push(groups);
+        }
+        FreeCores { hierarchy, free, allocation, rng: SplitMix64::new(seed) }
     }
 
-    /// Every core of the platform: the scheduler's processors.
-    pub fn processors(&self) -> u64 {
-        self.free.iter().map(|&c| u64::from(c)).sum()
+    /// Every core of the platform.
+    pub fn total(&self) -> u64 {
+        self.free[0].iter().map(|&c| u64::from(c)).sum()
     }
 
-    /// The engine's steps so far.
-    pub fn events(&self) -> u64 {
-        self.fabric.events()
+    fn change(&mut self, host: usize, take: bool) {
+        for (l, level) in self.free.iter_mut().enumerate() {
+            let g = &mut level[host / self.hierarchy.span[l]];
+            if take {
+                *g -= 1;
+            } else {
+                *g += 1;
+            }
+        }
     }
 
-    /// `procs` free cores (the scheduler checked that there are), as the hosts of the ranks.
-    fn allocate(&mut self, procs: usize) -> Vec<usize> {
+    /// Give the cores of `hosts` (one a rank) back.
+    pub fn release(&mut self, hosts: &[usize]) {
+        for &h in hosts {
+            self.change(h, false);
+        }
+    }
+
+    /// `procs` free cores (the caller checked that there are), as the hosts of the ranks in
+    /// rank order: in host order for contiguous and compact, in the order drawn for random,
+    /// dealt over the groups for spread (consecutive ranks in different groups).
+    pub fn allocate(&mut self, procs: usize) -> Vec<usize> {
+        debug_assert!(procs as u64 <= self.free.last().map_or(0, |t| t.iter().map(|&c| u64::from(c)).sum()));
         let mut hosts = Vec::with_capacity(procs);
         match self.allocation {
             HostAllocation::Contiguous => {
-                for (h, free) in self.free.iter().enumerate() {
-                    let take = (*free as usize).min(procs - hosts.len());
+                for (h, &free) in self.free[0].iter().enumerate() {
+                    let take = (free as usize).min(procs - hosts.len());
                     hosts.extend(std::iter::repeat_n(h, take));
                     if hosts.len() == procs {
                         break;
@@ -137,27 +365,119 @@ impl<'a, 't> FabricRunner<'a, 't> {
                 }
             }
             HostAllocation::Random => {
-                let mut slots: Vec<usize> = self.free.iter().enumerate().flat_map(|(h, &c)| std::iter::repeat_n(h, c as usize)).collect();
+                let mut slots: Vec<usize> =
+                    self.free[0].iter().enumerate().flat_map(|(h, &c)| std::iter::repeat_n(h, c as usize)).collect();
                 self.rng.shuffle(&mut slots);
                 slots.truncate(procs);
                 hosts = slots;
             }
+            HostAllocation::Compact => {
+                self.compact(self.free.len() - 1, 0, procs, &mut hosts);
+                hosts.sort_unstable();
+            }
+            HostAllocation::Spread => self.spread(procs, &mut hosts),
         }
         for &h in &hosts {
-            self.free[h] -= 1;
+            self.change(h, true);
         }
         hosts
+    }
+
+    /// `need` cores of group `g` at level `l` (it has them), fewest subgroups first.
+    fn compact(&self, l: usize, g: usize, need: usize, out: &mut Vec<usize>) {
+        if l == 0 {
+            out.extend(std::iter::repeat_n(g, need));
+            return;
+        }
+        let ratio = self.hierarchy.span[l] / self.hierarchy.span[l - 1];
+        let below = &self.free[l - 1];
+        let children = g * ratio..(g + 1) * ratio;
+        // The child with the fewest free cores that holds `need`, lowest first among equals.
+        let best_fit = |need: usize, skip: &[usize]| {
+            children
+                .clone()
+                .filter(|c| below[*c] as usize >= need && !skip.contains(c))
+                .min_by_key(|&c| (below[c], c))
+        };
+        if let Some(c) = best_fit(need, &[]) {
+            return self.compact(l - 1, c, need, out);
+        }
+        let mut by_free: Vec<usize> = children.clone().filter(|&c| below[c] > 0).collect();
+        by_free.sort_by_key(|&c| (std::cmp::Reverse(below[c]), c));
+        let mut left = need;
+        let mut whole = Vec::new();
+        for c in by_free {
+            if below[c] as usize >= left {
+                break;
+            }
+            left -= below[c] as usize;
+            whole.push(c);
+            self.compact(l - 1, c, below[c] as usize, out);
+        }
+        let c = best_fit(left, &whole).expect("the group holds the job");
+        self.compact(l - 1, c, left, out);
+    }
+
+    /// One core at a time from each group of the spread level in turn, the lowest free host
+    /// of the group first.
+    fn spread(&self, procs: usize, out: &mut Vec<usize>) {
+        let level = self.hierarchy.spread_level;
+        let span = self.hierarchy.span[level];
+        let mut group_free = self.free[level].clone();
+        let mut host_free = self.free[0].clone();
+        // The next host to look at in each group.
+        let mut cursor: Vec<usize> = (0..group_free.len()).map(|g| g * span).collect();
+        while out.len() < procs {
+            for g in 0..group_free.len() {
+                if out.len() == procs {
+                    break;
+                }
+                if group_free[g] == 0 {
+                    continue;
+                }
+                while host_free[cursor[g]] == 0 {
+                    cursor[g] += 1;
+                }
+                let h = cursor[g];
+                host_free[h] -= 1;
+                group_free[g] -= 1;
+                out.push(h);
+            }
+        }
+    }
+}
+
+/// Runs a batch schedule's jobs on a [`Fabric`]: hosts from an allocation policy, traces from
+/// `traces` (called with the job's index in the workload when it starts, dropped when it ends;
+/// it gives one rank a process of the job).
+pub struct FabricRunner<'a, 't> {
+    fabric: Fabric<'a>,
+    traces: &'t mut dyn FnMut(usize) -> Result<Trace>,
+    cores: FreeCores,
+    /// Per fabric job number (start order): the schedule's job and its hosts (one a rank).
+    started: Vec<(usize, Vec<usize>)>,
+}
+
+impl<'a, 't> FabricRunner<'a, 't> {
+    pub fn new(fabric: Fabric<'a>, cores: FreeCores, traces: &'t mut dyn FnMut(usize) -> Result<Trace>) -> Self {
+        FabricRunner { fabric, traces, cores, started: Vec::new() }
+    }
+
+    /// Every core of the platform: the scheduler's processors.
+    pub fn processors(&self) -> u64 {
+        self.cores.total()
+    }
+
+    /// The engine's steps so far.
+    pub fn events(&self) -> u64 {
+        self.fabric.events()
     }
 }
 
 impl Runner for FabricRunner<'_, '_> {
     fn launch(&mut self, k: usize, index: usize, job: &BatchJob, _now: f64) -> Result<()> {
         let trace = (self.traces)(index)?;
-        let procs = job.procs as usize;
-        if trace.n_ranks() != procs {
-            return Err(Error::workload(format!("jobs[{index}]"), format!("its trace has {} ranks for {procs} processes", trace.n_ranks())));
-        }
-        let hosts = self.allocate(procs);
+        let hosts = self.cores.allocate(job.procs as usize);
         self.fabric.start(trace, &hosts, &format!("jobs[{index}]"))?;
         self.started.push((k, hosts));
         Ok(())
@@ -171,9 +491,7 @@ impl Runner for FabricRunner<'_, '_> {
         let mut ks = Vec::with_capacity(ended.len());
         for (number, _) in ended {
             let (k, hosts) = std::mem::take(&mut self.started[number as usize]);
-            for h in hosts {
-                self.free[h] += 1;
-            }
+            self.cores.release(&hosts);
             ks.push(k);
         }
         Ok(Some((self.fabric.now(), ks)))
@@ -197,8 +515,100 @@ mod tests {
         .unwrap()
     }
 
+    fn free_cores(p: &crate::network::platform::Platform, allocation: HostAllocation) -> FreeCores {
+        let cores = p.hosts.iter().map(|h| h.cores as u32).collect();
+        FreeCores::new(cores, Hierarchy::of(p, allocation.name()).unwrap(), allocation, 7)
+    }
+
+    fn topology(topology: &str) -> crate::network::platform::Platform {
+        crate::mpi::platform_file::load_json(&format!(
+            r#"{{"cluster": {{"count": {}, "speed": 1e9, "cores": 2}}, "network": {{"bandwidth": 1e8, "latency": 0, "topology": {topology}}}}}"#,
+            match topology {
+                t if t.contains("fat_tree") => 16,
+                t if t.contains("dragonfly") => 24,
+                _ => 8,
+            }
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn hierarchies_follow_the_switches_of_each_cluster_kind() {
+        let ft = topology(r#"{"kind": "fat_tree", "down": [4, 4], "up": [1, 2], "parallel": [1, 1]}"#);
+        assert_eq!(Hierarchy::of(&ft, "compact").unwrap(), Hierarchy { span: vec![1, 4, 16], spread_level: 1 });
+        // 3 groups of 2 chassis of 2 routers of 2 hosts.
+        let df = topology(r#"{"kind": "dragonfly", "groups": [3, 1], "chassis": [2, 1], "routers": [2, 1], "nodes": 2, "routing": "minimal"}"#);
+        assert_eq!(Hierarchy::of(&df, "compact").unwrap(), Hierarchy { span: vec![1, 2, 4, 8, 24], spread_level: 3 });
+        let torus = topology(r#"{"kind": "torus", "dims": [2, 4]}"#);
+        assert_eq!(Hierarchy::of(&torus, "compact").unwrap(), Hierarchy { span: vec![1, 2, 8], spread_level: 1 });
+        assert_eq!(Hierarchy::of(&platform(4), "spread").unwrap(), Hierarchy { span: vec![1, 4], spread_level: 0 });
+    }
+
+    #[test]
+    fn compact_fills_a_leaf_then_a_pod_and_spread_deals_over_leaves() {
+        // 16 hosts of 2 cores under 4 leaves of 4 hosts (8 cores a leaf).
+        let ft = topology(r#"{"kind": "fat_tree", "down": [4, 4], "up": [1, 2], "parallel": [1, 1]}"#);
+        let mut compact = free_cores(&ft, HostAllocation::Compact);
+        let a = compact.allocate(3);
+        assert_eq!(a, vec![0, 0, 1], "the first leaf, a host's two cores first");
+        // 6 cores: leaf 0 has 5 left, so a fresh leaf (the fewest free that holds 6: leaf 1).
+        let b = compact.allocate(6);
+        assert_eq!(b, vec![4, 4, 5, 5, 6, 6]);
+        // 5 cores: leaf 0 has exactly 5 (the best fit), before leaf 1's 2 and the empty leaves.
+        let c = compact.allocate(5);
+        assert_eq!(c, vec![1, 2, 2, 3, 3]);
+        // 12 cores: no leaf holds them: whole leaf 2 (8, the most free, lowest first), then 4
+        // in the leaf with the fewest free that holds 4 (leaf 3, 8 free; leaf 1 has 2).
+        let d = compact.allocate(12);
+        assert_eq!(d, vec![8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13]);
+        assert_eq!(compact.allocate(2), vec![7, 7], "leaf 1's last host (2 free) is the best fit, before leaf 3's 4");
+        compact.release(&b);
+        // Leaf 1 has 6 free, leaf 3 has 4: no leaf holds 8, so leaf 1 whole, then 2 in leaf 3.
+        assert_eq!(compact.allocate(8), vec![4, 4, 5, 5, 6, 6, 14, 14]);
+
+        let mut spread = free_cores(&ft, HostAllocation::Spread);
+        assert_eq!(spread.allocate(6), vec![0, 4, 8, 12, 0, 4]);
+        assert_eq!(spread.allocate(3), vec![1, 5, 8]);
+    }
+
+    #[test]
+    fn compact_and_spread_on_a_dragonfly_and_a_torus() {
+        // 3 groups × 2 chassis × 2 routers × 2 hosts × 2 cores: a router holds 4 cores, a
+        // chassis 8, a group 16.
+        let df = topology(r#"{"kind": "dragonfly", "groups": [3, 1], "chassis": [2, 1], "routers": [2, 1], "nodes": 2, "routing": "minimal"}"#);
+        let mut compact = free_cores(&df, HostAllocation::Compact);
+        assert_eq!(compact.allocate(10), vec![0, 0, 1, 1, 2, 2, 3, 3, 4, 4], "a chassis, then the next router");
+        let mut spread = free_cores(&df, HostAllocation::Spread);
+        assert_eq!(spread.allocate(4), vec![0, 8, 16, 0]);
+        // Torus 2×4: lines of 2 hosts (4 cores); spread over... a 2-D torus's slices along its
+        // last dimension are those lines.
+        let torus = topology(r#"{"kind": "torus", "dims": [2, 4]}"#);
+        let mut spread = free_cores(&torus, HostAllocation::Spread);
+        assert_eq!(spread.allocate(5), vec![0, 2, 4, 6, 0]);
+    }
+
+    #[test]
+    fn a_graph_platform_has_no_hierarchy_for_compact() {
+        let p = crate::mpi::platform_file::load_simgrid_xml(
+            r#"<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <host id="a" speed="1Gf"/>
+    <host id="b" speed="1Gf"/>
+    <link id="l" bandwidth="125MBps" latency="50us"/>
+    <route src="a" dst="b"><link_ctn id="l"/></route>
+  </zone>
+</platform>"#,
+            "g.xml",
+        )
+        .unwrap();
+        let e = Hierarchy::of(&p, "compact").unwrap_err();
+        assert!(e.reason.contains("needs a switch hierarchy"), "{e}");
+    }
+
     fn job(id: u64, submit: f64, procs: u64, runtime: f64) -> Job {
-        Job { id, submit_s: submit, procs, memory_mb: 0.0, runtime_s: runtime, requested_s: None, benchmark: None, class: None, program: None }
+        Job { id, submit_s: submit, procs, memory_mb: 0.0, runtime_s: runtime, program: None, ..Job::default() }
     }
 
     #[test]
@@ -211,7 +621,7 @@ mod tests {
             let mut observer = NoObserver;
             let fabric = Fabric::new(&p, &SimOptions::default(), &mut observer).unwrap();
             let mut traces = |i: usize| job_trace(&jobs[i]);
-            let mut runner = FabricRunner::new(fabric, vec![1; 4], HostAllocation::Contiguous, 0, &mut traces);
+            let mut runner = FabricRunner::new(fabric, free_cores(&p, HostAllocation::Contiguous), &mut traces);
             let ran = simulate_with(&batch, runner.processors(), policy, &mut runner).unwrap();
             for (a, b) in logged.jobs.iter().zip(&ran.jobs) {
                 assert_eq!((a.id, a.start_s), (b.id, b.start_s), "{policy:?}");
@@ -232,10 +642,65 @@ mod tests {
         let mut observer = NoObserver;
         let fabric = Fabric::new(&p, &SimOptions::default(), &mut observer).unwrap();
         let mut traces = |i: usize| job_trace(&jobs[i]);
-        let mut runner = FabricRunner::new(fabric, vec![1, 1], HostAllocation::Contiguous, 0, &mut traces);
+        let mut runner = FabricRunner::new(fabric, free_cores(&p, HostAllocation::Contiguous), &mut traces);
         let ran = simulate_with(&batch, runner.processors(), Policy::Fcfs, &mut runner).unwrap();
         let times: Vec<(f64, f64, f64)> = ran.jobs.iter().map(|j| (j.start_s, j.end_s, j.runtime_s)).collect();
         assert_eq!(times, vec![(0.0, 1.0, 1.0), (1.0, 2.0, 1.0)]);
+    }
+
+    #[test]
+    fn balanced_grids_as_mpi_dims_create_would_shape_them() {
+        assert_eq!(balanced_dims(12, 2), vec![4, 3]);
+        assert_eq!(balanced_dims(16, 2), vec![4, 4]);
+        assert_eq!(balanced_dims(24, 3), vec![4, 3, 2]);
+        assert_eq!(balanced_dims(7, 3), vec![7, 1, 1]);
+        assert_eq!(balanced_dims(1, 2), vec![1, 1]);
+    }
+
+    fn peers(t: &Trace, r: usize) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let ops = &t.spec.ranks[r];
+        for w in ops.windows(2) {
+            if let (OpSpec::Isend { dst, .. }, OpSpec::Irecv { src: Peer::Rank(src), .. }) = (&w[0], &w[1]) {
+                out.push((*dst, *src));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_halo_swaps_with_both_neighbours_along_each_dimension_of_its_grid() {
+        // 12 processes on a 4 × 3 grid, the last dimension fastest: rank 4 is (1, 1).
+        let program = Program { iterations: 1, phases: vec![Phase::Halo { bytes: 8.0, dims: 2 }] };
+        let t = program_trace(&program, 12, 0).unwrap();
+        // Along the fast dimension (3): (1, 2) = 5 and (1, 0) = 3; along the slow one (4):
+        // (2, 1) = 7 and (0, 1) = 1.
+        assert_eq!(peers(&t, 4), vec![(5, 3), (3, 5), (7, 1), (1, 7)]);
+        // Rank 0 wraps: (0, 1) = 1, (0, 2) = 2; (1, 0) = 3, (3, 0) = 9.
+        assert_eq!(peers(&t, 0), vec![(1, 2), (2, 1), (3, 9), (9, 3)]);
+        assert!(matches!(t.spec.ranks[0].last(), Some(OpSpec::Waitall)));
+        // A 3-D halo of 7 processes: one dimension longer than 1.
+        let program = Program { iterations: 1, phases: vec![Phase::Halo { bytes: 8.0, dims: 3 }] };
+        assert_eq!(peers(&program_trace(&program, 7, 0).unwrap(), 0), vec![(1, 6), (6, 1)]);
+    }
+
+    #[test]
+    fn random_pairs_are_a_seeded_matching_drawn_anew_each_iteration() {
+        let program = Program { iterations: 3, phases: vec![Phase::Pairs { bytes: 8.0 }] };
+        let t = program_trace(&program, 5, 42).unwrap();
+        // Every rank: the partners of its swaps, in iteration order; 4 of 5 ranks swap each time.
+        let swaps: Vec<Vec<(usize, usize)>> = (0..5).map(|r| peers(&t, r)).collect();
+        let total: usize = swaps.iter().map(Vec::len).sum();
+        assert_eq!(total, 3 * 4);
+        for (r, s) in swaps.iter().enumerate() {
+            for &(to, from) in s {
+                assert_eq!(to, from);
+                assert_ne!(to, r);
+                assert!(swaps[to].contains(&(r, r)), "a pairing is mutual");
+            }
+        }
+        assert_eq!(program_trace(&program, 5, 42).unwrap().spec.ranks, t.spec.ranks, "same seed, same pairs");
+        assert_ne!(program_trace(&program, 5, 43).unwrap().spec.ranks, t.spec.ranks, "another job, other pairs");
     }
 
     #[test]
@@ -244,7 +709,7 @@ mod tests {
             iterations: 2,
             phases: vec![Phase::Compute { seconds: 1.0 }, Phase::Exchange { bytes: 10.0, neighbors: 2 }, Phase::Allreduce { bytes: 8.0 }],
         };
-        let t = program_trace(&program, 3).unwrap();
+        let t = program_trace(&program, 3, 0).unwrap();
         assert_eq!(t.n_ranks(), 3);
         // compute, 2 × (isend, irecv), waitall, allreduce: 7 ops, twice.
         assert_eq!(t.spec.ranks[0].len(), 14);

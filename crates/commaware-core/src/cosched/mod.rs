@@ -215,7 +215,7 @@ impl Workload {
     pub fn from_swf(text: &str) -> Result<Workload> {
         let log = swf::SwfLog::parse(text)?;
         let (jobs, skipped) = log.jobs()?;
-        Ok(Workload { spec: WorkloadSpec { generator: None, jobs }, skipped, swf: Some(log) })
+        Ok(Workload { spec: WorkloadSpec { generator: None, default_program: None, jobs }, skipped, swf: Some(log) })
     }
 
     /// Read `text` as `format`: `json`, `dict` (JSON made from an in-memory value) or `swf`.
@@ -272,16 +272,24 @@ impl Workload {
                 "gang scheduling allocates with packing only (SCore's allocator, §5.1): use packing or memory-aware".to_string(),
             ));
         }
-        let mut r = timeshare::simulate(&self.spec.jobs, policy, p)?;
+        if let Some(i) = self.spec.jobs.iter().position(|j| j.trace.is_some()) {
+            return Err(Error::workload(
+                format!("jobs[{i}].trace"),
+                "a trace replays on a platform only (cosched run --platform, batch or explicit policies)",
+            ));
+        }
+        let mut r = timeshare::simulate(&self.spec.jobs_with_default(), policy, p)?;
         let too_large = r.skipped.too_large;
         r.skipped = Skipped { too_large, ..self.skipped };
         Ok(RunResult::Ts(r))
     }
 
     /// Run the workload under batch `policy` on `platform`'s hosts (one process a core), every
-    /// job's program in one engine so that jobs share the network ([`fabric`]); runtimes come
-    /// out of the run. `options` gives the sharing model, its parameters, the collectives and
-    /// SMPI's timing; `allocation` and `seed` how a job gets its cores. Also the engine's steps.
+    /// job's program or trace in one engine so that jobs share the network ([`fabric`]);
+    /// runtimes come out of the run. `traces` holds the trace of each job `trace` path (as the
+    /// workload writes it). `options` gives the sharing model, its parameters, the collectives
+    /// and SMPI's timing; `allocation` and `seed` how a job gets its cores. [`Policy::Explicit`]
+    /// starts each job at its `start_s` on its `hosts` instead. Also the engine's steps.
     pub fn run_on_fabric(
         &self,
         policy: Policy,
@@ -289,14 +297,57 @@ impl Workload {
         options: &crate::mpi::replay::SimOptions,
         allocation: fabric::HostAllocation,
         seed: u64,
+        traces: &std::collections::HashMap<String, crate::mpi::trace::Trace>,
     ) -> Result<(BatchResult, u64)> {
         let platform = &*crate::mpi::replay::with_smpi_option(platform, options)?;
+        let jobs = self.spec.jobs_with_default();
+        for (i, j) in jobs.iter().enumerate() {
+            if let Some(path) = &j.trace {
+                if !traces.contains_key(path) {
+                    return Err(Error::workload(format!("jobs[{i}].trace"), format!("`{path}` was not read (the caller gives every job's trace)")));
+                }
+            }
+        }
+        let mut trace_of = |i: usize| {
+            let trace = match &jobs[i].trace {
+                Some(path) => traces[path].clone(),
+                None => fabric::job_trace(&jobs[i])?,
+            };
+            if trace.n_ranks() as u64 != jobs[i].procs {
+                let what = if jobs[i].trace.is_some() { "trace" } else { "program" };
+                return Err(Error::workload(format!("jobs[{i}].{what}"), format!("has {} ranks for the job's {} processes", trace.n_ranks(), jobs[i].procs)));
+            }
+            Ok(trace)
+        };
+        let cores: Vec<u32> = platform.hosts.iter().map(|h| h.cores as u32).collect();
         let mut observer = crate::mpi::replay::NoObserver;
+        if policy == Policy::Explicit {
+            let hosts = fabric::explicit_hosts(&jobs, platform)?;
+            let starts: Vec<f64> = jobs.iter().map(|j| j.start_s.expect("explicit_hosts checked it")).collect();
+            let (ends, events) =
+                crate::mpi::jobs::simulate_jobs_with(platform, &starts, &hosts, &mut trace_of, options, &mut observer)?;
+            let mut records: Vec<JobRecord> = jobs
+                .iter()
+                .zip(ends)
+                .map(|(j, e)| JobRecord {
+                    id: j.id,
+                    submit_s: j.submit_s,
+                    procs: j.procs,
+                    runtime_s: e.end - e.start,
+                    requested_s: j.requested(),
+                    start_s: e.start,
+                    end_s: e.end,
+                    reserved_s: f64::NAN,
+                })
+                .collect();
+            records.sort_by(|a, b| a.submit_s.total_cmp(&b.submit_s).then(a.id.cmp(&b.id)));
+            let processors = cores.iter().map(|&c| u64::from(c)).sum();
+            return Ok((BatchResult { policy, processors, jobs: records, skipped: self.skipped, passes: 0 }, events));
+        }
         let engine = crate::mpi::jobs::Fabric::new(platform, options, &mut observer)?;
-        let jobs = &self.spec.jobs;
-        let mut traces = |i: usize| fabric::job_trace(&jobs[i]);
-        let cores = platform.hosts.iter().map(|h| h.cores as u32).collect();
-        let mut runner = fabric::FabricRunner::new(engine, cores, allocation, seed, &mut traces);
+        let hierarchy = fabric::Hierarchy::of(platform, allocation.name())?;
+        let free = fabric::FreeCores::new(cores, hierarchy, allocation, seed);
+        let mut runner = fabric::FabricRunner::new(engine, free, &mut trace_of);
         let processors = runner.processors();
         let r = self.schedule(policy, processors, &mut runner)?;
         Ok((r, runner.events()))

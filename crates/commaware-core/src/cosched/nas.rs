@@ -316,7 +316,8 @@ pub fn time_alone_s(b: &Benchmark, class: usize, p: u64) -> f64 {
 
 /// Time of one communication phase alone on the network, s, for one process of a
 /// `p`-process job: exchange k·(L + bytes/BW); allreduce, bcast and barrier
-/// ⌈log2 p⌉ rounds; alltoall p − 1 rounds.
+/// ⌈log2 p⌉ rounds; alltoall p − 1 rounds; a halo of d dimensions as an exchange with
+/// min(2d, p − 1) neighbours, random pairs as one with 1.
 pub fn phase_comm_s(phase: &Phase, p: u64) -> f64 {
     let msg = |bytes: f64| LATENCY_S + bytes / BANDWIDTH_BYTES_S;
     let rounds = (p.max(1) as f64).log2().ceil();
@@ -326,6 +327,8 @@ pub fn phase_comm_s(phase: &Phase, p: u64) -> f64 {
         Phase::Barrier => rounds * msg(0.0),
         Phase::Bcast { bytes } | Phase::Allreduce { bytes } => rounds * msg(bytes),
         Phase::Alltoall { bytes } => (p.saturating_sub(1)) as f64 * msg(bytes),
+        Phase::Halo { bytes, dims } => (2 * u64::from(dims)).min(p.saturating_sub(1)) as f64 * msg(bytes),
+        Phase::Pairs { bytes } => (p.saturating_sub(1)).min(1) as f64 * msg(bytes),
     }
 }
 
@@ -491,6 +494,9 @@ pub fn generate(params: &NasParams) -> Result<WorkloadSpec> {
             benchmark: Some(b.name.to_string()),
             class: b.classed.then(|| ["A", "B", "C"][class].to_string()),
             program: Some(program(b, class, p)),
+            trace: None,
+            start_s: None,
+            hosts: None,
         });
     }
     let class_names: Vec<&str> = classes.iter().map(|&k| ["A", "B", "C"][k]).collect();
@@ -505,7 +511,7 @@ pub fn generate(params: &NasParams) -> Result<WorkloadSpec> {
         "bandwidth_bytes_s": BANDWIDTH_BYTES_S,
         "comm_fraction": {"high": 0.40, "medium": 0.20, "low": 0.08, "very low": 0.0},
     });
-    let spec = WorkloadSpec { generator: Some(generator), jobs };
+    let spec = WorkloadSpec { generator: Some(generator), default_program: None, jobs };
     spec.validate()?;
     Ok(spec)
 }

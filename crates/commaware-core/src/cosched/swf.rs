@@ -153,6 +153,9 @@ impl SwfLog {
                 benchmark: None,
                 class: None,
                 program: None,
+                trace: None,
+                start_s: None,
+                hosts: None,
             });
         }
         Ok((jobs, skipped))

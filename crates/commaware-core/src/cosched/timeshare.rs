@@ -312,6 +312,16 @@ fn steps_of(program: &Program, p: u64) -> Vec<Step> {
             Phase::Exchange { bytes, neighbors } => {
                 out.push(Step::Round { first: 1, count: neighbors, bytes, coll: false, start: true, end: true })
             }
+            // The node model has no grid or pairing: a halo is an exchange with 2·dims
+            // neighbours, random pairs one with 1 (as `phase_comm_s` counts them).
+            Phase::Halo { bytes, dims } if p > 1 => {
+                let count = (2 * u64::from(dims)).min(p - 1) as u32;
+                out.push(Step::Round { first: 1, count, bytes, coll: false, start: true, end: true })
+            }
+            Phase::Pairs { bytes } if p > 1 => {
+                out.push(Step::Round { first: 1, count: 1, bytes, coll: false, start: true, end: true })
+            }
+            Phase::Halo { .. } | Phase::Pairs { .. } => {}
             Phase::Barrier | Phase::Bcast { .. } | Phase::Allreduce { .. } => {
                 let bytes = match *ph {
                     Phase::Bcast { bytes } | Phase::Allreduce { bytes } => bytes,
@@ -1319,6 +1329,7 @@ mod tests {
             benchmark: None,
             class: None,
             program: Some(Program { iterations: 1, phases }),
+            ..Job::default()
         }
     }
 

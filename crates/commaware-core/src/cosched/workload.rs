@@ -47,12 +47,27 @@ pub enum Phase {
     Allreduce { bytes: f64 },
     /// All-to-all; `bytes` is the block each process sends to each other process.
     Alltoall { bytes: f64 },
+    /// Halo exchange on a periodic grid of `dims` (2 or 3) dimensions over the job's
+    /// processes (as balanced as the count allows): each process sends `bytes` to its two
+    /// neighbours along every dimension longer than 1 and receives as much from them.
+    Halo { bytes: f64, dims: u32 },
+    /// Random pairs: the processes are paired at random (seeded by the job's id and the
+    /// iteration; an odd one out waits), and each pair swaps `bytes` both ways.
+    Pairs { bytes: f64 },
 }
 
 impl Phase {
     pub fn is_collective(&self) -> bool {
         matches!(self, Phase::Barrier | Phase::Bcast { .. } | Phase::Allreduce { .. } | Phase::Alltoall { .. })
     }
+}
+
+/// A host of a job's explicit allocation: its name, or its index in the platform's host order.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum HostRef {
+    Index(u64),
+    Name(String),
 }
 
 /// The program of a job: `phases` (one iteration) repeated `iterations` times.
@@ -63,8 +78,59 @@ pub struct Program {
     pub phases: Vec<Phase>,
 }
 
+/// The communication patterns `--pattern` names.
+pub const PATTERNS: [&str; 5] = ["halo2d", "halo3d", "alltoall", "allreduce", "pairs"];
+
+impl Program {
+    /// A program from a pattern spec `NAME[:KEY=VALUE,...]` (`--pattern`): NAME one of
+    /// [`PATTERNS`]; keys `bytes` (a message, or alltoall's block; default 2^20), `iterations`
+    /// (default 10) and `compute` (seconds of compute before each exchange; default 0).
+    pub fn from_pattern(spec: &str) -> Result<Program> {
+        let field = "pattern";
+        let (name, rest) = spec.split_once(':').unwrap_or((spec, ""));
+        let name = name.trim();
+        if !PATTERNS.contains(&name) {
+            return Err(Error::new(ErrorKind::Options, field, format!("unknown pattern `{name}` (known: {})", PATTERNS.join(", "))));
+        }
+        let (mut bytes, mut iterations, mut compute) = (1_048_576.0, 10u64, 0.0);
+        for item in rest.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let Some((key, value)) = item.split_once('=') else {
+                return Err(Error::new(ErrorKind::Options, field, format!("`{item}` is not KEY=VALUE (keys: bytes, iterations, compute)")));
+            };
+            let number: f64 = value.trim().parse().map_err(|_| {
+                Error::new(ErrorKind::Options, field, format!("{}: `{}` is not a number", key.trim(), value.trim()))
+            })?;
+            match key.trim() {
+                "bytes" => bytes = number,
+                "compute" => compute = number,
+                "iterations" if number.fract() == 0.0 && number >= 1.0 && number <= MAX_ITERATIONS as f64 => iterations = number as u64,
+                "iterations" => {
+                    return Err(Error::new(ErrorKind::Options, field, format!("iterations: must be a whole number in 1..=2^32, got {value}")))
+                }
+                other => return Err(Error::new(ErrorKind::Options, field, format!("unknown key `{other}` (keys: bytes, iterations, compute)"))),
+            }
+        }
+        let exchange = match name {
+            "halo2d" => Phase::Halo { bytes, dims: 2 },
+            "halo3d" => Phase::Halo { bytes, dims: 3 },
+            "alltoall" => Phase::Alltoall { bytes },
+            "allreduce" => Phase::Allreduce { bytes },
+            _ => Phase::Pairs { bytes },
+        };
+        let mut phases = Vec::with_capacity(2);
+        if compute != 0.0 {
+            phases.push(Phase::Compute { seconds: compute });
+        }
+        phases.push(exchange);
+        let program = Program { iterations, phases };
+        // `pattern.phases[1].bytes: must be >= 0 ...`, an options error.
+        check_program(&program, field, None).map_err(|e| Error::new(ErrorKind::Options, e.field, e.reason))?;
+        Ok(program)
+    }
+}
+
 /// One job of a workload.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Job {
     /// Unique within the workload; ties in submit time are broken by id.
@@ -92,6 +158,16 @@ pub struct Job {
     /// The phases each process runs; time-sharing policies need it, batch ones do not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<Program>,
+    /// A trace (any format `simulate` reads, with `procs` ranks; a path relative to the
+    /// workload file) the job replays on a platform, in place of a program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// When the job started on the real cluster, s (the `explicit` policy starts it then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_s: Option<f64>,
+    /// The host of each process on the real cluster (names or indices; `explicit` policy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<Vec<HostRef>>,
 }
 
 impl Job {
@@ -108,6 +184,10 @@ pub struct WorkloadSpec {
     /// The generator and its parameters, or anything else about the workload's origin.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generator: Option<serde_json::Value>,
+    /// The program of every job that has neither a program nor a trace (an SWF log's jobs),
+    /// sized by each job's processes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_program: Option<Program>,
     pub jobs: Vec<Job>,
 }
 
@@ -119,7 +199,62 @@ fn check_time(field: &str, v: f64) -> Result<()> {
     Ok(())
 }
 
+/// A program's iterations and phases within bounds; `procs` (when the program is one job's)
+/// bounds an exchange's neighbours. Errors name the field under `field`.
+fn check_program(p: &Program, field: &str, procs: Option<u64>) -> Result<()> {
+    if p.iterations == 0 || p.iterations > MAX_ITERATIONS {
+        return Err(Error::workload(format!("{field}.iterations"), format!("must be in 1..=2^32, got {}", p.iterations)));
+    }
+    if p.phases.is_empty() || p.phases.len() > MAX_PHASES {
+        return Err(Error::workload(format!("{field}.phases"), format!("must list 1 to {MAX_PHASES} phases, got {}", p.phases.len())));
+    }
+    for (k, ph) in p.phases.iter().enumerate() {
+        let g = |name: &str| format!("{field}.phases[{k}].{name}");
+        match ph {
+            Phase::Compute { seconds } => check_time(&g("seconds"), *seconds)?,
+            Phase::Exchange { bytes, neighbors } => {
+                check_time(&g("bytes"), *bytes)?;
+                let most = procs.map_or(u64::from(u32::MAX), |n| n.saturating_sub(1));
+                if *neighbors == 0 || u64::from(*neighbors) > most {
+                    return Err(Error::workload(
+                        g("neighbors"),
+                        format!("must be in 1..={most} (the job's other processes), got {neighbors}"),
+                    ));
+                }
+            }
+            Phase::Halo { bytes, dims } => {
+                check_time(&g("bytes"), *bytes)?;
+                if !(2..=3).contains(dims) {
+                    return Err(Error::workload(g("dims"), format!("a halo is on a grid of 2 or 3 dimensions, got {dims}")));
+                }
+            }
+            Phase::Bcast { bytes } | Phase::Allreduce { bytes } | Phase::Alltoall { bytes } | Phase::Pairs { bytes } => {
+                check_time(&g("bytes"), *bytes)?
+            }
+            Phase::Barrier => {}
+        }
+    }
+    Ok(())
+}
+
 impl WorkloadSpec {
+    /// The jobs, each without a program or a trace given the default program (when the
+    /// workload has one).
+    pub fn jobs_with_default(&self) -> std::borrow::Cow<'_, [Job]> {
+        match &self.default_program {
+            None => std::borrow::Cow::Borrowed(&self.jobs),
+            Some(p) => std::borrow::Cow::Owned(
+                self.jobs
+                    .iter()
+                    .map(|j| match (&j.program, &j.trace) {
+                        (None, None) => Job { program: Some(p.clone()), ..j.clone() },
+                        _ => j.clone(),
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
     /// Parse and check a JSON workload.
     pub fn from_json(text: &str) -> Result<WorkloadSpec> {
         let spec: WorkloadSpec = parse_json(ErrorKind::Workload, text)?;
@@ -160,35 +295,28 @@ impl WorkloadSpec {
                 }
             }
             if let Some(p) = &j.program {
-                if p.iterations == 0 || p.iterations > MAX_ITERATIONS {
-                    return Err(Error::workload(f("program.iterations"), format!("must be in 1..=2^32, got {}", p.iterations)));
-                }
-                if p.phases.is_empty() || p.phases.len() > MAX_PHASES {
-                    return Err(Error::workload(
-                        f("program.phases"),
-                        format!("must list 1 to {MAX_PHASES} phases, got {}", p.phases.len()),
-                    ));
-                }
-                for (k, ph) in p.phases.iter().enumerate() {
-                    let g = |name: &str| format!("jobs[{i}].program.phases[{k}].{name}");
-                    match ph {
-                        Phase::Compute { seconds } => check_time(&g("seconds"), *seconds)?,
-                        Phase::Exchange { bytes, neighbors } => {
-                            check_time(&g("bytes"), *bytes)?;
-                            if *neighbors == 0 || u64::from(*neighbors) >= j.procs {
-                                return Err(Error::workload(
-                                    g("neighbors"),
-                                    format!("must be in 1..={} (the job's other processes), got {neighbors}", j.procs.saturating_sub(1)),
-                                ));
-                            }
-                        }
-                        Phase::Bcast { bytes } | Phase::Allreduce { bytes } | Phase::Alltoall { bytes } => {
-                            check_time(&g("bytes"), *bytes)?
-                        }
-                        Phase::Barrier => {}
-                    }
+                check_program(p, &format!("jobs[{i}].program"), Some(j.procs))?;
+            }
+            if j.program.is_some() && j.trace.is_some() {
+                return Err(Error::workload(f("trace"), "a job runs a program or a trace, not both"));
+            }
+            if j.trace.as_ref().is_some_and(|t| t.is_empty() || t.len() > 4096) {
+                return Err(Error::workload(f("trace"), "must be a path of 1 to 4096 bytes"));
+            }
+            if let Some(s) = j.start_s {
+                check_time(&f("start_s"), s)?;
+                if s < j.submit_s {
+                    return Err(Error::workload(f("start_s"), format!("{s} s is before the job's submit time ({} s)", j.submit_s)));
                 }
             }
+            if let Some(h) = &j.hosts {
+                if h.len() as u64 != j.procs {
+                    return Err(Error::workload(f("hosts"), format!("lists {} hosts for {} processes", h.len(), j.procs)));
+                }
+            }
+        }
+        if let Some(p) = &self.default_program {
+            check_program(p, "default_program", None)?;
         }
         Ok(())
     }
@@ -206,14 +334,14 @@ impl WorkloadSpec {
         if let Some(props) = schema.pointer_mut("/definitions/Job/properties").and_then(|p| p.as_object_mut()) {
             for (name, prop) in props.iter_mut() {
                 match name.as_str() {
-                    "submit_s" | "runtime_s" | "requested_s" => bound(prop, 0, MAX_EXACT.into()),
+                    "submit_s" | "runtime_s" | "requested_s" | "start_s" => bound(prop, 0, MAX_EXACT.into()),
                     "id" => bound(prop, 0, (MAX_EXACT as u64).into()),
                     "procs" => bound(prop, 1, MAX_PROCS.into()),
                     "memory_mb" => bound(prop, 0, MAX_MEMORY_MB.into()),
                     "benchmark" | "class" => prop["maxLength"] = 64.into(),
                     _ => {}
                 }
-                if name == "requested_s" {
+                if name == "requested_s" || name == "start_s" {
                     // Given as a number; `null` is no better than leaving it out.
                     prop["type"] = "number".into();
                 }
@@ -231,6 +359,7 @@ impl WorkloadSpec {
                     match name.as_str() {
                         "seconds" | "bytes" => bound(prop, 0, MAX_EXACT.into()),
                         "neighbors" => prop["minimum"] = 1.into(),
+                        "dims" => bound(prop, 2, 3.into()),
                         _ => {}
                     }
                 }
@@ -307,6 +436,42 @@ mod tests {
         assert!(e.reason.contains("unknown field `walltime`"), "{e}");
         let e = err(r#"{"jobs": [{"id": 1, "submit_s": 0, "procs": 4, "runtime_s": 1, "program": {"iterations": 1, "phases": [{"phase": "gather"}]}}]}"#);
         assert!(e.reason.contains("unknown variant `gather`"), "{e}");
+    }
+
+    #[test]
+    fn a_pattern_spec_makes_a_program_and_bad_ones_name_the_key() {
+        let p = Program::from_pattern("halo2d:bytes=4096,iterations=5,compute=0.01").unwrap();
+        assert_eq!(p, Program { iterations: 5, phases: vec![Phase::Compute { seconds: 0.01 }, Phase::Halo { bytes: 4096.0, dims: 2 }] });
+        assert_eq!(Program::from_pattern("pairs").unwrap(), Program { iterations: 10, phases: vec![Phase::Pairs { bytes: 1_048_576.0 }] });
+        for (spec, says) in [
+            ("ring", "unknown pattern `ring`"),
+            ("alltoall:size=3", "unknown key `size`"),
+            ("alltoall:bytes", "not KEY=VALUE"),
+            ("alltoall:bytes=x", "`x` is not a number"),
+            ("alltoall:iterations=2.5", "whole number"),
+            ("alltoall:iterations=0", "whole number"),
+        ] {
+            let e = Program::from_pattern(spec).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::Options);
+            assert!(e.reason.contains(says), "{spec}: {e}");
+        }
+        let e = Program::from_pattern("allreduce:bytes=-1").unwrap_err();
+        assert_eq!(e.field, "pattern.phases[0].bytes", "{e}");
+    }
+
+    #[test]
+    fn trace_start_and_hosts_fields_are_checked() {
+        let base = r#""id": 1, "submit_s": 5, "procs": 2, "runtime_s": 1"#;
+        let e = err(&format!(r#"{{"jobs": [{{{base}, "trace": "a.txt", "program": {{"iterations": 1, "phases": [{{"phase": "barrier"}}]}}}}]}}"#));
+        assert_eq!(e.field, "jobs[0].trace", "{e}");
+        let e = err(&format!(r#"{{"jobs": [{{{base}, "start_s": 4}}]}}"#));
+        assert!(e.field == "jobs[0].start_s" && e.reason.contains("before"), "{e}");
+        let e = err(&format!(r#"{{"jobs": [{{{base}, "hosts": ["a"]}}]}}"#));
+        assert!(e.field == "jobs[0].hosts" && e.reason.contains("1 hosts for 2"), "{e}");
+        let w = WorkloadSpec::from_json(&format!(r#"{{"jobs": [{{{base}, "start_s": 6, "hosts": ["a", 3]}}]}}"#)).unwrap();
+        assert_eq!(w.jobs[0].hosts, Some(vec![HostRef::Name("a".into()), HostRef::Index(3)]));
+        let e = err(r#"{"default_program": {"iterations": 1, "phases": [{"phase": "halo", "bytes": 1, "dims": 4}]}, "jobs": []}"#);
+        assert_eq!(e.field, "default_program.phases[0].dims", "{e}");
     }
 
     #[test]

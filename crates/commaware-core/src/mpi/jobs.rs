@@ -94,22 +94,37 @@ impl<'a> Fabric<'a> {
 /// hostfile), each from its start. Returns each job's times, in the order given, and the
 /// engine's steps.
 pub fn simulate_jobs(platform: &Platform, jobs: Vec<JobRun>, options: &SimOptions, observer: &mut dyn Observer) -> Result<(Vec<JobEnd>, u64)> {
-    if jobs.is_empty() {
+    let (starts, hosts): (Vec<f64>, Vec<Vec<usize>>) = jobs.iter().map(|j| (j.start, j.hosts.clone())).unzip();
+    let mut traces: Vec<Option<Trace>> = jobs.into_iter().map(|j| Some(j.trace)).collect();
+    let mut trace_of = |j: usize| Ok(traces[j].take().expect("each job starts once"));
+    let platform = &*crate::mpi::replay::with_smpi_option(platform, options)?;
+    simulate_jobs_with(platform, &starts, &hosts, &mut trace_of, options, observer)
+}
+
+/// [`simulate_jobs`] with job j's trace made by `trace_of(j)` when the job starts (and
+/// dropped when it ends: memory follows the jobs running), `starts[j]` and `hosts[j]` given;
+/// `platform` with `options.smpi` applied already, as [`Fabric::new`] takes it.
+pub fn simulate_jobs_with(
+    platform: &Platform,
+    starts: &[f64],
+    hosts: &[Vec<usize>],
+    trace_of: &mut dyn FnMut(usize) -> Result<Trace>,
+    options: &SimOptions,
+    observer: &mut dyn Observer,
+) -> Result<(Vec<JobEnd>, u64)> {
+    if starts.is_empty() {
         return Err(Error::new(ErrorKind::Options, "jobs", "no job to run"));
     }
-    for (j, job) in jobs.iter().enumerate() {
-        if !(job.start.is_finite() && job.start >= 0.0) {
-            return Err(Error::new(ErrorKind::Options, format!("jobs[{j}].start"), format!("must be a time >= 0 s, got {}", job.start)));
+    for (j, &start) in starts.iter().enumerate() {
+        if !(start.is_finite() && start >= 0.0) {
+            return Err(Error::new(ErrorKind::Options, format!("jobs[{j}].start"), format!("must be a time >= 0 s, got {start}")));
         }
     }
-    let platform = &*crate::mpi::replay::with_smpi_option(platform, options)?;
     let mut fabric = Fabric::new(platform, options, observer)?;
     // In start order (ties: as given); the fabric numbers jobs in that order.
-    let mut order: Vec<usize> = (0..jobs.len()).collect();
-    order.sort_by(|&a, &b| jobs[a].start.total_cmp(&jobs[b].start).then(a.cmp(&b)));
-    let starts: Vec<f64> = jobs.iter().map(|j| j.start).collect();
-    let mut slots: Vec<Option<JobRun>> = jobs.into_iter().map(Some).collect();
-    let mut ends: Vec<Option<JobEnd>> = vec![None; slots.len()];
+    let mut order: Vec<usize> = (0..starts.len()).collect();
+    order.sort_by(|&a, &b| starts[a].total_cmp(&starts[b]).then(a.cmp(&b)));
+    let mut ends: Vec<Option<JobEnd>> = vec![None; starts.len()];
     let mut next = 0;
     let mut running = 0;
     while next < order.len() || running > 0 {
@@ -122,8 +137,7 @@ pub fn simulate_jobs(platform: &Platform, jobs: Vec<JobRun>, options: &SimOption
         }
         while next < order.len() && starts[order[next]] <= fabric.now() {
             let j = order[next];
-            let job = slots[j].take().expect("each job starts once");
-            fabric.start(job.trace, &job.hosts, &format!("jobs[{j}]"))?;
+            fabric.start(trace_of(j)?, &hosts[j], &format!("jobs[{j}]"))?;
             next += 1;
             running += 1;
         }
