@@ -142,7 +142,7 @@ def run(workload: WorkloadLike, policy: str = "batch", processors: int = 16, all
 
 def run_on_platform(workload: WorkloadLike, platform: Any, policy: str = "batch-easy", allocation: str = "contiguous",
                     seed: int = 0, *, pattern: str | None = None, model: str | None = None, coll: str | None = None,
-                    smpi: str | None = None, trace_dir: str | PathLike | None = None) -> CoschedRun:
+                    smpi: str | None = None, trace_dir: str | PathLike | None = None, alone: bool = True) -> CoschedRun:
     """Run `workload` on `platform` (a path, dict or Platform; any topology or a SimGrid file),
     one process a core, every running job's program or trace in one engine, so that jobs share
     its links: a job ends when its last rank ends and the batch `policy` reacts to that end;
@@ -154,7 +154,8 @@ def run_on_platform(workload: WorkloadLike, platform: Any, policy: str = "batch-
     log's), else the workload's `default_program`, else such a job computes for its logged
     runtime. A job's `trace` (any format `load_trace` reads) is relative to `trace_dir`
     (default: the workload file's folder, or the current one). `model`, `coll`, `smpi` as in
-    `simulate`."""
+    `simulate`. With `alone`, each job also runs alone on its hosts: the per-job columns get
+    `alone` (s) and `slowdown` (runtime / alone) beside `bytes` (what its messages moved)."""
     from .api import load_platform, load_trace
 
     if policy not in PLATFORM_POLICIES:
@@ -177,7 +178,7 @@ def run_on_platform(workload: WorkloadLike, platform: Any, policy: str = "batch-
     traces = {path: load_trace(base / path)._core for path in w.trace_paths()}
     p = load_platform(platform)
     result, _events = _core.cosched_run_fabric(w, policy, p._core, allocation, seed, model=model, coll=coll, smpi=smpi,
-                                               traces=traces)
+                                               traces=traces, alone=alone)
     return CoschedRun(result)
 
 
@@ -215,7 +216,8 @@ class CoschedRun:
     @property
     def columns(self) -> dict[str, np.ndarray]:
         """Per-job numpy columns in queue order: id, procs, submit, runtime, requested, start,
-        end, reserved (NaN if never reserved), wait, response, bounded_slowdown (times in s)."""
+        end, reserved (NaN if never reserved), wait, response, bounded_slowdown (times in s); on
+        a platform also alone (s, NaN when not computed), slowdown and bytes."""
         if self._columns is None:
             import numpy as np
 
@@ -227,6 +229,9 @@ class CoschedRun:
             cols["response"] = cols["end"] - cols["submit"]
             run_s = cols["end"] - cols["start"]
             cols["bounded_slowdown"] = np.maximum(1.0, cols["response"] / np.maximum(run_s, BSLD_TAU_S))
+            if "alone" in cols:  # on a platform: runtime over time alone (1 for a job of no time alone)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    cols["slowdown"] = np.where(cols["alone"] == 0.0, 1.0, cols["runtime"] / cols["alone"])
             self._columns = cols
         return self._columns
 

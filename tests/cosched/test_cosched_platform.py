@@ -181,3 +181,29 @@ def test_explicit_starts_each_job_when_and_where_the_workload_says(cli, write_js
         assert proc.returncode == 2, proc.stdout
         assert message in proc.stderr and "Traceback" not in proc.stderr
         assert proc.stdout == ""
+
+
+def test_each_job_reports_its_time_alone_slowdown_bytes_and_hosts(cli, write_json, tmp_path):
+    """Four hosts on one SHARED 1e8 B/s backbone; two 2-process jobs each swap 1e8 bytes: 2e8
+    bytes a job over the backbone. Together, 4 s each; alone, 2 s: slowdown 2."""
+    p = {"cluster": {"count": 4, "speed": 1e9},
+         "network": {"bandwidth": 1e9, "latency": 0, "eager_threshold": 0,
+                     "topology": {"kind": "flat", "backbone": {"bandwidth": 1e8, "latency": 0, "sharing": "SHARED"}}}}
+    w = write_json("w.json", exchange_workload())
+    out = tmp_path / "jobs.parquet"
+    proc = cli("cosched", "run", w, "--platform", write_json("p.json", p), "--json", "--jobs-out", out)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [(j["alone_s"], j["slowdown"], j["bytes"], j["hosts"]) for j in doc["jobs"]] == \
+        [(pytest.approx(2.0), pytest.approx(2.0), 2e8, "0-1"), (pytest.approx(2.0), pytest.approx(2.0), 2e8, "2-3")]
+    assert doc["avg_slowdown"] == pytest.approx(2.0) and doc["bytes"] == 4e8
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(out).to_pydict()
+    assert table["slowdown"] == pytest.approx([2.0, 2.0]) and table["bytes"] == [2e8, 2e8]
+    # --no-alone leaves alone_s and slowdown null; without a platform none of these fields exist.
+    doc = json.loads(cli("cosched", "run", w, "--platform", write_json("p.json", p), "--json", "--no-alone").stdout)
+    assert (doc["jobs"][0]["alone_s"], doc["jobs"][0]["slowdown"], doc["jobs"][0]["bytes"]) == (None, None, 2e8)
+    assert doc["avg_slowdown"] is None
+    doc = json.loads(cli("cosched", "run", w, "--json").stdout)
+    assert not {"alone_s", "bytes", "hosts", "slowdown"} & set(doc["jobs"][0]) and "avg_slowdown" not in doc

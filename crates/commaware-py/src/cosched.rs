@@ -154,6 +154,11 @@ impl CoschedResult {
         d.set_item("start", column(py, j.iter().map(|x| x.start_s.to_ne_bytes())))?;
         d.set_item("end", column(py, j.iter().map(|x| x.end_s.to_ne_bytes())))?;
         d.set_item("reserved", column(py, j.iter().map(|x| x.reserved_s.to_ne_bytes())))?;
+        let f = self.0.fabric();
+        if !f.is_empty() {
+            d.set_item("alone", column(py, f.iter().map(|x| x.alone_s.to_ne_bytes())))?;
+            d.set_item("bytes", column(py, f.iter().map(|x| x.bytes.to_ne_bytes())))?;
+        }
         Ok(d)
     }
     /// The `--json` document: policy, processors, the summary, skipped, and every job.
@@ -210,7 +215,7 @@ pub(crate) fn cosched_run(
 /// and `seed` give each job its cores; `model`, `params`, `coll` and `smpi` are `simulate`'s.
 /// Also the engine's steps.
 #[pyfunction]
-#[pyo3(signature = (workload, policy, platform, allocation="contiguous", seed=0, model=None, params=Vec::new(), coll=None, smpi=None, traces=HashMap::new()))]
+#[pyo3(signature = (workload, policy, platform, allocation="contiguous", seed=0, model=None, params=Vec::new(), coll=None, smpi=None, traces=HashMap::new(), alone=true))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn cosched_run_fabric(
     py: Python<'_>,
@@ -224,6 +229,7 @@ pub(crate) fn cosched_run_fabric(
     coll: Option<String>,
     smpi: Option<String>,
     traces: HashMap<String, PyRef<'_, crate::simulation::Trace>>,
+    alone: bool,
 ) -> PyResult<(CoschedResult, u64)> {
     let collectives = coll.as_deref().map(commaware_core::mpi::collectives::entries).unwrap_or_default();
     let options = commaware_core::SimOptions { model, params, collectives, smpi, ..commaware_core::SimOptions::default() };
@@ -241,7 +247,7 @@ pub(crate) fn cosched_run_fabric(
             })?,
         };
         let allocation = cosched::fabric::HostAllocation::from_name(&allocation)?;
-        workload.0.run_on_fabric(policy, &platform.0, &options, allocation, seed, &traces)
+        workload.0.run_on_fabric(policy, &platform.0, &options, allocation, seed, &traces, alone)
     })?;
     Ok((CoschedResult(cosched::RunResult::Batch(r)), events))
 }

@@ -154,6 +154,9 @@ def _swf_nodes(workload: str, header: list[str]) -> int:
               help="With --platform: the program of every job without a program or trace (an SWF log's jobs), sized "
                    "by its processes: halo2d, halo3d, alltoall, allreduce or pairs (random pairs); bytes a message "
                    "(default 1 MiB), iterations (10), compute s before each exchange (0).")
+@click.option("--alone/--no-alone", default=True, show_default=True,
+              help="With --platform: also run each job alone on its hosts, for its alone_s and slowdown "
+                   "(runtime / alone_s); --no-alone halves the work.")
 @click.option("--model", default=None, help="With --platform: the sharing model (default: the platform's).")
 @click.option("--coll", default=None, metavar="SPEC", help="With --platform: collective algorithms, as simulate --coll.")
 @click.option("--smpi", default=None, metavar="PRESET", help="With --platform: SMPI's timing model, as simulate --smpi.")
@@ -165,9 +168,11 @@ def _swf_nodes(workload: str, header: list[str]) -> int:
               help="Write Batsim's jobs.csv (the columns evalys reads) to this file.")
 @click.option("--jobs-out", type=click.Path(dir_okay=False), default=None,
               help="Write the per-job table (id, procs, submit, runtime, requested, start, end, reserved, wait, "
-                   "response, bounded_slowdown) to a .parquet or .csv file.")
+                   "response, bounded_slowdown; with --platform also alone, slowdown, bytes) to a .parquet or .csv "
+                   "file.")
 def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[int], nodes: Optional[int], seed: int,
-                    params: tuple[str, ...], platform: Optional[str], pattern: Optional[str], model: Optional[str],
+                    params: tuple[str, ...], platform: Optional[str], pattern: Optional[str], alone: bool,
+                    model: Optional[str],
                     coll: Optional[str], smpi: Optional[str], as_json: bool, jobs_csv: Optional[str], jobs_out: Optional[str]) -> None:
     """Schedule WORKLOAD (JSON jobs, or a Standard Workload Format log: .swf) on a cluster.
 
@@ -240,7 +245,7 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
             progress.stage(f"scheduling {len(w):,} jobs under {policy} on {platform}, every job's program on its network")
             with failing():
                 run = run_on_platform(w, fabric, policy, allocation, seed, pattern=pattern, model=model, coll=coll,
-                                      smpi=smpi, trace_dir=Path(workload).parent)
+                                      smpi=smpi, trace_dir=Path(workload).parent, alone=alone)
             nodes = run.processors
         else:
             if nodes is None:
@@ -286,6 +291,11 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
             ("utilization", f"{s['utilization']:.4f}"),
             ("energy busy / idle / total (MJ)",
              f"{s['energy_busy_j'] / 1e6:.4g} / {s['energy_idle_j'] / 1e6:.4g} / {s['energy_j'] / 1e6:.4g}")]
+    if platform is not None:
+        cols = run.columns
+        if alone:
+            rows.append(("mean slowdown (runtime / alone)", f"{float(cols['slowdown'].mean()):.6g}"))
+        rows.append(("bytes moved (all jobs)", f"{float(cols['bytes'].sum()):.6g}"))
     for name in ("negative_runtime", "no_procs", "no_submit", "too_large"):
         if skipped[name]:
             rows.append((f"skipped: {name.replace('_', ' ')}", f"{skipped[name]:,}"))

@@ -201,6 +201,9 @@ pub struct BatchResult {
     pub skipped: Skipped,
     /// Scheduling passes made.
     pub passes: u64,
+    /// On a platform ([`super::fabric`]), what each job did there, in `jobs` order; empty
+    /// otherwise.
+    pub fabric: Vec<super::fabric::FabricJob>,
 }
 
 impl BatchResult {
@@ -209,10 +212,19 @@ impl BatchResult {
         summarize(&self.jobs, self.processors, area)
     }
 
-    /// The `--json` document: policy, processors, the summary, `skipped` and every job.
+    /// The `--json` document: policy, processors, the summary, `skipped` and every job; on a
+    /// platform also `avg_slowdown` (runtime over time alone, over the jobs), `bytes` (all
+    /// jobs'), and per job `alone_s`, `slowdown`, `bytes` and `hosts` (host indices as an
+    /// interval set, `0-3 7`).
     pub fn to_json(&self) -> String {
-        let head = serde_json::json!({"policy": self.policy.name(), "allocation": "packing", "mpl": 1});
-        run_json(head, self.processors, &self.summary(), &self.skipped, &self.jobs)
+        let mut head = serde_json::json!({"policy": self.policy.name(), "allocation": "packing", "mpl": 1});
+        if !self.fabric.is_empty() {
+            let slowdowns: Vec<f64> = self.jobs.iter().zip(&self.fabric).map(|(j, f)| f.slowdown(j.runtime_s)).collect();
+            let avg = slowdowns.iter().sum::<f64>() / slowdowns.len().max(1) as f64;
+            head["avg_slowdown"] = if avg.is_finite() { avg.into() } else { serde_json::Value::Null };
+            head["bytes"] = self.fabric.iter().map(|f| f.bytes).sum::<f64>().into();
+        }
+        run_json(head, self.processors, &self.summary(), &self.skipped, &self.jobs, &self.fabric)
     }
 }
 
@@ -220,7 +232,14 @@ impl BatchResult {
 /// and `nodes` (1-CPU nodes: the same number), the summary's fields, `skipped`, τ, and
 /// per job `id`, `submit_s`, `procs`, `start_s`, `end_s`, `wait_s`, `exec_s`, `response_s`,
 /// `bounded_slowdown`, `reserved_s` (null when never reserved). Every name states its unit.
-pub fn run_json(head: serde_json::Value, processors: u64, summary: &Summary, skipped: &Skipped, jobs: &[JobRecord]) -> String {
+pub fn run_json(
+    head: serde_json::Value,
+    processors: u64,
+    summary: &Summary,
+    skipped: &Skipped,
+    jobs: &[JobRecord],
+    fabric: &[super::fabric::FabricJob],
+) -> String {
     #[derive(Serialize)]
     struct JobOut {
         id: u64,
@@ -233,6 +252,15 @@ pub fn run_json(head: serde_json::Value, processors: u64, summary: &Summary, ski
         response_s: f64,
         bounded_slowdown: f64,
         reserved_s: Option<f64>,
+        #[serde(flatten, skip_serializing_if = "Option::is_none")]
+        fabric: Option<OnFabric>,
+    }
+    #[derive(Serialize)]
+    struct OnFabric {
+        alone_s: Option<f64>,
+        slowdown: Option<f64>,
+        bytes: f64,
+        hosts: String,
     }
     let mut doc = match head {
         serde_json::Value::Object(m) => m,
@@ -247,7 +275,8 @@ pub fn run_json(head: serde_json::Value, processors: u64, summary: &Summary, ski
     doc.insert("bounded_slowdown_tau_s".into(), BSLD_TAU_S.into());
     let jobs: Vec<JobOut> = jobs
         .iter()
-        .map(|j| JobOut {
+        .enumerate()
+        .map(|(k, j)| JobOut {
             id: j.id,
             submit_s: j.submit_s,
             procs: j.procs,
@@ -258,6 +287,14 @@ pub fn run_json(head: serde_json::Value, processors: u64, summary: &Summary, ski
             response_s: j.response(),
             bounded_slowdown: j.bounded_slowdown(),
             reserved_s: (!j.reserved_s.is_nan()).then_some(j.reserved_s),
+            fabric: fabric.get(k).map(|f| {
+                OnFabric {
+                    alone_s: (!f.alone_s.is_nan()).then_some(f.alone_s),
+                    slowdown: Some(f.slowdown(j.runtime_s)).filter(|s| s.is_finite()),
+                    bytes: f.bytes,
+                    hosts: super::interval_set(&f.hosts),
+                }
+            }),
         })
         .collect();
     doc.insert("jobs".into(), serde_json::to_value(jobs).expect("finite numbers serialise"));
@@ -441,7 +478,7 @@ pub fn simulate_with(jobs: &[BatchJob], processors: u64, policy: Policy, runner:
             reserved_s: sim.first_res[k],
         })
         .collect();
-    Ok(BatchResult { policy, processors, jobs: records, skipped, passes: sim.passes })
+    Ok(BatchResult { policy, processors, jobs: records, skipped, passes: sim.passes, fabric: Vec::new() })
 }
 
 struct Sim<'a> {

@@ -10,7 +10,10 @@
 use crate::cosched::batch::{BatchJob, Runner};
 use crate::cosched::workload::{Job, Phase, Program};
 use crate::error::{Error, ErrorKind, Result};
-use crate::mpi::jobs::Fabric;
+use crate::mpi::jobs::{simulate_jobs_with, Fabric};
+use crate::mpi::replay::{NoObserver, SimOptions};
+use crate::network::platform::Platform;
+use serde::Serialize;
 use crate::mpi::ops::{OpSpec, Peer, TagSpec};
 use crate::mpi::trace::{Trace, TraceSpec};
 use crate::util::rng::SplitMix64;
@@ -175,6 +178,8 @@ pub fn program_trace(program: &Program, procs: usize, seed: u64) -> Result<Trace
         for phase in &program.phases {
             match *phase {
                 Phase::Compute { seconds } => ops.push(OpSpec::Compute { flops: None, seconds: Some(seconds) }),
+                // `job_trace` resolved it; a program without a job computes nothing for it.
+                Phase::ComputeShare => {}
                 Phase::Exchange { bytes, neighbors } => {
                     let k = (neighbors as usize).min(procs.saturating_sub(1));
                     swap(&mut ops, &mut (1..=k).map(|d| ((r + d) % procs, (r + procs - d) % procs)), bytes);
@@ -228,7 +233,7 @@ pub fn program_trace(program: &Program, procs: usize, seed: u64) -> Result<Trace
 pub fn job_trace(job: &Job) -> Result<Trace> {
     let procs = job.procs as usize;
     match &job.program {
-        Some(program) => program_trace(program, procs, job.id),
+        Some(program) => program_trace(&program.resolved(job.runtime_s), procs, job.id),
         None => {
             let ops = vec![OpSpec::Compute { flops: None, seconds: Some(job.runtime_s) }];
             Trace::from_spec(TraceSpec { ranks: vec![ops; procs], placement: None })
@@ -447,20 +452,76 @@ impl FreeCores {
     }
 }
 
+/// What a job did on a fabric, beside its times.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FabricJob {
+    /// Payload bytes its messages moved.
+    pub bytes: f64,
+    /// Its time alone: the same trace on the same hosts of an otherwise empty platform, s; NaN
+    /// when not asked for.
+    pub alone_s: f64,
+    /// The platform hosts its ranks ran on (indices, each once, ascending).
+    pub hosts: Vec<u32>,
+}
+
+impl FabricJob {
+    /// Runtime over time alone (NaN without `alone_s`; 1 for a job of no time alone).
+    pub fn slowdown(&self, runtime_s: f64) -> f64 {
+        if self.alone_s > 0.0 {
+            runtime_s / self.alone_s
+        } else if self.alone_s == 0.0 {
+            1.0
+        } else {
+            f64::NAN
+        }
+    }
+}
+
+/// The end (s) of `trace` started at 0 on `hosts` of `platform` (with `options.smpi` applied
+/// already) and nothing else: a job's time alone.
+pub fn alone_time(platform: &Platform, options: &SimOptions, trace: Trace, hosts: &[usize]) -> Result<f64> {
+    let mut trace = Some(trace);
+    let mut trace_of = |_: usize| Ok(trace.take().expect("one job"));
+    let (ends, _) = simulate_jobs_with(platform, &[0.0], &[hosts.to_vec()], &mut trace_of, options, &mut NoObserver)?;
+    Ok(ends[0].end)
+}
+
+/// The hosts of a job's ranks, each once, ascending.
+pub fn distinct_hosts(hosts: &[usize]) -> Vec<u32> {
+    let mut v: Vec<u32> = hosts.iter().map(|&h| h as u32).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
 /// Runs a batch schedule's jobs on a [`Fabric`]: hosts from an allocation policy, traces from
 /// `traces` (called with the job's index in the workload when it starts, dropped when it ends;
-/// it gives one rank a process of the job).
+/// it gives one rank a process of the job). With `alone`, each job that ends runs again alone
+/// on its hosts ([`alone_time`]).
 pub struct FabricRunner<'a, 't> {
     fabric: Fabric<'a>,
+    platform: &'a Platform,
+    options: &'a SimOptions,
+    alone: bool,
     traces: &'t mut dyn FnMut(usize) -> Result<Trace>,
     cores: FreeCores,
-    /// Per fabric job number (start order): the schedule's job and its hosts (one a rank).
-    started: Vec<(usize, Vec<usize>)>,
+    /// Per fabric job number (start order): the schedule's job, its index in the workload and
+    /// its hosts (one a rank), until it ends.
+    started: Vec<(usize, usize, Vec<usize>)>,
+    /// Per schedule job (`k`): what it did, once it ended.
+    done: Vec<Option<FabricJob>>,
 }
 
 impl<'a, 't> FabricRunner<'a, 't> {
-    pub fn new(fabric: Fabric<'a>, cores: FreeCores, traces: &'t mut dyn FnMut(usize) -> Result<Trace>) -> Self {
-        FabricRunner { fabric, traces, cores, started: Vec::new() }
+    pub fn new(
+        fabric: Fabric<'a>,
+        platform: &'a Platform,
+        options: &'a SimOptions,
+        alone: bool,
+        cores: FreeCores,
+        traces: &'t mut dyn FnMut(usize) -> Result<Trace>,
+    ) -> Self {
+        FabricRunner { fabric, platform, options, alone, traces, cores, started: Vec::new(), done: Vec::new() }
     }
 
     /// Every core of the platform: the scheduler's processors.
@@ -472,6 +533,11 @@ impl<'a, 't> FabricRunner<'a, 't> {
     pub fn events(&self) -> u64 {
         self.fabric.events()
     }
+
+    /// What each job of the schedule (`k` order) did; `None` for one that never ended.
+    pub fn into_jobs(self) -> Vec<Option<FabricJob>> {
+        self.done
+    }
 }
 
 impl Runner for FabricRunner<'_, '_> {
@@ -479,7 +545,7 @@ impl Runner for FabricRunner<'_, '_> {
         let trace = (self.traces)(index)?;
         let hosts = self.cores.allocate(job.procs as usize);
         self.fabric.start(trace, &hosts, &format!("jobs[{index}]"))?;
-        self.started.push((k, hosts));
+        self.started.push((k, index, hosts));
         Ok(())
     }
 
@@ -489,9 +555,14 @@ impl Runner for FabricRunner<'_, '_> {
             return Ok(None);
         }
         let mut ks = Vec::with_capacity(ended.len());
-        for (number, _) in ended {
-            let (k, hosts) = std::mem::take(&mut self.started[number as usize]);
+        for e in ended {
+            let (k, index, hosts) = std::mem::take(&mut self.started[e.job as usize]);
             self.cores.release(&hosts);
+            let alone_s = if self.alone { alone_time(self.platform, self.options, (self.traces)(index)?, &hosts)? } else { f64::NAN };
+            if self.done.len() <= k {
+                self.done.resize(k + 1, None);
+            }
+            self.done[k] = Some(FabricJob { bytes: e.bytes, alone_s, hosts: distinct_hosts(&hosts) });
             ks.push(k);
         }
         Ok(Some((self.fabric.now(), ks)))
@@ -506,6 +577,7 @@ impl Runner for FabricRunner<'_, '_> {
 mod tests {
     use super::*;
     use crate::cosched::batch::{simulate, simulate_with, Policy};
+    use crate::cosched::workload::HostRef;
     use crate::mpi::replay::{NoObserver, SimOptions};
 
     fn platform(hosts: usize) -> crate::network::platform::Platform {
@@ -621,7 +693,8 @@ mod tests {
             let mut observer = NoObserver;
             let fabric = Fabric::new(&p, &SimOptions::default(), &mut observer).unwrap();
             let mut traces = |i: usize| job_trace(&jobs[i]);
-            let mut runner = FabricRunner::new(fabric, free_cores(&p, HostAllocation::Contiguous), &mut traces);
+            let options = SimOptions::default();
+            let mut runner = FabricRunner::new(fabric, &p, &options, false, free_cores(&p, HostAllocation::Contiguous), &mut traces);
             let ran = simulate_with(&batch, runner.processors(), policy, &mut runner).unwrap();
             for (a, b) in logged.jobs.iter().zip(&ran.jobs) {
                 assert_eq!((a.id, a.start_s), (b.id, b.start_s), "{policy:?}");
@@ -642,10 +715,51 @@ mod tests {
         let mut observer = NoObserver;
         let fabric = Fabric::new(&p, &SimOptions::default(), &mut observer).unwrap();
         let mut traces = |i: usize| job_trace(&jobs[i]);
-        let mut runner = FabricRunner::new(fabric, free_cores(&p, HostAllocation::Contiguous), &mut traces);
+        let options = SimOptions::default();
+        let mut runner = FabricRunner::new(fabric, &p, &options, true, free_cores(&p, HostAllocation::Contiguous), &mut traces);
         let ran = simulate_with(&batch, runner.processors(), Policy::Fcfs, &mut runner).unwrap();
         let times: Vec<(f64, f64, f64)> = ran.jobs.iter().map(|j| (j.start_s, j.end_s, j.runtime_s)).collect();
         assert_eq!(times, vec![(0.0, 1.0, 1.0), (1.0, 2.0, 1.0)]);
+    }
+
+    #[test]
+    fn each_job_reports_its_bytes_its_time_alone_and_its_slowdown() {
+        // Four hosts on a SHARED 1e8 B/s backbone: two 2-process jobs each swap 1e8 bytes (2e8
+        // over the backbone). Together they share it: 4e8 bytes at 1e8 B/s, 4 s; alone, 2 s.
+        let p = crate::mpi::platform_file::load_json(
+            r#"{"cluster": {"count": 4, "speed": 1e9}, "network": {"bandwidth": 1e9, "latency": 0, "eager_threshold": 0,
+                "topology": {"kind": "flat", "backbone": {"bandwidth": 1e8, "latency": 0, "sharing": "SHARED"}}}}"#,
+        )
+        .unwrap();
+        let program = Program { iterations: 1, phases: vec![Phase::Exchange { bytes: 1e8, neighbors: 1 }] };
+        let jobs: Vec<Job> = (1..=2).map(|id| Job { program: Some(program.clone()), ..job(id, 0.0, 2, 9.0) }).collect();
+        let w = crate::cosched::Workload::from_spec(crate::cosched::WorkloadSpec { generator: None, default_program: None, jobs }).unwrap();
+        let none = std::collections::HashMap::new();
+        for policy in [Policy::Easy, Policy::Explicit] {
+            let w = if policy == Policy::Explicit {
+                let mut w = w.clone();
+                for (i, j) in w.spec.jobs.iter_mut().enumerate() {
+                    j.start_s = Some(0.0);
+                    j.runtime_s = 4.0;
+                    j.hosts = Some(vec![HostRef::Index(2 * i as u64), HostRef::Index(2 * i as u64 + 1)]);
+                }
+                w
+            } else {
+                w.clone()
+            };
+            let (r, _) = w.run_on_fabric(policy, &p, &SimOptions::default(), HostAllocation::Contiguous, 0, &none, true).unwrap();
+            for (j, f) in r.jobs.iter().zip(&r.fabric) {
+                assert!((j.runtime_s - 4.0).abs() < 1e-9, "{policy:?}: {}", j.runtime_s);
+                assert!((f.alone_s - 2.0).abs() < 1e-9, "{policy:?}: {}", f.alone_s);
+                assert!((f.slowdown(j.runtime_s) - 2.0).abs() < 1e-9);
+                assert_eq!(f.bytes, 2e8);
+            }
+            assert_eq!(r.fabric[1].hosts, vec![2, 3]);
+            let doc: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+            assert_eq!(doc["jobs"][1]["hosts"], "2-3");
+            assert_eq!(doc["bytes"], 4e8);
+            assert!((doc["avg_slowdown"].as_f64().unwrap() - 2.0).abs() < 1e-9);
+        }
     }
 
     #[test]

@@ -54,6 +54,13 @@ impl RunResult {
             RunResult::Ts(r) => &r.jobs,
         }
     }
+    /// What each job did on a platform (`jobs` order); empty for a run without one.
+    pub fn fabric(&self) -> &[fabric::FabricJob] {
+        match self {
+            RunResult::Batch(r) => &r.fabric,
+            RunResult::Ts(_) => &[],
+        }
+    }
     pub fn skipped(&self) -> &Skipped {
         match self {
             RunResult::Batch(r) => &r.skipped,
@@ -93,7 +100,7 @@ impl RunResult {
                     "messages": r.messages,
                     "events": r.events,
                 });
-                batch::run_json(head, r.params.nodes, &self.summary(), &r.skipped, &r.jobs)
+                batch::run_json(head, r.params.nodes, &self.summary(), &r.skipped, &r.jobs, &[])
             }
         }
     }
@@ -289,7 +296,8 @@ impl Workload {
     /// runtimes come out of the run. `traces` holds the trace of each job `trace` path (as the
     /// workload writes it). `options` gives the sharing model, its parameters, the collectives
     /// and SMPI's timing; `allocation` and `seed` how a job gets its cores. [`Policy::Explicit`]
-    /// starts each job at its `start_s` on its `hosts` instead. Also the engine's steps.
+    /// starts each job at its `start_s` on its `hosts` instead. With `alone`, each job also
+    /// runs alone on its hosts (`alone_s`, slowdown). Also the engine's steps.
     pub fn run_on_fabric(
         &self,
         policy: Policy,
@@ -298,6 +306,7 @@ impl Workload {
         allocation: fabric::HostAllocation,
         seed: u64,
         traces: &std::collections::HashMap<String, crate::mpi::trace::Trace>,
+        alone: bool,
     ) -> Result<(BatchResult, u64)> {
         let platform = &*crate::mpi::replay::with_smpi_option(platform, options)?;
         let jobs = self.spec.jobs_with_default();
@@ -326,10 +335,10 @@ impl Workload {
             let starts: Vec<f64> = jobs.iter().map(|j| j.start_s.expect("explicit_hosts checked it")).collect();
             let (ends, events) =
                 crate::mpi::jobs::simulate_jobs_with(platform, &starts, &hosts, &mut trace_of, options, &mut observer)?;
-            let mut records: Vec<JobRecord> = jobs
-                .iter()
-                .zip(ends)
-                .map(|(j, e)| JobRecord {
+            let mut rows = Vec::with_capacity(jobs.len());
+            for (i, (j, e)) in jobs.iter().zip(ends).enumerate() {
+                let alone_s = if alone { fabric::alone_time(platform, options, trace_of(i)?, &hosts[i])? } else { f64::NAN };
+                let record = JobRecord {
                     id: j.id,
                     submit_s: j.submit_s,
                     procs: j.procs,
@@ -338,19 +347,27 @@ impl Workload {
                     start_s: e.start,
                     end_s: e.end,
                     reserved_s: f64::NAN,
-                })
-                .collect();
-            records.sort_by(|a, b| a.submit_s.total_cmp(&b.submit_s).then(a.id.cmp(&b.id)));
+                };
+                rows.push((record, fabric::FabricJob { bytes: e.bytes, alone_s, hosts: fabric::distinct_hosts(&hosts[i]) }));
+            }
+            rows.sort_by(|(a, _), (b, _)| a.submit_s.total_cmp(&b.submit_s).then(a.id.cmp(&b.id)));
+            let (records, on_fabric) = rows.into_iter().unzip();
             let processors = cores.iter().map(|&c| u64::from(c)).sum();
-            return Ok((BatchResult { policy, processors, jobs: records, skipped: self.skipped, passes: 0 }, events));
+            let r = BatchResult { policy, processors, jobs: records, skipped: self.skipped, passes: 0, fabric: on_fabric };
+            return Ok((r, events));
         }
         let engine = crate::mpi::jobs::Fabric::new(platform, options, &mut observer)?;
         let hierarchy = fabric::Hierarchy::of(platform, allocation.name())?;
         let free = fabric::FreeCores::new(cores, hierarchy, allocation, seed);
-        let mut runner = fabric::FabricRunner::new(engine, free, &mut trace_of);
+        let mut runner = fabric::FabricRunner::new(engine, platform, options, alone, free, &mut trace_of);
         let processors = runner.processors();
-        let r = self.schedule(policy, processors, &mut runner)?;
-        Ok((r, runner.events()))
+        let mut r = self.schedule(policy, processors, &mut runner)?;
+        let events = runner.events();
+        let done: Option<Vec<fabric::FabricJob>> = runner.into_jobs().into_iter().collect();
+        r.fabric = done.filter(|d| d.len() == r.jobs.len()).ok_or_else(|| {
+            Error::new(ErrorKind::Deadlock, "jobs", "the schedule ended with jobs the fabric never saw end")
+        })?;
+        Ok((r, events))
     }
 
     /// Schedule the jobs on `processors` processors under a batch policy; the result's

@@ -322,7 +322,7 @@ pub fn phase_comm_s(phase: &Phase, p: u64) -> f64 {
     let msg = |bytes: f64| LATENCY_S + bytes / BANDWIDTH_BYTES_S;
     let rounds = (p.max(1) as f64).log2().ceil();
     match *phase {
-        Phase::Compute { .. } => 0.0,
+        Phase::Compute { .. } | Phase::ComputeShare => 0.0,
         Phase::Exchange { bytes, neighbors } => neighbors as f64 * msg(bytes),
         Phase::Barrier => rounds * msg(0.0),
         Phase::Bcast { bytes } | Phase::Allreduce { bytes } => rounds * msg(bytes),

@@ -322,6 +322,7 @@ fn steps_of(program: &Program, p: u64) -> Vec<Step> {
                 out.push(Step::Round { first: 1, count: 1, bytes, coll: false, start: true, end: true })
             }
             Phase::Halo { .. } | Phase::Pairs { .. } => {}
+            Phase::ComputeShare => {} // resolved by the caller (`Program::resolved`)
             Phase::Barrier | Phase::Bcast { .. } | Phase::Allreduce { .. } => {
                 let bytes = match *ph {
                     Phase::Bcast { bytes } | Phase::Allreduce { bytes } => bytes,
@@ -1179,7 +1180,7 @@ pub fn simulate(jobs: &[Job], policy: TsPolicy, params: &TsParams) -> Result<TsR
     for &i in &order {
         let j = &jobs[i];
         let prog = match &j.program {
-            Some(p) => p.clone(),
+            Some(p) => p.resolved(j.runtime_s).into_owned(),
             None => nas::default_program(j.runtime_s, j.procs),
         };
         rt.push(JobRt {

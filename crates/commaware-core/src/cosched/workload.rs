@@ -36,6 +36,9 @@ pub const MAX_MEMORY_MB: f64 = 1_073_741_824.0;
 pub enum Phase {
     /// A compute burst of `seconds` at the node's full speed.
     Compute { seconds: f64 },
+    /// A compute burst of the job's logged runtime over the program's iterations: the job
+    /// computes for its logged runtime in all, and what it communicates comes on top.
+    ComputeShare,
     /// Point-to-point exchange: each process sends `bytes` to each of `neighbors` other
     /// processes of the job and receives as much from each.
     Exchange { bytes: f64, neighbors: u32 },
@@ -82,9 +85,20 @@ pub struct Program {
 pub const PATTERNS: [&str; 5] = ["halo2d", "halo3d", "alltoall", "allreduce", "pairs"];
 
 impl Program {
+    /// The program with each `compute_share` a compute of `runtime_s / iterations` seconds.
+    pub fn resolved(&self, runtime_s: f64) -> std::borrow::Cow<'_, Program> {
+        if !self.phases.contains(&Phase::ComputeShare) {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let seconds = runtime_s / self.iterations as f64;
+        let phases = self.phases.iter().map(|p| if *p == Phase::ComputeShare { Phase::Compute { seconds } } else { p.clone() }).collect();
+        std::borrow::Cow::Owned(Program { iterations: self.iterations, phases })
+    }
+
     /// A program from a pattern spec `NAME[:KEY=VALUE,...]` (`--pattern`): NAME one of
     /// [`PATTERNS`]; keys `bytes` (a message, or alltoall's block; default 2^20), `iterations`
-    /// (default 10) and `compute` (seconds of compute before each exchange; default 0).
+    /// (default 10) and `compute` (seconds of compute before each exchange, default 0; `auto`:
+    /// each job's logged runtime over the iterations, a `compute_share` phase).
     pub fn from_pattern(spec: &str) -> Result<Program> {
         let field = "pattern";
         let (name, rest) = spec.split_once(':').unwrap_or((spec, ""));
@@ -92,17 +106,21 @@ impl Program {
         if !PATTERNS.contains(&name) {
             return Err(Error::new(ErrorKind::Options, field, format!("unknown pattern `{name}` (known: {})", PATTERNS.join(", "))));
         }
-        let (mut bytes, mut iterations, mut compute) = (1_048_576.0, 10u64, 0.0);
+        let (mut bytes, mut iterations, mut compute) = (1_048_576.0, 10u64, Some(0.0));
         for item in rest.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let Some((key, value)) = item.split_once('=') else {
                 return Err(Error::new(ErrorKind::Options, field, format!("`{item}` is not KEY=VALUE (keys: bytes, iterations, compute)")));
             };
+            if key.trim() == "compute" && value.trim() == "auto" {
+                compute = None;
+                continue;
+            }
             let number: f64 = value.trim().parse().map_err(|_| {
                 Error::new(ErrorKind::Options, field, format!("{}: `{}` is not a number", key.trim(), value.trim()))
             })?;
             match key.trim() {
                 "bytes" => bytes = number,
-                "compute" => compute = number,
+                "compute" => compute = Some(number),
                 "iterations" if number.fract() == 0.0 && number >= 1.0 && number <= MAX_ITERATIONS as f64 => iterations = number as u64,
                 "iterations" => {
                     return Err(Error::new(ErrorKind::Options, field, format!("iterations: must be a whole number in 1..=2^32, got {value}")))
@@ -118,8 +136,10 @@ impl Program {
             _ => Phase::Pairs { bytes },
         };
         let mut phases = Vec::with_capacity(2);
-        if compute != 0.0 {
-            phases.push(Phase::Compute { seconds: compute });
+        match compute {
+            None => phases.push(Phase::ComputeShare),
+            Some(seconds) if seconds != 0.0 => phases.push(Phase::Compute { seconds }),
+            Some(_) => {}
         }
         phases.push(exchange);
         let program = Program { iterations, phases };
@@ -231,7 +251,7 @@ fn check_program(p: &Program, field: &str, procs: Option<u64>) -> Result<()> {
             Phase::Bcast { bytes } | Phase::Allreduce { bytes } | Phase::Alltoall { bytes } | Phase::Pairs { bytes } => {
                 check_time(&g("bytes"), *bytes)?
             }
-            Phase::Barrier => {}
+            Phase::Barrier | Phase::ComputeShare => {}
         }
     }
     Ok(())
@@ -443,6 +463,9 @@ mod tests {
         let p = Program::from_pattern("halo2d:bytes=4096,iterations=5,compute=0.01").unwrap();
         assert_eq!(p, Program { iterations: 5, phases: vec![Phase::Compute { seconds: 0.01 }, Phase::Halo { bytes: 4096.0, dims: 2 }] });
         assert_eq!(Program::from_pattern("pairs").unwrap(), Program { iterations: 10, phases: vec![Phase::Pairs { bytes: 1_048_576.0 }] });
+        let auto = Program::from_pattern("alltoall:compute=auto,iterations=4").unwrap();
+        assert_eq!(auto.phases[0], Phase::ComputeShare);
+        assert_eq!(auto.resolved(10.0).phases[0], Phase::Compute { seconds: 2.5 });
         for (spec, says) in [
             ("ring", "unknown pattern `ring`"),
             ("alltoall:size=3", "unknown key `size`"),

@@ -22,12 +22,23 @@ pub struct JobRun {
     pub hosts: Vec<usize>,
 }
 
-/// When a job ran: its start, its end (its last rank's) and each rank's end (s).
+/// When a job ran: its start, its end (its last rank's) and each rank's end (s), and the
+/// payload bytes its messages moved.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobEnd {
     pub start: f64,
     pub end: f64,
     pub rank_ends: Vec<f64>,
+    pub bytes: f64,
+}
+
+/// A job the fabric saw end: its number (start order), each rank's end (s), and the payload
+/// bytes its messages moved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ended {
+    pub job: u32,
+    pub rank_ends: Vec<f64>,
+    pub bytes: f64,
 }
 
 /// The platform's network and hosts as jobs start and end on them: one engine for every job.
@@ -79,13 +90,19 @@ impl<'a> Fabric<'a> {
     /// that ended at [`Fabric::now`] with each rank's end, in job order; none when the limit
     /// came first or nothing runs. An ended job's program is forgotten. Without a limit, jobs
     /// still running that no end reaches are a deadlock: the error names their blocked ranks.
-    pub fn run_until(&mut self, limit: f64) -> Result<Vec<(u32, Vec<f64>)>> {
+    pub fn run_until(&mut self, limit: f64) -> Result<Vec<Ended>> {
         let mut ended = self.replay.run_until(limit)?;
         if ended.is_empty() && limit == f64::INFINITY {
             self.replay.check_finished()?;
         }
         ended.sort_unstable();
-        Ok(ended.into_iter().map(|j| (j, self.replay.finish_job(j))).collect())
+        Ok(ended
+            .into_iter()
+            .map(|job| {
+                let (rank_ends, bytes) = self.replay.finish_job(job);
+                Ended { job, rank_ends, bytes }
+            })
+            .collect())
     }
 }
 
@@ -129,10 +146,10 @@ pub fn simulate_jobs_with(
     let mut running = 0;
     while next < order.len() || running > 0 {
         let limit = order.get(next).map_or(f64::INFINITY, |&j| starts[j]);
-        for (number, rank_ends) in fabric.run_until(limit)? {
-            let j = order[number as usize];
+        for Ended { job, rank_ends, bytes } in fabric.run_until(limit)? {
+            let j = order[job as usize];
             let end = rank_ends.iter().copied().fold(starts[j], f64::max);
-            ends[j] = Some(JobEnd { start: starts[j], end, rank_ends });
+            ends[j] = Some(JobEnd { start: starts[j], end, rank_ends, bytes });
             running -= 1;
         }
         while next < order.len() && starts[order[next]] <= fabric.now() {
@@ -216,15 +233,16 @@ mod tests {
         assert_eq!(fabric.now(), 0.005);
         let first = fabric.run_until(f64::INFINITY).unwrap();
         assert_eq!(first.len(), 1);
-        assert_eq!(first[0].0, 0);
+        assert_eq!(first[0].job, 0);
+        assert_eq!(first[0].bytes, 1e6);
         assert!((fabric.now() - (1e-5 + 1e6 / 1e8)).abs() < 1e-12);
         // A job started now, on the hosts job a left.
         fabric.start(pair(1e6), &[0, 1], "c").unwrap();
         let second = fabric.run_until(f64::INFINITY).unwrap();
-        assert_eq!(second.iter().map(|e| e.0).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(second.iter().map(|e| e.job).collect::<Vec<_>>(), vec![2]);
         assert!((fabric.now() - 2.0 * (1e-5 + 1e6 / 1e8)).abs() < 1e-12);
         let third = fabric.run_until(f64::INFINITY).unwrap();
-        assert_eq!(third[0].0, 1);
+        assert_eq!((third[0].job, third[0].bytes), (1, 3e6));
         assert!((fabric.now() - (1e-5 + 3e6 / 1e8)).abs() < 1e-12);
         assert!(fabric.run_until(f64::INFINITY).unwrap().is_empty());
     }

@@ -516,6 +516,8 @@ struct JobBook {
     job_of: Vec<u32>,
     first: Vec<usize>,
     left: Vec<u32>,
+    /// Payload bytes each job's messages moved (sent), by job.
+    bytes: Vec<f64>,
     ended: Vec<u32>,
     alarm: Option<(f64, u64)>,
     alarms: u64,
@@ -828,6 +830,7 @@ impl<'a, 'o> Replay<'a, 'o> {
         book.job_of.extend(std::iter::repeat_n(job, n));
         book.first.push(base);
         book.left.push(n as u32);
+        book.bytes.push(0.0);
         Ok(job)
     }
 
@@ -858,15 +861,17 @@ impl<'a, 'o> Replay<'a, 'o> {
         }
     }
 
-    /// When job `job`'s ranks ended (s), and forget its program (its memory goes).
-    pub(crate) fn finish_job(&mut self, job: u32) -> Vec<f64> {
+    /// When job `job`'s ranks ended (s) and the payload bytes its messages moved; forget its
+    /// program (its memory goes).
+    pub(crate) fn finish_job(&mut self, job: u32) -> (Vec<f64>, f64) {
         let book = self.jobs.as_ref().expect("a replay of jobs");
         let first = book.first[job as usize];
         let n = book.job_of[first..].iter().take_while(|&&j| j == job).count();
+        let bytes = book.bytes[job as usize];
         if let TraceRef::Shared(union) = &mut self.trace {
             std::rc::Rc::make_mut(union).forget(first..first + n);
         }
-        self.ranks[first..first + n].iter().map(|st| st.end).collect()
+        (self.ranks[first..first + n].iter().map(|st| st.end).collect(), bytes)
     }
 
     /// Give the timeline the load of each link that changed since the last call (all at
@@ -1459,6 +1464,9 @@ impl<'a, 'o> Replay<'a, 'o> {
         let now = self.now();
         let m = &mut self.msgs[id as usize];
         m.start = now;
+        if let Some(book) = &mut self.jobs {
+            book.bytes[book.job_of[m.src as usize] as usize] += m.bytes;
+        }
         let (s, d) = (self.ranks[m.src as usize].host, self.ranks[m.dst as usize].host);
         // The envelope travels with every message; the eager choice saw the payload alone.
         let size = m.bytes + self.protocol.envelope_bytes;
