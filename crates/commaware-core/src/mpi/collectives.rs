@@ -508,6 +508,27 @@ impl Collectives {
         self.smp_hosts = Some(std::sync::Arc::new(SmpHosts { hosts, layouts: Default::default() }));
     }
 
+    /// Ranks joining after the `known` world ranks so far (jobs starting in a replay): world
+    /// rank `known + i` runs on host `hosts[i]`. The layouts of the communicators so far stay
+    /// (their members do not change). False, changing nothing, when the hosts known are not
+    /// those `known` ranks' ([`Collectives::set_hosts`] then).
+    pub fn add_hosts(&mut self, known: usize, hosts: &[usize]) -> bool {
+        let Some(arc) = &mut self.smp_hosts else { return false };
+        if arc.hosts.len() != known {
+            return false;
+        }
+        let more = hosts.iter().map(|&h| h as u32);
+        match std::sync::Arc::get_mut(arc) {
+            Some(h) => h.hosts.extend(more),
+            None => {
+                let layouts = arc.layouts.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                let hosts = arc.hosts.iter().copied().chain(more).collect();
+                *arc = std::sync::Arc::new(SmpHosts { hosts, layouts: std::sync::Mutex::new(layouts) });
+            }
+        }
+        true
+    }
+
     /// The layout over hosts of communicator `g` of `members` (world ranks in its rank order).
     pub(crate) fn smp_layout(&self, g: u32, members: &[u32]) -> std::sync::Arc<smp::Layout> {
         let Some(h) = &self.smp_hosts else { return std::sync::Arc::new(smp::Layout::new(members, |w| w)) };

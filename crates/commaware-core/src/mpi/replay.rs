@@ -817,7 +817,9 @@ impl<'a, 'o> Replay<'a, 'o> {
         let n = trace.n_ranks();
         std::rc::Rc::make_mut(union).append(trace)?;
         // The hosts of every rank, for the collectives that look at them (SMP-aware ones).
-        self.coll.set_hosts(self.ranks.iter().map(|st| st.host).chain(hosts.iter().copied()));
+        if !self.coll.add_hosts(base, hosts) {
+            self.coll.set_hosts(self.ranks.iter().map(|st| st.host).chain(hosts.iter().copied()));
+        }
         let union = self.trace.clone();
         for (i, &host) in hosts.iter().enumerate() {
             self.ranks.push(RankState::new(host, &union, base + i, &self.coll));
@@ -870,6 +872,13 @@ impl<'a, 'o> Replay<'a, 'o> {
         let bytes = book.bytes[job as usize];
         if let TraceRef::Shared(union) = &mut self.trace {
             std::rc::Rc::make_mut(union).forget(first..first + n);
+        }
+        // The ranks' request slots and queues go too (a rank of a long program has thousands).
+        for r in first..first + n {
+            let st = &mut self.ranks[r];
+            (st.reqs, st.unwaited, st.wait_reqs, st.fan) = (Vec::new(), Vec::new(), Vec::new(), None);
+            self.unmatched_sends[r] = VecDeque::new();
+            self.unmatched_recvs[r] = VecDeque::new();
         }
         (self.ranks[first..first + n].iter().map(|st| st.end).collect(), bytes)
     }
