@@ -140,6 +140,18 @@ def run(workload: WorkloadLike, policy: str = "batch", processors: int = 16, all
     return CoschedRun(result)
 
 
+def job_trace(workload: WorkloadLike, index: int, pattern: str | None = None) -> Any:
+    """The trace (a `commaware.Trace`) job `index` of `workload` runs on a platform: its program
+    (else `pattern`'s, else the workload's default program) lowered to MPI operations, else a
+    compute of its logged runtime; e.g. to export it (`trace export`) for another simulator."""
+    from .api import Trace
+
+    w = load_workload(workload)
+    if pattern is not None:
+        w = w.with_pattern(pattern)
+    return Trace(w.job_trace(index), f"jobs[{index}]")
+
+
 def run_on_platform(workload: WorkloadLike, platform: Any, policy: str = "batch-easy", allocation: str = "contiguous",
                     seed: int = 0, *, pattern: str | None = None, model: str | None = None, coll: str | None = None,
                     smpi: str | None = None, trace_dir: str | PathLike | None = None, alone: bool = True) -> CoschedRun:
@@ -177,9 +189,11 @@ def run_on_platform(workload: WorkloadLike, platform: Any, policy: str = "batch-
         base = Path(workload).parent if isinstance(workload, (str, PathLike)) else Path(".")
     traces = {path: load_trace(base / path)._core for path in w.trace_paths()}
     p = load_platform(platform)
-    result, _events = _core.cosched_run_fabric(w, policy, p._core, allocation, seed, model=model, coll=coll, smpi=smpi,
-                                               traces=traces, alone=alone)
-    return CoschedRun(result)
+    result, events = _core.cosched_run_fabric(w, policy, p._core, allocation, seed, model=model, coll=coll, smpi=smpi,
+                                              traces=traces, alone=alone)
+    run = CoschedRun(result)
+    run.engine_events = events
+    return run
 
 
 class CoschedRun:
@@ -189,6 +203,8 @@ class CoschedRun:
     def __init__(self, result: _core.CoschedResult) -> None:
         self._r = result
         self._columns: dict[str, np.ndarray] | None = None
+        #: On a platform, the engine's steps (events) of the run; None otherwise.
+        self.engine_events: int | None = None
 
     @property
     def policy(self) -> str:

@@ -196,7 +196,8 @@ def test_each_job_reports_its_time_alone_slowdown_bytes_and_hosts(cli, write_jso
     doc = json.loads(proc.stdout)
     assert [(j["alone_s"], j["slowdown"], j["bytes"], j["hosts"]) for j in doc["jobs"]] == \
         [(pytest.approx(2.0), pytest.approx(2.0), 2e8, "0-1"), (pytest.approx(2.0), pytest.approx(2.0), 2e8, "2-3")]
-    assert doc["avg_slowdown"] == pytest.approx(2.0) and doc["bytes"] == 4e8
+    assert doc["avg_slowdown"] == pytest.approx(2.0) and (doc["bytes"], doc["messages"]) == (4e8, 4)
+    assert doc["engine_events"] > 0 and doc["jobs"][0]["messages"] == 2
     import pyarrow.parquet as pq
 
     table = pq.read_table(out).to_pydict()

@@ -66,6 +66,25 @@ impl Workload {
         w.spec.default_program = Some(program);
         Ok(Workload(w))
     }
+    /// The trace job `index` runs on a platform: its program (or the default program) lowered
+    /// to MPI operations, else a compute of its logged runtime (a job with a `trace` file runs
+    /// that file: an error here).
+    fn job_trace(&self, py: Python<'_>, index: usize) -> PyResult<crate::simulation::Trace> {
+        let spec = &self.0.spec;
+        let r = py.allow_threads(|| {
+            guarded(|| {
+                let jobs = spec.jobs_with_default();
+                let job = jobs.get(index).ok_or_else(|| {
+                    commaware_core::Error::new(commaware_core::ErrorKind::Options, "index", format!("no job {index} (the workload has {})", jobs.len()))
+                })?;
+                if let Some(path) = &job.trace {
+                    return Err(commaware_core::Error::workload(format!("jobs[{index}].trace"), format!("the job replays `{path}`: read that file")));
+                }
+                cosched::fabric::job_trace(job)
+            })
+        });
+        r.map(crate::simulation::Trace)
+    }
     /// The workload as SWF text (an SWF log as read; JSON jobs with -1 for unknown fields).
     fn to_swf<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
         let text = py.allow_threads(|| self.0.to_swf());

@@ -271,7 +271,7 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
             click.echo(run.to_json())
         else:  # the allocation a platform run used, and the platform
             doc = _json.loads(run.to_json())
-            doc.update(allocation=allocation, platform=platform)
+            doc.update(allocation=allocation, platform=platform, engine_events=run.engine_events)
             click.echo(_json.dumps(doc, sort_keys=True, separators=(",", ":")))
         return
     s = run.summary

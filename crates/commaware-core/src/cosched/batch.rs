@@ -213,9 +213,9 @@ impl BatchResult {
     }
 
     /// The `--json` document: policy, processors, the summary, `skipped` and every job; on a
-    /// platform also `avg_slowdown` (runtime over time alone, over the jobs), `bytes` (all
-    /// jobs'), and per job `alone_s`, `slowdown`, `bytes` and `hosts` (host indices as an
-    /// interval set, `0-3 7`).
+    /// platform also `avg_slowdown` (runtime over time alone, over the jobs), `bytes` and
+    /// `messages` (all jobs'), and per job `alone_s`, `slowdown`, `bytes`, `messages` and
+    /// `hosts` (host indices as an interval set, `0-3 7`).
     pub fn to_json(&self) -> String {
         let mut head = serde_json::json!({"policy": self.policy.name(), "allocation": "packing", "mpl": 1});
         if !self.fabric.is_empty() {
@@ -223,6 +223,7 @@ impl BatchResult {
             let avg = slowdowns.iter().sum::<f64>() / slowdowns.len().max(1) as f64;
             head["avg_slowdown"] = if avg.is_finite() { avg.into() } else { serde_json::Value::Null };
             head["bytes"] = self.fabric.iter().map(|f| f.bytes).sum::<f64>().into();
+            head["messages"] = self.fabric.iter().map(|f| f.messages).sum::<u64>().into();
         }
         run_json(head, self.processors, &self.summary(), &self.skipped, &self.jobs, &self.fabric)
     }
@@ -260,6 +261,7 @@ pub fn run_json(
         alone_s: Option<f64>,
         slowdown: Option<f64>,
         bytes: f64,
+        messages: u64,
         hosts: String,
     }
     let mut doc = match head {
@@ -292,6 +294,7 @@ pub fn run_json(
                     alone_s: (!f.alone_s.is_nan()).then_some(f.alone_s),
                     slowdown: Some(f.slowdown(j.runtime_s)).filter(|s| s.is_finite()),
                     bytes: f.bytes,
+                    messages: f.messages,
                     hosts: super::interval_set(&f.hosts),
                 }
             }),

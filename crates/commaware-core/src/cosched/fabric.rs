@@ -455,8 +455,9 @@ impl FreeCores {
 /// What a job did on a fabric, beside its times.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FabricJob {
-    /// Payload bytes its messages moved.
+    /// Payload bytes its messages moved, and how many messages.
     pub bytes: f64,
+    pub messages: u64,
     /// Its time alone: the same trace on the same hosts of an otherwise empty platform, s; NaN
     /// when not asked for.
     pub alone_s: f64,
@@ -562,7 +563,7 @@ impl Runner for FabricRunner<'_, '_> {
             if self.done.len() <= k {
                 self.done.resize(k + 1, None);
             }
-            self.done[k] = Some(FabricJob { bytes: e.bytes, alone_s, hosts: distinct_hosts(&hosts) });
+            self.done[k] = Some(FabricJob { bytes: e.bytes, messages: e.messages, alone_s, hosts: distinct_hosts(&hosts) });
             ks.push(k);
         }
         Ok(Some((self.fabric.now(), ks)))
@@ -752,7 +753,7 @@ mod tests {
                 assert!((j.runtime_s - 4.0).abs() < 1e-9, "{policy:?}: {}", j.runtime_s);
                 assert!((f.alone_s - 2.0).abs() < 1e-9, "{policy:?}: {}", f.alone_s);
                 assert!((f.slowdown(j.runtime_s) - 2.0).abs() < 1e-9);
-                assert_eq!(f.bytes, 2e8);
+                assert_eq!((f.bytes, f.messages), (2e8, 2));
             }
             assert_eq!(r.fabric[1].hosts, vec![2, 3]);
             let doc: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();

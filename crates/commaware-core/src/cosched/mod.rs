@@ -348,7 +348,7 @@ impl Workload {
                     end_s: e.end,
                     reserved_s: f64::NAN,
                 };
-                rows.push((record, fabric::FabricJob { bytes: e.bytes, alone_s, hosts: fabric::distinct_hosts(&hosts[i]) }));
+                rows.push((record, fabric::FabricJob { bytes: e.bytes, messages: e.messages, alone_s, hosts: fabric::distinct_hosts(&hosts[i]) }));
             }
             rows.sort_by(|(a, _), (b, _)| a.submit_s.total_cmp(&b.submit_s).then(a.id.cmp(&b.id)));
             let (records, on_fabric) = rows.into_iter().unzip();

@@ -22,23 +22,25 @@ pub struct JobRun {
     pub hosts: Vec<usize>,
 }
 
-/// When a job ran: its start, its end (its last rank's) and each rank's end (s), and the
-/// payload bytes its messages moved.
+/// When a job ran: its start, its end (its last rank's) and each rank's end (s), the payload
+/// bytes its messages moved and how many messages.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobEnd {
     pub start: f64,
     pub end: f64,
     pub rank_ends: Vec<f64>,
     pub bytes: f64,
+    pub messages: u64,
 }
 
-/// A job the fabric saw end: its number (start order), each rank's end (s), and the payload
-/// bytes its messages moved.
+/// A job the fabric saw end: its number (start order), each rank's end (s), the payload bytes
+/// its messages moved and how many messages.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ended {
     pub job: u32,
     pub rank_ends: Vec<f64>,
     pub bytes: f64,
+    pub messages: u64,
 }
 
 /// The platform's network and hosts as jobs start and end on them: one engine for every job.
@@ -99,8 +101,8 @@ impl<'a> Fabric<'a> {
         Ok(ended
             .into_iter()
             .map(|job| {
-                let (rank_ends, bytes) = self.replay.finish_job(job);
-                Ended { job, rank_ends, bytes }
+                let (rank_ends, bytes, messages) = self.replay.finish_job(job);
+                Ended { job, rank_ends, bytes, messages }
             })
             .collect())
     }
@@ -146,10 +148,10 @@ pub fn simulate_jobs_with(
     let mut running = 0;
     while next < order.len() || running > 0 {
         let limit = order.get(next).map_or(f64::INFINITY, |&j| starts[j]);
-        for Ended { job, rank_ends, bytes } in fabric.run_until(limit)? {
+        for Ended { job, rank_ends, bytes, messages } in fabric.run_until(limit)? {
             let j = order[job as usize];
             let end = rank_ends.iter().copied().fold(starts[j], f64::max);
-            ends[j] = Some(JobEnd { start: starts[j], end, rank_ends, bytes });
+            ends[j] = Some(JobEnd { start: starts[j], end, rank_ends, bytes, messages });
             running -= 1;
         }
         while next < order.len() && starts[order[next]] <= fabric.now() {

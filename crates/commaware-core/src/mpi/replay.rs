@@ -516,8 +516,9 @@ struct JobBook {
     job_of: Vec<u32>,
     first: Vec<usize>,
     left: Vec<u32>,
-    /// Payload bytes each job's messages moved (sent), by job.
+    /// Payload bytes each job's messages moved (sent), and how many messages, by job.
     bytes: Vec<f64>,
+    messages: Vec<u64>,
     ended: Vec<u32>,
     alarm: Option<(f64, u64)>,
     alarms: u64,
@@ -833,6 +834,7 @@ impl<'a, 'o> Replay<'a, 'o> {
         book.first.push(base);
         book.left.push(n as u32);
         book.bytes.push(0.0);
+        book.messages.push(0);
         Ok(job)
     }
 
@@ -863,13 +865,13 @@ impl<'a, 'o> Replay<'a, 'o> {
         }
     }
 
-    /// When job `job`'s ranks ended (s) and the payload bytes its messages moved; forget its
-    /// program (its memory goes).
-    pub(crate) fn finish_job(&mut self, job: u32) -> (Vec<f64>, f64) {
+    /// When job `job`'s ranks ended (s), the payload bytes its messages moved and how many
+    /// messages; forget its program (its memory goes).
+    pub(crate) fn finish_job(&mut self, job: u32) -> (Vec<f64>, f64, u64) {
         let book = self.jobs.as_ref().expect("a replay of jobs");
         let first = book.first[job as usize];
         let n = book.job_of[first..].iter().take_while(|&&j| j == job).count();
-        let bytes = book.bytes[job as usize];
+        let (bytes, messages) = (book.bytes[job as usize], book.messages[job as usize]);
         if let TraceRef::Shared(union) = &mut self.trace {
             std::rc::Rc::make_mut(union).forget(first..first + n);
         }
@@ -880,7 +882,7 @@ impl<'a, 'o> Replay<'a, 'o> {
             self.unmatched_sends[r] = VecDeque::new();
             self.unmatched_recvs[r] = VecDeque::new();
         }
-        (self.ranks[first..first + n].iter().map(|st| st.end).collect(), bytes)
+        (self.ranks[first..first + n].iter().map(|st| st.end).collect(), bytes, messages)
     }
 
     /// Give the timeline the load of each link that changed since the last call (all at
@@ -1474,7 +1476,9 @@ impl<'a, 'o> Replay<'a, 'o> {
         let m = &mut self.msgs[id as usize];
         m.start = now;
         if let Some(book) = &mut self.jobs {
-            book.bytes[book.job_of[m.src as usize] as usize] += m.bytes;
+            let job = book.job_of[m.src as usize] as usize;
+            book.bytes[job] += m.bytes;
+            book.messages[job] += 1;
         }
         let (s, d) = (self.ranks[m.src as usize].host, self.ranks[m.dst as usize].host);
         // The envelope travels with every message; the eager choice saw the payload alone.
