@@ -346,7 +346,8 @@ def compare(workload: WorkloadLike | None = None, *, nas_jobs: int | None = None
             classes: Iterable[str] = ("A", "B"), mix: str = "nas", policies: str | Iterable[str] = "all",
             allocations: str | Iterable[str] = ("packing",), seeds: int = 10, first_seed: int = 0,
             processors: int = 16, mpl: int | None = None, params: dict[str, Any] | None = None,
-            workers: int | None = None, progress: Any = None) -> Comparison:
+            workers: int | None = None, progress: Any = None, platform: Any = None, pattern: str | None = None,
+            model: str | None = None, coll: str | None = None, smpi: str | None = None) -> Comparison:
     """Run every policy (and allocation) over `seeds` seeds and aggregate (the shape of Fig. 3).
 
     Either `workload` (fixed: the seed then only drives random allocation) or `nas_jobs` (a
@@ -355,7 +356,11 @@ def compare(workload: WorkloadLike | None = None, *, nas_jobs: int | None = None
     (§5.1). Runs go to a thread pool of `workers` threads (default: the CPU count; the core
     releases the GIL); results are placed by index, so they do not depend on the order runs
     finish: the comparison is deterministic given the seeds. `progress(done, total)` is
-    called after each run, from the calling thread."""
+    called after each run, from the calling thread.
+
+    With `platform`, every run is `run_on_platform` (batch policies; allocations among
+    PLATFORM_ALLOCATIONS, every pair of a policy and an allocation; `pattern`, `model`, `coll`,
+    `smpi` passed on), and each row also has `avg_slowdown` (mean runtime over time alone)."""
     import os
     from concurrent.futures import as_completed
 
@@ -371,20 +376,35 @@ def compare(workload: WorkloadLike | None = None, *, nas_jobs: int | None = None
         raise input_error(_core.OptionsError, "first_seed", "", f"must be in 0..2^64 - seeds, got {first_seed!r}")
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
         raise input_error(_core.OptionsError, "workers", "", f"must be a positive integer, got {workers!r}")
-    pols = list(POLICIES) if policies == "all" else \
+    known_policies = BATCH_POLICIES if platform is not None else POLICIES
+    known_allocations = PLATFORM_ALLOCATIONS if platform is not None else ALLOCATIONS
+    pols = list(known_policies) if policies == "all" else \
         [p.strip() for p in (policies.split(",") if isinstance(policies, str) else policies) if p.strip()]
     if not pols:
         raise input_error(_core.OptionsError, "policies", "", "no policy given")
     for p in pols:
-        if p not in POLICIES:
-            raise input_error(_core.OptionsError, "policies", "", f"unknown policy `{p}` (known: {', '.join(POLICIES)}, all)")
+        if p not in known_policies:
+            where = " on a platform" if platform is not None else ""
+            raise input_error(_core.OptionsError, "policies", "",
+                              f"unknown policy `{p}`{where} (known: {', '.join(known_policies)}, all)")
     allocs = [a.strip() for a in (allocations.split(",") if isinstance(allocations, str) else allocations) if a.strip()]
+    if platform is not None:
+        allocs = ["contiguous" if a == "packing" else a for a in allocs]
     if not allocs:
         raise input_error(_core.OptionsError, "allocation", "", "no allocation given")
     for a in allocs:
-        if a not in ALLOCATIONS:
-            raise input_error(_core.OptionsError, "allocation", "", f"unknown allocation `{a}` (known: {', '.join(ALLOCATIONS)})")
-    pairs = _compare_pairs(pols, allocs)
+        if a not in known_allocations:
+            raise input_error(_core.OptionsError, "allocation", "",
+                              f"unknown allocation `{a}` (known: {', '.join(known_allocations)})")
+    if platform is None:
+        pairs = _compare_pairs(pols, allocs)
+        metrics = COMPARE_METRICS
+    else:
+        from .api import load_platform
+
+        platform = load_platform(platform)
+        pairs = [(p, a) for p in pols for a in dict.fromkeys(allocs)]
+        metrics = (*COMPARE_METRICS, "avg_slowdown")
     seed_list = list(range(first_seed, first_seed + seeds))
     if nas_jobs is not None:
         loads = {s: nas_workload(nas_jobs, interarrival, s, classes, mix) for s in seed_list}
@@ -395,7 +415,7 @@ def compare(workload: WorkloadLike | None = None, *, nas_jobs: int | None = None
     keys: dict[tuple[str, str, int], tuple[str, str, int]] = {}
     for p, a in pairs:
         for s in seed_list:
-            varies = nas_jobs is not None or (a == "random" and p not in BATCH_POLICIES)
+            varies = nas_jobs is not None or (a == "random" and (platform is not None or p not in BATCH_POLICIES))
             keys[(p, a, s)] = (p, a, s if varies else seed_list[0])
     unique = list(dict.fromkeys(keys.values()))
     results: dict[tuple[str, str, int], dict[str, Any]] = {}
@@ -403,6 +423,9 @@ def compare(workload: WorkloadLike | None = None, *, nas_jobs: int | None = None
 
     def one(key: tuple[str, str, int]) -> dict[str, Any]:
         p, a, s = key
+        if platform is not None:
+            r = run_on_platform(loads[s], platform, p, a, s, pattern=pattern, model=model, coll=coll, smpi=smpi)
+            return {**r.summary, "avg_slowdown": float(r.columns["slowdown"].mean()), "processors": r.processors}
         r = run(loads[s], p, processors=processors, allocation=a, mpl=None if p in BATCH_POLICIES else mpl,
                 seed=s, params=None if p in BATCH_POLICIES else params)
         return dict(r.summary)
@@ -419,7 +442,7 @@ def compare(workload: WorkloadLike | None = None, *, nas_jobs: int | None = None
     for p, a in pairs:
         per_seed = [results[keys[(p, a, s)]] for s in seed_list]
         row: dict[str, Any] = {"policy": p, "allocation": a, "seeds": len(seed_list)}
-        for m in COMPARE_METRICS:
+        for m in metrics:
             vals = [float(r[m]) for r in per_seed]
             mean = sum(vals) / len(vals)
             std = (sum((v - mean) ** 2 for v in vals) / (len(vals) - 1)) ** 0.5 if len(vals) > 1 else 0.0
@@ -429,7 +452,10 @@ def compare(workload: WorkloadLike | None = None, *, nas_jobs: int | None = None
              "nas_jobs": nas_jobs, "interarrival_s": interarrival if nas_jobs is not None else None,
              "classes": list(classes) if nas_jobs is not None else None, "mix": mix if nas_jobs is not None else None,
              "seeds": seed_list, "processors": processors, "mpl": mpl or 3, "params": params or {}}
-    return Comparison(setup, rows)
+    if platform is not None:
+        setup.update(processors=next(iter(results.values()))["processors"], platform=platform.source, pattern=pattern,
+                     mpl=1)
+    return Comparison(setup, rows, list(metrics))
 
 
 class Comparison:
@@ -437,9 +463,10 @@ class Comparison:
     mean, std (sample, over seeds), min, max, per_seed), `.setup`, `.row(policy, allocation)`,
     `.to_dict()`, `.plot(path)`."""
 
-    def __init__(self, setup: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    def __init__(self, setup: dict[str, Any], rows: list[dict[str, Any]], metrics: list[str] | None = None) -> None:
         self.setup = setup
         self.rows = rows
+        self.metrics = metrics or list(COMPARE_METRICS)
 
     def row(self, policy: str, allocation: str = "packing") -> dict[str, Any]:
         for r in self.rows:
@@ -451,14 +478,15 @@ class Comparison:
         return float(self.row(policy, allocation)[metric]["mean"])
 
     def to_dict(self) -> dict[str, Any]:
-        return {"setup": self.setup, "metrics": list(COMPARE_METRICS), "rows": self.rows}
+        return {"setup": self.setup, "metrics": self.metrics, "rows": self.rows}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), allow_nan=False)
 
     def plot(self, path: str | PathLike, title: str | None = None, format: str | None = None) -> None:
         """Bars of mean response time per policy (wait and execution stacked, as Fig. 3), with
-        the spread over seeds (sample std of the response) as error bars; format from the suffix."""
+        the spread over seeds (sample std of the response) as error bars; on a platform, bars of
+        the mean slowdown per policy and allocation; format from the suffix."""
         import matplotlib
 
         matplotlib.use("Agg")
@@ -466,6 +494,8 @@ class Comparison:
 
         labels = [r["policy"] if len({x["allocation"] for x in self.rows}) == 1 else f"{r['policy']}\n{r['allocation']}"
                   for r in self.rows]
+        if "avg_slowdown" in self.metrics:
+            return self._plot_slowdown(path, labels, title, format)
         wait = [r["avg_wait_s"]["mean"] for r in self.rows]
         exe = [r["avg_exec_s"]["mean"] for r in self.rows]
         err = [r["avg_response_s"]["std"] for r in self.rows]
@@ -480,6 +510,34 @@ class Comparison:
         ax.set_ylabel("mean time per job (s)")
         seeds = self.setup["seeds"]
         ax.set_title(title or f"mean response time, {len(seeds)} seed{'s' if len(seeds) > 1 else ''}")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        try:
+            fig.savefig(str(path), format=format or (Path(path).suffix.lstrip(".").lower() or "png"))
+        finally:
+            plt.close(fig)
+
+    def _plot_slowdown(self, path: str | PathLike, labels: list[str], title: str | None, format: str | None) -> None:
+        """Bars of the mean slowdown (runtime over time alone) per policy and allocation, with the
+        spread over seeds (sample std) as error bars."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        x = list(range(len(self.rows)))
+        fig, ax = plt.subplots(figsize=(max(6.0, 0.7 * len(x) + 2), 4.2))
+        ax.bar(x, [r["avg_slowdown"]["mean"] for r in self.rows], color="C2",
+               yerr=[r["avg_slowdown"]["std"] for r in self.rows], capsize=3)
+        ax.axhline(1.0, color="k", lw=0.8, ls="--", label="as alone")
+        ax.set_xticks(x)
+        ax.set_xticklabels(labels, fontsize=8, rotation=30, ha="right")
+        ax.set_ylabel("mean slowdown (runtime / alone)")
+        seeds = self.setup["seeds"]
+        where = Path(str(self.setup.get("platform"))).name
+        ax.set_title(title or f"mean slowdown{'' if where.startswith('<') else ' on ' + where}, "
+                              f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''}")
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()

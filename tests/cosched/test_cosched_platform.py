@@ -208,3 +208,29 @@ def test_each_job_reports_its_time_alone_slowdown_bytes_and_hosts(cli, write_jso
     assert doc["avg_slowdown"] is None
     doc = json.loads(cli("cosched", "run", w, "--json").stdout)
     assert not {"alone_s", "bytes", "hosts", "slowdown"} & set(doc["jobs"][0]) and "avg_slowdown" not in doc
+
+
+def test_compare_on_a_platform_gives_the_slowdown_of_each_allocation(cli, write_json, tmp_path):
+    """`cosched compare --platform`: the four alltoalls of the compact/spread test under each
+    allocation; compact as alone (slowdown 1), spread 4 (each leaf's up-link carries four
+    times what it carries for one job alone), random seeded in between; the chart is written."""
+    w, p = write_json("w.json", alltoall_jobs(4, 4)), write_json("p.json", FAT_TREE)
+    plot = tmp_path / "slowdown.svg"
+    proc = cli("cosched", "compare", w, "--platform", p, "--policies", "batch-easy", "--allocation",
+               "compact,spread,random", "--seeds", "2", "--json", "--plot", plot)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert "avg_slowdown" in doc["metrics"] and doc["setup"]["platform"] == str(p)
+    slowdown = {r["allocation"]: r["avg_slowdown"] for r in doc["rows"]}
+    assert slowdown["compact"]["per_seed"] == pytest.approx([1.0, 1.0])
+    assert slowdown["spread"]["per_seed"] == pytest.approx([4.0, 4.0])
+    assert 1.0 < slowdown["random"]["mean"] < 4.0
+    assert plot.read_text().lstrip().startswith("<?xml")
+    for args, message in ((["--policies", "hybrid"], "unknown policy `hybrid` on a platform"),
+                          (["--allocation", "memory-aware"], "unknown allocation `memory-aware`"),
+                          (["--nodes", "4"], "do not apply with --platform")):
+        proc = cli("cosched", "compare", w, "--platform", p, *args)
+        assert proc.returncode == 2, args
+        assert message in proc.stderr and "Traceback" not in proc.stderr
+    proc = cli("cosched", "compare", w, "--pattern", "pairs")
+    assert proc.returncode == 2 and "--pattern: only with --platform" in proc.stderr

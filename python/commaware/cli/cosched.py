@@ -329,6 +329,14 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Override a time-sharing parameter (repeatable), as in `cosched run`.")
 @click.option("--workers", type=int, default=None, help="Parallel runs (threads; default: the CPU count).")
+@click.option("--platform", type=click.Path(dir_okay=False), default=None,
+              help="Run the batch policies on this platform, jobs sharing its network (as cosched run --platform), "
+                   "under each --allocation among contiguous, random, compact, spread; adds the mean slowdown "
+                   "(runtime / alone), which --plot then shows.")
+@click.option("--pattern", default=None, metavar="NAME[:KEY=VALUE,...]", help="With --platform: as in cosched run.")
+@click.option("--model", default=None, help="With --platform: the sharing model.")
+@click.option("--coll", default=None, metavar="SPEC", help="With --platform: collective algorithms.")
+@click.option("--smpi", default=None, metavar="PRESET", help="With --platform: SMPI's timing model.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object: setup, metrics, and rows (policy, allocation, and per metric mean, std, "
                    "min, max, per_seed).")
@@ -337,8 +345,9 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
 @click.option("--quiet", is_flag=True, help="No progress on stderr (a bar on a terminal, else a line every 10 s).")
 def cosched_compare_cmd(workload: Optional[str], nas_jobs: Optional[int], interarrival: float, classes: str, mix: str,
                         policies: str, allocations: str, seeds: int, first_seed: int, mpl: Optional[int],
-                        nodes: Optional[int], params: tuple[str, ...], workers: Optional[int], as_json: bool,
-                        plot_path: Optional[str], quiet: bool) -> None:
+                        nodes: Optional[int], params: tuple[str, ...], workers: Optional[int], platform: Optional[str],
+                        pattern: Optional[str], model: Optional[str], coll: Optional[str], smpi: Optional[str],
+                        as_json: bool, plot_path: Optional[str], quiet: bool) -> None:
     """Compare policies over seeds: mean response, wait and execution per policy (Fig. 3's shape).
 
     Give WORKLOAD (fixed; the seeds then vary only random allocation) or --nas-jobs N (a new
@@ -350,11 +359,21 @@ def cosched_compare_cmd(workload: Optional[str], nas_jobs: Optional[int], intera
     Examples:
       commaware cosched compare --nas-jobs 100 --interarrival 100 --seeds 10 --allocation packing,random
       commaware cosched compare w.json --policies batch,gang,hybrid --seeds 1 --plot fig3.png
+      commaware cosched compare w.json --platform ft.json --policies batch-easy \
+          --allocation contiguous,random,compact,spread --seeds 3 --plot slowdown.png
     """
     import json as _json
     from pathlib import Path
 
-    from ..cosched import ALLOCATIONS, POLICIES, compare, load_workload
+    from ..cosched import ALLOCATIONS, BATCH_POLICIES, PLATFORM_ALLOCATIONS, POLICIES, compare, load_workload
+
+    if platform is not None:
+        if nodes is not None or mpl is not None or params:
+            fail("--nodes, --mpl and --param do not apply with --platform (its cores are the processors)")
+    else:
+        for name, value in (("--pattern", pattern), ("--model", model), ("--coll", coll), ("--smpi", smpi)):
+            if value is not None:
+                fail(f"{name}: only with --platform")
 
     if (workload is None) == (nas_jobs is None):
         fail("give either WORKLOAD or --nas-jobs N (not both)")
@@ -372,16 +391,19 @@ def cosched_compare_cmd(workload: Optional[str], nas_jobs: Optional[int], intera
         fail(f"--workers: must be at least 1, got {workers}")
     if not interarrival > 0 or interarrival != interarrival or interarrival == float("inf"):
         fail(f"--interarrival: must be a positive finite number, got {interarrival}")
-    pols = list(POLICIES) if policies.strip() == "all" else [p.strip() for p in policies.split(",") if p.strip()]
+    known_policies = BATCH_POLICIES if platform is not None else POLICIES
+    known_allocations = ("packing", *PLATFORM_ALLOCATIONS) if platform is not None else ALLOCATIONS
+    pols = list(known_policies) if policies.strip() == "all" else [p.strip() for p in policies.split(",") if p.strip()]
     for p in pols:
-        if p not in POLICIES:
-            fail(f"--policies: unknown policy `{p}` (known: {', '.join(POLICIES)}, all)")
+        if p not in known_policies:
+            fail(f"--policies: unknown policy `{p}`{' on a platform' if platform else ''} "
+                 f"(known: {', '.join(known_policies)}, all)")
     if not pols:
         fail("--policies: no policy given")
     allocs = [a.strip() for a in allocations.split(",") if a.strip()]
     for a in allocs:
-        if a not in ALLOCATIONS:
-            fail(f"--allocation: unknown allocation `{a}` (known: {', '.join(ALLOCATIONS)})")
+        if a not in known_allocations:
+            fail(f"--allocation: unknown allocation `{a}` (known: {', '.join(known_allocations)})")
     if not allocs:
         fail("--allocation: no allocation given")
     if plot_path is not None and Path(plot_path).suffix.lower() not in (".png", ".svg", ".pdf"):
@@ -399,12 +421,15 @@ def cosched_compare_cmd(workload: Optional[str], nas_jobs: Optional[int], intera
             comparison = compare(source, nas_jobs=nas_jobs, interarrival=interarrival, classes=class_list, mix=mix,
                                  policies=pols, allocations=allocs, seeds=seeds, first_seed=first_seed,
                                  processors=nodes or DEFAULT_NODES, mpl=mpl, params=overrides or None,
-                                 workers=workers, progress=lambda done, total: progress.update(done, total))
+                                 workers=workers, progress=lambda done, total: progress.update(done, total),
+                                 platform=platform, pattern=pattern, model=model, coll=coll, smpi=smpi)
         except _core.OptionsError as exc:
             _fail_option(exc, {"mpl", "allocation", "policy", "policies", "nodes", "processors", "seeds", "classes",
                                "mix"})
     if workload is not None:
         comparison.setup["workload"] = workload
+    if platform is not None:
+        comparison.setup["platform"] = platform
     if plot_path is not None:
         from ..output import deliver
 
@@ -416,10 +441,13 @@ def cosched_compare_cmd(workload: Optional[str], nas_jobs: Optional[int], intera
     s = comparison.setup
     what = workload if workload is not None else \
         f"{nas_jobs} NAS-like jobs (classes {','.join(class_list)}, mix {mix}), mean inter-arrival {interarrival:g} s"
-    out.print(f"[bold]{what}[/] on {s['processors']} nodes, MPL {s['mpl']}, {len(s['seeds'])} seed(s) "
+    where = f"{s['processors']} cores of {platform}" if platform else f"{s['processors']} nodes, MPL {s['mpl']}"
+    out.print(f"[bold]{what}[/] on {where}, {len(s['seeds'])} seed(s) "
               f"{s['seeds'][0]}..{s['seeds'][-1]}: mean ± std over seeds", highlight=False, soft_wrap=True)
     table = Table(header_style="bold")
-    for col in ("policy", "allocation", "response (s)", "wait (s)", "execution (s)", "utilization", "energy (MJ)"):
+    slowdown = "avg_slowdown" in comparison.metrics
+    for col in ("policy", "allocation", "response (s)", "wait (s)", "execution (s)", "utilization", "energy (MJ)",
+                *(("slowdown",) if slowdown else ())):
         table.add_column(col, justify="left" if col in ("policy", "allocation") else "right")
 
     def cell(m: dict, scale: float = 1.0, fmt: str = ".1f") -> str:
@@ -427,7 +455,8 @@ def cosched_compare_cmd(workload: Optional[str], nas_jobs: Optional[int], intera
 
     for r in comparison.rows:
         table.add_row(r["policy"], r["allocation"], cell(r["avg_response_s"]), cell(r["avg_wait_s"]),
-                      cell(r["avg_exec_s"]), cell(r["utilization"], fmt=".3f"), cell(r["energy_j"], 1e6, ".2f"))
+                      cell(r["avg_exec_s"]), cell(r["utilization"], fmt=".3f"), cell(r["energy_j"], 1e6, ".2f"),
+                      *((cell(r["avg_slowdown"], fmt=".3f"),) if slowdown else ()))
     out.print(table)
     if plot_path is not None:
         out.print(f"chart: {plot_path}", highlight=False, soft_wrap=True)
