@@ -494,50 +494,30 @@ class Comparison:
 
         labels = [r["policy"] if len({x["allocation"] for x in self.rows}) == 1 else f"{r['policy']}\n{r['allocation']}"
                   for r in self.rows]
+        x = list(range(len(self.rows)))
+        fig, ax = plt.subplots(figsize=(max(6.0, 0.7 * len(x) + 2), 4.2))
+        seeds = self.setup["seeds"]
+        over = f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''}"
         if "avg_slowdown" in self.metrics:
-            return self._plot_slowdown(path, labels, title, format)
-        wait = [r["avg_wait_s"]["mean"] for r in self.rows]
-        exe = [r["avg_exec_s"]["mean"] for r in self.rows]
-        err = [r["avg_response_s"]["std"] for r in self.rows]
-        x = list(range(len(self.rows)))
-        fig, ax = plt.subplots(figsize=(max(6.0, 0.7 * len(x) + 2), 4.2))
-        ax.bar(x, exe, color="C0", label="execution")
-        ax.bar(x, wait, bottom=exe, color="C1", label="wait")
-        ax.errorbar(x, [w + e for w, e in zip(wait, exe)], yerr=err, fmt="none", ecolor="k", capsize=3,
-                    label="response: ± std over seeds")
+            ax.bar(x, [r["avg_slowdown"]["mean"] for r in self.rows], color="C2",
+                   yerr=[r["avg_slowdown"]["std"] for r in self.rows], capsize=3)
+            ax.axhline(1.0, color="k", lw=0.8, ls="--", label="as alone")
+            ax.set_ylabel("mean slowdown (runtime / alone)")
+            where = Path(str(self.setup.get("platform"))).name
+            default = f"mean slowdown{'' if where.startswith('<') else ' on ' + where}, {over}"
+        else:
+            wait = [r["avg_wait_s"]["mean"] for r in self.rows]
+            exe = [r["avg_exec_s"]["mean"] for r in self.rows]
+            err = [r["avg_response_s"]["std"] for r in self.rows]
+            ax.bar(x, exe, color="C0", label="execution")
+            ax.bar(x, wait, bottom=exe, color="C1", label="wait")
+            ax.errorbar(x, [w + e for w, e in zip(wait, exe)], yerr=err, fmt="none", ecolor="k", capsize=3,
+                        label="response: ± std over seeds")
+            ax.set_ylabel("mean time per job (s)")
+            default = f"mean response time, {over}"
         ax.set_xticks(x)
         ax.set_xticklabels(labels, fontsize=8, rotation=30, ha="right")
-        ax.set_ylabel("mean time per job (s)")
-        seeds = self.setup["seeds"]
-        ax.set_title(title or f"mean response time, {len(seeds)} seed{'s' if len(seeds) > 1 else ''}")
-        ax.grid(True, axis="y", alpha=0.3)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        try:
-            fig.savefig(str(path), format=format or (Path(path).suffix.lstrip(".").lower() or "png"))
-        finally:
-            plt.close(fig)
-
-    def _plot_slowdown(self, path: str | PathLike, labels: list[str], title: str | None, format: str | None) -> None:
-        """Bars of the mean slowdown (runtime over time alone) per policy and allocation, with the
-        spread over seeds (sample std) as error bars."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        x = list(range(len(self.rows)))
-        fig, ax = plt.subplots(figsize=(max(6.0, 0.7 * len(x) + 2), 4.2))
-        ax.bar(x, [r["avg_slowdown"]["mean"] for r in self.rows], color="C2",
-               yerr=[r["avg_slowdown"]["std"] for r in self.rows], capsize=3)
-        ax.axhline(1.0, color="k", lw=0.8, ls="--", label="as alone")
-        ax.set_xticks(x)
-        ax.set_xticklabels(labels, fontsize=8, rotation=30, ha="right")
-        ax.set_ylabel("mean slowdown (runtime / alone)")
-        seeds = self.setup["seeds"]
-        where = Path(str(self.setup.get("platform"))).name
-        ax.set_title(title or f"mean slowdown{'' if where.startswith('<') else ' on ' + where}, "
-                              f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''}")
+        ax.set_title(title or default)
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()
