@@ -191,6 +191,32 @@ pub fn summarize(jobs: &[JobRecord], processors: u64, busy_s: f64) -> Summary {
     s
 }
 
+/// What a job did on a platform ([`super::fabric`]), beside its times.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FabricJob {
+    /// Payload bytes its messages moved, and how many messages.
+    pub bytes: f64,
+    pub messages: u64,
+    /// Its time alone: the same trace on the same hosts of an otherwise empty platform, s; NaN
+    /// when not asked for.
+    pub alone_s: f64,
+    /// The platform hosts its ranks ran on (indices, each once, ascending).
+    pub hosts: Vec<u32>,
+}
+
+impl FabricJob {
+    /// Runtime over time alone (NaN without `alone_s`; 1 for a job of no time alone).
+    pub fn slowdown(&self, runtime_s: f64) -> f64 {
+        if self.alone_s > 0.0 {
+            runtime_s / self.alone_s
+        } else if self.alone_s == 0.0 {
+            1.0
+        } else {
+            f64::NAN
+        }
+    }
+}
+
 /// The outcome of one batch run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchResult {
@@ -203,7 +229,7 @@ pub struct BatchResult {
     pub passes: u64,
     /// On a platform ([`super::fabric`]), what each job did there, in `jobs` order; empty
     /// otherwise.
-    pub fabric: Vec<super::fabric::FabricJob>,
+    pub fabric: Vec<FabricJob>,
 }
 
 impl BatchResult {
@@ -239,7 +265,7 @@ pub fn run_json(
     summary: &Summary,
     skipped: &Skipped,
     jobs: &[JobRecord],
-    fabric: &[super::fabric::FabricJob],
+    fabric: &[FabricJob],
 ) -> String {
     #[derive(Serialize)]
     struct JobOut {

@@ -7,13 +7,12 @@
 //! collectives through the platform's algorithms), else a rank computing for the job's logged
 //! runtime (no communication: it runs as long as the log says).
 
-use crate::cosched::batch::{BatchJob, Runner};
+use crate::cosched::batch::{BatchJob, FabricJob, Runner};
 use crate::cosched::workload::{Job, Phase, Program};
 use crate::error::{Error, ErrorKind, Result};
 use crate::mpi::jobs::{simulate_jobs_with, Fabric};
 use crate::mpi::replay::{NoObserver, SimOptions};
 use crate::network::platform::Platform;
-use serde::Serialize;
 use crate::mpi::ops::{OpSpec, Peer, TagSpec};
 use crate::mpi::trace::{Trace, TraceSpec};
 use crate::util::rng::SplitMix64;
@@ -448,32 +447,6 @@ impl FreeCores {
                 group_free[g] -= 1;
                 out.push(h);
             }
-        }
-    }
-}
-
-/// What a job did on a fabric, beside its times.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FabricJob {
-    /// Payload bytes its messages moved, and how many messages.
-    pub bytes: f64,
-    pub messages: u64,
-    /// Its time alone: the same trace on the same hosts of an otherwise empty platform, s; NaN
-    /// when not asked for.
-    pub alone_s: f64,
-    /// The platform hosts its ranks ran on (indices, each once, ascending).
-    pub hosts: Vec<u32>,
-}
-
-impl FabricJob {
-    /// Runtime over time alone (NaN without `alone_s`; 1 for a job of no time alone).
-    pub fn slowdown(&self, runtime_s: f64) -> f64 {
-        if self.alone_s > 0.0 {
-            runtime_s / self.alone_s
-        } else if self.alone_s == 0.0 {
-            1.0
-        } else {
-            f64::NAN
         }
     }
 }

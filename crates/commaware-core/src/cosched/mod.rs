@@ -55,7 +55,7 @@ impl RunResult {
         }
     }
     /// What each job did on a platform (`jobs` order); empty for a run without one.
-    pub fn fabric(&self) -> &[fabric::FabricJob] {
+    pub fn fabric(&self) -> &[batch::FabricJob] {
         match self {
             RunResult::Batch(r) => &r.fabric,
             RunResult::Ts(_) => &[],
@@ -348,7 +348,7 @@ impl Workload {
                     end_s: e.end,
                     reserved_s: f64::NAN,
                 };
-                rows.push((record, fabric::FabricJob { bytes: e.bytes, messages: e.messages, alone_s, hosts: fabric::distinct_hosts(&hosts[i]) }));
+                rows.push((record, batch::FabricJob { bytes: e.bytes, messages: e.messages, alone_s, hosts: fabric::distinct_hosts(&hosts[i]) }));
             }
             rows.sort_by(|(a, _), (b, _)| a.submit_s.total_cmp(&b.submit_s).then(a.id.cmp(&b.id)));
             let (records, on_fabric) = rows.into_iter().unzip();
@@ -363,7 +363,7 @@ impl Workload {
         let processors = runner.processors();
         let mut r = self.schedule(policy, processors, &mut runner)?;
         let events = runner.events();
-        let done: Option<Vec<fabric::FabricJob>> = runner.into_jobs().into_iter().collect();
+        let done: Option<Vec<batch::FabricJob>> = runner.into_jobs().into_iter().collect();
         r.fabric = done.filter(|d| d.len() == r.jobs.len()).ok_or_else(|| {
             Error::new(ErrorKind::Deadlock, "jobs", "the schedule ended with jobs the fabric never saw end")
         })?;
