@@ -258,7 +258,7 @@ pub fn explicit_hosts(jobs: &[Job], platform: &crate::network::platform::Platfor
         for (k, h) in hosts.iter().enumerate() {
             let field = format!("jobs[{i}].hosts[{k}]");
             row.push(match h {
-                HostRef::Index(x) if (*x as usize) < n => *x as usize,
+                HostRef::Index(x) if *x < n => *x,
                 HostRef::Index(x) => return Err(Error::workload(field, format!("host index {x} out of range (the platform has {n} hosts)"))),
                 HostRef::Name(name) => *index
                     .get(name.as_str())
@@ -275,14 +275,13 @@ pub fn explicit_hosts(jobs: &[Job], platform: &crate::network::platform::Platfor
         events.push((start, true, i));
     }
     events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-    let mut used = vec![0usize; n];
+    // The job of each process running on each host.
     let mut on: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (t, starts, i) in events {
         for &h in &all[i] {
             if starts {
-                used[h] += 1;
                 on[h].push(i);
-                if used[h] > platform.hosts[h].cores {
+                if on[h].len() > platform.hosts[h].cores {
                     let others: Vec<String> = on[h].iter().filter(|&&o| o != i).map(|o| format!("jobs[{o}]")).collect();
                     return Err(Error::workload(
                         format!("jobs[{i}].hosts"),
@@ -290,16 +289,13 @@ pub fn explicit_hosts(jobs: &[Job], platform: &crate::network::platform::Platfor
                             "host `{}` has {} core(s) and at {t} s would run {} processes (with {}): the schedule overlaps",
                             platform.hosts[h].name,
                             platform.hosts[h].cores,
-                            used[h],
+                            on[h].len(),
                             if others.is_empty() { "this job's own".to_string() } else { others.join(", ") }
                         ),
                     ));
                 }
-            } else {
-                used[h] -= 1;
-                if let Some(p) = on[h].iter().position(|&o| o == i) {
-                    on[h].swap_remove(p);
-                }
+            } else if let Some(p) = on[h].iter().position(|&o| o == i) {
+                on[h].swap_remove(p);
             }
         }
     }
@@ -715,7 +711,7 @@ mod tests {
                 for (i, j) in w.spec.jobs.iter_mut().enumerate() {
                     j.start_s = Some(0.0);
                     j.runtime_s = 4.0;
-                    j.hosts = Some(vec![HostRef::Index(2 * i as u64), HostRef::Index(2 * i as u64 + 1)]);
+                    j.hosts = Some(vec![HostRef::Index(2 * i), HostRef::Index(2 * i + 1)]);
                 }
                 w
             } else {

@@ -17,6 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{check_amount, parse_json, Error, ErrorKind, Result};
 use crate::network::platform::MAX_EXACT;
+/// A host of a job's explicit allocation: its name, or its index in the platform's host order
+/// (as a trace's explicit placement gives one).
+pub use crate::mpi::trace::HostRef;
 
 /// Most jobs one workload may hold (a Parallel Workloads Archive log has at most a few
 /// million; each job costs a few hundred bytes).
@@ -63,14 +66,6 @@ impl Phase {
     pub fn is_collective(&self) -> bool {
         matches!(self, Phase::Barrier | Phase::Bcast { .. } | Phase::Allreduce { .. } | Phase::Alltoall { .. })
     }
-}
-
-/// A host of a job's explicit allocation: its name, or its index in the platform's host order.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(untagged)]
-pub enum HostRef {
-    Index(u64),
-    Name(String),
 }
 
 /// The program of a job: `phases` (one iteration) repeated `iterations` times.

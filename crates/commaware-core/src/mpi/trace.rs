@@ -15,7 +15,7 @@ use crate::error::{check_amount, parse_json, Error, ErrorKind, Result};
 use crate::network::platform::MAX_EXACT;
 
 /// A host given by name or by index, for explicit placements.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum HostRef {
     Index(usize),
