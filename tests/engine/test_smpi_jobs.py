@@ -14,6 +14,7 @@ their messages share links, and a job starts on hosts another one has left.
 
 from __future__ import annotations
 
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,68 @@ def test_three_jobs_on_interleaved_hosts_end_as_in_smpi(tmp_path, name):
     ])
 
 
+ARCHIVE = Path(__file__).resolve().parents[1] / "data" / "ti_real" / "npb_hpcc_8.tar.xz"
+
+
+@pytest.fixture(scope="module")
+def real_traces(tmp_path_factory) -> Path:
+    """The real 8-rank TI traces of tests/data/ti_real (NPB LU, MG, FT, IS; HPCC HPL, PTRANS)."""
+    root = tmp_path_factory.mktemp("ti_real")
+    with tarfile.open(ARCHIVE) as archive:
+        archive.extractall(root, filter="data")
+    return root
+
+
+def two_cores(spec: dict) -> dict:
+    """`spec` with 2 cores a host: two jobs' ranks share a host, each on a core of its own (a
+    rank has a core of its own in commaware; SimGrid time-shares a host's cores)."""
+    return {**spec, "cluster": {**spec["cluster"], "cores": 2}}
+
+
+#: Per platform: job a's trace, job b's, and b's hosts. A's rank i is on host i and b's
+#: interleaved with a's, so that their messages share NICs and links (on the fat tree and the
+#: torus every host holds a rank of each).
+REAL_PAIRS = {
+    "fat_tree_8": ("lu.S", "mg.S", [1, 3, 5, 7, 0, 2, 4, 6]),
+    "torus_9": ("hpl", "ft.S", [1, 3, 5, 7, 0, 2, 4, 6]),
+    "dragonfly_18": ("lu.S", "hpl", [1, 3, 5, 7, 9, 11, 13, 15]),
+}
+
+
+@requires_smpi
+@pytest.mark.parametrize("name", sorted(REAL_PAIRS))
+def test_real_traces_that_share_a_fabric_end_as_in_smpi(tmp_path, real_traces, name):
+    """Two real traces from 0 s on hosts they share (the p2p-heavy LU, MG and HPL: their
+    waits are what SimGrid's multi-job replay gets wrong without the peer's fix, see
+    tests/peers/smpi_replay_jobs.cpp)."""
+    assert SMPI_OK, SMPI_REASON
+    spec = two_cores(smpi_replay.TOPOLOGY_PLATFORMS[name])
+    a, b, b_hosts = REAL_PAIRS[name]
+    agree(tmp_path, spec, [
+        ("a", real_traces / a / "index.txt", 0, list(range(8))),
+        ("b", real_traces / b / "index.txt", 0, b_hosts),
+    ])
+
+
+@requires_smpi
+def test_the_peer_replays_a_real_trace_alone_as_smpirun_does(tmp_path, real_traces):
+    """The peer's check: NPB MG alone ends in the peer as under smpirun -replay (crosstraffic on
+    in both), to SMPI's own precision."""
+    assert SMPI_OK, SMPI_REASON
+    spec = smpi_replay.TOPOLOGY_PLATFORMS["fat_tree_8"]
+    platform = load_platform(spec)
+    xml = tmp_path / "fabric.xml"
+    xml.write_text(platform.export("simgrid"))
+    index = real_traces / "mg.S" / "index.txt"
+    by_name = sorted(platform.host_names)
+    peer = run_smpi_jobs(spec, xml, [PeerJob("mg", index, 0, [by_name.index(h) for h in platform.host_names[:8]])],
+                         smpi_timing=SMPI_TIMING)["mg"]
+    smpirun = smpi_replay.run_smpi_replay({}, index, platform_file=xml, host_names=platform.host_names, bare=True,
+                                          extra_cfg=["surf/precision:1e-13"])
+    assert peer == pytest.approx(smpirun.rank_ends, rel=1e-12)
+    assert max(peer) > 0.07  # its waits wait (0.0496 s when they return at once)
+
+
 def test_a_job_alone_ends_as_simulate_shifted_by_its_start():
     spec = smpi_replay.TOPOLOGY_PLATFORMS["fat_tree_8"]
     trace = mixed_trace(4)
@@ -145,3 +208,7 @@ def test_bad_jobs_are_refused_with_the_field_named():
         simulate_jobs(spec, [(pair(1.0), 0, [0, 1]), (pair(1.0), 0, [2])])
     with pytest.raises(OptionsError, match=r"jobs\[0\]\.start: must be a time >= 0 s"):
         simulate_jobs(spec, [(pair(1.0), -1, [0, 1])])
+    # One core a host (the default): a rank of a second job on a host a running job holds is
+    # refused (commaware gives each rank a core of its own), not time-shared.
+    with pytest.raises(OptionsError, match=r"jobs\[1\]\.hosts: host `n1` would run 2 ranks at 0 s but has 1 cores"):
+        simulate_jobs(spec, [(pair(1e8), 0, [0, 1]), (pair(1.0), 0, [1, 2])])

@@ -10,7 +10,7 @@
 use crate::cosched::batch::{BatchJob, FabricJob, Runner};
 use crate::cosched::workload::{Job, Phase, Program};
 use crate::error::{Error, ErrorKind, Result};
-use crate::mpi::jobs::{simulate_jobs_with, Fabric};
+use crate::mpi::jobs::{simulate_jobs_with, Fabric, Oversubscribe};
 use crate::mpi::replay::{NoObserver, SimOptions};
 use crate::network::platform::Platform;
 use crate::mpi::ops::{OpSpec, Peer, TagSpec};
@@ -452,7 +452,7 @@ impl FreeCores {
 pub fn alone_time(platform: &Platform, options: &SimOptions, trace: Trace, hosts: &[usize]) -> Result<f64> {
     let mut trace = Some(trace);
     let mut trace_of = |_: usize| Ok(trace.take().expect("one job"));
-    let (ends, _) = simulate_jobs_with(platform, &[0.0], &[hosts.to_vec()], &mut trace_of, options, &mut NoObserver)?;
+    let (ends, _) = simulate_jobs_with(platform, &[0.0], &[hosts.to_vec()], &mut trace_of, options, Oversubscribe::Refuse, &mut NoObserver)?;
     Ok(ends[0].end)
 }
 

@@ -334,7 +334,8 @@ impl Workload {
             let hosts = fabric::explicit_hosts(&jobs, platform)?;
             let starts: Vec<f64> = jobs.iter().map(|j| j.start_s.expect("explicit_hosts checked it")).collect();
             let (ends, events) =
-                crate::mpi::jobs::simulate_jobs_with(platform, &starts, &hosts, &mut trace_of, options, &mut observer)?;
+                // A job the network stretched may still hold cores a later job was given.
+                crate::mpi::jobs::simulate_jobs_with(platform, &starts, &hosts, &mut trace_of, options, crate::mpi::jobs::Oversubscribe::Allow, &mut observer)?;
             let mut rows = Vec::with_capacity(jobs.len());
             for (i, (j, e)) in jobs.iter().zip(ends).enumerate() {
                 let alone_s = if alone { fabric::alone_time(platform, options, trace_of(i)?, &hosts[i])? } else { f64::NAN };

@@ -11,7 +11,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::mpi::placement::Placement;
 use crate::mpi::replay::{Observer, Replay, SimOptions};
 use crate::mpi::trace::Trace;
-use crate::network::platform::Platform;
+use crate::network::platform::{Host, Platform};
 
 /// One job to run: its trace, when its ranks start (s), and the host of each rank (indices
 /// into the platform's hosts).
@@ -43,10 +43,25 @@ pub struct Ended {
     pub messages: u64,
 }
 
+/// What [`Fabric::start`] does with a job that would put more ranks on a host than its cores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Oversubscribe {
+    /// Refuse it: each rank has a core of its own, as in one trace's replay.
+    Refuse,
+    /// Start it, every rank at full speed: commaware does not time-share a core (SimGrid
+    /// does). For replayed schedules, where a job the network stretched meets the next one.
+    Allow,
+}
+
 /// The platform's network and hosts as jobs start and end on them: one engine for every job.
 pub struct Fabric<'a> {
     replay: Replay<'a, 'a>,
-    hosts: usize,
+    hosts: &'a [Host],
+    /// Each host's ranks of the jobs running now.
+    busy: Vec<usize>,
+    /// Each job's hosts until it ends (then emptied).
+    job_hosts: Vec<Vec<usize>>,
+    oversubscribe: Oversubscribe,
 }
 
 impl<'a> Fabric<'a> {
@@ -58,7 +73,14 @@ impl<'a> Fabric<'a> {
             return Err(Error::new(ErrorKind::Options, "placement", "each job lists its hosts: no placement or hostfile applies"));
         }
         let replay = Replay::for_jobs(platform, options, observer)?;
-        Ok(Fabric { replay, hosts: platform.hosts.len() })
+        let busy = vec![0; platform.hosts.len()];
+        Ok(Fabric { replay, hosts: &platform.hosts, busy, job_hosts: Vec::new(), oversubscribe: Oversubscribe::Refuse })
+    }
+
+    /// This fabric with `rule` for hosts more ranks than cores would run on ([`Oversubscribe`]).
+    pub fn oversubscribe(mut self, rule: Oversubscribe) -> Self {
+        self.oversubscribe = rule;
+        self
     }
 
     /// Simulated time (s).
@@ -67,20 +89,37 @@ impl<'a> Fabric<'a> {
     }
 
     /// Start `trace` now, rank i on host `hosts[i]`; the job's number (0, 1, ... in start
-    /// order). `field` names the job in errors.
+    /// order). `field` names the job in errors. Unless [`Fabric::oversubscribe`] allows it, a
+    /// host whose cores the jobs running there fill takes no more ranks.
     pub fn start(&mut self, trace: Trace, hosts: &[usize], field: &str) -> Result<u32> {
         let n = trace.n_ranks();
+        let bad = |reason: String| Error::new(ErrorKind::Options, format!("{field}.hosts"), reason);
         if hosts.len() != n {
-            return Err(Error::new(ErrorKind::Options, format!("{field}.hosts"), format!("lists {} hosts for {n} ranks", hosts.len())));
+            return Err(bad(format!("lists {} hosts for {n} ranks", hosts.len())));
         }
-        if let Some(&h) = hosts.iter().find(|&&h| h >= self.hosts) {
-            return Err(Error::new(
-                ErrorKind::Options,
-                format!("{field}.hosts"),
-                format!("host index {h} out of range (the platform has {} hosts)", self.hosts),
-            ));
+        if let Some(&h) = hosts.iter().find(|&&h| h >= self.hosts.len()) {
+            return Err(bad(format!("host index {h} out of range (the platform has {} hosts)", self.hosts.len())));
         }
-        self.replay.add_job(trace, hosts)
+        for &h in hosts {
+            self.busy[h] += 1;
+        }
+        let over = hosts.iter().find(|&&h| self.busy[h] > self.hosts[h].cores);
+        if let (Some(&h), Oversubscribe::Refuse) = (over, self.oversubscribe) {
+            let wanted = self.busy[h];
+            for &h in hosts {
+                self.busy[h] -= 1;
+            }
+            return Err(bad(format!(
+                "host `{}` would run {wanted} ranks at {} s but has {} cores (each rank has a core of its own; \
+                 SimGrid would time-share them, which commaware does not model)",
+                self.hosts[h].name,
+                self.now(),
+                self.hosts[h].cores
+            )));
+        }
+        let job = self.replay.add_job(trace, hosts)?;
+        self.job_hosts.push(hosts.to_vec());
+        Ok(job)
     }
 
     /// Engine steps so far.
@@ -101,6 +140,9 @@ impl<'a> Fabric<'a> {
         Ok(ended
             .into_iter()
             .map(|job| {
+                for h in std::mem::take(&mut self.job_hosts[job as usize]) {
+                    self.busy[h] -= 1;
+                }
                 let (rank_ends, bytes, messages) = self.replay.finish_job(job);
                 Ended { job, rank_ends, bytes, messages }
             })
@@ -110,25 +152,27 @@ impl<'a> Fabric<'a> {
 
 /// Replay `jobs` together on `platform` under `options` (model, parameters, collectives,
 /// SMPI; the placement is the jobs' hosts, so `options.placement` must stay explicit with no
-/// hostfile), each from its start. Returns each job's times, in the order given, and the
-/// engine's steps.
+/// hostfile), each from its start; a job that would put more ranks on a host than its cores
+/// is an error. Returns each job's times, in the order given, and the engine's steps.
 pub fn simulate_jobs(platform: &Platform, jobs: Vec<JobRun>, options: &SimOptions, observer: &mut dyn Observer) -> Result<(Vec<JobEnd>, u64)> {
     let (starts, hosts): (Vec<f64>, Vec<Vec<usize>>) = jobs.iter().map(|j| (j.start, j.hosts.clone())).unzip();
     let mut traces: Vec<Option<Trace>> = jobs.into_iter().map(|j| Some(j.trace)).collect();
     let mut trace_of = |j: usize| Ok(traces[j].take().expect("each job starts once"));
     let platform = &*crate::mpi::replay::with_smpi_option(platform, options)?;
-    simulate_jobs_with(platform, &starts, &hosts, &mut trace_of, options, observer)
+    simulate_jobs_with(platform, &starts, &hosts, &mut trace_of, options, Oversubscribe::Refuse, observer)
 }
 
 /// [`simulate_jobs`] with job j's trace made by `trace_of(j)` when the job starts (and
-/// dropped when it ends: memory follows the jobs running), `starts[j]` and `hosts[j]` given;
-/// `platform` with `options.smpi` applied already, as [`Fabric::new`] takes it.
+/// dropped when it ends: memory follows the jobs running), `starts[j]` and `hosts[j]` given,
+/// and hosts given more ranks than cores handled by `oversubscribe`; `platform` with
+/// `options.smpi` applied already, as [`Fabric::new`] takes it.
 pub fn simulate_jobs_with(
     platform: &Platform,
     starts: &[f64],
     hosts: &[Vec<usize>],
     trace_of: &mut dyn FnMut(usize) -> Result<Trace>,
     options: &SimOptions,
+    oversubscribe: Oversubscribe,
     observer: &mut dyn Observer,
 ) -> Result<(Vec<JobEnd>, u64)> {
     if starts.is_empty() {
@@ -139,7 +183,7 @@ pub fn simulate_jobs_with(
             return Err(Error::new(ErrorKind::Options, format!("jobs[{j}].start"), format!("must be a time >= 0 s, got {start}")));
         }
     }
-    let mut fabric = Fabric::new(platform, options, observer)?;
+    let mut fabric = Fabric::new(platform, options, observer)?.oversubscribe(oversubscribe);
     // In start order (ties: as given); the fabric numbers jobs in that order.
     let mut order: Vec<usize> = (0..starts.len()).collect();
     order.sort_by(|&a, &b| starts[a].total_cmp(&starts[b]).then(a.cmp(&b)));
@@ -183,7 +227,7 @@ mod tests {
         .unwrap()
     }
 
-    const STAR: &str = r#"{"cluster": {"count": 4, "speed": 1e9}, "network": {"bandwidth": 1e8, "latency": 1e-5, "eager_threshold": 0}}"#;
+    const STAR: &str = r#"{"cluster": {"count": 4, "speed": 1e9, "cores": 2}, "network": {"bandwidth": 1e8, "latency": 1e-5, "eager_threshold": 0}}"#;
 
     #[test]
     fn a_job_alone_replays_as_its_trace_does_shifted_by_its_start() {
@@ -261,6 +305,19 @@ mod tests {
         assert_eq!(e.field, "jobs[0].start");
         let e = err(vec![JobRun { trace: pair(1.0), start: 0.0, hosts: vec![0, 9] }]);
         assert!(e.reason.contains("out of range"), "{}", e.reason);
+        // Two cores a host: a third rank on host 1 while two run there is refused; after they
+        // ended it is not.
+        let e = err(vec![
+            JobRun { trace: pair(1.0), start: 0.0, hosts: vec![1, 1] },
+            JobRun { trace: pair(1.0), start: 0.0, hosts: vec![0, 1] },
+        ]);
+        assert_eq!(e.field, "jobs[1].hosts");
+        assert!(e.reason.contains("host `n1` would run 3 ranks") && e.reason.contains("has 2 cores"), "{}", e.reason);
+        let (ends, _) = simulate_jobs(&p, vec![
+            JobRun { trace: pair(1.0), start: 0.0, hosts: vec![1, 1] },
+            JobRun { trace: pair(1.0), start: 1.0, hosts: vec![0, 1] },
+        ], &SimOptions::default(), &mut NoObserver).unwrap();
+        assert_eq!(ends.len(), 2);
         assert_eq!(err(Vec::new()).field, "jobs");
     }
 }
