@@ -136,6 +136,40 @@ def test_real_traces_that_share_a_fabric_end_as_in_smpi(tmp_path, real_traces, n
 
 
 @requires_smpi
+def test_cosched_explicit_replays_real_traces_as_smpi(tmp_path, real_traces):
+    """The same through `cosched run --policy explicit`: a workload whose jobs name real
+    traces, start times and hosts (a schedule a cluster ran); each job's end is SMPI's last
+    rank end, and its `alone_s` is the trace alone on its hosts."""
+    assert SMPI_OK, SMPI_REASON
+    import json
+
+    from commaware import cosched
+
+    spec = two_cores(smpi_replay.TOPOLOGY_PLATFORMS["fat_tree_8"])
+    platform = load_platform(spec)
+    xml = tmp_path / "fabric.xml"
+    xml.write_text(platform.export("simgrid"))
+    jobs = [("lu", "lu.S", 0, list(range(8))), ("hpl", "hpl", 0, [1, 3, 5, 7, 0, 2, 4, 6]),
+            ("mg", "mg.S", 1, [2, 3, 4, 5, 6, 7, 0, 1])]
+    workload = tmp_path / "schedule.json"
+    workload.write_text(json.dumps({"jobs": [
+        {"id": k, "submit_s": 0, "procs": 8, "runtime_s": 1, "start_s": start, "hosts": hosts,
+         "trace": str(real_traces / trace / "index.txt")}
+        for k, (_, trace, start, hosts) in enumerate(jobs)]}))
+    run = cosched.run(workload, "explicit", platform=xml, smpi="simgrid-3.32")
+    by_name = sorted(platform.host_names)
+    theirs = run_smpi_jobs(spec, xml, [PeerJob(name, real_traces / trace / "index.txt", start,
+                                               [by_name.index(platform.host_names[h]) for h in hosts])
+                                       for name, trace, start, hosts in jobs], smpi_timing=SMPI_TIMING)
+    ends = list(run.jobs["end"])
+    for (name, _, _, _), end in zip(jobs, ends):
+        assert end == pytest.approx(max(theirs[name]), rel=TOLERANCE, abs=1e-12), name
+    # lu and hpl met: at least one ran slower than alone.
+    slowdown = list(run.jobs["slowdown"])
+    assert max(slowdown[:2]) > 1 + 1e-6, slowdown
+
+
+@requires_smpi
 def test_the_peer_replays_a_real_trace_alone_as_smpirun_does(tmp_path, real_traces):
     """The peer's check: NPB MG alone ends in the peer as under smpirun -replay (crosstraffic on
     in both), to SMPI's own precision."""
