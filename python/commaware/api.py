@@ -763,15 +763,7 @@ class Result:
         return self._link_columns()[1]
 
     def _link_columns(self) -> tuple[dict[str, Any], tuple[float, npt.NDArray[Any]]]:
-        import numpy as np
-
-        c = self._core.link_columns()
-        table: dict[str, Any] = {"name": c["name"]}
-        for k in ("bandwidth", "bytes", "busy_time", "mean_utilisation", "peak_utilisation"):
-            table[k] = np.frombuffer(c[k], dtype="f8")
-        table["peak_flows"] = np.frombuffer(c["peak_flows"], dtype="u4").astype(np.int64)
-        hist = np.frombuffer(c["histogram"], dtype="f8").reshape(len(c["name"]), c["bins"])
-        return table, (float(c["bin_seconds"]), hist)
+        return link_tables(self._core.link_columns())
 
     def to_json(self, load_seconds: float | None = None) -> str:
         """The `--json` document: model, messages, makespan, message_stats, ranks; with
@@ -783,6 +775,19 @@ class Result:
 
     def __repr__(self) -> str:
         return f"Result(makespan={self.makespan!r}, messages={self.message_stats['count']})"
+
+
+def link_tables(c: dict[str, Any]) -> tuple[dict[str, Any], tuple[float, npt.NDArray[Any]]]:
+    """The core's per-link byte columns (``link_columns()`` of a run) as the link table's
+    columns and (bin width in s, utilisation links × bins)."""
+    import numpy as np
+
+    table: dict[str, Any] = {"name": c["name"]}
+    for k in ("bandwidth", "bytes", "busy_time", "mean_utilisation", "peak_utilisation"):
+        table[k] = np.frombuffer(c[k], dtype="f8")
+    table["peak_flows"] = np.frombuffer(c["peak_flows"], dtype="u4").astype(np.int64)
+    hist = np.frombuffer(c["histogram"], dtype="f8").reshape(len(c["name"]), c["bins"])
+    return table, (float(c["bin_seconds"]), hist)
 
 
 SEED_LIMIT = 2**64

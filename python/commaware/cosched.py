@@ -27,6 +27,7 @@ job).
 from __future__ import annotations
 
 import json
+from functools import cached_property
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Union
@@ -100,7 +101,7 @@ def default_params() -> dict[str, Any]:
 def run(workload: WorkloadLike, policy: str = "batch", processors: int = 16, allocation: str = "packing",
         mpl: int | None = None, seed: int = 0, params: dict[str, Any] | None = None, *,
         platform: Any = None, pattern: str | None = None, model: str | None = None, coll: str | None = None,
-        smpi: str | None = None) -> CoschedRun:
+        smpi: str | None = None, link_stats: bool = False, interference: bool = False) -> CoschedRun:
     """Schedule `workload` on a cluster of `processors` single-CPU nodes under `policy`.
 
     Batch policies run at MPL 1 with packing. Time-sharing policies take `allocation`
@@ -109,16 +110,19 @@ def run(workload: WorkloadLike, policy: str = "batch", processors: int = 16, all
     are skipped and counted in `.skipped`.
 
     With `platform` (a path, dict or Platform), every job runs its program or trace on the
-    platform's cores, all in one engine, so that jobs share the network (see `run_on_platform`);
-    `processors`, `mpl` and `params` do not apply then."""
+    platform's cores, all in one engine, so that jobs share the network (see `run_on_platform`,
+    which also says what `link_stats` and `interference` keep); `processors`, `mpl` and `params`
+    do not apply then."""
     if platform is not None:
         if mpl is not None or params:
             raise input_error(_core.OptionsError, "mpl" if mpl is not None else "params", "",
                               "time-sharing settings do not apply on a platform")
         return run_on_platform(workload, platform, policy, "contiguous" if allocation == "packing" else allocation,
-                               seed, pattern=pattern, model=model, coll=coll, smpi=smpi)
-    if pattern is not None or model is not None or coll is not None or smpi is not None:
-        raise input_error(_core.OptionsError, "platform", "", "pattern, model, coll and smpi need a platform")
+                               seed, pattern=pattern, model=model, coll=coll, smpi=smpi, link_stats=link_stats,
+                               interference=interference)
+    if pattern is not None or model is not None or coll is not None or smpi is not None or link_stats or interference:
+        raise input_error(_core.OptionsError, "platform", "",
+                          "pattern, model, coll, smpi, link_stats and interference need a platform")
     if policy not in POLICIES:
         raise input_error(_core.OptionsError, "policy", "", f"unknown policy `{policy}` (known: {', '.join(POLICIES)})")
     if allocation not in ALLOCATIONS:
@@ -154,7 +158,8 @@ def job_trace(workload: WorkloadLike, index: int, pattern: str | None = None) ->
 
 def run_on_platform(workload: WorkloadLike, platform: Any, policy: str = "batch-easy", allocation: str = "contiguous",
                     seed: int = 0, *, pattern: str | None = None, model: str | None = None, coll: str | None = None,
-                    smpi: str | None = None, trace_dir: str | PathLike | None = None, alone: bool = True) -> CoschedRun:
+                    smpi: str | None = None, trace_dir: str | PathLike | None = None, alone: bool = True,
+                    link_stats: bool = False, interference: bool = False) -> CoschedRun:
     """Run `workload` on `platform` (a path, dict or Platform; any topology or a SimGrid file),
     one process a core, every running job's program or trace in one engine, so that jobs share
     its links: a job ends when its last rank ends and the batch `policy` reacts to that end;
@@ -167,7 +172,10 @@ def run_on_platform(workload: WorkloadLike, platform: Any, policy: str = "batch-
     runtime. A job's `trace` (any format `load_trace` reads) is relative to `trace_dir`
     (default: the workload file's folder, or the current one). `model`, `coll`, `smpi` as in
     `simulate`. With `alone`, each job also runs alone on its hosts: the per-job columns get
-    `alone` (s) and `slowdown` (runtime / alone) beside `bytes` (what its messages moved)."""
+    `alone` (s) and `slowdown` (runtime / alone) beside `bytes` (what its messages moved).
+    `link_stats` keeps per-link statistics (`.links`, `.link_utilisation`, as `simulate`'s);
+    `interference` the interference table (`.interference`): each pair of jobs that ran at the
+    same time on links both used, with the bytes each moved over those links."""
     from .api import load_platform, load_trace
 
     if policy not in PLATFORM_POLICIES:
@@ -190,7 +198,8 @@ def run_on_platform(workload: WorkloadLike, platform: Any, policy: str = "batch-
     traces = {path: load_trace(base / path)._core for path in w.trace_paths()}
     p = load_platform(platform)
     result, events = _core.cosched_run_fabric(w, policy, p._core, allocation, seed, model=model, coll=coll, smpi=smpi,
-                                              traces=traces, alone=alone)
+                                              traces=traces, alone=alone, link_stats=link_stats,
+                                              interference=interference)
     run = CoschedRun(result)
     run.engine_events = events
     return run
@@ -257,6 +266,46 @@ class CoschedRun:
 
         return pd.DataFrame(self.columns)
 
+    @property
+    def makespan(self) -> float:
+        """The last job's end (s)."""
+        end = self.columns["end"]
+        return float(end.max()) if len(end) else 0.0
+
+    @cached_property
+    def _link_tables(self) -> tuple[dict[str, Any], tuple[float, np.ndarray]]:
+        from .api import link_tables
+
+        return link_tables(self._r.link_columns())
+
+    @property
+    def links(self) -> pd.DataFrame:
+        """On a platform run with ``link_stats=True``: one row per link, as `Result.links`
+        (name, bandwidth, bytes, busy_time, mean_utilisation, peak_utilisation, peak_flows)."""
+        import pandas as pd
+
+        return pd.DataFrame(self._link_tables[0])
+
+    @property
+    def link_utilisation(self) -> tuple[float, np.ndarray]:
+        """On a platform run with ``link_stats=True``: (bin width in s, links × bins), as
+        `Result.link_utilisation`."""
+        return self._link_tables[1]
+
+    @property
+    def interference(self) -> pd.DataFrame:
+        """On a platform run with ``interference=True``: one row per pair of jobs that ran at
+        the same time and whose messages crossed the same links: job_a (the one that ended
+        first) and job_b (ids), links (how many both used), bytes_a and bytes_b (the payload
+        bytes each job's messages carried over those links in its whole run; a message counts
+        on every link of its route)."""
+        import numpy as np
+        import pandas as pd
+
+        c = self._r.interference_columns()
+        return pd.DataFrame({k: np.frombuffer(v, dtype=np.uint64 if k in ("job_a", "job_b", "links") else np.float64)
+                             for k, v in c.items()})
+
     def to_json(self) -> str:
         """The `--json` document: policy, processors, the summary, skipped, every job."""
         return self._r.to_json()
@@ -286,32 +335,42 @@ class CoschedRun:
         except OSError as exc:
             raise _core.OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
+    def write_interference(self, path: str | PathLike) -> None:
+        """Write `interference` to a .parquet or .csv file; it appears only once complete."""
+        _write_table(self.interference, path, "the interference table")
+
     def write_jobs(self, path: str | PathLike) -> None:
         """Write the per-job table to a .parquet or .csv file (columnar, via pyarrow); the file
         appears only once complete."""
-        import pyarrow as pa
+        _write_table(self.columns, path, "the job table")
 
-        from .output import deliver
 
-        fmt = Path(path).suffix.lower()
-        if fmt not in JOB_FORMATS:
-            raise input_error(_core.OptionsError, str(path), "", "the job table must be .parquet or .csv")
-        table = pa.table(self.columns)
+def _write_table(columns: Any, path: str | PathLike, what: str) -> None:
+    """Write `columns` (a dict of numpy columns or a DataFrame) to a .parquet or .csv file,
+    which appears only once complete."""
+    import pyarrow as pa
 
-        def write(partial: Path) -> None:
-            if fmt == ".parquet":
-                import pyarrow.parquet as pq
+    from .output import deliver
 
-                pq.write_table(table, partial)
-            else:
-                import pyarrow.csv as pacsv
+    fmt = Path(path).suffix.lower()
+    if fmt not in JOB_FORMATS:
+        raise input_error(_core.OptionsError, str(path), "", f"{what} must be .parquet or .csv")
+    table = pa.table(columns) if isinstance(columns, dict) else pa.Table.from_pandas(columns, preserve_index=False)
 
-                pacsv.write_csv(table, partial)
+    def write(partial: Path) -> None:
+        if fmt == ".parquet":
+            import pyarrow.parquet as pq
 
-        try:
-            deliver(write, path)
-        except OSError as exc:
-            raise _core.OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+            pq.write_table(table, partial)
+        else:
+            import pyarrow.csv as pacsv
+
+            pacsv.write_csv(table, partial)
+
+    try:
+        deliver(write, path)
+    except OSError as exc:
+        raise _core.OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
 def workload_schema() -> str:

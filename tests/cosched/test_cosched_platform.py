@@ -234,3 +234,60 @@ def test_compare_on_a_platform_gives_the_slowdown_of_each_allocation(cli, write_
         assert message in proc.stderr and "Traceback" not in proc.stderr
     proc = cli("cosched", "compare", w, "--pattern", "pairs")
     assert proc.returncode == 2 and "--pattern: only with --platform" in proc.stderr
+
+
+def test_the_interference_table_and_link_statistics_of_a_cluster_run(cli, write_json, tmp_path):
+    """The four alltoalls of the compact/spread test. compact: no two jobs use a common link,
+    so the table is empty and only host links carry bytes (3e7 each way). spread: every pair
+    overlaps on the 4 leaves' up-links, each way (8 links), and each job's 12 messages of 1e7
+    bytes cross two of them: 2.4e8 bytes each; each leaf up-link carries 4 × 3e7 bytes, 4 flows
+    at once."""
+    w, p = write_json("w.json", alltoall_jobs(4, 4)), write_json("p.json", FAT_TREE)
+    compact = cosched.run(tmp_path / "w.json", "batch-easy", allocation="compact", platform=FAT_TREE,
+                          link_stats=True, interference=True)
+    assert compact.interference.empty
+    assert compact.links.query("bytes > 0")["bytes"].tolist() == pytest.approx([3e7] * 32)
+    pairs_csv, links_csv, plot = tmp_path / "pairs.csv", tmp_path / "links.csv", tmp_path / "links.svg"
+    proc = cli("cosched", "run", w, "--platform", p, "--allocation", "spread", "--json", "--interference", pairs_csv,
+               "--links", links_csv, "--link-plot", plot)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [(x["job_a"], x["job_b"]) for x in doc["interference"]] == [(1, 2), (1, 3), (2, 3), (1, 4), (2, 4), (3, 4)]
+    assert {(x["links"], x["bytes_a"], x["bytes_b"]) for x in doc["interference"]} == {(8, 2.4e8, 2.4e8)}
+    import pyarrow.csv as pacsv
+
+    pairs = pacsv.read_csv(pairs_csv).to_pydict()
+    assert pairs["links"] == [8] * 6 and pairs["bytes_a"] == [2.4e8] * 6
+    links = pacsv.read_csv(links_csv).to_pandas()
+    up = links[links["bytes"] > 1e8]
+    assert len(up) == 8 and set(up["peak_flows"]) == {4}
+    assert up["bytes"].tolist() == pytest.approx([1.2e8] * 8) and up["mean_utilisation"].tolist() == pytest.approx([1.0] * 8)
+    assert plot.read_text().lstrip().startswith("<?xml")
+    # Text output: the pairs' count and the busiest links.
+    proc = cli("cosched", "run", w, "--platform", p, "--allocation", "spread", "--interference", pairs_csv,
+               "--links", links_csv)
+    assert proc.returncode == 0, proc.stderr
+    assert "interference: 6 pairs" in proc.stdout and "link table:" in proc.stdout
+    # Without a platform, or to a file of another kind: exit 2, nothing written.
+    for args, message in ((["--interference", tmp_path / "x.csv"], "--interference: only with --platform"),
+                          (["--platform", p, "--interference", tmp_path / "x.txt"], "must be .parquet or .csv"),
+                          (["--platform", p, "--link-plot", tmp_path / "x.pdf"], "--link-plot needs a .svg or .png")):
+        proc = cli("cosched", "run", w, *args)
+        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, args
+        assert not (tmp_path / "x.csv").exists()
+
+
+def test_the_interference_table_of_an_explicit_schedule(write_json):
+    """--policy explicit keeps the table too: on the shared backbone of the alone/slowdown test,
+    two jobs swapping 1e8 bytes each way from 0 s share the backbone (2e8 bytes each over
+    it), and a third started after both ended pairs with neither."""
+    p = {"cluster": {"count": 4, "speed": 1e9},
+         "network": {"bandwidth": 1e9, "latency": 0, "eager_threshold": 0,
+                     "topology": {"kind": "flat", "backbone": {"bandwidth": 1e8, "latency": 0, "sharing": "SHARED"}}}}
+    swap = {"iterations": 1, "phases": [{"phase": "exchange", "bytes": 1e8, "neighbors": 1}]}
+    jobs = [{"id": k, "submit_s": 0, "procs": 2, "runtime_s": 1, "start_s": start, "hosts": hosts, "program": swap}
+            for k, start, hosts in ((7, 0, [0, 1]), (8, 0, [2, 3]), (9, 10, [0, 2]))]
+    run = cosched.run(write_json("w.json", {"jobs": jobs}), "explicit", platform=p, interference=True)
+    assert list(run.jobs["end"]) == pytest.approx([4.0, 4.0, 12.0])
+    table = run.interference
+    assert table.to_dict("records") == [{"job_a": 7, "job_b": 8, "links": 1, "bytes_a": 2e8, "bytes_b": 2e8}]

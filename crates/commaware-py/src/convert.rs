@@ -7,7 +7,7 @@ use commaware_core::{Error, ErrorKind};
 use pyo3::exceptions::PyMemoryError;
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyBytes, PyDict, PyString};
 
 use crate::errors::{OutputError, to_py};
 
@@ -66,4 +66,24 @@ pub(crate) fn json_too_deep(py: Python<'_>, text: &str) -> Option<String> {
 #[pyfunction]
 pub(crate) fn toml_too_deep(py: Python<'_>, text: &str) -> Option<String> {
     py.allow_threads(|| commaware_core::error::toml_too_deep(text))
+}
+
+/// Per-link statistics as columns (name: list of str; bandwidth, bytes, busy_time,
+/// mean_utilisation, peak_utilisation: f64 bytes; peak_flows: u32 bytes; histogram: f64
+/// bytes, links × bins row-major), with bin_seconds and bins.
+pub(crate) fn link_columns<'py>(py: Python<'py>, r: &commaware_core::engine::link_stats::LinkReport) -> PyResult<Bound<'py, PyDict>> {
+    let l = &r.links;
+    let d = PyDict::new(py);
+    d.set_item("name", l.iter().map(|x| x.name.as_str()).collect::<Vec<_>>())?;
+    d.set_item("bandwidth", column(py, l.iter().map(|x| x.bandwidth.to_ne_bytes())))?;
+    d.set_item("bytes", column(py, l.iter().map(|x| x.bytes.to_ne_bytes())))?;
+    d.set_item("busy_time", column(py, l.iter().map(|x| x.busy_time.to_ne_bytes())))?;
+    d.set_item("mean_utilisation", column(py, l.iter().map(|x| x.mean_utilisation.to_ne_bytes())))?;
+    d.set_item("peak_utilisation", column(py, l.iter().map(|x| x.peak_utilisation.to_ne_bytes())))?;
+    d.set_item("peak_flows", column(py, l.iter().map(|x| x.peak_flows.to_ne_bytes())))?;
+    let bins = l.first().map_or(0, |x| x.histogram.len());
+    d.set_item("histogram", column(py, l.iter().flat_map(|x| x.histogram.iter()).map(|v| v.to_ne_bytes())))?;
+    d.set_item("bins", bins)?;
+    d.set_item("bin_seconds", r.bin_seconds)?;
+    Ok(d)
 }

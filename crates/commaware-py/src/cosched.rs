@@ -6,7 +6,8 @@ use commaware_core::cosched;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
-use crate::convert::{column, py_str};
+use crate::convert::{column, link_columns, py_str};
+use crate::errors::OptionsError;
 use crate::errors::{guarded, interruptible};
 
 /// A job workload (paper 002): JSON jobs or an SWF log, checked.
@@ -180,6 +181,23 @@ impl CoschedResult {
         }
         Ok(d)
     }
+    /// On a platform with link_stats=True: per-link statistics as columns (as a simulation's).
+    fn link_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = self.0.links().ok_or_else(|| OptionsError::new_err("link statistics were not kept: run on a platform with link_stats=True"))?;
+        link_columns(py, r)
+    }
+    /// On a platform with interference=True: the interference table as columns (job_a,
+    /// job_b, links: u64 bytes; bytes_a, bytes_b: f64 bytes).
+    fn interference_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let t = self.0.interference().ok_or_else(|| OptionsError::new_err("the interference table was not kept: run on a platform with interference=True"))?;
+        let d = PyDict::new(py);
+        d.set_item("job_a", column(py, t.iter().map(|x| x.a.to_ne_bytes())))?;
+        d.set_item("job_b", column(py, t.iter().map(|x| x.b.to_ne_bytes())))?;
+        d.set_item("links", column(py, t.iter().map(|x| u64::from(x.links).to_ne_bytes())))?;
+        d.set_item("bytes_a", column(py, t.iter().map(|x| x.bytes_a.to_ne_bytes())))?;
+        d.set_item("bytes_b", column(py, t.iter().map(|x| x.bytes_b.to_ne_bytes())))?;
+        Ok(d)
+    }
     /// The `--json` document: policy, processors, the summary, skipped, and every job.
     fn to_json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
         let text = py.allow_threads(|| self.0.to_json());
@@ -231,10 +249,11 @@ pub(crate) fn cosched_run(
 
 /// Run a workload under batch `policy` on `platform` (one process a core), every job's
 /// program in one engine so that jobs share the network; `allocation` (contiguous, random)
-/// and `seed` give each job its cores; `model`, `params`, `coll` and `smpi` are `simulate`'s.
-/// Also the engine's steps.
+/// and `seed` give each job its cores; `model`, `params`, `coll` and `smpi` are `simulate`'s;
+/// `link_stats` keeps per-link statistics and `interference` the interference table. Also the
+/// engine's steps.
 #[pyfunction]
-#[pyo3(signature = (workload, policy, platform, allocation="contiguous", seed=0, model=None, params=Vec::new(), coll=None, smpi=None, traces=HashMap::new(), alone=true))]
+#[pyo3(signature = (workload, policy, platform, allocation="contiguous", seed=0, model=None, params=Vec::new(), coll=None, smpi=None, traces=HashMap::new(), alone=true, link_stats=false, interference=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn cosched_run_fabric(
     py: Python<'_>,
@@ -249,9 +268,11 @@ pub(crate) fn cosched_run_fabric(
     smpi: Option<String>,
     traces: HashMap<String, PyRef<'_, crate::simulation::Trace>>,
     alone: bool,
+    link_stats: bool,
+    interference: bool,
 ) -> PyResult<(CoschedResult, u64)> {
     let collectives = coll.as_deref().map(commaware_core::mpi::collectives::entries).unwrap_or_default();
-    let options = commaware_core::SimOptions { model, params, collectives, smpi, ..commaware_core::SimOptions::default() };
+    let options = commaware_core::SimOptions { model, params, collectives, smpi, link_stats, ..commaware_core::SimOptions::default() };
     let (policy, allocation) = (policy.to_owned(), allocation.to_owned());
     let traces: HashMap<String, commaware_core::mpi::trace::Trace> = traces.into_iter().map(|(k, t)| (k, t.0.clone())).collect();
     let (r, events) = interruptible(py, || {
@@ -266,7 +287,8 @@ pub(crate) fn cosched_run_fabric(
             })?,
         };
         let allocation = cosched::fabric::HostAllocation::from_name(&allocation)?;
-        workload.0.run_on_fabric(policy, &platform.0, &options, allocation, seed, &traces, alone)
+        let settings = cosched::fabric::FabricSettings { allocation, seed, alone, interference };
+        workload.0.run_on_fabric(policy, &platform.0, &options, &settings, &traces)
     })?;
     Ok((CoschedResult(cosched::RunResult::Batch(r)), events))
 }

@@ -15,7 +15,7 @@ use commaware_core::{Error, ErrorKind, SimOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
-use crate::convert::{column, py_str};
+use crate::convert::{column, link_columns, py_str};
 use crate::errors::{OptionsError, guarded, interruptible, to_py};
 
 #[pyclass(frozen, module = "commaware._core")]
@@ -173,20 +173,7 @@ impl SimResult {
     /// f64 bytes, links × bins row-major), with bin_seconds and bins. Needs link_stats=True.
     fn link_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.result.links.as_ref().ok_or_else(|| OptionsError::new_err("link statistics were not kept: simulate with link_stats=True"))?;
-        let l = &r.links;
-        let d = PyDict::new(py);
-        d.set_item("name", l.iter().map(|x| x.name.as_str()).collect::<Vec<_>>())?;
-        d.set_item("bandwidth", column(py, l.iter().map(|x| x.bandwidth.to_ne_bytes())))?;
-        d.set_item("bytes", column(py, l.iter().map(|x| x.bytes.to_ne_bytes())))?;
-        d.set_item("busy_time", column(py, l.iter().map(|x| x.busy_time.to_ne_bytes())))?;
-        d.set_item("mean_utilisation", column(py, l.iter().map(|x| x.mean_utilisation.to_ne_bytes())))?;
-        d.set_item("peak_utilisation", column(py, l.iter().map(|x| x.peak_utilisation.to_ne_bytes())))?;
-        d.set_item("peak_flows", column(py, l.iter().map(|x| x.peak_flows.to_ne_bytes())))?;
-        let bins = l.first().map_or(0, |x| x.histogram.len());
-        d.set_item("histogram", column(py, l.iter().flat_map(|x| x.histogram.iter()).map(|v| v.to_ne_bytes())))?;
-        d.set_item("bins", bins)?;
-        d.set_item("bin_seconds", r.bin_seconds)?;
-        Ok(d)
+        link_columns(py, r)
     }
     /// Per-rank intervals as byte columns: rank (u32), kind (u8, see interval_kinds), start, end (f64).
     fn timeline_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {

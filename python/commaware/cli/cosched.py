@@ -160,6 +160,16 @@ def _swf_nodes(workload: str, header: list[str]) -> int:
 @click.option("--model", default=None, help="With --platform: the sharing model (default: the platform's).")
 @click.option("--coll", default=None, metavar="SPEC", help="With --platform: collective algorithms, as simulate --coll.")
 @click.option("--smpi", default=None, metavar="PRESET", help="With --platform: SMPI's timing model, as simulate --smpi.")
+@click.option("--links", "links_file", type=click.Path(dir_okay=False), default=None,
+              help="With --platform: write one row per link (bandwidth, bytes, busy_time, mean and peak utilisation, "
+                   "peak_flows) over the whole run to a .parquet or .csv file, as simulate --links.")
+@click.option("--link-plot", type=click.Path(dir_okay=False), default=None,
+              help="With --platform: plot the most loaded links' utilisation against time (.svg or .png), as "
+                   "simulate --link-plot.")
+@click.option("--interference", "interference_file", type=click.Path(dir_okay=False), default=None,
+              help="With --platform: write the interference table to a .parquet or .csv file: each pair of jobs that "
+                   "ran at the same time on links both used (job_a, job_b, links, bytes_a, bytes_b: the bytes each "
+                   "moved over those links); --json then adds it as `interference`.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object: policy, allocation, mpl, processors, avg_wait_s, avg_response_s, avg_exec_s, "
                    "avg_bounded_slowdown, max_wait_s, total_time_s, utilization, energy_busy_j, energy_idle_j, "
@@ -173,7 +183,9 @@ def _swf_nodes(workload: str, header: list[str]) -> int:
 def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[int], nodes: Optional[int], seed: int,
                     params: tuple[str, ...], platform: Optional[str], pattern: Optional[str], alone: bool,
                     model: Optional[str],
-                    coll: Optional[str], smpi: Optional[str], as_json: bool, jobs_csv: Optional[str], jobs_out: Optional[str]) -> None:
+                    coll: Optional[str], smpi: Optional[str], links_file: Optional[str], link_plot: Optional[str],
+                    interference_file: Optional[str], as_json: bool, jobs_csv: Optional[str],
+                    jobs_out: Optional[str]) -> None:
     """Schedule WORKLOAD (JSON jobs, or a Standard Workload Format log: .swf) on a cluster.
 
     Batch policies space-share processors: at each instant all job ends are applied, then all
@@ -191,14 +203,22 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
       commaware cosched run w.json --policy hybrid --allocation packing --mpl 3 --json
       commaware cosched run UniLu-Gaia-2014-2.swf --policy batch-easy --json > gaia.json
       commaware cosched run w.json --policy batch-easy --platform examples/cluster16.json
+      commaware cosched run w.json --policy batch-easy --platform examples/cluster16.json \
+          --interference pairs.csv --links links.csv --link-plot links.svg
     """
     import json as _json
     from pathlib import Path
 
     from ..cosched import BATCH_POLICIES, JOB_FORMATS, CoschedRun, load_workload, run_on_platform
+    from ..links import check_plot_path, check_table_path
 
     if jobs_out is not None and not jobs_out.lower().endswith(JOB_FORMATS):
         fail(f"--jobs-out: {jobs_out}: the job table must be .parquet or .csv")
+    if interference_file is not None and not interference_file.lower().endswith(JOB_FORMATS):
+        fail(f"--interference: {interference_file}: the interference table must be .parquet or .csv")
+    for reason in (links_file and check_table_path(links_file), link_plot and check_plot_path(link_plot)):
+        if reason:
+            fail(reason)
     if nodes is not None and not 1 <= nodes <= 2**24:
         fail(f"--nodes: must be in 1..2^24, got {nodes}")
     if mpl is not None and not 1 <= mpl <= 64:
@@ -209,7 +229,8 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
     if platform is None:
         if policy == "explicit":
             fail("--policy: explicit replays each job's start_s and hosts on a platform: give --platform")
-        for name, value in (("--pattern", pattern), ("--model", model), ("--coll", coll), ("--smpi", smpi)):
+        for name, value in (("--pattern", pattern), ("--model", model), ("--coll", coll), ("--smpi", smpi),
+                            ("--links", links_file), ("--link-plot", link_plot), ("--interference", interference_file)):
             if value is not None:
                 fail(f"{name}: only with --platform (the network the jobs share)")
         if allocation in _PLATFORM_ONLY:
@@ -245,7 +266,9 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
             progress.stage(f"scheduling {len(w):,} jobs under {policy} on {platform}, every job's program on its network")
             with failing():
                 run = run_on_platform(w, fabric, policy, allocation, seed, pattern=pattern, model=model, coll=coll,
-                                      smpi=smpi, trace_dir=Path(workload).parent, alone=alone)
+                                      smpi=smpi, trace_dir=Path(workload).parent, alone=alone,
+                                      link_stats=bool(links_file or link_plot),
+                                      interference=interference_file is not None)
             nodes = run.processors
         else:
             if nodes is None:
@@ -266,6 +289,19 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
     if jobs_csv is not None:
         with failing(writing=jobs_csv):
             run.write_jobs_csv(jobs_csv, Path(workload).stem)
+    if interference_file is not None:
+        with failing(writing=interference_file):
+            run.write_interference(interference_file)
+    if links_file is not None:
+        from ..links import write_link_table
+
+        with failing(writing=links_file):
+            write_link_table(run, links_file)
+    if link_plot is not None:
+        from ..links import write_link_plot
+
+        with failing(writing=link_plot):
+            write_link_plot(run, link_plot, title=f"{Path(workload).name} on {Path(str(platform)).name} ({allocation})")
     if as_json:
         if platform is None:
             click.echo(run.to_json())
@@ -302,7 +338,20 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
     for name, value in rows:
         table.add_row(name, value)
     out.print(table)
-    for path, what in ((jobs_out, "per-job table"), (jobs_csv, "Batsim jobs.csv")):
+    if interference_file is not None:
+        pairs = run.interference
+        out.print(f"interference: {len(pairs):,} pairs of jobs ran at the same time on links both used", highlight=False,
+                  soft_wrap=True)
+        top = pairs.assign(bytes=pairs["bytes_a"] + pairs["bytes_b"]).nlargest(3, "bytes")
+        for row in top.itertuples():
+            out.print(f"  jobs {row.job_a} and {row.job_b}: {row.links} links, {row.bytes_a:.4g} + {row.bytes_b:.4g} "
+                      "bytes over them", highlight=False, soft_wrap=True)
+    if links_file or link_plot:
+        from .simulate import print_busiest_links
+
+        print_busiest_links(run)
+    for path, what in ((jobs_out, "per-job table"), (jobs_csv, "Batsim jobs.csv"), (interference_file, "interference table"),
+                       (links_file, "link table"), (link_plot, "link plot")):
         if path:
             out.print(f"{what}: {path}", highlight=False, soft_wrap=True)
 

@@ -230,6 +230,11 @@ pub struct BatchResult {
     /// On a platform ([`super::fabric`]), what each job did there, in `jobs` order; empty
     /// otherwise.
     pub fabric: Vec<FabricJob>,
+    /// On a platform, when asked for: the pairs of jobs (by id) that overlapped in time on
+    /// links both used.
+    pub interference: Option<Vec<crate::mpi::jobs::Interference>>,
+    /// On a platform, when asked for: each link's statistics.
+    pub links: Option<crate::engine::link_stats::LinkReport>,
 }
 
 impl BatchResult {
@@ -250,6 +255,9 @@ impl BatchResult {
             head["avg_slowdown"] = if avg.is_finite() { avg.into() } else { serde_json::Value::Null };
             head["bytes"] = self.fabric.iter().map(|f| f.bytes).sum::<f64>().into();
             head["messages"] = self.fabric.iter().map(|f| f.messages).sum::<u64>().into();
+        }
+        if let Some(pairs) = &self.interference {
+            head["interference"] = serde_json::to_value(pairs).unwrap_or_default();
         }
         run_json(head, self.processors, &self.summary(), &self.skipped, &self.jobs, &self.fabric)
     }
@@ -507,7 +515,7 @@ pub fn simulate_with(jobs: &[BatchJob], processors: u64, policy: Policy, runner:
             reserved_s: sim.first_res[k],
         })
         .collect();
-    Ok(BatchResult { policy, processors, jobs: records, skipped, passes: sim.passes, fabric: Vec::new() })
+    Ok(BatchResult { policy, processors, jobs: records, skipped, passes: sim.passes, fabric: Vec::new(), interference: None, links: None })
 }
 
 struct Sim<'a> {

@@ -10,7 +10,8 @@
 use crate::cosched::batch::{BatchJob, FabricJob, Runner};
 use crate::cosched::workload::{Job, Phase, Program};
 use crate::error::{Error, ErrorKind, Result};
-use crate::mpi::jobs::{simulate_jobs_with, Fabric, Oversubscribe};
+use crate::engine::link_stats::LinkReport;
+use crate::mpi::jobs::{run_jobs, Fabric, Interference};
 use crate::mpi::replay::{NoObserver, SimOptions};
 use crate::network::platform::Platform;
 use crate::mpi::ops::{OpSpec, Peer, TagSpec};
@@ -447,12 +448,28 @@ impl FreeCores {
     }
 }
 
+/// How a workload runs on a platform, beside its policy and the simulation options (which
+/// ask for per-link statistics with `link_stats`).
+#[derive(Debug, Clone, Copy)]
+pub struct FabricSettings {
+    /// How a job gets its cores, and the seed of `random`.
+    pub allocation: HostAllocation,
+    pub seed: u64,
+    /// Also run each job alone on its hosts (`alone_s`, slowdown).
+    pub alone: bool,
+    /// Keep the interference table ([`Interference`]).
+    pub interference: bool,
+}
+
 /// The end (s) of `trace` started at 0 on `hosts` of `platform` (with `options.smpi` applied
 /// already) and nothing else: a job's time alone.
 pub fn alone_time(platform: &Platform, options: &SimOptions, trace: Trace, hosts: &[usize]) -> Result<f64> {
     let mut trace = Some(trace);
     let mut trace_of = |_: usize| Ok(trace.take().expect("one job"));
-    let (ends, _) = simulate_jobs_with(platform, &[0.0], &[hosts.to_vec()], &mut trace_of, options, Oversubscribe::Refuse, &mut NoObserver)?;
+    let options = SimOptions { link_stats: false, ..options.clone() };
+    let mut observer = NoObserver;
+    let mut fabric = Fabric::new(platform, &options, &mut observer)?;
+    let (ends, _) = run_jobs(&mut fabric, &[0.0], &[hosts.to_vec()], &mut trace_of)?;
     Ok(ends[0].end)
 }
 
@@ -476,7 +493,7 @@ pub struct FabricRunner<'a, 't> {
     traces: &'t mut dyn FnMut(usize) -> Result<Trace>,
     cores: FreeCores,
     /// Per fabric job number (start order): the schedule's job, its index in the workload and
-    /// its hosts (one a rank), until it ends.
+    /// its hosts (one a rank; emptied when it ends).
     started: Vec<(usize, usize, Vec<usize>)>,
     /// Per schedule job (`k`): what it did, once it ended.
     done: Vec<Option<FabricJob>>,
@@ -504,9 +521,16 @@ impl<'a, 't> FabricRunner<'a, 't> {
         self.fabric.events()
     }
 
-    /// What each job of the schedule (`k` order) did; `None` for one that never ended.
-    pub fn into_jobs(self) -> Vec<Option<FabricJob>> {
-        self.done
+    /// What each job of the schedule (`k` order) did (`None` for one that never ended), the
+    /// interference table with jobs by their index in the workload (empty unless the fabric
+    /// kept it) and the per-link statistics (when kept).
+    pub fn into_parts(mut self) -> (Vec<Option<FabricJob>>, Vec<Interference>, Option<LinkReport>) {
+        let mut table = self.fabric.take_interference();
+        for pair in &mut table {
+            (pair.a, pair.b) = (self.started[pair.a as usize].1 as u64, self.started[pair.b as usize].1 as u64);
+        }
+        let links = self.fabric.take_link_report();
+        (self.done, table, links)
     }
 }
 
@@ -526,7 +550,8 @@ impl Runner for FabricRunner<'_, '_> {
         }
         let mut ks = Vec::with_capacity(ended.len());
         for e in ended {
-            let (k, index, hosts) = std::mem::take(&mut self.started[e.job as usize]);
+            let (k, index, ref mut held) = self.started[e.job as usize];
+            let hosts = std::mem::take(held);
             self.cores.release(&hosts);
             let alone_s = if self.alone { alone_time(self.platform, self.options, (self.traces)(index)?, &hosts)? } else { f64::NAN };
             if self.done.len() <= k {
@@ -717,7 +742,8 @@ mod tests {
             } else {
                 w.clone()
             };
-            let (r, _) = w.run_on_fabric(policy, &p, &SimOptions::default(), HostAllocation::Contiguous, 0, &none, true).unwrap();
+            let settings = FabricSettings { allocation: HostAllocation::Contiguous, seed: 0, alone: true, interference: false };
+            let (r, _) = w.run_on_fabric(policy, &p, &SimOptions::default(), &settings, &none).unwrap();
             for (j, f) in r.jobs.iter().zip(&r.fabric) {
                 assert!((j.runtime_s - 4.0).abs() < 1e-9, "{policy:?}: {}", j.runtime_s);
                 assert!((f.alone_s - 2.0).abs() < 1e-9, "{policy:?}: {}", f.alone_s);

@@ -61,6 +61,20 @@ impl RunResult {
             RunResult::Ts(_) => &[],
         }
     }
+    /// On a platform, when asked for: the interference table (jobs by id).
+    pub fn interference(&self) -> Option<&[crate::mpi::jobs::Interference]> {
+        match self {
+            RunResult::Batch(r) => r.interference.as_deref(),
+            RunResult::Ts(_) => None,
+        }
+    }
+    /// On a platform, when asked for: each link's statistics.
+    pub fn links(&self) -> Option<&crate::engine::link_stats::LinkReport> {
+        match self {
+            RunResult::Batch(r) => r.links.as_ref(),
+            RunResult::Ts(_) => None,
+        }
+    }
     pub fn skipped(&self) -> &Skipped {
         match self {
             RunResult::Batch(r) => &r.skipped,
@@ -295,19 +309,19 @@ impl Workload {
     /// job's program or trace in one engine so that jobs share the network ([`fabric`]);
     /// runtimes come out of the run. `traces` holds the trace of each job `trace` path (as the
     /// workload writes it). `options` gives the sharing model, its parameters, the collectives
-    /// and SMPI's timing; `allocation` and `seed` how a job gets its cores. [`Policy::Explicit`]
-    /// starts each job at its `start_s` on its `hosts` instead. With `alone`, each job also
-    /// runs alone on its hosts (`alone_s`, slowdown). Also the engine's steps.
+    /// and SMPI's timing (and per-link statistics with `link_stats`); `settings` how a job gets
+    /// its cores, whether it also runs alone on its hosts (`alone_s`, slowdown) and whether the
+    /// interference table is kept. [`Policy::Explicit`] starts each job at its `start_s` on its
+    /// `hosts` instead. Also the engine's steps.
     pub fn run_on_fabric(
         &self,
         policy: Policy,
         platform: &crate::network::platform::Platform,
         options: &crate::mpi::replay::SimOptions,
-        allocation: fabric::HostAllocation,
-        seed: u64,
+        settings: &fabric::FabricSettings,
         traces: &std::collections::HashMap<String, crate::mpi::trace::Trace>,
-        alone: bool,
     ) -> Result<(BatchResult, u64)> {
+        let fabric::FabricSettings { allocation, seed, alone, interference } = *settings;
         let platform = &*crate::mpi::replay::with_smpi_option(platform, options)?;
         let jobs = self.spec.jobs_with_default();
         for (i, j) in jobs.iter().enumerate() {
@@ -333,9 +347,15 @@ impl Workload {
         if policy == Policy::Explicit {
             let hosts = fabric::explicit_hosts(&jobs, platform)?;
             let starts: Vec<f64> = jobs.iter().map(|j| j.start_s.expect("explicit_hosts checked it")).collect();
-            let (ends, events) =
-                // A job the network stretched may still hold cores a later job was given.
-                crate::mpi::jobs::simulate_jobs_with(platform, &starts, &hosts, &mut trace_of, options, crate::mpi::jobs::Oversubscribe::Allow, &mut observer)?;
+            // A job the network stretched may still hold cores a later job was given.
+            let mut engine = crate::mpi::jobs::Fabric::new(platform, options, &mut observer)?
+                .oversubscribe(crate::mpi::jobs::Oversubscribe::Allow);
+            if interference {
+                engine = engine.track_interference();
+            }
+            let (ends, pairs) = crate::mpi::jobs::run_jobs(&mut engine, &starts, &hosts, &mut trace_of)?;
+            let (events, links) = (engine.events(), engine.take_link_report());
+            drop(engine);
             let mut rows = Vec::with_capacity(jobs.len());
             for (i, (j, e)) in jobs.iter().zip(ends).enumerate() {
                 let alone_s = if alone { fabric::alone_time(platform, options, trace_of(i)?, &hosts[i])? } else { f64::NAN };
@@ -354,20 +374,27 @@ impl Workload {
             rows.sort_by(|(a, _), (b, _)| a.submit_s.total_cmp(&b.submit_s).then(a.id.cmp(&b.id)));
             let (records, on_fabric) = rows.into_iter().unzip();
             let processors = cores.iter().map(|&c| u64::from(c)).sum();
-            let r = BatchResult { policy, processors, jobs: records, skipped: self.skipped, passes: 0, fabric: on_fabric };
+            let interference = interference.then(|| by_ids(pairs, &jobs));
+            let r = BatchResult { policy, processors, jobs: records, skipped: self.skipped, passes: 0, fabric: on_fabric, interference, links };
             return Ok((r, events));
         }
-        let engine = crate::mpi::jobs::Fabric::new(platform, options, &mut observer)?;
+        let mut engine = crate::mpi::jobs::Fabric::new(platform, options, &mut observer)?;
+        if interference {
+            engine = engine.track_interference();
+        }
         let hierarchy = fabric::Hierarchy::of(platform, allocation.name())?;
         let free = fabric::FreeCores::new(cores, hierarchy, allocation, seed);
         let mut runner = fabric::FabricRunner::new(engine, platform, options, alone, free, &mut trace_of);
         let processors = runner.processors();
         let mut r = self.schedule(policy, processors, &mut runner)?;
         let events = runner.events();
-        let done: Option<Vec<batch::FabricJob>> = runner.into_jobs().into_iter().collect();
+        let (done, pairs, links) = runner.into_parts();
+        let done: Option<Vec<batch::FabricJob>> = done.into_iter().collect();
         r.fabric = done.filter(|d| d.len() == r.jobs.len()).ok_or_else(|| {
             Error::new(ErrorKind::Deadlock, "jobs", "the schedule ended with jobs the fabric never saw end")
         })?;
+        r.interference = interference.then(|| by_ids(pairs, &jobs));
+        r.links = links;
         Ok((r, events))
     }
 
@@ -385,4 +412,12 @@ impl Workload {
         r.skipped = Skipped { too_large, ..self.skipped };
         Ok(r)
     }
+}
+
+/// The interference table with jobs by their index in `jobs` turned into their ids.
+fn by_ids(mut pairs: Vec<crate::mpi::jobs::Interference>, jobs: &[Job]) -> Vec<crate::mpi::jobs::Interference> {
+    for pair in &mut pairs {
+        (pair.a, pair.b) = (jobs[pair.a as usize].id, jobs[pair.b as usize].id);
+    }
+    pairs
 }

@@ -425,6 +425,24 @@ impl Engine {
         Ok((latency, FlowAttrs { latency, forward }))
     }
 
+    /// The links a message from host `src` to host `dst` crosses, its route without the
+    /// reverse one crosstraffic adds (what [`Engine::start_transfer`] would load), into `out`.
+    pub fn forward_route(&self, src: usize, dst: usize, out: &mut Vec<LinkId>) -> Result<()> {
+        let (n, s, d) = (self.n_hosts as u32, src as u32, dst as u32);
+        match &self.topology {
+            Some(topo) => {
+                topo.route(Endpoint::Host(s), Endpoint::Host(d), out)?;
+                if out.is_empty() && s == d {
+                    out.push(self.topo_links + s);
+                }
+            }
+            None if s == d => out.push(2 * n + s),
+            None if self.backbone => out.extend([s, 3 * n, n + d]),
+            None => out.extend([s, n + d]),
+        }
+        Ok(())
+    }
+
     /// Start a computation of `flops` on `host`.
     pub fn start_compute(&mut self, host: usize, flops: f64, tag: Tag) {
         let rate = self.speeds[host] * self.factor(host);

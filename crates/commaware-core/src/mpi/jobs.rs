@@ -7,11 +7,17 @@
 //! or until jobs end, and forgets a job's program once it ended (memory follows the jobs
 //! running). [`simulate_jobs`] runs a list of jobs with known starts on it.
 
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
 use crate::error::{Error, ErrorKind, Result};
+use crate::engine::link_stats::LinkReport;
 use crate::mpi::placement::Placement;
 use crate::mpi::replay::{Observer, Replay, SimOptions};
 use crate::mpi::trace::Trace;
 use crate::network::platform::{Host, Platform};
+use crate::network::sharing::LinkId;
 
 /// One job to run: its trace, when its ranks start (s), and the host of each rank (indices
 /// into the platform's hosts).
@@ -43,6 +49,74 @@ pub struct Ended {
     pub messages: u64,
 }
 
+/// Two jobs that ran at the same time and whose messages crossed the same links (issue 41's
+/// interference table): jobs `a` (the one that ended first) and `b` (fabric job numbers, or
+/// what the caller maps them to), how many
+/// links both used, and the payload bytes each job's messages carried over those links, over
+/// its whole run (a message's bytes count on every link of its route).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Interference {
+    #[serde(rename = "job_a")]
+    pub a: u64,
+    #[serde(rename = "job_b")]
+    pub b: u64,
+    pub links: u32,
+    pub bytes_a: f64,
+    pub bytes_b: f64,
+}
+
+/// A job that ended while a job that overlapped it still runs: its bytes per link.
+struct Retired {
+    job: u32,
+    end: f64,
+    links: HashMap<LinkId, f64>,
+}
+
+/// The interference table as jobs end: the pairs found, the ended jobs still needed, and the
+/// starts of the jobs running (as bits: positive times order as their bits do), counted.
+#[derive(Default)]
+struct InterferenceBook {
+    pairs: Vec<Interference>,
+    retired: Vec<Retired>,
+    running: BTreeMap<u64, u32>,
+}
+
+impl InterferenceBook {
+    fn started(&mut self, at: f64) {
+        *self.running.entry(at.to_bits()).or_insert(0) += 1;
+    }
+
+    /// Job `job` (started at `start`) ended at `end` having carried `links`: pair it with
+    /// every ended job it overlapped in time on the links both used.
+    fn ended(&mut self, job: u32, start: f64, end: f64, links: HashMap<LinkId, f64>) {
+        if let Some(n) = self.running.get_mut(&start.to_bits()) {
+            *n -= 1;
+            if *n == 0 {
+                self.running.remove(&start.to_bits());
+            }
+        }
+        for r in self.retired.iter().filter(|r| r.end > start) {
+            let (small, large) = if r.links.len() <= links.len() { (&r.links, &links) } else { (&links, &r.links) };
+            let (mut shared, mut bytes_small, mut bytes_large) = (0u32, 0.0, 0.0);
+            for (l, &b) in small {
+                if let Some(&other) = large.get(l) {
+                    shared += 1;
+                    bytes_small += b;
+                    bytes_large += other;
+                }
+            }
+            if shared > 0 {
+                let (bytes_a, bytes_b) = if std::ptr::eq(small, &r.links) { (bytes_small, bytes_large) } else { (bytes_large, bytes_small) };
+                self.pairs.push(Interference { a: r.job.into(), b: job.into(), links: shared, bytes_a, bytes_b });
+            }
+        }
+        self.retired.push(Retired { job, end, links });
+        // An ended job matters only to the jobs that started before its end and still run.
+        let first = self.running.keys().next().map_or(f64::INFINITY, |&bits| f64::from_bits(bits));
+        self.retired.retain(|r| r.end > first);
+    }
+}
+
 /// What [`Fabric::start`] does with a job that would put more ranks on a host than its cores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Oversubscribe {
@@ -62,6 +136,9 @@ pub struct Fabric<'a> {
     /// Each job's hosts until it ends (then emptied).
     job_hosts: Vec<Vec<usize>>,
     oversubscribe: Oversubscribe,
+    /// Each job's start (s).
+    starts: Vec<f64>,
+    interference: Option<InterferenceBook>,
 }
 
 impl<'a> Fabric<'a> {
@@ -74,7 +151,35 @@ impl<'a> Fabric<'a> {
         }
         let replay = Replay::for_jobs(platform, options, observer)?;
         let busy = vec![0; platform.hosts.len()];
-        Ok(Fabric { replay, hosts: &platform.hosts, busy, job_hosts: Vec::new(), oversubscribe: Oversubscribe::Refuse })
+        Ok(Fabric {
+            replay,
+            hosts: &platform.hosts,
+            busy,
+            job_hosts: Vec::new(),
+            oversubscribe: Oversubscribe::Refuse,
+            starts: Vec::new(),
+            interference: None,
+        })
+    }
+
+    /// This fabric keeping the interference table ([`Interference`]; each running job's
+    /// bytes per link, and the ended jobs that overlapped a running one).
+    pub fn track_interference(mut self) -> Self {
+        self.replay.track_job_links();
+        self.interference = Some(InterferenceBook::default());
+        self
+    }
+
+    /// Per-link statistics until now, when `options.link_stats` asked for them; taken.
+    pub fn take_link_report(&mut self) -> Option<LinkReport> {
+        let names: Vec<String> = self.hosts.iter().map(|h| h.name.clone()).collect();
+        self.replay.link_report(&names)
+    }
+
+    /// The interference table of the jobs ended so far (empty unless
+    /// [`Fabric::track_interference`]), in the order the pairs were found; taken.
+    pub fn take_interference(&mut self) -> Vec<Interference> {
+        self.interference.as_mut().map(|b| std::mem::take(&mut b.pairs)).unwrap_or_default()
     }
 
     /// This fabric with `rule` for hosts more ranks than cores would run on ([`Oversubscribe`]).
@@ -119,6 +224,11 @@ impl<'a> Fabric<'a> {
         }
         let job = self.replay.add_job(trace, hosts)?;
         self.job_hosts.push(hosts.to_vec());
+        let now = self.now();
+        self.starts.push(now);
+        if let Some(book) = &mut self.interference {
+            book.started(now);
+        }
         Ok(job)
     }
 
@@ -143,6 +253,10 @@ impl<'a> Fabric<'a> {
                 for h in std::mem::take(&mut self.job_hosts[job as usize]) {
                     self.busy[h] -= 1;
                 }
+                if let Some(book) = &mut self.interference {
+                    let links = self.replay.job_link_bytes(job);
+                    book.ended(job, self.starts[job as usize], self.replay.now(), links);
+                }
                 let (rank_ends, bytes, messages) = self.replay.finish_job(job);
                 Ended { job, rank_ends, bytes, messages }
             })
@@ -159,22 +273,22 @@ pub fn simulate_jobs(platform: &Platform, jobs: Vec<JobRun>, options: &SimOption
     let mut traces: Vec<Option<Trace>> = jobs.into_iter().map(|j| Some(j.trace)).collect();
     let mut trace_of = |j: usize| Ok(traces[j].take().expect("each job starts once"));
     let platform = &*crate::mpi::replay::with_smpi_option(platform, options)?;
-    simulate_jobs_with(platform, &starts, &hosts, &mut trace_of, options, Oversubscribe::Refuse, observer)
+    let mut fabric = Fabric::new(platform, options, observer)?;
+    let (ends, _) = run_jobs(&mut fabric, &starts, &hosts, &mut trace_of)?;
+    Ok((ends, fabric.events()))
 }
 
-/// [`simulate_jobs`] with job j's trace made by `trace_of(j)` when the job starts (and
-/// dropped when it ends: memory follows the jobs running), `starts[j]` and `hosts[j]` given,
-/// and hosts given more ranks than cores handled by `oversubscribe`; `platform` with
-/// `options.smpi` applied already, as [`Fabric::new`] takes it.
-pub fn simulate_jobs_with(
-    platform: &Platform,
+/// [`simulate_jobs`] on `fabric` (a new one, with the settings the caller wants), with job
+/// j's trace made by `trace_of(j)` when the job starts (and dropped when it ends: memory
+/// follows the jobs running), `starts[j]` and `hosts[j]` given. Each job's times, in the
+/// order given, and the interference table with jobs by that order (empty unless the fabric
+/// keeps it).
+pub fn run_jobs(
+    fabric: &mut Fabric<'_>,
     starts: &[f64],
     hosts: &[Vec<usize>],
     trace_of: &mut dyn FnMut(usize) -> Result<Trace>,
-    options: &SimOptions,
-    oversubscribe: Oversubscribe,
-    observer: &mut dyn Observer,
-) -> Result<(Vec<JobEnd>, u64)> {
+) -> Result<(Vec<JobEnd>, Vec<Interference>)> {
     if starts.is_empty() {
         return Err(Error::new(ErrorKind::Options, "jobs", "no job to run"));
     }
@@ -183,7 +297,6 @@ pub fn simulate_jobs_with(
             return Err(Error::new(ErrorKind::Options, format!("jobs[{j}].start"), format!("must be a time >= 0 s, got {start}")));
         }
     }
-    let mut fabric = Fabric::new(platform, options, observer)?.oversubscribe(oversubscribe);
     // In start order (ties: as given); the fabric numbers jobs in that order.
     let mut order: Vec<usize> = (0..starts.len()).collect();
     order.sort_by(|&a, &b| starts[a].total_cmp(&starts[b]).then(a.cmp(&b)));
@@ -205,8 +318,11 @@ pub fn simulate_jobs_with(
             running += 1;
         }
     }
-    let events = fabric.events();
-    Ok((ends.into_iter().map(|e| e.expect("every job ended")).collect(), events))
+    let mut table = fabric.take_interference();
+    for pair in &mut table {
+        (pair.a, pair.b) = (order[pair.a as usize] as u64, order[pair.b as usize] as u64);
+    }
+    Ok((ends.into_iter().map(|e| e.expect("every job ended")).collect(), table))
 }
 
 #[cfg(test)]
@@ -255,6 +371,31 @@ mod tests {
         // Started apart in time, they do not meet.
         let (later, _) = simulate_jobs(&p, vec![one([0, 1], 0.0), one([2, 1], 1.0)], &SimOptions::default(), &mut NoObserver).unwrap();
         assert!((later[1].end - 1.0 - alone).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_interference_table_pairs_jobs_that_overlapped_on_links_both_used() {
+        let p = platform(STAR);
+        let mut observer = NoObserver;
+        let mut fabric = Fabric::new(&p, &SimOptions::default(), &mut observer).unwrap().track_interference();
+        // a: 0 -> 1 (1 MB), b: 2 -> 1 (3 MB) at once: both cross host 1's down-link only.
+        fabric.start(pair(1e6), &[0, 1], "a").unwrap();
+        fabric.start(pair(3e6), &[2, 1], "b").unwrap();
+        // c: 2 -> 3 from when a ends: it overlaps b on host 2's up-link; d: 0 -> 1 once all
+        // ended, alone.
+        let ended = fabric.run_until(f64::INFINITY).unwrap();
+        assert_eq!(ended[0].job, 0);
+        fabric.start(pair(2e6), &[2, 3], "c").unwrap();
+        while !fabric.run_until(f64::INFINITY).unwrap().is_empty() {}
+        fabric.start(pair(1e6), &[0, 1], "d").unwrap();
+        while !fabric.run_until(f64::INFINITY).unwrap().is_empty() {}
+        let table = fabric.take_interference();
+        assert_eq!(table, vec![
+            Interference { a: 0, b: 1, links: 1, bytes_a: 1e6, bytes_b: 3e6 },
+            Interference { a: 1, b: 2, links: 1, bytes_a: 3e6, bytes_b: 2e6 },
+        ]);
+        // Retired jobs go once no running job overlaps them.
+        assert!(fabric.interference.as_ref().unwrap().retired.is_empty());
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //! and both its requests were waited for, and per-message records and timeline intervals
 //! go to an [`Observer`] as they happen instead of being kept.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -31,7 +31,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::mpi::placement::{place, Hostfile, Placement};
 use crate::network::platform::{Platform, Protocol};
 use crate::network::smpi::{SmpiSpec, SmpiTiming};
-use crate::network::sharing::{make_model, PenaltyCounts};
+use crate::network::sharing::{make_model, LinkId, PenaltyCounts};
 use crate::mpi::ops::{OpSpec, OP_NAMES};
 use crate::mpi::timeline::{TimelineMessage, TimelineOp, TimelineRun, TimelineSink};
 use crate::mpi::trace::{Cursor, Step, Trace, CTX_USER, FAN_REQ};
@@ -469,6 +469,8 @@ pub(crate) struct Replay<'a, 'o> {
     /// When the timeline shows the links' load: the changes drained from the engine at each
     /// step (kept to reuse its memory).
     link_loads: Option<Vec<(u32, f64)>>,
+    /// A message's route, when jobs' bytes are counted per link (kept to reuse its memory).
+    route_scratch: Vec<LinkId>,
     /// The collective algorithms of this run.
     coll: Collectives,
     engine: Engine,
@@ -519,6 +521,9 @@ struct JobBook {
     /// Payload bytes each job's messages moved (sent), and how many messages, by job.
     bytes: Vec<f64>,
     messages: Vec<u64>,
+    /// When asked for ([`Replay::track_job_links`]): the payload bytes each running job's
+    /// messages carried over each link (the whole message over every link of its route).
+    link_bytes: Option<Vec<HashMap<LinkId, f64>>>,
     ended: Vec<u32>,
     alarm: Option<(f64, u64)>,
     alarms: u64,
@@ -612,6 +617,7 @@ impl<'a, 'o> Replay<'a, 'o> {
             coll: coll.clone(),
             engine: Engine::with_link_stats(platform, model, compute_rate, options.link_stats || link_loads),
             link_loads: if link_loads { Some(Vec::new()) } else { None },
+            route_scratch: Vec::new(),
             ranks: hosts.iter().enumerate().map(|(r, &host)| RankState::new(host, &trace, r, &coll)).collect(),
             msgs: Vec::new(),
             free_msgs: Vec::new(),
@@ -835,6 +841,9 @@ impl<'a, 'o> Replay<'a, 'o> {
         book.left.push(n as u32);
         book.bytes.push(0.0);
         book.messages.push(0);
+        if let Some(links) = &mut book.link_bytes {
+            links.push(HashMap::new());
+        }
         Ok(job)
     }
 
@@ -863,6 +872,26 @@ impl<'a, 'o> Replay<'a, 'o> {
                 return Ok(Vec::new());
             }
         }
+    }
+
+    /// Per-link statistics until now (hosts named `host_names`), when kept; taken.
+    pub(crate) fn link_report(&mut self, host_names: &[String]) -> Option<LinkReport> {
+        let now = self.now();
+        self.engine.link_report(now, host_names)
+    }
+
+    /// Count the bytes each job's messages carry over each link, from now on
+    /// ([`Replay::job_link_bytes`]).
+    pub(crate) fn track_job_links(&mut self) {
+        let book = self.jobs.get_or_insert_with(JobBook::default);
+        book.link_bytes = Some(vec![HashMap::new(); book.left.len()]);
+    }
+
+    /// The bytes job `job`'s messages carried over each link (empty unless
+    /// [`Replay::track_job_links`]); the count is dropped.
+    pub(crate) fn job_link_bytes(&mut self, job: u32) -> HashMap<LinkId, f64> {
+        let book = self.jobs.as_mut().expect("a replay of jobs");
+        book.link_bytes.as_mut().map(|l| std::mem::take(&mut l[job as usize])).unwrap_or_default()
     }
 
     /// When job `job`'s ranks ended (s), the payload bytes its messages moved and how many
@@ -1475,12 +1504,23 @@ impl<'a, 'o> Replay<'a, 'o> {
         let now = self.now();
         let m = &mut self.msgs[id as usize];
         m.start = now;
+        let (s, d) = (self.ranks[m.src as usize].host, self.ranks[m.dst as usize].host);
         if let Some(book) = &mut self.jobs {
             let job = book.job_of[m.src as usize] as usize;
             book.bytes[job] += m.bytes;
             book.messages[job] += 1;
+            if let Some(links) = &mut book.link_bytes {
+                let mut route = std::mem::take(&mut self.route_scratch);
+                route.clear();
+                // A route that fails fails the transfer below too, which stops the replay.
+                if self.engine.forward_route(s, d, &mut route).is_ok() {
+                    for &l in &route {
+                        *links[job].entry(l).or_insert(0.0) += m.bytes;
+                    }
+                }
+                self.route_scratch = route;
+            }
         }
-        let (s, d) = (self.ranks[m.src as usize].host, self.ranks[m.dst as usize].host);
         // The envelope travels with every message; the eager choice saw the payload alone.
         let size = m.bytes + self.protocol.envelope_bytes;
         let started = match &self.platform.smpi {
