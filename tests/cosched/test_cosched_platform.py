@@ -291,3 +291,24 @@ def test_the_interference_table_of_an_explicit_schedule(write_json):
     assert list(run.jobs["end"]) == pytest.approx([4.0, 4.0, 12.0])
     table = run.interference
     assert table.to_dict("records") == [{"job_a": 7, "job_b": 8, "links": 1, "bytes_a": 2e8, "bytes_b": 2e8}]
+
+
+def test_a_sweep_runs_cosched_on_a_platform(write_json, tmp_path):
+    """`sweep` runs `cosched.run` with a platform as `cosched run --platform`: the four alltoalls
+    under compact (each as alone: slowdown 1) and spread (each leaf up-link carries four
+    jobs: 4), with the bytes moved; without a platform the two columns are null."""
+    from commaware import sweep
+
+    write_json("w.json", alltoall_jobs(4, 4))
+    write_json("p.json", FAT_TREE)
+    spec = tmp_path / "spec.toml"
+    spec.write_text('command = "cosched.run"\n[fixed]\nworkload = "w.json"\nplatform = "p.json"\n'
+                    'policy = "batch-easy"\n[grid]\nallocation = ["compact", "spread"]\n')
+    table = sweep.run(spec, tmp_path / "out", serial=True)
+    by = dict(zip(table["allocation"], zip(table["avg_slowdown"], table["bytes"])))
+    assert by["compact"] == (pytest.approx(1.0), 4 * 12 * 1e7)
+    assert by["spread"] == (pytest.approx(4.0), 4 * 12 * 1e7)
+    plain = tmp_path / "plain.toml"
+    plain.write_text('command = "cosched.run"\n[fixed]\nworkload = "w.json"\npolicy = "batch-easy"\n')
+    table = sweep.run(plain, tmp_path / "plain-out", serial=True)
+    assert table["avg_slowdown"].isna().all() and table["bytes"].isna().all()

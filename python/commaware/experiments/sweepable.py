@@ -66,15 +66,24 @@ def _simulate(platform: str, trace: str, format: str, model: str | None, placeme
 
 
 def _cosched(workload: str | None, jobs: int, interarrival_s: float, classes: str, mix: str, policy: str,
-             processors: int, allocation: str, mpl: int | None, seed: int) -> dict[str, Any]:
+             processors: int, allocation: str, mpl: int | None, seed: int, platform: str | None = None,
+             pattern: str | None = None) -> dict[str, Any]:
     from .. import cosched
 
     w = (cosched.load_workload(workload) if workload is not None else
          cosched.nas_workload(jobs, interarrival_s, seed, [c.strip().upper() for c in classes.split(",") if c.strip()], mix))
-    run = cosched.run(w, policy, processors=processors, allocation=allocation, mpl=mpl, seed=seed)
+    if platform is not None:
+        run = cosched.run_on_platform(w, platform, policy, "contiguous" if allocation == "packing" else allocation, seed,
+                                      pattern=pattern,
+                                      trace_dir=Path(workload).parent if workload is not None else None)
+    else:
+        run = cosched.run(w, policy, processors=processors, allocation=allocation, mpl=mpl, seed=seed, pattern=pattern)
     row: dict[str, Any] = {("jobs_done" if k == "jobs" else k): v for k, v in run.summary.items()}
     row["jobs_done"] = int(row["jobs_done"])
     row["skipped"] = int(run.skipped["total"])
+    doc = run.to_dict() if platform is not None else {}
+    row["avg_slowdown"] = doc.get("avg_slowdown")
+    row["bytes"] = doc.get("bytes")
     return row
 
 
@@ -125,7 +134,7 @@ def _taskfarm(tree: str | None, send_mb: float, diagonals: float, algorithm: str
 
 def _commands() -> dict[str, Command]:
     from ..api import TRACE_FORMATS
-    from ..cosched import ALLOCATIONS, MIXES, POLICIES
+    from ..cosched import ALLOCATIONS, MIXES, PLATFORM_ALLOCATIONS, POLICIES
     from ..multicast import ALGORITHMS as MULTICAST_ALGORITHMS
     from ..multicast import NETWORKS, PATTERNS, SIZES
     from ..sharing import SCHEME_MODELS
@@ -155,15 +164,24 @@ def _commands() -> dict[str, Command]:
             Param("interarrival_s", "float", 100.0, "Mean inter-arrival time of the generated workload, s.", minimum=0),
             Param("classes", "str", "A,B", "Problem classes of the generated workload, comma-separated (A, B, C)."),
             Param("mix", "str", "nas", "Benchmark mix of the generated workload.", choices=MIXES),
-            Param("policy", "str", "batch", "Scheduling policy.", choices=POLICIES),
-            Param("processors", "int", 16, "Nodes of the cluster (1 CPU each).", minimum=1, maximum=2**24),
-            Param("allocation", "str", "packing", "Node allocation (time-sharing policies).", choices=ALLOCATIONS),
+            Param("policy", "str", "batch", "Scheduling policy (with a platform: a batch policy or explicit).",
+                  choices=(*POLICIES, "explicit")),
+            Param("processors", "int", 16, "Nodes of the cluster (1 CPU each; not with a platform).", minimum=1,
+                  maximum=2**24),
+            Param("allocation", "str", "packing", "Node allocation (time-sharing policies; with a platform, its "
+                  "cores: contiguous, random, compact, spread).",
+                  choices=(*ALLOCATIONS, *(a for a in PLATFORM_ALLOCATIONS if a not in ALLOCATIONS))),
             Param("mpl", "int", None, "Most processes per node (time-sharing; default 3).", minimum=1, maximum=64),
             Param("seed", "int", 0, "Seed of the generated workload and of the random allocation.", minimum=0,
                   maximum=2**63 - 1),
+            Param("platform", "file", None, "Run every job's program on this platform, jobs sharing its network "
+                  "(as cosched run --platform)."),
+            Param("pattern", "str", None, "With a platform: the program of jobs without one, e.g. "
+                  "`halo2d:bytes=65536,iterations=10`."),
         ), {"jobs_done": "int", "avg_wait_s": "float", "avg_response_s": "float", "avg_exec_s": "float",
             "avg_bounded_slowdown": "float", "max_wait_s": "float", "total_time_s": "float", "utilization": "float",
-            "energy_busy_j": "float", "energy_idle_j": "float", "energy_j": "float", "skipped": "int"}, _cosched),
+            "energy_busy_j": "float", "energy_idle_j": "float", "energy_j": "float", "skipped": "int",
+            "avg_slowdown": "float", "bytes": "float"}, _cosched),
         Command("tiling.analyze", "One tile height of a tiled loop: formulas and simulated programs "
                 "(commaware.tiling.analyze).", (
             Param("space", "str", help="Iteration space, e.g. 16x16x16384 (K = 2^10, M = 2^20)."),

@@ -51,9 +51,9 @@ pub struct Ended {
 
 /// Two jobs that ran at the same time and whose messages crossed the same links (issue 41's
 /// interference table): jobs `a` (the one that ended first) and `b` (fabric job numbers, or
-/// what the caller maps them to), how many
-/// links both used, and the payload bytes each job's messages carried over those links, over
-/// its whole run (a message's bytes count on every link of its route).
+/// what the caller maps them to), how many links both used, and the payload bytes each job's
+/// messages carried over those links in its whole run (a message's bytes count on every link
+/// of its route).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Interference {
     #[serde(rename = "job_a")]
