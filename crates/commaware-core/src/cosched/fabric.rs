@@ -461,6 +461,116 @@ pub struct FabricSettings {
     pub interference: bool,
 }
 
+/// What a job runs, as a key of [`AloneTimes`]: its trace file, else its program as it runs
+/// (a `compute_share` resolved; the seed, its id, where a `pairs` phase draws partners) and its
+/// processes, else its logged runtime and processes.
+pub fn job_key(job: &Job) -> String {
+    match (&job.trace, &job.program) {
+        (Some(path), _) => format!("trace {path}"),
+        (None, Some(program)) => {
+            let resolved = program.resolved(job.runtime_s);
+            let seeded = resolved.phases.iter().any(|p| matches!(p, Phase::Pairs { .. }));
+            let program = serde_json::to_string(&*resolved).unwrap_or_default();
+            format!("program {program} procs {} seed {}", job.procs, if seeded { job.id } else { 0 })
+        }
+        (None, None) => format!("compute {:?} procs {}", job.runtime_s, job.procs),
+    }
+}
+
+/// The platform as the ranks on `hosts` see it, as a 128-bit digest: the hosts relabelled in
+/// increasing index order (each rank's label, and each host's speed, cores, NIC, overheads and
+/// interference), and for every
+/// ordered pair of the hosts (a host with itself included) the route's links relabelled in
+/// increasing index order, with each link's bandwidth, latency and sharing. Two host lists of
+/// one platform with the same digest see isomorphic networks whose links and hosts are also
+/// in the same order, so a job runs on them alike, event for event (up to a collision of the
+/// digest, about 2^-128).
+pub fn shape_digest(platform: &Platform, hosts: &[usize]) -> Result<(u64, u64)> {
+    use std::hash::{Hash, Hasher};
+    let mut distinct: Vec<usize> = hosts.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let mut words: Vec<u64> = Vec::with_capacity(hosts.len() * 2 + distinct.len() * distinct.len() * 4);
+    for &h in hosts {
+        words.push(distinct.binary_search(&h).expect("listed") as u64);
+    }
+    for &h in &distinct {
+        let host = &platform.hosts[h];
+        let o = &host.overhead;
+        words.extend([host.speed.to_bits(), host.cores as u64, host.bandwidth_up.to_bits(), host.bandwidth_down.to_bits()]);
+        words.extend([o.send, o.send_per_byte, o.recv, o.recv_per_byte].map(f64::to_bits));
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        format!("{:?}", host.interference).hash(&mut h);
+        words.push(h.finish());
+    }
+    if let Some(topo) = &platform.topology {
+        use crate::network::topology::Endpoint;
+        let mut routes: Vec<Vec<u32>> = Vec::with_capacity(distinct.len() * distinct.len());
+        let mut route = Vec::new();
+        for &a in &distinct {
+            for &b in &distinct {
+                route.clear();
+                topo.route(Endpoint::Host(a as u32), Endpoint::Host(b as u32), &mut route)?;
+                routes.push(route.clone());
+            }
+        }
+        let mut links: Vec<u32> = routes.iter().flatten().copied().collect();
+        links.sort_unstable();
+        links.dedup();
+        for route in &routes {
+            words.push(u64::MAX); // a route's end
+            words.extend(route.iter().map(|l| links.binary_search(l).expect("listed") as u64));
+        }
+        for &l in &links {
+            let info = topo.link(l);
+            words.extend([info.bandwidth.to_bits(), info.latency.to_bits(), info.sharing as u64]);
+        }
+    }
+    let digest = |salt: u64| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        salt.hash(&mut h);
+        words.hash(&mut h);
+        h.finish()
+    };
+    Ok((digest(0), digest(1)))
+}
+
+/// Each job's time alone, run once per job key and platform shape where the result cannot
+/// differ (issue 41, item 4): a job of a key seen once keeps its hosts; a second job of that
+/// key digests both host lists ([`shape_digest`]), and a job whose key and digest match an
+/// earlier one's takes its time without a run.
+#[derive(Default)]
+pub struct AloneTimes {
+    /// Per key: the first job's hosts and time (until a second job of the key comes), and
+    /// the times by digest.
+    seen: std::collections::HashMap<String, (Option<(Vec<usize>, f64)>, Vec<((u64, u64), f64)>)>,
+    /// Runs saved.
+    pub hits: u64,
+}
+
+impl AloneTimes {
+    /// The time alone of a job of `key` on `hosts`, from the cache or from `run()`.
+    pub fn get(&mut self, platform: &Platform, key: String, hosts: &[usize], run: impl FnOnce() -> Result<f64>) -> Result<f64> {
+        let entry = self.seen.entry(key).or_default();
+        if entry.0.is_none() && entry.1.is_empty() {
+            let t = run()?;
+            entry.0 = Some((hosts.to_vec(), t));
+            return Ok(t);
+        }
+        if let Some((first, t)) = entry.0.take() {
+            entry.1.push((shape_digest(platform, &first)?, t));
+        }
+        let digest = shape_digest(platform, hosts)?;
+        if let Some(&(_, t)) = entry.1.iter().find(|(d, _)| *d == digest) {
+            self.hits += 1;
+            return Ok(t);
+        }
+        let t = run()?;
+        entry.1.push((digest, t));
+        Ok(t)
+    }
+}
+
 /// The end (s) of `trace` started at 0 on `hosts` of `platform` (with `options.smpi` applied
 /// already) and nothing else: a job's time alone.
 pub fn alone_time(platform: &Platform, options: &SimOptions, trace: Trace, hosts: &[usize]) -> Result<f64> {
@@ -491,6 +601,9 @@ pub struct FabricRunner<'a, 't> {
     options: &'a SimOptions,
     alone: bool,
     traces: &'t mut dyn FnMut(usize) -> Result<Trace>,
+    /// Each job's key ([`job_key`]), by its index in the workload.
+    keys: &'t dyn Fn(usize) -> String,
+    alone_times: AloneTimes,
     cores: FreeCores,
     /// Per fabric job number (start order): the schedule's job, its index in the workload and
     /// its hosts (one a rank; emptied when it ends).
@@ -507,8 +620,15 @@ impl<'a, 't> FabricRunner<'a, 't> {
         alone: bool,
         cores: FreeCores,
         traces: &'t mut dyn FnMut(usize) -> Result<Trace>,
+        keys: &'t dyn Fn(usize) -> String,
     ) -> Self {
-        FabricRunner { fabric, platform, options, alone, traces, cores, started: Vec::new(), done: Vec::new() }
+        let alone_times = AloneTimes::default();
+        FabricRunner { fabric, platform, options, alone, traces, keys, alone_times, cores, started: Vec::new(), done: Vec::new() }
+    }
+
+    /// Runs alone saved by the cache ([`AloneTimes`]).
+    pub fn alone_hits(&self) -> u64 {
+        self.alone_times.hits
     }
 
     /// Every core of the platform: the scheduler's processors.
@@ -553,7 +673,12 @@ impl Runner for FabricRunner<'_, '_> {
             let (k, index, ref mut held) = self.started[e.job as usize];
             let hosts = std::mem::take(held);
             self.cores.release(&hosts);
-            let alone_s = if self.alone { alone_time(self.platform, self.options, (self.traces)(index)?, &hosts)? } else { f64::NAN };
+            let alone_s = if self.alone {
+                let (platform, options, traces) = (self.platform, self.options, &mut self.traces);
+                self.alone_times.get(platform, (self.keys)(index), &hosts, || alone_time(platform, options, traces(index)?, &hosts))?
+            } else {
+                f64::NAN
+            };
             if self.done.len() <= k {
                 self.done.resize(k + 1, None);
             }
@@ -689,7 +814,8 @@ mod tests {
             let fabric = Fabric::new(&p, &SimOptions::default(), &mut observer).unwrap();
             let mut traces = |i: usize| job_trace(&jobs[i]);
             let options = SimOptions::default();
-            let mut runner = FabricRunner::new(fabric, &p, &options, false, free_cores(&p, HostAllocation::Contiguous), &mut traces);
+            let keys = |i: usize| job_key(&jobs[i]);
+            let mut runner = FabricRunner::new(fabric, &p, &options, false, free_cores(&p, HostAllocation::Contiguous), &mut traces, &keys);
             let ran = simulate_with(&batch, runner.processors(), policy, &mut runner).unwrap();
             for (a, b) in logged.jobs.iter().zip(&ran.jobs) {
                 assert_eq!((a.id, a.start_s), (b.id, b.start_s), "{policy:?}");
@@ -711,10 +837,45 @@ mod tests {
         let fabric = Fabric::new(&p, &SimOptions::default(), &mut observer).unwrap();
         let mut traces = |i: usize| job_trace(&jobs[i]);
         let options = SimOptions::default();
-        let mut runner = FabricRunner::new(fabric, &p, &options, true, free_cores(&p, HostAllocation::Contiguous), &mut traces);
+        let keys = |i: usize| job_key(&jobs[i]);
+        let mut runner = FabricRunner::new(fabric, &p, &options, true, free_cores(&p, HostAllocation::Contiguous), &mut traces, &keys);
         let ran = simulate_with(&batch, runner.processors(), Policy::Fcfs, &mut runner).unwrap();
         let times: Vec<(f64, f64, f64)> = ran.jobs.iter().map(|j| (j.start_s, j.end_s, j.runtime_s)).collect();
         assert_eq!(times, vec![(0.0, 1.0, 1.0), (1.0, 2.0, 1.0)]);
+        // The same program on the same hosts: the second job's time alone is the first's.
+        assert_eq!(runner.alone_hits(), 1);
+    }
+
+    #[test]
+    fn shapes_that_see_the_same_network_share_a_digest() {
+        // A fat tree of 4 leaves of 4 hosts: two hosts under one leaf look the same under
+        // any leaf; two under different leaves do not look like two under one; the ranks'
+        // order counts.
+        let p = topology(r#"{"kind": "fat_tree", "down": [4, 4], "up": [1, 1], "parallel": [1, 1]}"#);
+        let d = |hosts: &[usize]| shape_digest(&p, hosts).unwrap();
+        assert_eq!(d(&[0, 1]), d(&[4, 5]));
+        assert_eq!(d(&[0, 1, 1]), d(&[12, 13, 13]));
+        assert_ne!(d(&[0, 1]), d(&[0, 4]));
+        assert_ne!(d(&[0, 1, 1]), d(&[0, 0, 1]));
+        assert_ne!(d(&[0, 1]), d(&[0, 1, 2]));
+        // A star: any two distinct hosts alike, one host twice not.
+        let star = platform(4);
+        let s = |hosts: &[usize]| shape_digest(&star, hosts).unwrap();
+        assert_eq!(s(&[0, 1]), s(&[2, 3]));
+        assert_ne!(s(&[0, 1]), s(&[0, 0]));
+    }
+
+    #[test]
+    fn a_job_key_names_what_it_runs() {
+        let program = Program { iterations: 2, phases: vec![Phase::ComputeShare, Phase::Pairs { bytes: 1.0 }] };
+        let a = Job { program: Some(program.clone()), ..job(1, 0.0, 2, 10.0) };
+        // compute_share resolves with the runtime; pairs draw partners by the job's id.
+        assert_ne!(job_key(&a), job_key(&Job { runtime_s: 20.0, ..a.clone() }));
+        assert_ne!(job_key(&a), job_key(&Job { id: 2, ..a.clone() }));
+        let halo = Program { iterations: 2, phases: vec![Phase::Halo { bytes: 1.0, dims: 2 }] };
+        let h = Job { program: Some(halo), ..job(1, 0.0, 4, 10.0) };
+        assert_eq!(job_key(&h), job_key(&Job { id: 7, submit_s: 5.0, ..h.clone() }));
+        assert_ne!(job_key(&h), job_key(&Job { procs: 8, ..h.clone() }));
     }
 
     #[test]

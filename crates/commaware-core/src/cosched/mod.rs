@@ -357,8 +357,13 @@ impl Workload {
             let (events, links) = (engine.events(), engine.take_link_report());
             drop(engine);
             let mut rows = Vec::with_capacity(jobs.len());
+            let mut alone_times = fabric::AloneTimes::default();
             for (i, (j, e)) in jobs.iter().zip(ends).enumerate() {
-                let alone_s = if alone { fabric::alone_time(platform, options, trace_of(i)?, &hosts[i])? } else { f64::NAN };
+                let alone_s = if alone {
+                    alone_times.get(platform, fabric::job_key(j), &hosts[i], || fabric::alone_time(platform, options, trace_of(i)?, &hosts[i]))?
+                } else {
+                    f64::NAN
+                };
                 let record = JobRecord {
                     id: j.id,
                     submit_s: j.submit_s,
@@ -384,7 +389,8 @@ impl Workload {
         }
         let hierarchy = fabric::Hierarchy::of(platform, allocation.name())?;
         let free = fabric::FreeCores::new(cores, hierarchy, allocation, seed);
-        let mut runner = fabric::FabricRunner::new(engine, platform, options, alone, free, &mut trace_of);
+        let key_of = |i: usize| fabric::job_key(&jobs[i]);
+        let mut runner = fabric::FabricRunner::new(engine, platform, options, alone, free, &mut trace_of, &key_of);
         let processors = runner.processors();
         let mut r = self.schedule(policy, processors, &mut runner)?;
         let events = runner.events();
