@@ -312,3 +312,31 @@ def test_a_sweep_runs_cosched_on_a_platform(write_json, tmp_path):
     plain.write_text('command = "cosched.run"\n[fixed]\nworkload = "w.json"\npolicy = "batch-easy"\n')
     table = sweep.run(plain, tmp_path / "plain-out", serial=True)
     assert table["avg_slowdown"].isna().all() and table["bytes"].isna().all()
+
+
+def hosts_of(intervals: str) -> list[int]:
+    """`0-3 7` -> [0, 1, 2, 3, 7]."""
+    out = []
+    for part in intervals.split():
+        lo, _, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def test_a_cached_time_alone_is_the_jobs_own(write_json, tmp_path):
+    """Sixteen 4-process halos of two sizes on the fat tree, compact: jobs of one program land
+    under different leaves, where the cache gives them an earlier job's time alone. Each
+    job's alone_s equals its own trace run alone on its own hosts (simulate_jobs), exactly."""
+    from commaware import simulate_jobs
+
+    programs = [{"iterations": 3, "phases": [{"phase": "halo", "bytes": b, "dims": 2}, {"phase": "compute", "seconds": 0.01}]}
+                for b in (1e5, 1e6)]
+    jobs = [{"id": k, "submit_s": float(k), "procs": 4, "runtime_s": 5.0, "program": programs[k % 2]} for k in range(16)]
+    path = write_json("w.json", {"jobs": jobs})
+    run = cosched.run(path, "batch-easy", allocation="compact", platform=FAT_TREE)
+    doc = run.to_dict()
+    leaves = {tuple(h // 4 for h in hosts_of(j["hosts"])) for j in doc["jobs"]}
+    assert len(leaves) > 2  # the jobs did land under different leaves
+    for i, j in enumerate(doc["jobs"]):
+        (alone,) = simulate_jobs(FAT_TREE, [(cosched.job_trace(path, i), 0, hosts_of(j["hosts"]))])
+        assert j["alone_s"] == alone.end, (i, j["hosts"])
