@@ -14,7 +14,6 @@ their messages share links, and a job starts on hosts another one has left.
 
 from __future__ import annotations
 
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,7 @@ from commaware.traces.export import export_ti
 
 import smpi_replay
 from conftest import requires_smpi_mark
+from engine.test_smpi_real_traces import traces  # noqa: F401  (the real NPB/HPCC TI traces, a fixture)
 from engine.test_smpi_replay_topologies import mixed_trace
 from smpi_replay_jobs import PeerJob, run_smpi_jobs
 
@@ -92,18 +92,6 @@ def test_three_jobs_on_interleaved_hosts_end_as_in_smpi(tmp_path, name):
     ])
 
 
-ARCHIVE = Path(__file__).resolve().parents[1] / "data" / "ti_real" / "npb_hpcc_8.tar.xz"
-
-
-@pytest.fixture(scope="module")
-def real_traces(tmp_path_factory) -> Path:
-    """The real 8-rank TI traces of tests/data/ti_real (NPB LU, MG, FT, IS; HPCC HPL, PTRANS)."""
-    root = tmp_path_factory.mktemp("ti_real")
-    with tarfile.open(ARCHIVE) as archive:
-        archive.extractall(root, filter="data")
-    return root
-
-
 def two_cores(spec: dict) -> dict:
     """`spec` with 2 cores a host: two jobs' ranks share a host, each on a core of its own (a
     rank has a core of its own in commaware; SimGrid time-shares a host's cores)."""
@@ -122,7 +110,7 @@ REAL_PAIRS = {
 
 @requires_smpi
 @pytest.mark.parametrize("name", sorted(REAL_PAIRS))
-def test_real_traces_that_share_a_fabric_end_as_in_smpi(tmp_path, real_traces, name):
+def test_real_traces_that_share_a_fabric_end_as_in_smpi(tmp_path, traces, name):
     """Two real traces from 0 s on hosts they share (the p2p-heavy LU, MG and HPL: their
     waits are what SimGrid's multi-job replay gets wrong without the peer's fix, see
     tests/peers/smpi_replay_jobs.cpp)."""
@@ -130,16 +118,16 @@ def test_real_traces_that_share_a_fabric_end_as_in_smpi(tmp_path, real_traces, n
     spec = two_cores(smpi_replay.TOPOLOGY_PLATFORMS[name])
     a, b, b_hosts = REAL_PAIRS[name]
     agree(tmp_path, spec, [
-        ("a", real_traces / a / "index.txt", 0, list(range(8))),
-        ("b", real_traces / b / "index.txt", 0, b_hosts),
+        ("a", traces / a / "index.txt", 0, list(range(8))),
+        ("b", traces / b / "index.txt", 0, b_hosts),
     ])
 
 
 @requires_smpi
-def test_cosched_explicit_replays_real_traces_as_smpi(tmp_path, real_traces):
+def test_cosched_explicit_replays_real_traces_as_smpi(tmp_path, traces):
     """The same through `cosched run --policy explicit`: a workload whose jobs name real
     traces, start times and hosts (a schedule a cluster ran); each job's end is SMPI's last
-    rank end, and its `alone_s` is the trace alone on its hosts."""
+    rank end, and two that shared hosts ran slower than alone."""
     assert SMPI_OK, SMPI_REASON
     import json
 
@@ -154,11 +142,11 @@ def test_cosched_explicit_replays_real_traces_as_smpi(tmp_path, real_traces):
     workload = tmp_path / "schedule.json"
     workload.write_text(json.dumps({"jobs": [
         {"id": k, "submit_s": 0, "procs": 8, "runtime_s": 1, "start_s": start, "hosts": hosts,
-         "trace": str(real_traces / trace / "index.txt")}
+         "trace": str(traces / trace / "index.txt")}
         for k, (_, trace, start, hosts) in enumerate(jobs)]}))
     run = cosched.run(workload, "explicit", platform=xml, smpi="simgrid-3.32")
     by_name = sorted(platform.host_names)
-    theirs = run_smpi_jobs(spec, xml, [PeerJob(name, real_traces / trace / "index.txt", start,
+    theirs = run_smpi_jobs(spec, xml, [PeerJob(name, traces / trace / "index.txt", start,
                                                [by_name.index(platform.host_names[h]) for h in hosts])
                                        for name, trace, start, hosts in jobs], smpi_timing=SMPI_TIMING)
     ends = list(run.jobs["end"])
@@ -170,7 +158,7 @@ def test_cosched_explicit_replays_real_traces_as_smpi(tmp_path, real_traces):
 
 
 @requires_smpi
-def test_the_peer_replays_a_real_trace_alone_as_smpirun_does(tmp_path, real_traces):
+def test_the_peer_replays_a_real_trace_alone_as_smpirun_does(tmp_path, traces):
     """The peer's check: NPB MG alone ends in the peer as under smpirun -replay (crosstraffic on
     in both), to SMPI's own precision."""
     assert SMPI_OK, SMPI_REASON
@@ -178,7 +166,7 @@ def test_the_peer_replays_a_real_trace_alone_as_smpirun_does(tmp_path, real_trac
     platform = load_platform(spec)
     xml = tmp_path / "fabric.xml"
     xml.write_text(platform.export("simgrid"))
-    index = real_traces / "mg.S" / "index.txt"
+    index = traces / "mg.S" / "index.txt"
     by_name = sorted(platform.host_names)
     peer = run_smpi_jobs(spec, xml, [PeerJob("mg", index, 0, [by_name.index(h) for h in platform.host_names[:8]])],
                          smpi_timing=SMPI_TIMING)["mg"]
