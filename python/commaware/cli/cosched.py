@@ -203,8 +203,7 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
       commaware cosched run w.json --policy hybrid --allocation packing --mpl 3 --json
       commaware cosched run UniLu-Gaia-2014-2.swf --policy batch-easy --json > gaia.json
       commaware cosched run w.json --policy batch-easy --platform examples/cluster16.json
-      commaware cosched run w.json --policy batch-easy --platform examples/cluster16.json \
-          --interference pairs.csv --links links.csv --link-plot links.svg
+      commaware cosched run w.json --platform examples/cluster16.json --interference pairs.csv --links links.csv
     """
     import json as _json
     from pathlib import Path
