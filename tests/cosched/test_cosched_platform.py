@@ -331,7 +331,7 @@ def test_a_cached_time_alone_is_the_jobs_own(write_json, tmp_path):
 
     programs = [{"iterations": 3, "phases": [{"phase": "halo", "bytes": b, "dims": 2}, {"phase": "compute", "seconds": 0.01}]}
                 for b in (1e5, 1e6)]
-    jobs = [{"id": k, "submit_s": float(k), "procs": 4, "runtime_s": 5.0, "program": programs[k % 2]} for k in range(16)]
+    jobs = [{"id": k, "submit_s": 0.0, "procs": 4, "runtime_s": 5.0, "program": programs[k % 2]} for k in range(16)]
     path = write_json("w.json", {"jobs": jobs})
     run = cosched.run(path, "batch-easy", allocation="compact", platform=FAT_TREE)
     doc = run.to_dict()
