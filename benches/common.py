@@ -97,11 +97,18 @@ def measure_process(cmd: list[str], stdout: str | Path | None = None, timeout: f
         return {"code": code, "wall_s": wall, "peak_rss_bytes": peak, "stderr": Path(err.name).read_text(errors="replace")}
 
 
-def save_results(name: str, started: Any, doc: dict[str, Any]) -> Path:
-    """Write `doc` to benches/results/NAME-<started>.json with the run's start (an aware
-    datetime) and the commit it measured, as benches/recorded/ wants them; the path."""
+def head_commit() -> str:
+    """The repository's HEAD commit."""
     root = Path(__file__).resolve().parents[1]
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+
+
+def save_results(name: str, started: Any, doc: dict[str, Any], commit: str | None = None) -> Path:
+    """Write `doc` to benches/results/NAME-<started>.json with the run's start (an aware
+    datetime) and the commit it measured (default: HEAD now), as benches/recorded/ wants them;
+    the path."""
+    root = Path(__file__).resolve().parents[1]
+    commit = commit or head_commit()
     out = root / "benches" / "results" / f"{name}-{started.strftime('%Y%m%d-%H%M%S')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"started": started.isoformat(), "commit": commit, **doc}, indent=1) + "\n")

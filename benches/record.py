@@ -10,8 +10,8 @@ Usage::
 writes ``benches/recorded/NAME.json``: ``{"started", "commit", "dirty", "command", "exit_code", "result"}``,
 where ``result`` is what the benchmark printed with ``--json`` (a benchmark exits 1 when it
 misses a target; its result is kept all the same). Its progress (stderr) passes
-through. ``dirty`` lists the tracked files that differed from the commit when it ran (the
-build measured is the one installed, so record on a clean tree). A figure in the docs is then
+through. ``commit`` and ``dirty`` (the tracked files that differed from it) are taken as the run starts
+(the build measured is the one installed, so record on a clean tree, built from it). A figure in the docs is then
 followed by ``<!-- figure: NAME.json result.KEY FORMAT -->`` (``tests/cli/test_figures.py``).
 Nothing is written when the benchmark prints no JSON.
 """
@@ -26,7 +26,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from common import save_results
+from common import head_commit, save_results
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,6 +46,11 @@ def main() -> int:
         print(f"record: no benchmark benches/{args.bench}", file=sys.stderr)
         return 2
     started = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    # The commit and the tree as the run starts: a commit made while a long benchmark runs
+    # must not be credited with it.
+    commit = head_commit()
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                            capture_output=True, text=True).stdout
     proc = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         result = json.loads(proc.stdout)
@@ -54,12 +59,10 @@ def main() -> int:
     if result is None:
         print(f"record: {args.bench} exited {proc.returncode} without JSON on stdout; nothing written", file=sys.stderr)
         return 1
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                            capture_output=True, text=True).stdout
     saved = save_results(args.name, started, {
         "dirty": [line[3:] for line in status.splitlines()],
         "command": " ".join([*shown, *args.options, "--json"]),
-        "exit_code": proc.returncode, "result": result})
+        "exit_code": proc.returncode, "result": result}, commit=commit)
     out = ROOT / "benches" / "recorded" / f"{args.name}.json"
     shutil.copyfile(saved, out)
     print(f"record: wrote {out.relative_to(ROOT)}", file=sys.stderr)
