@@ -757,6 +757,8 @@ def rows_of(path: str | os.PathLike[str], spec: Spec, ran: int = 0, stored: int 
     """The stored rows of `spec`'s runs, in spec order."""
     import pandas as pd
 
+    import pyarrow as pa
+
     from .results import connect
 
     order = [r.run_id for r in spec.runs]
@@ -768,8 +770,13 @@ def rows_of(path: str | os.PathLike[str], spec: Spec, ran: int = 0, stored: int 
         con.close()
     from .results import EXECUTION_COLUMNS, META_COLUMNS, row_schema
 
-    columns = [c for c in row_schema(spec.command).names if c in frame.columns]
+    schema = row_schema(spec.command)
+    columns = [c for c in schema.names if c in frame.columns]
     frame = frame[columns]
+    # A float column is float64 even when every value is missing (NaN, not None).
+    for field in schema:
+        if field.name in frame.columns and pa.types.is_floating(field.type):
+            frame[field.name] = frame[field.name].astype("float64")
     frame.attrs.update(ran=ran, stored=stored, meta=list(META_COLUMNS), execution=list(EXECUTION_COLUMNS))
     return frame
 
