@@ -414,3 +414,14 @@ def warn_derived_datatypes(ops: int, derived_datatype_bytes: float | None) -> No
         err.print(f"[bold yellow]warning:[/] {ops} {'message' if ops == 1 else 'messages'} of the trace (sends and "
                   "collective calls) have a derived datatype (id -1) and carry 0 bytes, as in SimGrid's replay; "
                   "--derived-datatype-bytes N gives them N bytes per element", highlight=False, soft_wrap=True)
+
+
+def print_busiest_links(result: Any, count: int = 3) -> None:
+    """One line: the most utilised links of a run kept with link statistics (a simulation's
+    `Result` or a cluster run's `CoschedRun`), as `--json` lists them."""
+    from ..links import loaded_links
+
+    links = result.links
+    shown = [f"{links['name'][i]} (mean {links['mean_utilisation'][i]:.1%}, peak {links['peak_utilisation'][i]:.1%}, "
+             f"{links['peak_flows'][i]} flows)" for i in loaded_links(result, count)]
+    out.print(f"busiest links: {', '.join(shown) or 'none carried traffic'}", highlight=False, soft_wrap=True)

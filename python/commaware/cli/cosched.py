@@ -346,7 +346,7 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
             out.print(f"  jobs {row.job_a} and {row.job_b}: {row.links} links, {row.bytes_a:.4g} + {row.bytes_b:.4g} "
                       "bytes over them", highlight=False, soft_wrap=True)
     if links_file or link_plot:
-        from .simulate import print_busiest_links
+        from .common import print_busiest_links
 
         print_busiest_links(run)
     for path, what in ((jobs_out, "per-job table"), (jobs_csv, "Batsim jobs.csv"), (interference_file, "interference table"),

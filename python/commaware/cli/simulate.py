@@ -13,7 +13,8 @@ from .. import _core
 from ..api import (MESSAGE_FORMATS, TRACE_FORMATS, MessageFile, Result, drop_timeline, keep_timeline, load_platform,
                    load_trace, simulate)
 from .common import (Progress, Table, derived_datatype_option, err, fail, failing, out, param_option, plain_lines,
-                     seed_option, traced_speed_option, in_place_option, warn_derived_datatypes, warn_otf2)
+                     print_busiest_links, seed_option, traced_speed_option, in_place_option, warn_derived_datatypes,
+                     warn_otf2)
 
 
 def print_result(result: Result, title: str) -> None:
@@ -251,16 +252,6 @@ def print_timing(result: Result, load_seconds: float) -> None:
     out.print(f"timing: loaded {result.actions:,} actions in {load_seconds:.3f} s ({rate(result.actions, load_seconds)} "
               f"actions/s); replayed in {result.replay_seconds:.3f} s ({rate(result.actions, result.replay_seconds)} "
               f"actions/s, {rate(result.events, result.replay_seconds)} events/s)", highlight=False, soft_wrap=True)
-
-
-def print_busiest_links(result: Result, count: int = 3) -> None:
-    """One line: the most utilised links, as `--json` lists them."""
-    from ..links import loaded_links
-
-    links = result.links
-    shown = [f"{links['name'][i]} (mean {links['mean_utilisation'][i]:.1%}, peak {links['peak_utilisation'][i]:.1%}, "
-             f"{links['peak_flows'][i]} flows)" for i in loaded_links(result, count)]
-    out.print(f"busiest links: {', '.join(shown) or 'none carried traffic'}", highlight=False, soft_wrap=True)
 
 
 def print_accuracy(report: dict[str, Any]) -> None:
