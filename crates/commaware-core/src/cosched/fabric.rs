@@ -479,9 +479,9 @@ pub fn job_key(job: &Job) -> String {
 
 /// The platform as the ranks on `hosts` see it, as a 128-bit digest: the hosts relabelled in
 /// increasing index order (each rank's label, and each host's speed, cores, NIC, overheads and
-/// interference), and for every
-/// ordered pair of the hosts (a host with itself included) the route's links relabelled in
-/// increasing index order, with each link's bandwidth, latency and sharing. Two host lists of
+/// interference), and for every ordered pair of the hosts (a host with itself included) the
+/// route's links relabelled in increasing index order, with each link's bandwidth, latency and
+/// sharing. Two host lists of
 /// one platform with the same digest see isomorphic networks whose links and hosts are also
 /// in the same order, so a job runs on them alike, event for event (up to a collision of the
 /// digest, about 2^-128).
