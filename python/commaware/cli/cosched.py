@@ -156,7 +156,8 @@ def _swf_nodes(workload: str, header: list[str]) -> int:
                    "(default 1 MiB), iterations (10), compute s before each exchange (0).")
 @click.option("--alone/--no-alone", default=True, show_default=True,
               help="With --platform: also run each job alone on its hosts, for its alone_s and slowdown "
-                   "(runtime / alone_s); --no-alone halves the work.")
+                   "(runtime / alone_s), unless it ran isolated (no message in flight while another "
+                   "job's was: its runtime is its time alone).")
 @click.option("--model", default=None, help="With --platform: the sharing model (default: the platform's).")
 @click.option("--coll", default=None, metavar="SPEC", help="With --platform: collective algorithms, as simulate --coll.")
 @click.option("--smpi", default=None, metavar="PRESET", help="With --platform: SMPI's timing model, as simulate --smpi.")

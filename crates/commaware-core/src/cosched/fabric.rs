@@ -538,22 +538,47 @@ pub fn shape_digest(platform: &Platform, hosts: &[usize]) -> Result<(u64, u64)> 
 /// Each job's time alone, run once per job key and platform shape where the result cannot
 /// differ (issue 41, item 4): a job of a key seen once keeps its hosts; a second job of that
 /// key digests both host lists ([`shape_digest`]), and a job whose key and digest match an
-/// earlier one's takes its time without a run.
+/// earlier one's takes its time without a run. A job that ran isolated in the cluster
+/// ([`crate::mpi::jobs::Ended::isolated`]) needs no run either: its runtime is its time
+/// alone (and goes in the cache).
 #[derive(Default)]
 pub struct AloneTimes {
     /// Per key: the first job's hosts and time (until a second job of the key comes), and
     /// the times by digest.
     seen: std::collections::HashMap<String, (Option<(Vec<usize>, f64)>, Vec<((u64, u64), f64)>)>,
-    /// Runs saved.
+    /// Runs saved by the cache.
     pub hits: u64,
+    /// Runs saved because the job ran isolated.
+    pub isolated: u64,
+    /// Runs made.
+    pub runs: u64,
 }
 
 impl AloneTimes {
-    /// The time alone of a job of `key` on `hosts`, from the cache or from `run()`.
-    pub fn get(&mut self, platform: &Platform, key: String, hosts: &[usize], run: impl FnOnce() -> Result<f64>) -> Result<f64> {
+    /// The time alone of a job of `key` on `hosts`: `isolated_runtime` when the job ran
+    /// isolated, else from the cache or from `run()`.
+    pub fn get(
+        &mut self,
+        platform: &Platform,
+        key: String,
+        hosts: &[usize],
+        isolated_runtime: Option<f64>,
+        run: impl FnOnce() -> Result<f64>,
+    ) -> Result<f64> {
+        let (runs, isolated) = (&mut self.runs, &mut self.isolated);
+        let mut time = move || match isolated_runtime {
+            Some(t) => {
+                *isolated += 1;
+                Ok(t)
+            }
+            None => {
+                *runs += 1;
+                run()
+            }
+        };
         let entry = self.seen.entry(key).or_default();
         if entry.0.is_none() && entry.1.is_empty() {
-            let t = run()?;
+            let t = time()?;
             entry.0 = Some((hosts.to_vec(), t));
             return Ok(t);
         }
@@ -561,13 +586,19 @@ impl AloneTimes {
             entry.1.push((shape_digest(platform, &first)?, t));
         }
         let digest = shape_digest(platform, hosts)?;
-        if let Some(&(_, t)) = entry.1.iter().find(|(d, _)| *d == digest) {
-            self.hits += 1;
-            return Ok(t);
+        let cached = entry.1.iter().find(|(d, _)| *d == digest).map(|&(_, t)| t);
+        match (cached, isolated_runtime) {
+            (Some(t), None) => {
+                self.hits += 1;
+                Ok(t)
+            }
+            (Some(_), Some(_)) => time(),
+            (None, _) => {
+                let t = time()?;
+                entry.1.push((digest, t));
+                Ok(t)
+            }
         }
-        let t = run()?;
-        entry.1.push((digest, t));
-        Ok(t)
     }
 }
 
@@ -626,9 +657,10 @@ impl<'a, 't> FabricRunner<'a, 't> {
         FabricRunner { fabric, platform, options, alone, traces, keys, alone_times, cores, started: Vec::new(), done: Vec::new() }
     }
 
-    /// Runs alone saved by the cache ([`AloneTimes`]).
-    pub fn alone_hits(&self) -> u64 {
-        self.alone_times.hits
+    /// Runs alone saved by the cache, saved because the job ran isolated, and made
+    /// ([`AloneTimes`]).
+    pub fn alone_counts(&self) -> (u64, u64, u64) {
+        (self.alone_times.hits, self.alone_times.isolated, self.alone_times.runs)
     }
 
     /// Every core of the platform: the scheduler's processors.
@@ -675,7 +707,8 @@ impl Runner for FabricRunner<'_, '_> {
             self.cores.release(&hosts);
             let alone_s = if self.alone {
                 let (platform, options, traces) = (self.platform, self.options, &mut self.traces);
-                self.alone_times.get(platform, (self.keys)(index), &hosts, || alone_time(platform, options, traces(index)?, &hosts))?
+                let isolated = e.isolated.then(|| e.runtime());
+                self.alone_times.get(platform, (self.keys)(index), &hosts, isolated, || alone_time(platform, options, traces(index)?, &hosts))?
             } else {
                 f64::NAN
             };
@@ -842,8 +875,83 @@ mod tests {
         let ran = simulate_with(&batch, runner.processors(), Policy::Fcfs, &mut runner).unwrap();
         let times: Vec<(f64, f64, f64)> = ran.jobs.iter().map(|j| (j.start_s, j.end_s, j.runtime_s)).collect();
         assert_eq!(times, vec![(0.0, 1.0, 1.0), (1.0, 2.0, 1.0)]);
-        // The same program on the same hosts: the second job's time alone is the first's.
-        assert_eq!(runner.alone_hits(), 1);
+        // Each had the network to itself: its runtime is its time alone, with no run.
+        assert_eq!(runner.alone_counts(), (0, 2, 0));
+    }
+
+    #[test]
+    fn a_job_that_ran_isolated_took_the_time_it_takes_alone() {
+        // A dragonfly of 24 hosts (2 cores each); 4-process jobs, each three times computing
+        // 0.5 s, a 2-D halo and an allreduce, replayed where and when the schedule says. Jobs
+        // 0 and 1 share hosts and start together: they slow each other. The others start
+        // apart on their own hosts; some exchange while another job does (coupled), the
+        // rest alone (isolated: no run alone). Every job's time alone is its run alone.
+        let p = crate::mpi::platform_file::load_json(
+            r#"{"cluster": {"count": 24, "speed": 1e9, "cores": 2}, "network": {"bandwidth": 1e8, "latency": 1e-6,
+                "topology": {"kind": "dragonfly", "groups": [2, 1], "chassis": [2, 1], "routers": [3, 1], "nodes": 2}}}"#,
+        )
+        .unwrap();
+        let program = Program {
+            iterations: 3,
+            phases: vec![Phase::Compute { seconds: 0.5 }, Phase::Halo { bytes: 1e6, dims: 2 }, Phase::Allreduce { bytes: 1e5 }],
+        };
+        let starts = [0.0, 0.0, 0.25, 10.0, 10.1, 20.0, 30.0, 30.0];
+        let hosts: [[usize; 4]; 8] =
+            [[0, 5, 10, 15], [0, 5, 10, 15], [1, 6, 11, 16], [2, 7, 12, 17], [3, 8, 13, 18], [0, 1, 2, 3], [4, 9, 14, 19], [20, 21, 22, 23]];
+        let jobs: Vec<Job> = (0..8)
+            .map(|i| Job {
+                program: Some(program.clone()),
+                start_s: Some(starts[i]),
+                hosts: Some(hosts[i].iter().map(|&h| HostRef::Index(h)).collect()),
+                ..job(i as u64 + 1, starts[i], 4, 2.0)
+            })
+            .collect();
+        let w = crate::cosched::Workload::from_spec(crate::cosched::WorkloadSpec { generator: None, default_program: None, jobs: jobs.clone() })
+            .unwrap();
+        let settings = FabricSettings { allocation: HostAllocation::Contiguous, seed: 0, alone: true, interference: false };
+        let options = SimOptions::default();
+        let (r, _) = w.run_on_fabric(Policy::Explicit, &p, &options, &settings, &std::collections::HashMap::new()).unwrap();
+        let mut isolated = 0;
+        for (j, f) in r.jobs.iter().zip(&r.fabric) {
+            let i = (j.id - 1) as usize;
+            let alone = alone_time(&p, &options, job_trace(&jobs[i]).unwrap(), &hosts[i]).unwrap();
+            assert!((f.alone_s - alone).abs() <= 1e-9 * alone, "job {}: {} vs {alone} alone", j.id, f.alone_s);
+            isolated += usize::from(f.alone_s == j.runtime_s);
+        }
+        assert!(r.jobs[0].runtime_s > 1.01 * r.fabric[0].alone_s, "jobs 1 and 2 share their hosts' links");
+        assert!(isolated >= 3, "{isolated} jobs ran isolated");
+    }
+
+    #[test]
+    fn a_time_alone_is_run_once_a_shape_and_not_for_a_job_that_ran_isolated() {
+        // Six hosts on a SHARED 1e8 B/s backbone; each 2-process job swaps 1e8 bytes (2e8 over
+        // the backbone): 2 s alone. Jobs 1-3 start together and share it (6 s); job 4 comes
+        // at 1 s, starts when they end and runs alone.
+        let p = crate::mpi::platform_file::load_json(
+            r#"{"cluster": {"count": 6, "speed": 1e9}, "network": {"bandwidth": 1e9, "latency": 0, "eager_threshold": 0,
+                "topology": {"kind": "flat", "backbone": {"bandwidth": 1e8, "latency": 0, "sharing": "SHARED"}}}}"#,
+        )
+        .unwrap();
+        let program = Program { iterations: 1, phases: vec![Phase::Exchange { bytes: 1e8, neighbors: 1 }] };
+        let mk = |id: u64, submit: f64| Job { program: Some(program.clone()), ..job(id, submit, 2, 9.0) };
+        let jobs = vec![mk(1, 0.0), mk(2, 0.0), mk(3, 0.0), mk(4, 1.0)];
+        let batch: Vec<BatchJob> = jobs.iter().map(BatchJob::from).collect();
+        let mut observer = NoObserver;
+        let fabric = Fabric::new(&p, &SimOptions::default(), &mut observer).unwrap();
+        let mut traces = |i: usize| job_trace(&jobs[i]);
+        let options = SimOptions::default();
+        let keys = |i: usize| job_key(&jobs[i]);
+        let mut runner = FabricRunner::new(fabric, &p, &options, true, free_cores(&p, HostAllocation::Contiguous), &mut traces, &keys);
+        let ran = simulate_with(&batch, runner.processors(), Policy::Fcfs, &mut runner).unwrap();
+        // Jobs 2 and 3 take job 1's time alone from the cache (the same shape on a flat
+        // network); job 4 ran isolated.
+        assert_eq!(runner.alone_counts(), (2, 1, 1));
+        let (done, _, _) = runner.into_parts();
+        let times: Vec<(f64, f64)> = ran.jobs.iter().zip(&done).map(|(j, d)| (j.runtime_s, d.as_ref().unwrap().alone_s)).collect();
+        for &(runtime, alone) in &times[..3] {
+            assert!((runtime - 6.0).abs() < 1e-9 && (alone - 2.0).abs() < 1e-9, "{times:?}");
+        }
+        assert_eq!(times[3], (2.0, 2.0));
     }
 
     #[test]

@@ -360,7 +360,10 @@ impl Workload {
             let mut alone_times = fabric::AloneTimes::default();
             for (i, (j, e)) in jobs.iter().zip(ends).enumerate() {
                 let alone_s = if alone {
-                    alone_times.get(platform, fabric::job_key(j), &hosts[i], || fabric::alone_time(platform, options, trace_of(i)?, &hosts[i]))?
+                    let isolated = e.isolated.then(|| e.end - e.start);
+                    alone_times.get(platform, fabric::job_key(j), &hosts[i], isolated, || {
+                        fabric::alone_time(platform, options, trace_of(i)?, &hosts[i])
+                    })?
                 } else {
                     f64::NAN
                 };

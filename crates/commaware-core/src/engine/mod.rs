@@ -467,6 +467,12 @@ impl Engine {
         self.schedule_compute(id);
     }
 
+    /// Do computations run at their hosts' speeds whatever the network does (no compute-rate
+    /// hook)?
+    pub fn full_speed(&self) -> bool {
+        self.full_speed
+    }
+
     /// Complete after `delay` seconds whatever else happens.
     pub fn start_timer(&mut self, delay: f64, tag: Tag) {
         self.live_events += 1;

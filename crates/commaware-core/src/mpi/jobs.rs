@@ -29,7 +29,8 @@ pub struct JobRun {
 }
 
 /// When a job ran: its start, its end (its last rank's) and each rank's end (s), the payload
-/// bytes its messages moved and how many messages.
+/// bytes its messages moved and how many messages, and whether it ran as alone
+/// ([`Ended::isolated`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobEnd {
     pub start: f64,
@@ -37,16 +38,28 @@ pub struct JobEnd {
     pub rank_ends: Vec<f64>,
     pub bytes: f64,
     pub messages: u64,
+    pub isolated: bool,
 }
 
-/// A job the fabric saw end: its number (start order), each rank's end (s), the payload bytes
-/// its messages moved and how many messages.
+/// A job the fabric saw end: its number (start order), its start and each rank's end (s),
+/// the payload bytes its messages moved and how many messages, and whether it ran as it runs
+/// alone (no message of it in flight while another job's was, and no compute-rate hook:
+/// its runtime is then its time alone, up to the clock's rounding).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ended {
     pub job: u32,
+    pub start: f64,
     pub rank_ends: Vec<f64>,
     pub bytes: f64,
     pub messages: u64,
+    pub isolated: bool,
+}
+
+impl Ended {
+    /// Its runtime: from its start to its last rank's end (s).
+    pub fn runtime(&self) -> f64 {
+        self.rank_ends.iter().copied().fold(self.start, f64::max) - self.start
+    }
 }
 
 /// Two jobs that ran at the same time and whose messages crossed the same links (issue 41's
@@ -257,8 +270,9 @@ impl<'a> Fabric<'a> {
                     let links = self.replay.job_link_bytes(job);
                     book.ended(job, self.starts[job as usize], self.replay.now(), links);
                 }
+                let isolated = self.replay.job_isolated(job);
                 let (rank_ends, bytes, messages) = self.replay.finish_job(job);
-                Ended { job, rank_ends, bytes, messages }
+                Ended { job, start: self.starts[job as usize], rank_ends, bytes, messages, isolated }
             })
             .collect())
     }
@@ -305,10 +319,10 @@ pub fn run_jobs(
     let mut running = 0;
     while next < order.len() || running > 0 {
         let limit = order.get(next).map_or(f64::INFINITY, |&j| starts[j]);
-        for Ended { job, rank_ends, bytes, messages } in fabric.run_until(limit)? {
+        for Ended { job, rank_ends, bytes, messages, isolated, .. } in fabric.run_until(limit)? {
             let j = order[job as usize];
             let end = rank_ends.iter().copied().fold(starts[j], f64::max);
-            ends[j] = Some(JobEnd { start: starts[j], end, rank_ends, bytes, messages });
+            ends[j] = Some(JobEnd { start: starts[j], end, rank_ends, bytes, messages, isolated });
             running -= 1;
         }
         while next < order.len() && starts[order[next]] <= fabric.now() {

@@ -524,9 +524,44 @@ struct JobBook {
     /// When asked for ([`Replay::track_job_links`]): the payload bytes each running job's
     /// messages carried over each link (the whole message over every link of its route).
     link_bytes: Option<Vec<HashMap<LinkId, f64>>>,
+    /// Per job: its messages in flight (from the start of their transfer to its end).
+    in_flight: Vec<u32>,
+    /// The jobs with messages in flight now (a few: a job's exchanges are short).
+    talking: Vec<u32>,
+    /// Per job: had it a message in flight while another job had one? A job that never
+    /// did shared no link with another job's flow, so its flows took the rates they take
+    /// alone ([`Replay::job_isolated`]).
+    coupled: Vec<bool>,
     ended: Vec<u32>,
     alarm: Option<(f64, u64)>,
     alarms: u64,
+}
+
+impl JobBook {
+    /// A message of `job` starts its transfer: with another job's in flight, both are
+    /// coupled.
+    fn transfer_started(&mut self, job: u32) {
+        let j = job as usize;
+        if self.in_flight[j] == 0 {
+            self.talking.push(job);
+            if self.talking.len() > 1 {
+                for &k in &self.talking {
+                    self.coupled[k as usize] = true;
+                }
+            }
+        }
+        self.in_flight[j] += 1;
+    }
+
+    /// A message of `job` ended its transfer.
+    fn transfer_ended(&mut self, job: u32) {
+        let j = job as usize;
+        self.in_flight[j] -= 1;
+        if self.in_flight[j] == 0 {
+            let at = self.talking.iter().position(|&k| k == job).expect("a job in flight is talking");
+            self.talking.swap_remove(at);
+        }
+    }
 }
 
 /// Replay `trace` on `platform`.
@@ -841,6 +876,8 @@ impl<'a, 'o> Replay<'a, 'o> {
         book.left.push(n as u32);
         book.bytes.push(0.0);
         book.messages.push(0);
+        book.in_flight.push(0);
+        book.coupled.push(false);
         if let Some(links) = &mut book.link_bytes {
             links.push(HashMap::new());
         }
@@ -892,6 +929,17 @@ impl<'a, 'o> Replay<'a, 'o> {
     pub(crate) fn job_link_bytes(&mut self, job: u32) -> HashMap<LinkId, f64> {
         let book = self.jobs.as_mut().expect("a replay of jobs");
         book.link_bytes.as_mut().map(|l| std::mem::take(&mut l[job as usize])).unwrap_or_default()
+    }
+
+    /// Did job `job` run as it runs alone on its hosts? True when none of its messages was in
+    /// flight while another job's was (so no flow of another job shared a link, or a
+    /// max-min round, with its flows: their rates are those of the job alone) and no
+    /// compute-rate hook lets another job's traffic slow its computations (ranks do not
+    /// time-share cores). Its runtime is then its time alone, up to the rounding of the
+    /// clock's absolute times.
+    pub(crate) fn job_isolated(&self, job: u32) -> bool {
+        let book = self.jobs.as_ref().expect("a replay of jobs");
+        self.engine.full_speed() && !book.coupled[job as usize]
     }
 
     /// When job `job`'s ranks ended (s), the payload bytes its messages moved and how many
@@ -1509,6 +1557,7 @@ impl<'a, 'o> Replay<'a, 'o> {
             let job = book.job_of[m.src as usize] as usize;
             book.bytes[job] += m.bytes;
             book.messages[job] += 1;
+            book.transfer_started(job as u32);
             if let Some(links) = &mut book.link_bytes {
                 let mut route = std::mem::take(&mut self.route_scratch);
                 route.clear();
@@ -1758,6 +1807,9 @@ impl<'a, 'o> Replay<'a, 'o> {
             (TAG_MSG, ActKind::Transfer) => {
                 let now = self.now();
                 let m = &mut self.msgs[id as usize];
+                if let Some(book) = &mut self.jobs {
+                    book.transfer_ended(book.job_of[m.src as usize]);
+                }
                 m.end = now;
                 m.conflicts = c.conflicts;
                 let (src, send_req, rendezvous, matched) = (m.src as usize, m.send_req, m.rendezvous, m.recv_req != NONE);

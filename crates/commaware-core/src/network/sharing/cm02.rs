@@ -21,13 +21,14 @@
 //! is saturated), so flow times match SimGrid's to rounding. Two things differ from
 //! SimGrid's `optim:Full`, neither in the result (within rounding):
 //!
-//! - A round of the filling does not scan every unsaturated link for the lowest level:
-//!   the links sit in an indexed binary heap ([`LevelHeap`], one entry per link) keyed by
-//!   a lower bound of their level remaining / usage. A link's level only rises during a
-//!   solve (see [`Cm02::fill`]), so its key is left alone when a flow of it is fixed and
-//!   only brought up to date when it reaches the top. The links that saturate in a round
-//!   are the same set (every link whose level equals the lowest exactly, SimGrid's tie
-//!   rule).
+//! - A solve with many light links (more than [`SCAN_LIMIT`]) does not scan them all
+//!   each round for the lowest level: the links sit in an indexed 4-ary heap
+//!   ([`LevelHeap`], one entry per link) keyed by a lower bound of their level remaining /
+//!   usage. A link's level only rises during a solve (see [`Cm02::fill`]), so its key is
+//!   left alone when a flow of it is fixed and only brought up to date when it reaches
+//!   the top. The links that saturate in a round are the same set (every link whose level
+//!   equals the lowest exactly, SimGrid's tie rule). A solve with few light links scans
+//!   them, as SimGrid does: cheaper than keeping a heap in order.
 //! - An update with arrivals solves every live flow afresh; an update with departures
 //!   only keeps the rates fixed in the rounds before the first round that listed a
 //!   departed flow, and refills the others from there (the proof is at
@@ -123,6 +124,12 @@ struct Var {
     /// Position in `live` (`NONE` when not live).
     at: u32,
 }
+
+/// Most light links a solve scans each round; with more it keeps them in a heap (on a
+/// 1,024-host dragonfly a job's exchange lights about a hundred links, where the scan is
+/// about twice as fast as the heap; a million-rank collective lights hundreds of
+/// thousands).
+pub const SCAN_LIMIT: usize = 512;
 
 /// No round yet.
 const UNSET: u64 = u64::MAX;
@@ -275,8 +282,15 @@ pub struct Cm02 {
     live: Vec<FlowId>,
     cnst: Vec<Cnst>,
     touched: Vec<LinkId>,
-    /// The light links by level (a link no longer light may stay until it reaches the top).
+    /// The light links by level (a link no longer light may stay until it reaches the top),
+    /// when there are more than `scan_limit` of them.
     heap: LevelHeap,
+    /// The light links when there are at most `scan_limit` of them (a link no longer light
+    /// may stay until the next scan).
+    scanned: Vec<LinkId>,
+    /// Does this solve scan `scanned` (else it keeps `heap`)?
+    scanning: bool,
+    scan_limit: usize,
     saturated: Vec<LinkId>,
     round_vars: Vec<FlowId>,
     /// The flows the current solve rates (every live flow, or those a restart refills).
@@ -309,6 +323,9 @@ impl Cm02 {
             cnst: Vec::new(),
             touched: Vec::new(),
             heap: LevelHeap::default(),
+            scanned: Vec::new(),
+            scanning: false,
+            scan_limit: SCAN_LIMIT,
             saturated: Vec::new(),
             round_vars: Vec::new(),
             refill: Vec::new(),
@@ -320,6 +337,13 @@ impl Cm02 {
 
     pub fn params(&self) -> Cm02Params {
         self.params
+    }
+
+    /// The model scanning every light link each round while at most `links` are light
+    /// (else a heap; [`SCAN_LIMIT`] by default). The rates are the same either way (within
+    /// rounding); `tests/cm02_levels.rs` checks both against SimGrid's solve.
+    pub fn with_scan_limit(self, links: usize) -> Cm02 {
+        Cm02 { scan_limit: links, ..self }
     }
 
     fn is_fatpipe(&self, l: LinkId) -> bool {
@@ -396,7 +420,7 @@ impl Cm02 {
         self.stamp = self.stamp.wrapping_add(1);
         let stamp = self.stamp;
         self.touched.clear();
-        self.heap.clear();
+        self.clear_lights();
         self.refill.clear();
         self.refill.extend_from_slice(&self.live);
         for i in 0..self.live.len() {
@@ -429,11 +453,10 @@ impl Cm02 {
             let cap = net.links[l as usize].capacity;
             if c.remaining > cap * PRECISION && c.usage > 0.0 {
                 c.light = true;
-                let level = self.level(l);
-                self.heap.push_unordered(l, level);
+                self.scanned.push(l);
             }
         }
-        self.heap.heapify();
+        self.order_lights();
         self.fill(net);
     }
 
@@ -469,7 +492,7 @@ impl Cm02 {
         self.fit_links(net);
         self.stamp = self.stamp.wrapping_add(1);
         let stamp = self.stamp;
-        self.heap.clear();
+        self.clear_lights();
         self.refill.clear();
         for i in 0..self.live.len() {
             let f = self.live[i];
@@ -495,13 +518,94 @@ impl Cm02 {
                 let c = &mut self.cnst[l as usize];
                 *c = Cnst { remaining, usage, stamp, light, ..*c };
                 if light {
-                    let level = self.level(l);
-                    self.heap.push_unordered(l, level);
+                    self.scanned.push(l);
                 }
             }
         }
-        self.heap.heapify();
+        self.order_lights();
         self.fill(net);
+    }
+
+    /// Forget the light links of the last solve.
+    fn clear_lights(&mut self) {
+        self.heap.clear();
+        self.scanned.clear();
+    }
+
+    /// Choose how this solve finds its lowest levels: the light links gathered in
+    /// `scanned` stay there to be scanned, or (more than `scan_limit` of them) go to the
+    /// heap.
+    fn order_lights(&mut self) {
+        self.scanning = self.scanned.len() <= self.scan_limit;
+        if !self.scanning {
+            for i in 0..self.scanned.len() {
+                let l = self.scanned[i];
+                let level = self.level(l);
+                self.heap.push_unordered(l, level);
+            }
+            self.scanned.clear();
+            self.heap.heapify();
+        }
+    }
+
+    /// The round's saturated links from the heap, into `saturated` in link order; returns
+    /// their level (negative when no link is light).
+    fn lowest_from_heap(&mut self) -> f64 {
+        let mut min_usage = -1.0;
+        self.saturated.clear();
+        while let Some((key, l)) = self.heap.peek() {
+            if !self.cnst[l as usize].light {
+                self.heap.pop();
+                continue;
+            }
+            if min_usage >= 0.0 && key > min_usage {
+                break;
+            }
+            let level = self.level(l);
+            if level > key {
+                // Its key is stale: move it to its level and look at the top again.
+                self.heap.set(l, level);
+            } else if min_usage < 0.0 || level == min_usage {
+                min_usage = level;
+                self.heap.pop();
+                self.saturated.push(l);
+            } else {
+                // Below its key by a rounding of the update: the next round takes it.
+                break;
+            }
+        }
+        min_usage
+    }
+
+    /// The round's saturated links by a scan of the light ones (SimGrid's way), into
+    /// `saturated` in link order as the heap gives them; returns their level (negative
+    /// when no link is light). Links no longer light leave the list.
+    fn lowest_from_scan(&mut self) -> f64 {
+        let mut min_usage = f64::INFINITY;
+        self.saturated.clear();
+        let mut i = 0;
+        while i < self.scanned.len() {
+            let l = self.scanned[i];
+            if !self.cnst[l as usize].light {
+                self.scanned.swap_remove(i);
+                continue;
+            }
+            let level = self.level(l);
+            if level < min_usage {
+                min_usage = level;
+                self.saturated.clear();
+                self.saturated.push(l);
+            } else if level == min_usage {
+                self.saturated.push(l);
+            }
+            i += 1;
+        }
+        if self.saturated.is_empty() {
+            return -1.0;
+        }
+        // The same order of fixing (and so of subtracting rates) as the heap's.
+        self.saturated.sort_unstable();
+        min_usage
     }
 
     /// Link `l`'s remaining capacity (its capacity minus the rates of its fixed flows,
@@ -559,29 +663,7 @@ impl Cm02 {
         loop {
             // The links that saturate first (SimGrid: every light link whose remaining /
             // usage equals the lowest).
-            let mut min_usage = -1.0;
-            self.saturated.clear();
-            while let Some((key, l)) = self.heap.peek() {
-                if !self.cnst[l as usize].light {
-                    self.heap.pop();
-                    continue;
-                }
-                if min_usage >= 0.0 && key > min_usage {
-                    break;
-                }
-                let level = self.level(l);
-                if level > key {
-                    // Its key is stale: move it to its level and look at the top again.
-                    self.heap.set(l, level);
-                } else if min_usage < 0.0 || level == min_usage {
-                    min_usage = level;
-                    self.heap.pop();
-                    self.saturated.push(l);
-                } else {
-                    // Below its key by a rounding of the update: the next round takes it.
-                    break;
-                }
-            }
+            let min_usage = if self.scanning { self.lowest_from_scan() } else { self.lowest_from_heap() };
             if self.saturated.is_empty() {
                 break;
             }
@@ -653,8 +735,8 @@ impl Cm02 {
                 }
             }
             // A saturated link that is still light (a bound bound first for some of its
-            // flows) goes back in the heap at its level.
-            for i in 0..self.saturated.len() {
+            // flows) goes back in the heap at its level (a scan keeps it in its list).
+            for i in 0..if self.scanning { 0 } else { self.saturated.len() } {
                 let l = self.saturated[i];
                 if self.cnst[l as usize].light {
                     let level = self.level(l);
