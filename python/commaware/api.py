@@ -871,7 +871,8 @@ def simulate(
     timeline: write the run's timeline (each rank's operations and every message) to this file
         while the replay runs, for timeline viewers: `.paje` or `.trace` is SimGrid's Paje
         (ViTE, pajeng), `.otf2` an OTF2 archive (Vampir; with NAME.def and the folder NAME beside
-        it, through the OTF2 library as `otf2_library` finds it); `timeline_extensions()` lists
+        it, through the OTF2 library as `otf2_library` finds it), `.perfetto-trace` or `.pftrace`
+        a Perfetto trace (ui.perfetto.dev, in any browser); `timeline_extensions()` lists
         the formats (docs/formats.md, "Timelines").
         If the replay fails, the file is removed.
     timeline_as: the name whose extension picks the format and that errors show, when

@@ -119,7 +119,7 @@ def test_a_timeline_needs_a_known_extension(cli, tmp_path):
     out = tmp_path / "run.txt"
     proc = cli("simulate", EXAMPLES / "cluster16.json", EXAMPLES / "ring.json", "--timeline", out)
     assert proc.returncode == 2
-    assert proc.stderr == f"error: {out}: --timeline needs a .paje or .trace or .otf2 file\n"
+    assert proc.stderr == f"error: {out}: --timeline needs a .paje or .trace or .otf2 or .perfetto-trace or .pftrace file\n"
     assert not out.exists()
 
 
@@ -152,7 +152,7 @@ def test_the_api_writes_a_timeline_and_removes_it_when_the_run_fails(tmp_path):
     with pytest.raises(commaware.DeadlockError):
         commaware.simulate(EXAMPLES / "cluster16.json", {"ranks": [[], [{"op": "recv", "src": 0}]]}, timeline=failed)
     assert not failed.exists()
-    with pytest.raises(commaware.OptionsError, match=r"a timeline is written to a \.paje, \.trace, \.otf2 file"):
+    with pytest.raises(commaware.OptionsError, match=r"a timeline is written to a \.paje, \.trace, \.otf2, \.perfetto-trace, \.pftrace file"):
         commaware.simulate(EXAMPLES / "cluster16.json", ring_trace(3), timeline=tmp_path / "run.txt")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["api.trace"]
 

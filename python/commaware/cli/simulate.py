@@ -94,7 +94,8 @@ class ProgressLine(Progress):
 @click.option("--timeline", type=click.Path(dir_okay=False), default=None,
               help="Write the run's timeline (each rank's MPI operations and every message) for timeline viewers, "
               "streamed: .paje or .trace is SimGrid's Paje (ViTE, pajeng), .otf2 an OTF2 archive (Vampir; also "
-              "FILE.def and the folder FILE beside it; docs/formats.md).")
+              "FILE.def and the folder FILE beside it), .perfetto-trace or .pftrace a Perfetto trace "
+              "(ui.perfetto.dev, in a browser); docs/formats.md.")
 @click.option("--timing", is_flag=True,
               help="Also report wall-clock speed: the trace's load and the replay's seconds, actions per second of "
               "each, and engine events per second (with --json, as \"timing\"; off by default so that the same "

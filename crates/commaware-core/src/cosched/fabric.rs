@@ -566,7 +566,7 @@ impl AloneTimes {
         run: impl FnOnce() -> Result<f64>,
     ) -> Result<f64> {
         let (runs, isolated) = (&mut self.runs, &mut self.isolated);
-        let mut time = move || match isolated_runtime {
+        let time = move || match isolated_runtime {
             Some(t) => {
                 *isolated += 1;
                 Ok(t)

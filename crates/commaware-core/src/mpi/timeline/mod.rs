@@ -1,5 +1,6 @@
 //! The timeline of a replay for the viewers users already have (ViTE and pajeng read Paje,
-//! Vampir reads OTF2): what each rank is doing and every message, streamed to a
+//! Vampir reads OTF2, ui.perfetto.dev reads Perfetto's traces in any browser): what each
+//! rank is doing and every message, streamed to a
 //! [`TimelineSink`] while the replay runs.
 //!
 //! The replay reports through its [`crate::mpi::replay::Observer`], the same path as the
@@ -13,6 +14,7 @@
 
 pub mod otf2;
 pub mod paje;
+pub mod perfetto;
 
 use std::path::Path;
 
@@ -134,7 +136,13 @@ pub trait TimelineSink {
 pub type OpenWriter = fn(path: &Path, shown_as: &str) -> Result<Box<dyn TimelineSink + Send>>;
 
 /// The timeline writers by file extension (lower case, no dot): the only dispatch table.
-pub const FORMATS: &[(&str, OpenWriter)] = &[("paje", paje::open), ("trace", paje::open), ("otf2", otf2::open)];
+pub const FORMATS: &[(&str, OpenWriter)] = &[
+    ("paje", paje::open),
+    ("trace", paje::open),
+    ("otf2", otf2::open),
+    ("perfetto-trace", perfetto::open),
+    ("pftrace", perfetto::open),
+];
 
 /// The extensions `--timeline` accepts, as `.paje, .trace`.
 pub fn extensions() -> String {
@@ -154,6 +162,44 @@ pub fn open(path: &Path, shown_as: &str) -> Result<Box<dyn TimelineSink + Send>>
             reason: format!("a timeline is written to a {} file", extensions()),
         }),
     }
+}
+
+/// The platform's links as a timeline shows them: a link appears when it first carries a flow
+/// (a link that stays idle is left out), in that order.
+#[derive(Debug, Default)]
+pub(crate) struct ShownLinks {
+    /// Each link's name and bandwidth (B/s), as [`TimelineSink::links`] gives them.
+    pub links: Vec<(String, f64)>,
+    shown: Vec<bool>,
+    /// The links shown, in the order they appeared.
+    pub order: Vec<u32>,
+}
+
+impl ShownLinks {
+    pub fn new(links: &[(String, f64)]) -> Self {
+        ShownLinks { links: links.to_vec(), shown: vec![false; links.len()], order: Vec::new() }
+    }
+
+    /// Whether a load of `load` on `link` is shown, and whether it is the link's first
+    /// (it is shown from now on): `None` for an unknown link, or an idle one not shown yet.
+    pub fn load(&mut self, link: u32, load: f64) -> Option<bool> {
+        let l = link as usize;
+        if l >= self.links.len() || (!self.shown[l] && load == 0.0) {
+            return None;
+        }
+        let first = !self.shown[l];
+        if first {
+            self.shown[l] = true;
+            self.order.push(link);
+        }
+        Some(first)
+    }
+}
+
+/// The file `path` created for a streamed timeline, buffered (named `shown_as` in errors).
+pub(crate) fn create_file(path: &Path, shown_as: &str) -> Result<std::io::BufWriter<std::fs::File>> {
+    let file = std::fs::File::create(path).map_err(|e| write_error(shown_as, e))?;
+    Ok(std::io::BufWriter::with_capacity(1 << 20, file))
 }
 
 /// The error of a failed write to `shown_as`.

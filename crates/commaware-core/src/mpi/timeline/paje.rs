@@ -25,11 +25,10 @@
 //! Events are written as the replay reports them (in time order), so nothing of the run
 //! is held but the output buffer and a name, bandwidth and flag per link.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
-use super::{write_error, TimelineMessage, TimelineRun, TimelineSink};
+use super::{create_file, write_error, ShownLinks, TimelineMessage, TimelineRun, TimelineSink};
 use crate::error::Result;
 use crate::mpi::ops::OP_NAMES;
 
@@ -120,22 +119,18 @@ pub struct PajeWriter<W: Write> {
     shown_as: String,
     n_hosts: usize,
     n_ranks: usize,
-    /// The platform's links (name, bandwidth), and which have a container yet, in the order
-    /// they were created.
-    links: Vec<(String, f64)>,
-    created: Vec<bool>,
-    created_order: Vec<u32>,
+    /// The platform's links, and which have a container yet.
+    links: ShownLinks,
 }
 
 /// Open a Paje writer on the file `path` (named `shown_as` in errors).
 pub fn open(path: &Path, shown_as: &str) -> Result<Box<dyn TimelineSink + Send>> {
-    let file = File::create(path).map_err(|e| write_error(shown_as, e))?;
-    Ok(Box::new(PajeWriter::new(BufWriter::with_capacity(1 << 20, file), shown_as)))
+    Ok(Box::new(PajeWriter::new(create_file(path, shown_as)?, shown_as)))
 }
 
 impl<W: Write> PajeWriter<W> {
     pub fn new(out: W, shown_as: &str) -> Self {
-        PajeWriter { out, shown_as: shown_as.to_string(), n_hosts: 0, n_ranks: 0, links: Vec::new(), created: Vec::new(), created_order: Vec::new() }
+        PajeWriter { out, shown_as: shown_as.to_string(), n_hosts: 0, n_ranks: 0, links: ShownLinks::default() }
     }
 
     /// The writer's output (after [`TimelineSink::end`]).
@@ -235,31 +230,23 @@ impl<W: Write> TimelineSink for PajeWriter<W> {
     }
 
     fn links(&mut self, links: &[(String, f64)]) -> Result<()> {
-        self.links = links.to_vec();
-        self.created = vec![false; links.len()];
+        self.links = ShownLinks::new(links);
         Ok(())
     }
 
     fn link_load(&mut self, time: f64, link: u32, load: f64) -> Result<()> {
+        let Some(first) = self.links.load(link, load) else { return Ok(()) };
         let l = link as usize;
-        if l >= self.links.len() {
-            return Ok(());
-        }
-        if !self.created[l] {
-            if load == 0.0 {
-                return Ok(());
-            }
-            self.created[l] = true;
-            self.created_order.push(link);
-            let (name, bandwidth) = (quoted(&self.links[l].0), self.links[l].1);
+        if first {
+            let (name, bandwidth) = (quoted(&self.links.links[l].0), self.links.links[l].1);
             self.put(format_args!("6 {time} l{l} {NET_LINK_TYPE} 0 {name}\n8 {time} {BANDWIDTH_TYPE} l{l} {bandwidth}\n"))?;
         }
         self.put(format_args!("8 {time} {BANDWIDTH_USED_TYPE} l{l} {load}\n"))
     }
 
     fn end(&mut self, makespan: f64) -> Result<()> {
-        for k in 0..self.created_order.len() {
-            let l = self.created_order[k];
+        for k in 0..self.links.order.len() {
+            let l = self.links.order[k];
             self.put(format_args!("7 {makespan} {NET_LINK_TYPE} l{l}\n"))?;
         }
         for r in 0..self.n_ranks {
