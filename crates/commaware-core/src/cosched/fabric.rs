@@ -740,6 +740,16 @@ mod tests {
         .unwrap()
     }
 
+    /// `hosts` hosts of 1e9 B/s NICs on a SHARED 1e8 B/s backbone, no latency, every message
+    /// rendezvous.
+    fn backbone(hosts: usize) -> crate::network::platform::Platform {
+        crate::mpi::platform_file::load_json(&format!(
+            r#"{{"cluster": {{"count": {hosts}, "speed": 1e9}}, "network": {{"bandwidth": 1e9, "latency": 0, "eager_threshold": 0,
+                "topology": {{"kind": "flat", "backbone": {{"bandwidth": 1e8, "latency": 0, "sharing": "SHARED"}}}}}}}}"#
+        ))
+        .unwrap()
+    }
+
     fn free_cores(p: &crate::network::platform::Platform, allocation: HostAllocation) -> FreeCores {
         let cores = p.hosts.iter().map(|h| h.cores as u32).collect();
         FreeCores::new(cores, Hierarchy::of(p, allocation.name()).unwrap(), allocation, 7)
@@ -927,11 +937,7 @@ mod tests {
         // Six hosts on a SHARED 1e8 B/s backbone; each 2-process job swaps 1e8 bytes (2e8 over
         // the backbone): 2 s alone. Jobs 1-3 start together and share it (6 s); job 4 comes
         // at 1 s, starts when they end and runs alone.
-        let p = crate::mpi::platform_file::load_json(
-            r#"{"cluster": {"count": 6, "speed": 1e9}, "network": {"bandwidth": 1e9, "latency": 0, "eager_threshold": 0,
-                "topology": {"kind": "flat", "backbone": {"bandwidth": 1e8, "latency": 0, "sharing": "SHARED"}}}}"#,
-        )
-        .unwrap();
+        let p = backbone(6);
         let program = Program { iterations: 1, phases: vec![Phase::Exchange { bytes: 1e8, neighbors: 1 }] };
         let mk = |id: u64, submit: f64| Job { program: Some(program.clone()), ..job(id, submit, 2, 9.0) };
         let jobs = vec![mk(1, 0.0), mk(2, 0.0), mk(3, 0.0), mk(4, 1.0)];
@@ -990,11 +996,7 @@ mod tests {
     fn each_job_reports_its_bytes_its_time_alone_and_its_slowdown() {
         // Four hosts on a SHARED 1e8 B/s backbone: two 2-process jobs each swap 1e8 bytes (2e8
         // over the backbone). Together they share it: 4e8 bytes at 1e8 B/s, 4 s; alone, 2 s.
-        let p = crate::mpi::platform_file::load_json(
-            r#"{"cluster": {"count": 4, "speed": 1e9}, "network": {"bandwidth": 1e9, "latency": 0, "eager_threshold": 0,
-                "topology": {"kind": "flat", "backbone": {"bandwidth": 1e8, "latency": 0, "sharing": "SHARED"}}}}"#,
-        )
-        .unwrap();
+        let p = backbone(4);
         let program = Program { iterations: 1, phases: vec![Phase::Exchange { bytes: 1e8, neighbors: 1 }] };
         let jobs: Vec<Job> = (1..=2).map(|id| Job { program: Some(program.clone()), ..job(id, 0.0, 2, 9.0) }).collect();
         let w = crate::cosched::Workload::from_spec(crate::cosched::WorkloadSpec { generator: None, default_program: None, jobs }).unwrap();

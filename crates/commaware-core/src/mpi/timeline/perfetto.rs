@@ -14,9 +14,9 @@
 //!   `receive` instant on the receiver's when its receive completes, joined by a flow (the
 //!   message's id + 1), each with `bytes`, the peer and `tag` (-1 for a collective's
 //!   messages).
-//! * Link load (with `--links`): a counter track per link under a `links` track, created
-//!   when the link first carries a flow, set to its load (B/s, the sum of its flows' rates)
-//!   at each change.
+//! * Link load (always, as in the Paje file): a counter track per link under a `links`
+//!   track, created when the link first carries a flow, set to its load (B/s, the sum of its
+//!   flows' rates) at each change.
 //!
 //! Times are nanoseconds (Perfetto's unit), rounded. Packets go out as the replay reports
 //! events (in time order), so nothing of the run is held but the output buffer and a name
@@ -189,6 +189,12 @@ impl<W: Write> PerfettoWriter<W> {
         }
     }
 
+    /// Start the slice of `rank`'s operation `op` (an [`OP_NAMES`] code) in `body`.
+    fn begin_slice(&mut self, rank: u32, op: u8) {
+        let name = region_name(OP_NAMES[op as usize]);
+        self.event(SLICE_BEGIN, RANK_TRACK + u64::from(rank), Some(&name));
+    }
+
     /// Add an argument to the event in `body`.
     fn arg(&mut self, name: &str, value: Arg<'_>) {
         self.nested.clear();
@@ -239,8 +245,7 @@ impl<W: Write> TimelineSink for PerfettoWriter<W> {
     }
 
     fn enter(&mut self, time: f64, rank: u32, op: u8) -> Result<()> {
-        let name = region_name(OP_NAMES[op as usize]);
-        self.event(SLICE_BEGIN, RANK_TRACK + u64::from(rank), Some(&name));
+        self.begin_slice(rank, op);
         self.emit(Some(nanos(time)), 11)
     }
 
@@ -249,8 +254,7 @@ impl<W: Write> TimelineSink for PerfettoWriter<W> {
     }
 
     fn enter_op(&mut self, time: f64, rank: u32, op: &TimelineOp<'_>) -> Result<()> {
-        let name = region_name(OP_NAMES[op.code as usize]);
-        self.event(SLICE_BEGIN, RANK_TRACK + u64::from(rank), Some(&name));
+        self.begin_slice(rank, op.code);
         // The operation's fields as the trace gives them.
         if let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(op.spec) {
             for (key, value) in &fields {
