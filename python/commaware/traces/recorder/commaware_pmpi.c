@@ -13,6 +13,11 @@
  * Peers and roots are ranks within the call's communicator; each communicator the rank creates
  * with MPI_Comm_split / MPI_Comm_dup takes the rank's next local id (world = 0).
  * Requests (isend/irecv) are numbered per rank in posting order, as the trace's `req`.
+ *
+ * Built with -DCOMMAWARE_RECORD_CHAIN, each wrapper calls the next definition of its MPI_X in
+ * the loader's search order (dlsym(RTLD_NEXT, "MPI_X"), looked up once per wrapper) instead of
+ * PMPI_X, so that another PMPI tool loaded after this one records the same calls:
+ * LD_PRELOAD=commaware_chain.so:libdumpi.so records a run in both (tests/peers/dumpi_record.py).
  */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -22,6 +27,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef COMMAWARE_RECORD_CHAIN
+#include <dlfcn.h>
+#endif
 
 /* ------------------------------------------------------------------------------------------ */
 /* State */
@@ -286,17 +294,37 @@ static void leave(call_t *c, int recorded) {
   in_call = 0;
 }
 
+/* The MPI function a wrapper of MPI_X calls: PMPI_X, or in a chained build the next MPI_X. */
+#ifdef COMMAWARE_RECORD_CHAIN
+static void *next_symbol(const char *name) {
+  void *f = dlsym(RTLD_NEXT, name);
+  if (!f) {
+    fprintf(stderr, "commaware recorder: no next definition of %s (%s)\n", name, dlerror());
+    abort();
+  }
+  return f;
+}
+#define NEXT(NAME)                                             \
+  (*({                                                         \
+    static __typeof__(&NAME) next_;                            \
+    if (!next_) next_ = (__typeof__(&NAME))next_symbol(#NAME); \
+    next_;                                                     \
+  }))
+#else
+#define NEXT(NAME) P##NAME
+#endif
+
 #define BEGIN call_t cc_ = enter()
 #define CALL(expr) before_pmpi(&cc_); int rc_ = (expr); after_pmpi(&cc_)
 #define OK (cc_.active && rc_ == MPI_SUCCESS)
 
-/* The wrapper NAME PARAMS of a call that writes at most one op: PMPI_NAME ARGS, then RECORD (the
+/* The wrapper NAME PARAMS of a call that writes at most one op: NEXT(NAME) ARGS, then RECORD (the
  * last argument), an expression over the call's arguments and its code rc_ that writes the op or
  * nothing and says whether it wrote one. */
 #define RECORDING(NAME, PARAMS, ARGS, ...) \
   int NAME PARAMS {                        \
     BEGIN;                                 \
-    CALL(P##NAME ARGS);                    \
+    CALL(NEXT(NAME) ARGS);                 \
     leave(&cc_, __VA_ARGS__);              \
     return rc_;                            \
   }
@@ -391,13 +419,13 @@ static void finish(void) {
 }
 
 int MPI_Init(int *argc, char ***argv) {
-  int rc = PMPI_Init(argc, argv);
+  int rc = NEXT(MPI_Init)(argc, argv);
   if (rc == MPI_SUCCESS) start();
   return rc;
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
-  int rc = PMPI_Init_thread(argc, argv, required, provided);
+  int rc = NEXT(MPI_Init_thread)(argc, argv, required, provided);
   if (rc == MPI_SUCCESS) start();
   return rc;
 }
@@ -406,7 +434,7 @@ int MPI_Finalize(void) {
   finalize_ns = now_ns();
   if (recording && !in_call) pending_compute_ns += finalize_ns - last_exit_ns;
   finish();
-  return PMPI_Finalize();
+  return NEXT(MPI_Finalize)();
 }
 
 int MPI_Abort(MPI_Comm comm, int errorcode) {
@@ -416,7 +444,7 @@ int MPI_Abort(MPI_Comm comm, int errorcode) {
     snprintf(text, sizeof text, "%d\n", errorcode);
     write_text("abort", text);
   }
-  return PMPI_Abort(comm, errorcode);
+  return NEXT(MPI_Abort)(comm, errorcode);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -524,7 +552,7 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status) {
   BEGIN;
   int64_t id = cc_.active ? req_get(*req, 1) : -1; /* a failed wait aborts the job */
   if (cc_.active && id < 0 && *req != MPI_REQUEST_NULL) untracked_waits++;
-  CALL(PMPI_Wait(req, status));
+  CALL(NEXT(MPI_Wait)(req, status));
   int rec = 0;
   if (OK && id >= 0) rec = put_wait(id);
   leave(&cc_, rec);
@@ -600,7 +628,7 @@ static int put_some(int n, int outcount, const int *indices, int64_t *ids) {
     BEGIN;                                                        \
     int found = 0;                                                \
     int64_t *ids = cc_.active ? ids_of(n, array, &found) : NULL; \
-    CALL(P##NAME ARGS);                                           \
+    CALL(NEXT(NAME) ARGS);                                        \
     int rec = OK ? (__VA_ARGS__) : 0;                             \
     free(ids);                                                    \
     leave(&cc_, rec);                                             \
@@ -626,7 +654,7 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status) {
   BEGIN;
   MPI_Request handle = *req;
   int64_t id = cc_.active ? req_get(handle, 0) : -1;
-  CALL(PMPI_Test(req, flag, status));
+  CALL(NEXT(MPI_Test)(req, flag, status));
   int rec = 0;
   if (OK && *flag && id >= 0) {
     rec = put_wait(id);
@@ -639,7 +667,7 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status) {
 int MPI_Request_free(MPI_Request *req) {
   BEGIN;
   if (cc_.active) req_get(*req, 1);
-  CALL(PMPI_Request_free(req));
+  CALL(NEXT(MPI_Request_free)(req));
   leave(&cc_, 0);
   return rc_;
 }
@@ -673,13 +701,13 @@ static void put_comm_list(MPI_Comm comm, const int *counts, long long size, long
   put_list(comm_size_of(comm), counts, size, rank_in(comm), own);
 }
 
-/* The wrapper NAME PARAMS of a collective on `comm`: PMPI_NAME ARGS, then, when the call is
+/* The wrapper NAME PARAMS of a collective on `comm`: NEXT(NAME) ARGS, then, when the call is
  * recorded (a successful call on a known communicator, whose local id is id_), the op: RECORD (the
  * last argument, statements that write its fields), then END. */
 #define RECORDED(NAME, PARAMS, ARGS, END, ...)        \
   int NAME PARAMS {                                   \
     BEGIN;                                            \
-    CALL(P##NAME ARGS);                               \
+    CALL(NEXT(NAME) ARGS);                            \
     int id_ = OK ? comm_id(comm, #NAME) : -1;         \
     int rec_ = id_ >= 0;                              \
     if (rec_) {                                       \
@@ -801,7 +829,7 @@ COMM_MAKER(MPI_Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm), (comm, newcomm),
 
 int MPI_Comm_free(MPI_Comm *comm) {
   MPI_Comm c = *comm;
-  int rc = PMPI_Comm_free(comm);
+  int rc = NEXT(MPI_Comm_free)(comm);
   if (rc == MPI_SUCCESS)
     for (int i = n_comms - 1; i >= 0; i--)
       if (comms[i].live && comms[i].comm == c) { comms[i].live = 0; break; }
