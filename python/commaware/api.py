@@ -250,6 +250,9 @@ class Trace:
         #: For an OTF2 archive: events read, records skipped (other paradigms, non-rank
         #: locations) and alltoallv/w calls whose totals were spread evenly; else None.
         self.otf2_stats: dict[str, int] | None = None
+        #: For a DUMPI trace: calls read, calls whose time counts as compute, calls with a null
+        #: peer or on MPI_COMM_SELF, collectives read as in place; else None.
+        self.dumpi_stats: dict[str, int] | None = None
         #: Wall-clock seconds `load_trace` took (reading, parsing, validating); 0 when unknown.
         self.load_seconds = 0.0
 
@@ -369,7 +372,7 @@ def _simgrid_platform_file(source: Source, text: str, name: str, fmt: str) -> tu
     return read_text_file(path, _core.PlatformError, decompress=False), str(path)
 
 
-TRACE_FORMATS = ("auto", "json", "toml", "ti", "otf2")
+TRACE_FORMATS = ("auto", "json", "toml", "ti", "otf2", "dumpi")
 #: Where to find the OTF2 C library instead of looking for it (a path; tests set it).
 OTF2_LIBRARY_ENV = "COMMAWARE_OTF2_LIBRARY"
 OTF2_INSTALL = "pip install otf2 (its wheel ships the OTF2 library), or Debian's libopen-trace-format2-dev"
@@ -403,6 +406,26 @@ def _load_otf2(path: Path, traced_speed: float | None, in_place: Sequence[str]) 
     trace = Trace(core, str(path))
     trace.otf2_stats = stats
     return trace
+
+
+def _load_dumpi(path: Path, traced_speed: float | None) -> Trace:
+    core, stats = _core.load_trace_dumpi(str(path), traced_speed)
+    trace = Trace(core, str(path))
+    trace.dumpi_stats = stats
+    return trace
+
+
+def dumpi_meta(path: Path) -> Path | None:
+    """The DUMPI `.meta` file `path` names: itself (a *.meta file with DUMPI's `numprocs=` and
+    `fileprefix=` lines) or, for a folder, the one such file in it; else None."""
+    if path.is_dir():
+        found = [m for m in sorted(path.glob("*.meta")) if dumpi_meta(m)]
+        return found[0] if len(found) == 1 else None
+    if path.suffix.lower() != ".meta" or not path.is_file():
+        return None
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    return path if b"numprocs=" in head and b"fileprefix=" in head else None
 
 
 def _is_otf2_anchor(path: Path) -> bool:
@@ -506,7 +529,13 @@ def load_trace(source: Source | Trace, format: str = "auto", *, derived_datatype
     the collectives among "allreduce", "allgather", "alltoall" and "reduce_scatter_block" that
     the program called with MPI_IN_PLACE (Score-P's byte counts say so for the other
     collectives, not for these; an unknown name is an OptionsError); what it skipped or
-    inferred is in `Trace.otf2_stats`."""
+    inferred is in `Trace.otf2_stats`.
+
+    "dumpi" (or "auto" on a *.meta file of sst-dumpi, or a folder holding one) reads a DUMPI
+    trace: the `.meta` file and the `PREFIX-NNNN.bin` file of each rank beside it, natively.
+    Compute between MPI calls is kept as seconds, or as flops at `traced_speed`; calls that
+    cannot be replayed (persistent requests, one-sided, intercommunicators, ...) are refused
+    with their count (TraceError). What it counted is in `Trace.dumpi_stats`."""
     if isinstance(source, Trace):
         return source
     started = time.perf_counter()
@@ -530,6 +559,13 @@ def _load_trace(source: Source, format: str, derived_datatype_bytes: float | Non
             if not path.is_file():
                 raise input_error(_core.TraceError, str(path), "", "no such OTF2 anchor file")
             return _load_otf2(path, traced_speed, in_place)
+        if isinstance(source, (str, PathLike)) and format in ("dumpi", "auto"):
+            meta = dumpi_meta(Path(source))
+            if meta is not None:
+                return _load_dumpi(meta, traced_speed)
+            if format == "dumpi":
+                raise input_error(_core.TraceError, str(source), "", "not a DUMPI .meta file (numprocs= and fileprefix= "
+                                  "lines), nor a folder holding one")
         if isinstance(source, (str, PathLike)) and format in ("auto", "ti"):
             path = Path(source)
             if path.is_dir():

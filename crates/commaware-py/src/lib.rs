@@ -67,7 +67,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topology::platform_summary, m)?)?;
     m.add_function(wrap_pyfunction!(traces::load_trace_ti_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(traces::export_ti, m)?)?;
+    m.add_function(wrap_pyfunction!(traces::export_json, m)?)?;
     m.add_function(wrap_pyfunction!(traces::load_trace_otf2, m)?)?;
+    m.add_function(wrap_pyfunction!(traces::load_trace_dumpi, m)?)?;
     m.add_function(wrap_pyfunction!(traces::otf2_ambiguous_in_place, m)?)?;
     m.add_function(wrap_pyfunction!(traces::write_recording_otf2, m)?)?;
     m.add_function(wrap_pyfunction!(traces::otf2_use_library, m)?)?;

@@ -62,6 +62,30 @@ pub(crate) fn load_trace_otf2(py: Python<'_>, anchor: &str, library: &str, trace
     Ok((Trace(trace), counts.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
 }
 
+/// Read the DUMPI trace whose `.meta` file is `meta` (compute time as flops at `traced_speed`
+/// flops/s, else as seconds). Returns the trace and what the reading counted: `{"calls",
+/// "compute_calls", "proc_null_calls", "self_calls", "in_place_collectives"}`.
+#[pyfunction]
+#[pyo3(signature = (meta, traced_speed=None))]
+pub(crate) fn load_trace_dumpi(py: Python<'_>, meta: &str, traced_speed: Option<f64>) -> PyResult<(Trace, std::collections::HashMap<String, u64>)> {
+    let meta = meta.to_owned();
+    let (trace, stats) = py.allow_threads(|| {
+        guarded(|| {
+            use commaware_core::mpi::dumpi::read;
+            let options = read::DumpiOptions::new(traced_speed)?;
+            read::read(std::path::Path::new(&meta), options)
+        })
+    })?;
+    let counts = [
+        ("calls", stats.calls),
+        ("compute_calls", stats.compute_calls),
+        ("proc_null_calls", stats.proc_null_calls),
+        ("self_calls", stats.self_calls),
+        ("in_place_collectives", stats.in_place_collectives),
+    ];
+    Ok((Trace(trace), counts.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
+}
+
 /// The collectives whose Score-P byte counts cannot say whether they were in place: the names
 /// `load_trace_otf2`'s `in_place` takes.
 #[pyfunction]
@@ -100,6 +124,21 @@ pub(crate) fn export_ti(py: Python<'_>, trace: &Trace, flops_per_second: f64, he
     py.allow_threads(|| {
         guarded(|| {
             commaware_core::mpi::ti_export::export(&trace.0.spec, flops_per_second, &header).map_err(|e| e.in_source(source))
+        })
+    })
+}
+
+/// Write `trace` to `path` as a commaware JSON trace (streamed; an error names `source` for the
+/// trace and `path` for writing).
+#[pyfunction]
+pub(crate) fn export_json(py: Python<'_>, trace: &Trace, path: &str) -> PyResult<()> {
+    py.allow_threads(|| {
+        guarded(|| {
+            use commaware_core::error::{Error, ErrorKind};
+            use std::io::Write;
+            let failed = |e: std::io::Error| Error::new(ErrorKind::Output, "", format!("cannot write: {e}")).in_source(path);
+            let mut w = std::io::BufWriter::new(std::fs::File::create(path).map_err(failed)?);
+            trace.0.write_json(&mut w).and_then(|_| w.flush()).map_err(failed)
         })
     })
 }

@@ -363,7 +363,7 @@ derived_datatype_option = click.option(
 #: `--traced-speed FLOPS` of the commands that read OTF2 archives.
 traced_speed_option = click.option(
     "--traced-speed", type=float, default=None, metavar="FLOPS",
-    help="OTF2: the traced machine's speed in flops/s; compute between MPI calls becomes flops at it "
+    help="OTF2 and DUMPI: the traced machine's speed in flops/s; compute between MPI calls becomes flops at it "
          "[default: kept as seconds at full host speed].")
 
 
@@ -383,6 +383,16 @@ in_place_option = click.option(
     "--in-place", "in_place", default=None, metavar="NAMES", callback=_in_place_names,
     help="OTF2: the collectives (comma-separated: allreduce, allgather, alltoall, reduce_scatter_block) the program "
          "calls with MPI_IN_PLACE. Score-P's counts say so for the others, not for these [default: none].")
+
+
+def warn_reading(trace: Any) -> None:
+    """On stderr, once per trace: what reading an OTF2 archive or a DUMPI trace approximated."""
+    warn_otf2(trace.otf2_stats)
+    stats = trace.dumpi_stats
+    if stats and stats.get("in_place_collectives"):
+        err.print(f"[bold yellow]warning:[/] {stats['in_place_collectives']:,} DUMPI collective records with a zero "
+                  "send size beside a receive block: DUMPI does not record MPI_IN_PLACE; read as in place",
+                  highlight=False, soft_wrap=True)
 
 
 def warn_otf2(stats: dict[str, int] | None) -> None:

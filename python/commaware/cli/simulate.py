@@ -14,7 +14,7 @@ from ..api import (MESSAGE_FORMATS, TRACE_FORMATS, MessageFile, Result, drop_tim
                    load_trace, simulate)
 from .common import (Progress, Table, derived_datatype_option, err, fail, failing, out, param_option, plain_lines,
                      print_busiest_links, seed_option, traced_speed_option, in_place_option, warn_derived_datatypes,
-                     warn_otf2)
+                     warn_reading)
 
 
 def print_result(result: Result, title: str) -> None:
@@ -67,7 +67,8 @@ class ProgressLine(Progress):
 @click.argument("trace", type=click.Path())
 @click.option("--format", "trace_format", type=click.Choice(TRACE_FORMATS), default="auto", show_default=True,
               help="Trace format: our JSON/TOML, or ti (SimGrid time-independent: a shared file, an index of "
-              "per-rank files, or a directory; .gz/.xz read), or otf2 (Score-P's OTF2: the anchor file). auto: ti for a "
+              "per-rank files, or a directory; .gz/.xz read), otf2 (Score-P's OTF2: the anchor file), or dumpi (sst-dumpi: "
+              "the .meta file, or its folder). auto: dumpi for a DUMPI .meta or a folder with one, ti for another "
               "directory or a RANK ACTION first line, otf2 for a *.otf2 anchor.")
 @derived_datatype_option
 @traced_speed_option
@@ -175,7 +176,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
             hosts = load_platform(platform)  # the platform's errors first
             loaded = load_trace(trace, format=trace_format, derived_datatype_bytes=derived_datatype_bytes,
                                 traced_speed=traced_speed, in_place=in_place)
-            otf2_stats.append(loaded.otf2_stats)
+            loaded_traces.append(loaded)
             result = simulate(hosts, loaded, model=model, placement=placement, seed=seed,
                               record_messages=measured is not None, record_timeline=bool(gantt),
                               json_path=None if measured else json_path, on_messages=table,
@@ -208,7 +209,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
 
     measured_times = None
     reports: list[dict[str, Any]] = []
-    otf2_stats: list[dict[str, int] | None] = []
+    loaded_traces: list[Any] = []
     load_seconds: list[float] = []
     kept_timeline: list[bool] = []
     try:
@@ -229,7 +230,8 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
     for warning in results[0].warnings:
         err.print(f"[bold yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
     warn_derived_datatypes(results[0].derived_datatype_ops, derived_datatype_bytes)
-    warn_otf2(otf2_stats[0] if otf2_stats else None)
+    if loaded_traces:
+        warn_reading(loaded_traces[0])
     if reports and as_json:
         # The user asked for every measured message: the document is built in memory.
         document = results[0].to_dict(load_seconds[0] if timing else None)

@@ -9,8 +9,9 @@ import json
 
 import click
 
+from ..api import TRACE_FORMATS
 from .common import (Style, derived_datatype_option, fail, failing, in_place_option, traced_speed_option,
-                     warn_derived_datatypes, warn_otf2)
+                     warn_derived_datatypes, warn_reading)
 
 #: How these commands have always printed their errors: emoji codes (`:name:`) become emoji.
 STYLE: Style = {"emoji": True}
@@ -80,38 +81,48 @@ def record_cmd(output: str, fmt: str, mpicc: str | None, keep: str | None, timeo
 
 @trace_group.command("export")
 @click.argument("trace", metavar="TRACE")
-@click.option("--format", "fmt", type=click.Choice(["ti"]), default="ti", show_default=True,
-              help="Output format: SimGrid's time-independent traces (smpirun -replay).")
-@click.option("-o", "--output", required=True, type=click.Path(file_okay=False), metavar="DIR",
-              help="Directory to create: index.txt and one rank-R.txt per rank.")
+@click.option("--format", "fmt", type=click.Choice(["ti", "json"]), default="ti", show_default=True,
+              help="Output format: SimGrid's time-independent traces (smpirun -replay), or commaware's JSON trace.")
+@click.option("-o", "--output", required=True, type=click.Path(), metavar="PATH",
+              help="ti: the directory to create (index.txt and one rank-R.txt per rank); json: the file to write.")
 @click.option("--flops-per-second", type=float, default=None, metavar="F",
-              help="Rate that turns `compute` seconds into flops [default: the speed of --platform's first host, "
-                   "else 1e9].")
-@click.option("--platform", default=None, metavar="PLATFORM", help="Platform whose first host's speed is the rate.")
-@click.option("--trace-format", type=click.Choice(["auto", "json", "toml", "ti"]), default="auto", show_default=True,
-              help="Format of TRACE.")
+              help="ti: the rate that turns `compute` seconds into flops [default: the speed of --platform's first "
+                   "host, else 1e9].")
+@click.option("--platform", default=None, metavar="PLATFORM", help="ti: platform whose first host's speed is the rate.")
+@click.option("--trace-format", type=click.Choice(TRACE_FORMATS), default="auto", show_default=True,
+              help="Format of TRACE (as simulate's --format).")
 @derived_datatype_option
+@traced_speed_option
 def export_cmd(trace: str, fmt: str, output: str, flops_per_second: float | None, platform: str | None,
-               trace_format: str, derived_datatype_bytes: float | None) -> None:
-    """Write TRACE in SimGrid's time-independent format, for SimGrid's offline replay.
+               trace_format: str, derived_datatype_bytes: float | None, traced_speed: float | None) -> None:
+    """Write TRACE in SimGrid's time-independent format (for SimGrid's offline replay), or as
+    commaware's JSON trace: any trace commaware reads (TI, OTF2, DUMPI, JSON) converts.
+
+    \b
+      commaware trace export run.json -o run-ti
+      commaware trace export dumpi-run.meta --format json -o run.json
 
     Ops TI cannot express (a `sync` send, `"any"` source or tag, a sendrecv with a tag other
     than 0, a wait that is not on the oldest pending request of its source, destination and
     tag) are errors naming the op; nothing is written then.
     """
     from ..api import load_trace
-    from ..traces.export import export_ti
+    from ..traces.export import export_json, export_ti
 
     with failing(**STYLE):
-        loaded = load_trace(trace, trace_format, derived_datatype_bytes=derived_datatype_bytes)
-        index = export_ti(loaded, output, flops_per_second=flops_per_second, platform=platform)
-    click.echo(f"wrote {index} ({fmt})")
+        loaded = load_trace(trace, trace_format, derived_datatype_bytes=derived_datatype_bytes, traced_speed=traced_speed)
+        if fmt == "json":
+            written = export_json(loaded, output)
+        else:
+            written = export_ti(loaded, output, flops_per_second=flops_per_second, platform=platform)
+    click.echo(f"wrote {written} ({fmt})")
     warn_derived_datatypes(loaded.derived_datatype_ops, derived_datatype_bytes)
+    warn_reading(loaded)
 
 
 @trace_group.command("show")
 @click.argument("trace", metavar="TRACE")
-@click.option("--format", "trace_format", type=click.Choice(["auto", "json", "toml", "ti", "otf2"]), default="auto",
+@click.option("--format", "trace_format", type=click.Choice(TRACE_FORMATS), default="auto",
               show_default=True, help="Format of TRACE (as simulate reads it; TI also as an index, a directory, .gz, "
               ".xz; otf2: an OTF2 anchor file).")
 @click.option("--matrix", default=None, type=click.Path(dir_okay=False), metavar="FILE",
@@ -146,7 +157,7 @@ def show_cmd(trace: str, trace_format: str, matrix: str | None, as_json: bool,
     with failing():
         loaded = load_trace(trace, trace_format, derived_datatype_bytes=derived_datatype_bytes,
                             traced_speed=traced_speed, in_place=in_place)
-    warn_otf2(loaded.otf2_stats)
+    warn_reading(loaded)
     summary, pairs = summarize_trace(loaded, matrix=bool(matrix))
     if matrix:
         assert pairs is not None

@@ -53,10 +53,12 @@ SEED = Param("seed", "int", 0, "Seed of every random draw of the run.", minimum=
 
 
 def _simulate(platform: str, trace: str, format: str, model: str | None, placement: str, seed: int,
-              coll: str | None, derived_datatype_bytes: float | None, hostfile: str | None = None) -> dict[str, Any]:
+              coll: str | None, derived_datatype_bytes: float | None, hostfile: str | None = None,
+              traced_speed: float | None = None) -> dict[str, Any]:
     from ..api import load_trace, simulate
 
-    result = simulate(platform, load_trace(trace, format=format, derived_datatype_bytes=derived_datatype_bytes),
+    loaded = load_trace(trace, format=format, derived_datatype_bytes=derived_datatype_bytes, traced_speed=traced_speed)
+    result = simulate(platform, loaded,
                       model=model, placement=placement, seed=seed, record_messages=False, record_timeline=False, coll=coll,
                       hostfile=hostfile)
     stats = result.message_stats
@@ -155,6 +157,8 @@ def _commands() -> dict[str, Command]:
             Param("coll", "str", None, "Collective algorithms, e.g. `mpich` or `bcast=binomial`."),
             Param("derived_datatype_bytes", "float", None, "Bytes per element of a TI trace's derived datatype "
                   "(id -1; default 0, as SimGrid's replay reads it).", minimum=0, maximum=2**31 - 1),
+            Param("traced_speed", "float", None, "OTF2 and DUMPI traces: the traced machine's flops/s; compute "
+                  "between MPI calls becomes flops at it (default: kept as seconds)."),
         ), {"makespan": "float", "model_used": "str", "messages": "int", "bytes": "float", "mean_message_s": "float",
             "max_message_s": "float", "derived_datatype_ops": "int"}, _simulate),
         Command("cosched.run", "Schedule a job workload (a file, or a seeded NAS workload) under a policy "

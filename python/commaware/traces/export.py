@@ -1,4 +1,5 @@
-"""Export a trace to SimGrid's time-independent (TI) format (`commaware trace export`).
+"""Export a trace to SimGrid's time-independent (TI) format, or to commaware's JSON trace
+(`commaware trace export`): any trace the loader reads (TI, OTF2, DUMPI, JSON) converts.
 
 The conversion runs in the core (`commaware_core::mpi::ti_export`); this module picks the flop rate
 and puts the files in place: an index file ``index.txt`` listing ``rank-R.txt``, one file per
@@ -75,3 +76,22 @@ def export_ti(trace: Source | Trace, directory: str | Path, *, flops_per_second:
 
     on_delivery(commit, lambda: remove_path(scratch))
     return target / INDEX_NAME
+
+
+def export_json(trace: Source | Trace, path: str | Path, *, trace_format: str = "auto",
+                derived_datatype_bytes: float | None = None, traced_speed: float | None = None) -> Path:
+    """Write `trace` as a commaware JSON trace file at `path` (streamed by the core, one op per
+    line; written beside it and renamed when complete). `trace_format`, `derived_datatype_bytes`
+    and `traced_speed` are `load_trace`'s. Returns the path."""
+    target = Path(path)
+    if not target.parent.is_dir():
+        raise input_error(_core.OptionsError, "--output", "", f"{target}: the directory {target.parent} does not exist")
+    loaded = load_trace(trace, trace_format, derived_datatype_bytes=derived_datatype_bytes, traced_speed=traced_speed)
+    scratch = partial_path(target)
+    try:
+        _core.export_json(loaded._core, str(scratch))
+    except BaseException:
+        remove_path(scratch)
+        raise
+    on_delivery(lambda: os.replace(scratch, target), lambda: remove_path(scratch))
+    return target

@@ -7,6 +7,7 @@
 //! and loading a platform file with every layer's checks ([`platform_file`]).
 
 pub mod collectives;
+pub mod dumpi;
 pub mod jobs;
 pub mod ops;
 pub mod otf2;

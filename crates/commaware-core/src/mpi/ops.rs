@@ -9,15 +9,15 @@ use schemars::JsonSchema;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
-/// A peer rank, or any source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// A peer rank, or any source (written as the rank, or `"any"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Peer {
     Rank(usize),
     Any,
 }
 
-/// A message tag, or any tag (receives only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// A message tag, or any tag (receives only; written as the tag, or `"any"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TagSpec {
     Value(i64),
     Any,
@@ -55,6 +55,26 @@ fn int_or_any<'de, D: Deserializer<'de>>(d: D, what: &'static str) -> std::resul
         }
     }
     d.deserialize_any(V(what))
+}
+
+/// A value as trace files write it: the integer, or `"any"` for `None`.
+fn serialize_int_or_any<S: serde::Serializer>(v: Option<i64>, s: S) -> std::result::Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => s.serialize_i64(v),
+        None => s.serialize_str("any"),
+    }
+}
+
+impl Serialize for Peer {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        serialize_int_or_any(match self { Peer::Rank(r) => Some(*r as i64), Peer::Any => None }, s)
+    }
+}
+
+impl Serialize for TagSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        serialize_int_or_any(match self { TagSpec::Value(t) => Some(*t), TagSpec::Any => None }, s)
+    }
 }
 
 impl<'de> Deserialize<'de> for Peer {
@@ -224,6 +244,27 @@ macro_rules! with_comm {
 }
 
 impl OpSpec {
+    /// The compute op of a traced burst of `seconds`: kept as seconds, or as flops at
+    /// `traced_speed` flops/s (the trace readers' `--traced-speed`).
+    pub fn traced_compute(seconds: f64, traced_speed: Option<f64>) -> OpSpec {
+        match traced_speed {
+            Some(s) => OpSpec::Compute { flops: Some(seconds * s), seconds: None },
+            None => OpSpec::Compute { flops: None, seconds: Some(seconds) },
+        }
+    }
+
+    /// Checks a `traced_speed` option: a positive number of flops per second.
+    pub fn check_traced_speed(traced_speed: Option<f64>) -> crate::error::Result<()> {
+        match traced_speed {
+            Some(s) if !s.is_finite() || s <= 0.0 => Err(crate::error::Error::new(
+                crate::error::ErrorKind::Options,
+                "traced_speed",
+                format!("must be a positive number of flops per second, got {s}"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Index of the op's name in [`OP_NAMES`].
     pub fn code(&self) -> u8 {
         OP_NAMES.iter().position(|n| *n == self.name()).expect("every op is named") as u8

@@ -104,11 +104,7 @@ pub struct Otf2Options {
 impl Otf2Options {
     /// `in_place`: names from [`AMBIGUOUS_IN_PLACE`] (an unknown one is an options error).
     pub fn new(traced_speed: Option<f64>, in_place: &[String]) -> Result<Otf2Options> {
-        if let Some(s) = traced_speed {
-            if !s.is_finite() || s <= 0.0 {
-                return Err(Error::new(ErrorKind::Options, "traced_speed", format!("must be a positive number of flops per second, got {s}")));
-            }
-        }
+        OpSpec::check_traced_speed(traced_speed)?;
         let mut flags = [false; 4];
         for name in in_place {
             let Some(i) = AMBIGUOUS_IN_PLACE.iter().position(|k| k == name) else {
@@ -228,11 +224,7 @@ impl Reading {
             return;
         }
         let seconds = (to - from) as f64 / self.resolution;
-        let op = match self.speed {
-            Some(s) => OpSpec::Compute { flops: Some(seconds * s), seconds: None },
-            None => OpSpec::Compute { flops: None, seconds: Some(seconds) },
-        };
-        self.ranks[r].ops.push(op);
+        self.ranks[r].ops.push(OpSpec::traced_compute(seconds, self.speed));
     }
 
     fn enter(&mut self, r: usize, time: u64, region: u32) -> Result<()> {
