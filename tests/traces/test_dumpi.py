@@ -155,3 +155,16 @@ def test_missing_rank_file_and_bad_meta(runs, cli, tmp_path):
     other.write_text("hello\n")
     err = bad(cli, "simulate", "examples/cluster16.json", other, "--format", "dumpi")
     assert "not a DUMPI .meta file" in err
+
+
+def test_persistent_requests_post_at_each_start(tmp_path):
+    """tests/peers/dumpi_persistent.c: three MPI_Startall + MPI_Waitall rounds, then MPI_Start
+    and MPI_Wait on each request, every start a new request."""
+    trace = load_trace(Path(ARCHIVE).parent / "persistent-3", format="dumpi")
+    for r, rank in enumerate(ops(trace, tmp_path)):
+        left, right = (r + 2) % 3, (r + 1) % 3
+        round_ = [{"op": "irecv", "src": left, "tag": 5}, {"op": "isend", "dst": right, "bytes": 800.0, "tag": 5, "sync": False}]
+        assert rank == round_ + [{"op": "waitall"}] + round_ + [{"op": "waitall"}] + round_ + [{"op": "waitall"}] + round_ + [
+            {"op": "wait", "req": 7}, {"op": "wait", "req": 6}]
+    result = simulate(PLATFORM, trace, record_messages=True, record_timeline=False)
+    assert len(result.messages) == 3 * 4 and set(result.messages["bytes"]) == {800.0}

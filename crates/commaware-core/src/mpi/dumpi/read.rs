@@ -24,7 +24,9 @@
 //!   handles are reused once completed, so they are looked up as they stand); a wait, or a
 //!   test that succeeded, on a tracked request is a `wait`; `MPI_Waitall` (or a successful
 //!   `MPI_Testall`) of every open request is a `waitall`, of some of them a `wait` each;
-//!   `MPI_Waitany`/`Testany`/`Waitsome`/`Testsome` wait for what completed. The collectives
+//!   `MPI_Waitany`/`Testany`/`Waitsome`/`Testsome` wait for what completed. A persistent request
+//!   (`MPI_Send_init`, `MPI_Recv_init`, …) posts its `isend` or `irecv` at each `MPI_Start`
+//!   (`MPI_Startall`: each in turn), a new request each time. The collectives
 //!   take their sizes from counts and the trace's type table (count × size); the v-forms give
 //!   the lists of the recorder. DUMPI does not record `MPI_IN_PLACE`: a collective whose send
 //!   size is 0 where the recorder would read the receive block in place is read so (counted).
@@ -34,9 +36,9 @@
 //!   `MPI_Init`'s return to `MPI_Finalize`, the calls that make no op included (queries, type
 //!   and group calls, probes, file I/O, failed tests): `compute {seconds}`, or `{flops}` at
 //!   [`DumpiOptions::traced_speed`].
-//! * **What is refused** (exit 2, naming the function and its number of calls): persistent
-//!   requests, cancellation, one-sided communication, `MPI_Alltoallw`, intercommunicators,
-//!   dynamic processes, and communicators made from groups or sub-grids.
+//! * **What is refused** (exit 2, naming the function and its number of calls): cancellation,
+//!   one-sided communication, `MPI_Alltoallw`, intercommunicators, dynamic processes, and
+//!   communicators made from groups or sub-grids.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -70,9 +72,8 @@ const MASK_THREAD: u8 = 1 << 6;
 const MASK_PERF: u8 = 1 << 7;
 
 /// Functions that cannot be replayed: refused with their count.
-const REFUSED: [&str; 31] = [
-    "MPI_Send_init", "MPI_Bsend_init", "MPI_Ssend_init", "MPI_Rsend_init", "MPI_Recv_init", "MPI_Start",
-    "MPI_Startall", "MPI_Cancel", "MPI_Alltoallw", "MPI_Comm_create", "MPI_Cart_sub", "MPI_Graph_create",
+const REFUSED: [&str; 24] = [
+    "MPI_Cancel", "MPI_Alltoallw", "MPI_Comm_create", "MPI_Cart_sub", "MPI_Graph_create",
     "MPI_Intercomm_create", "MPI_Intercomm_merge", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple",
     "MPI_Comm_connect", "MPI_Comm_accept", "MPI_Comm_join", "MPI_Win_create", "MPI_Win_fence", "MPI_Win_start",
     "MPI_Win_complete", "MPI_Win_post", "MPI_Win_wait", "MPI_Win_test", "MPI_Win_lock", "MPI_Win_unlock",
@@ -324,6 +325,8 @@ struct RankOps<'a> {
     next_comm: CommId,
     /// DUMPI request handle → our request number (`None`: a request that made no op).
     reqs: HashMap<u32, Option<usize>>,
+    /// Persistent request handle → the op each `MPI_Start` of it posts (`None`: a null peer).
+    persistent: HashMap<u32, Option<OpSpec>>,
     next_req: usize,
     live: usize,
     /// When the last op's call ended (from MPI_Init's return); `None` outside MPI.
@@ -566,7 +569,52 @@ impl RankOps<'_> {
             "MPI_Request_free" => {
                 let h = call.int("request")? as i32;
                 self.request(h, true);
+                self.persistent.remove(&(h as u32));
                 return Ok(false);
+            }
+            "MPI_Send_init" | "MPI_Bsend_init" | "MPI_Ssend_init" | "MPI_Rsend_init" | "MPI_Recv_init" => {
+                // A persistent request: each MPI_Start of it posts this op as a new request.
+                let comm = self.comm(call, "comm")?;
+                let op = if call.name == "MPI_Recv_init" {
+                    match (comm, Self::peer(call.int("source")?)) {
+                        (Some(comm), Some(src)) => Some(OpSpec::Irecv { src, tag: Self::tag(call.int("tag")?), comm }),
+                        _ => None,
+                    }
+                } else {
+                    let dst = call.int("dest")?;
+                    match comm {
+                        Some(comm) if dst >= 0 => {
+                            let sync = call.name == "MPI_Ssend_init";
+                            Some(OpSpec::Isend { dst: dst as usize, bytes: self.bytes(call, "count", "datatype")?, tag: call.int("tag")?, sync, comm })
+                        }
+                        _ => None,
+                    }
+                };
+                self.stats.proc_null_calls += u64::from(op.is_none() && comm.is_some());
+                self.persistent.insert(call.int("request")? as u32, op);
+                return Ok(false);
+            }
+            "MPI_Start" | "MPI_Startall" => {
+                let handles = if call.name == "MPI_Start" { vec![call.int("request")? as i32] } else { call.arr("requests")?.to_vec() };
+                let mut made = false;
+                for h in handles {
+                    let Some(template) = self.persistent.get(&(h as u32)) else {
+                        return Err(Error::trace(call.name, format!("request {h} was not made by MPI_Send_init, MPI_Recv_init or their kin")));
+                    };
+                    match template.clone() {
+                        Some(op) => {
+                            self.op(call, op);
+                            self.reqs.insert(h as u32, Some(self.next_req));
+                            self.next_req += 1;
+                            self.live += 1;
+                            made = true;
+                        }
+                        None => {
+                            self.reqs.insert(h as u32, None);
+                        }
+                    }
+                }
+                return Ok(made);
             }
             "MPI_Barrier" => {
                 let Some(comm) = self.comm(call, "comm")? else { return Ok(false) };
@@ -794,6 +842,7 @@ fn read_rank(path: &Path, layouts: &[Option<Vec<Field>>], options: DumpiOptions)
         comms: HashMap::from([(COMM_WORLD, 0)]),
         next_comm: 1,
         reqs: HashMap::new(),
+        persistent: HashMap::new(),
         next_req: 0,
         live: 0,
         mark: None,
