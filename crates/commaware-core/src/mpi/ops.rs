@@ -126,7 +126,12 @@ fn zero_tag() -> i64 {
 pub enum OpSpec {
     /// Compute `flops` floating-point operations, or for `seconds` at the host's full
     /// speed (slowed by interference, unlike `sleep`). Exactly one of the two.
-    Compute { flops: Option<f64>, seconds: Option<f64> },
+    Compute {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        flops: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seconds: Option<f64>,
+    },
     /// Blocking send; `sync` forces the rendezvous protocol (MPI_Ssend).
     Send { dst: usize, bytes: f64, #[serde(default = "zero_tag")] tag: i64, #[serde(default)] sync: bool, #[serde(default, skip_serializing_if = "is_world")] comm: usize },
     /// Non-blocking send; creates the rank's next request.
