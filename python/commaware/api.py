@@ -534,7 +534,7 @@ def load_trace(source: Source | Trace, format: str = "auto", *, derived_datatype
     "dumpi" (or "auto" on a *.meta file of sst-dumpi, or a folder holding one) reads a DUMPI
     trace: the `.meta` file and the `PREFIX-NNNN.bin` file of each rank beside it, natively.
     Compute between MPI calls is kept as seconds, or as flops at `traced_speed`; calls that
-    cannot be replayed (persistent requests, one-sided, intercommunicators, ...) are refused
+    cannot be replayed (cancels, one-sided, intercommunicators, ...) are refused
     with their count (TraceError). What it counted is in `Trace.dumpi_stats`."""
     if isinstance(source, Trace):
         return source
