@@ -245,6 +245,15 @@ impl Bin {
         let n = self.length(1, "characters")?;
         self.skip(n as u64)
     }
+
+    /// A `C` field: a u32 count and that many `c`.
+    fn skip_strings(&mut self) -> Result<()> {
+        let n = self.length(4, "strings")?;
+        for _ in 0..n {
+            self.skip_chars()?;
+        }
+        Ok(())
+    }
 }
 
 /// The parts of a rank's file found from its index.
@@ -935,19 +944,13 @@ fn read_record(bin: &mut Bin, index: &Index, fields: &[Field], rec: &mut Record,
                 Val::Absent
             }
             b'C' => {
-                let n = bin.length(4, f.name)?;
-                for _ in 0..n {
-                    bin.skip_chars()?;
-                }
+                bin.skip_strings()?;
                 Val::Absent
             }
             b'D' => {
                 let n = bin.length(4, f.name)?;
                 for _ in 0..n {
-                    let m = bin.length(4, f.name)?;
-                    for _ in 0..m {
-                        bin.skip_chars()?;
-                    }
+                    bin.skip_strings()?;
                 }
                 Val::Absent
             }
