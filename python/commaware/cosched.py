@@ -30,7 +30,7 @@ import json
 from functools import cached_property
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Union
+from typing import TYPE_CHECKING, Any, Iterable, Sequence, Union
 
 from . import _core
 from ._errors import find_unserialisable, input_error
@@ -338,6 +338,18 @@ class CoschedRun:
     def write_interference(self, path: str | PathLike) -> None:
         """Write `interference` to a .parquet or .csv file; it appears only once complete."""
         _write_table(self.interference, path, "the interference table")
+
+    def write_timeline(self, path: str | PathLike, host_names: Sequence[str] = ()) -> None:
+        """Write the run as a Perfetto trace (`.perfetto-trace` or `.pftrace`, for ui.perfetto.dev):
+        a track per host that ran jobs (on a platform: `host_names` are the platform's), per node
+        (time-sharing policies) or one for the cluster (batch), with lanes under it (`slot N`)
+        as many as jobs or processors overlap there, and a slice per job on each of its lanes
+        (`id`, `procs`, `submit_s`, `wait_s`). Written beside `path` and renamed once complete."""
+        from .output import deliver
+
+        if Path(path).suffix.lower() not in (".perfetto-trace", ".pftrace"):
+            raise input_error(_core.OptionsError, str(path), "", "a schedule timeline is a .perfetto-trace or .pftrace file")
+        deliver(lambda partial: self._r.write_timeline(str(partial), str(path), list(host_names)), path)
 
     def write_jobs(self, path: str | PathLike) -> None:
         """Write the per-job table to a .parquet or .csv file (columnar, via pyarrow); the file

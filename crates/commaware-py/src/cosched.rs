@@ -203,6 +203,12 @@ impl CoschedResult {
         let text = py.allow_threads(|| self.0.to_json());
         py_str(py, text)
     }
+    /// Write the run's timeline to `path` as a Perfetto trace (named `shown_as` in errors): a
+    /// track per host (on a platform, named from `host_names`), node (time-sharing) or for the
+    /// cluster, lanes under it, a slice per job on each of its lanes.
+    fn write_timeline(&self, py: Python<'_>, path: &str, shown_as: &str, host_names: Vec<String>) -> PyResult<()> {
+        py.allow_threads(|| guarded(|| self.0.write_timeline(std::path::Path::new(path), shown_as, &host_names)))
+    }
     /// Batsim's jobs.csv text, `workload_name` in its column.
     fn jobs_csv<'py>(&self, py: Python<'py>, workload_name: &str) -> PyResult<Bound<'py, PyString>> {
         let name = workload_name.to_owned();

@@ -181,12 +181,15 @@ def _swf_nodes(workload: str, header: list[str]) -> int:
               help="Write the per-job table (id, procs, submit, runtime, requested, start, end, reserved, wait, "
                    "response, bounded_slowdown; with --platform also alone, slowdown, bytes) to a .parquet or .csv "
                    "file.")
+@click.option("--timeline", type=click.Path(dir_okay=False), default=None, metavar="FILE.perfetto-trace",
+              help="Write the schedule as a Perfetto trace (ui.perfetto.dev, in a browser): a track per host "
+                   "(--platform), per node (time-sharing) or for the cluster (batch), lanes under it, a slice per job.")
 def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[int], nodes: Optional[int], seed: int,
                     params: tuple[str, ...], platform: Optional[str], pattern: Optional[str], alone: bool,
                     model: Optional[str],
                     coll: Optional[str], smpi: Optional[str], links_file: Optional[str], link_plot: Optional[str],
                     interference_file: Optional[str], as_json: bool, jobs_csv: Optional[str],
-                    jobs_out: Optional[str]) -> None:
+                    jobs_out: Optional[str], timeline: Optional[str]) -> None:
     """Schedule WORKLOAD (JSON jobs, or a Standard Workload Format log: .swf) on a cluster.
 
     Batch policies space-share processors: at each instant all job ends are applied, then all
@@ -214,6 +217,8 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
 
     if jobs_out is not None and not jobs_out.lower().endswith(JOB_FORMATS):
         fail(f"--jobs-out: {jobs_out}: the job table must be .parquet or .csv")
+    if timeline is not None and not timeline.lower().endswith((".perfetto-trace", ".pftrace")):
+        fail(f"--timeline: {timeline}: a schedule timeline is a .perfetto-trace or .pftrace file")
     if interference_file is not None and not interference_file.lower().endswith(JOB_FORMATS):
         fail(f"--interference: {interference_file}: the interference table must be .parquet or .csv")
     for reason in (links_file and check_table_path(links_file), link_plot and check_plot_path(link_plot)):
@@ -286,6 +291,9 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
     if jobs_out is not None:
         with failing(writing=jobs_out):
             run.write_jobs(jobs_out)
+    if timeline is not None:
+        with failing(writing=timeline):
+            run.write_timeline(timeline, fabric.host_names if platform is not None else ())
     if jobs_csv is not None:
         with failing(writing=jobs_csv):
             run.write_jobs_csv(jobs_csv, Path(workload).stem)

@@ -36,6 +36,101 @@ pub enum RunResult {
 }
 
 impl RunResult {
+    /// Write the run's timeline as a Perfetto trace ([`crate::mpi::timeline::perfetto::write_schedule`]):
+    /// on a platform a track per host that ran jobs (named from `host_names`), with time-sharing
+    /// policies a track per node, else one track for the cluster; under each, as many lanes
+    /// (`slot N`) as jobs or processors overlap there, a job taking its processors' lanes on
+    /// the cluster's track (batch, no platform: the scheduler counts processors, it does not
+    /// name them, so the lanes are assigned lowest first) and one lane on each of its hosts or
+    /// nodes.
+    pub fn write_timeline(&self, path: &std::path::Path, shown_as: &str, host_names: &[String]) -> Result<()> {
+        use crate::mpi::timeline::perfetto::{write_schedule, JobSlice};
+        use std::cmp::Reverse;
+        use std::collections::{BTreeSet, BinaryHeap};
+        let jobs = self.jobs();
+        // Each job's places: (group, lanes it takes there).
+        let (n_groups, places): (usize, Vec<Vec<(usize, u32)>>) = match self {
+            RunResult::Batch(r) if !r.fabric.is_empty() => {
+                (host_names.len(), r.fabric.iter().map(|f| f.hosts.iter().map(|&h| (h as usize, 1)).collect()).collect())
+            }
+            RunResult::Batch(_) => (1, jobs.iter().map(|j| vec![(0, j.procs as u32)]).collect()),
+            RunResult::Ts(r) => {
+                let places = r
+                    .alloc
+                    .iter()
+                    .map(|nodes| {
+                        let set: BTreeSet<u32> = nodes.iter().copied().collect();
+                        set.into_iter().map(|n| (n as usize, 1)).collect()
+                    })
+                    .collect();
+                (r.params.nodes as usize, places)
+            }
+        };
+        // Per group, its jobs by start time, each given the lowest free lanes.
+        let mut by_group: Vec<Vec<(f64, usize, u32)>> = vec![Vec::new(); n_groups];
+        for (j, job_places) in places.iter().enumerate() {
+            if !jobs[j].start_s.is_finite() {
+                continue;
+            }
+            for &(g, count) in job_places {
+                if g < n_groups {
+                    by_group[g].push((jobs[j].start_s, j, count));
+                }
+            }
+        }
+        let mut lanes_of: Vec<u32> = vec![0; n_groups];
+        let mut taken: Vec<(usize, usize, u32)> = Vec::new(); // (group, job, lane in group)
+        for (g, entries) in by_group.iter_mut().enumerate() {
+            entries.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let mut free: BTreeSet<u32> = BTreeSet::new();
+            let mut busy: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
+            for &(start, j, count) in entries.iter() {
+                while let Some(&Reverse((end, lane))) = busy.peek() {
+                    if f64::from_bits(end) > start {
+                        break;
+                    }
+                    busy.pop();
+                    free.insert(lane);
+                }
+                for _ in 0..count {
+                    let lane = match free.pop_first() {
+                        Some(l) => l,
+                        None => {
+                            lanes_of[g] += 1;
+                            lanes_of[g] - 1
+                        }
+                    };
+                    busy.push(Reverse((jobs[j].end_s.max(start).to_bits(), lane)));
+                    taken.push((g, j, lane));
+                }
+            }
+        }
+        // Groups with lanes, in index order; lanes numbered across them.
+        let mut offset = vec![0u32; n_groups];
+        let mut groups = Vec::new();
+        let mut next = 0u32;
+        for g in 0..n_groups {
+            if lanes_of[g] > 0 {
+                offset[g] = next;
+                next += lanes_of[g];
+                let name = match self {
+                    RunResult::Batch(r) if r.fabric.is_empty() => format!("cluster ({} processors)", r.processors),
+                    RunResult::Batch(_) => host_names.get(g).cloned().unwrap_or_else(|| format!("host {g}")),
+                    RunResult::Ts(_) => format!("node {g}"),
+                };
+                groups.push((name, lanes_of[g]));
+            }
+        }
+        let slices: Vec<JobSlice> = taken
+            .into_iter()
+            .map(|(g, j, lane)| {
+                let job = &jobs[j];
+                JobSlice { lane: offset[g] + lane, start: job.start_s, end: job.end_s.max(job.start_s), id: job.id, procs: job.procs, submit: job.submit_s }
+            })
+            .collect();
+        write_schedule(path, shown_as, &groups, &slices)
+    }
+
     pub fn policy_name(&self) -> &'static str {
         match self {
             RunResult::Batch(r) => r.policy.name(),
