@@ -91,3 +91,16 @@ def test_timeline_needs_a_perfetto_file(cli, tmp_path):
     proc = cli("cosched", "run", COSCHED / "easy_two_crossing.json", "--timeline", tmp_path / "t.json")
     assert proc.returncode == 2 and "--timeline" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "t.json").exists()
+
+
+def test_api_platform_run_without_host_names(tmp_path, write_json):
+    """From the API, a platform run's timeline without the platform's host names names each
+    host by its index."""
+    from commaware import cosched
+
+    run_ = cosched.run(cosched.load_workload(write_json("w.json", exchange_workload())), "batch",
+                       platform=write_json("p.json", platform(4)))
+    timeline = tmp_path / "api.pftrace"
+    run_.write_timeline(timeline)
+    by_lane = lanes(Read(timeline))
+    assert {k.split("/")[0] for k in by_lane} <= {f"host {h}" for h in range(4)} and len(by_lane) >= 2

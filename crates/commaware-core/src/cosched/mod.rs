@@ -51,7 +51,9 @@ impl RunResult {
         // Each job's places: (group, lanes it takes there).
         let (n_groups, places): (usize, Vec<Vec<(usize, u32)>>) = match self {
             RunResult::Batch(r) if !r.fabric.is_empty() => {
-                (host_names.len(), r.fabric.iter().map(|f| f.hosts.iter().map(|&h| (h as usize, 1)).collect()).collect())
+                // Hosts past `host_names` (none given) are named by their index.
+                let hosts = r.fabric.iter().flat_map(|f| f.hosts.iter()).map(|&h| h as usize + 1).max().unwrap_or(0);
+                (hosts.max(host_names.len()), r.fabric.iter().map(|f| f.hosts.iter().map(|&h| (h as usize, 1)).collect()).collect())
             }
             RunResult::Batch(_) => (1, jobs.iter().map(|j| vec![(0, j.procs as u32)]).collect()),
             RunResult::Ts(r) => {
