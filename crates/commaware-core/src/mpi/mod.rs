@@ -3,11 +3,12 @@
 //! time-independent traces ([`ti`], [`ti_export`]), ranks onto hosts ([`placement`]),
 //! MPI matching semantics driving the engine ([`replay`]), several jobs in one engine ([`jobs`]), streamed results ([`output`]),
 //! the timeline of a run for Paje and OTF2 viewers ([`timeline`]),
-//! a look at a trace before replaying it ([`summary`]),
+//! a look at a trace before replaying it ([`summary`]), LogGOPSim's GOAL schedules and its LogGP simulation ([`goal`]),
 //! and loading a platform file with every layer's checks ([`platform_file`]).
 
 pub mod collectives;
 pub mod dumpi;
+pub mod goal;
 pub mod jobs;
 pub mod ops;
 pub mod otf2;

@@ -609,6 +609,25 @@ pub(crate) fn with_smpi_option<'p>(platform: &'p Platform, options: &SimOptions)
     Ok(std::borrow::Cow::Owned(Platform { smpi, ..platform.clone() }))
 }
 
+/// The collective algorithms a replay on `platform` (with SMPI's timing applied already) runs,
+/// with `chosen` (collective, algorithm) entries over the platform's, ranks on `hosts`.
+pub fn replay_collectives(platform: &Platform, chosen: &[(String, String)], hosts: &[usize]) -> Result<Collectives> {
+    let mut coll = Collectives::default();
+    if platform.smpi.as_ref().is_some_and(|s| s.preset) {
+        // smpirun with no collective option runs SMPI's `default` selector; the platform's
+        // and the options' entries come after it, as smpi/<collective> options do.
+        coll.apply([("preset".to_string(), "smpi".to_string())])?;
+    }
+    // The platform's entries were checked when it was loaded.
+    coll.apply(platform.network.collectives.iter().map(|(k, v)| (k.clone(), v.clone())))?;
+    coll.apply(chosen.iter().cloned())?;
+    coll.flops_per_byte = platform.network.reduction_flops_per_byte;
+    coll.interleave_nbc = platform.hosts.iter().any(|h| h.overhead.send != 0.0 || h.overhead.send_per_byte != 0.0)
+        || platform.smpi.as_ref().is_some_and(|s| s.ois.iter().any(|&(_, t, b)| t != 0.0 || b != 0.0));
+    coll.set_hosts(hosts.iter().copied());
+    Ok(coll)
+}
+
 impl<'a, 'o> Replay<'a, 'o> {
     /// A replay of `trace` on `platform` (with `options.smpi` applied already) under
     /// `options`' model and collectives, rank r on host `hosts[r]`, every rank ready to
@@ -629,19 +648,7 @@ impl<'a, 'o> Replay<'a, 'o> {
         }
         let model_name = options.model.clone().unwrap_or_else(|| platform.network.model.clone());
         let model = make_model(&model_name, platform, &options.params)?;
-        let mut coll = Collectives::default();
-        if platform.smpi.as_ref().is_some_and(|s| s.preset) {
-            // smpirun with no collective option runs SMPI's `default` selector; the platform's
-            // and the options' entries come after it, as smpi/<collective> options do.
-            coll.apply([("preset".to_string(), "smpi".to_string())])?;
-        }
-        // The platform's entries were checked when it was loaded.
-        coll.apply(platform.network.collectives.iter().map(|(k, v)| (k.clone(), v.clone())))?;
-        coll.apply(options.collectives.iter().cloned())?;
-        coll.flops_per_byte = platform.network.reduction_flops_per_byte;
-        coll.interleave_nbc = platform.hosts.iter().any(|h| h.overhead.send != 0.0 || h.overhead.send_per_byte != 0.0)
-            || platform.smpi.as_ref().is_some_and(|s| s.ois.iter().any(|&(_, t, b)| t != 0.0 || b != 0.0));
-        coll.set_hosts(hosts.iter().copied());
+        let coll = replay_collectives(platform, &options.collectives, &hosts)?;
         trace.check_collectives(&coll)?;
         let n = trace.n_ranks();
         // A timeline that shows the links' load needs the engine's link statistics.
@@ -704,6 +711,23 @@ impl<'a, 'o> Replay<'a, 'o> {
     }
 }
 
+/// The host of each rank of `trace` under `options`' placement or hostfile.
+pub fn rank_hosts(platform: &Platform, trace: &Trace, options: &SimOptions) -> Result<Vec<usize>> {
+    match &options.hostfile {
+        None => place(platform, trace.n_ranks(), options.placement, trace.spec.placement.as_deref(), options.seed),
+        Some(hf) => {
+            if options.placement != Placement::Explicit {
+                return Err(Error::new(
+                    ErrorKind::Options,
+                    "placement",
+                    "a hostfile places the ranks itself: give either a hostfile or a placement, not both",
+                ));
+            }
+            place(platform, trace.n_ranks(), Placement::Explicit, Some(&hf.placement(platform, trace.n_ranks())?), options.seed)
+        }
+    }
+}
+
 fn replay(
     platform: &Platform,
     trace: &Trace,
@@ -713,19 +737,7 @@ fn replay(
     fans_in_slots: bool,
 ) -> Result<SimResult> {
     let platform = &*with_smpi_option(platform, options)?;
-    let hosts = match &options.hostfile {
-        None => place(platform, trace.n_ranks(), options.placement, trace.spec.placement.as_deref(), options.seed)?,
-        Some(hf) => {
-            if options.placement != Placement::Explicit {
-                return Err(Error::new(
-                    ErrorKind::Options,
-                    "placement",
-                    "a hostfile places the ranks itself: give either a hostfile or a placement, not both",
-                ));
-            }
-            place(platform, trace.n_ranks(), Placement::Explicit, Some(&hf.placement(platform, trace.n_ranks())?), options.seed)?
-        }
-    };
+    let hosts = rank_hosts(platform, trace, options)?;
     let (mut rp, model_name) = Replay::new(platform, TraceRef::Borrowed(trace), options, compute_rate, observer, fans_in_slots, hosts)?;
     let started = Instant::now();
     rp.run()?;
