@@ -12,6 +12,7 @@
 mod convert;
 mod cosched;
 mod errors;
+mod goal;
 mod multicast;
 mod sharing;
 mod simulation;
@@ -70,6 +71,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(traces::export_json, m)?)?;
     m.add_function(wrap_pyfunction!(traces::load_trace_otf2, m)?)?;
     m.add_function(wrap_pyfunction!(traces::load_trace_dumpi, m)?)?;
+    m.add_class::<goal::GoalSchedule>()?;
+    m.add_function(wrap_pyfunction!(goal::load_goal, m)?)?;
+    m.add_function(wrap_pyfunction!(goal::goal_from_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(goal::write_goal, m)?)?;
+    m.add_function(wrap_pyfunction!(goal::simulate_loggp, m)?)?;
     m.add_function(wrap_pyfunction!(traces::otf2_ambiguous_in_place, m)?)?;
     m.add_function(wrap_pyfunction!(traces::write_recording_otf2, m)?)?;
     m.add_function(wrap_pyfunction!(traces::otf2_use_library, m)?)?;

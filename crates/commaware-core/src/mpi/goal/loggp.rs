@@ -40,6 +40,53 @@ impl Default for LoggpParams {
     }
 }
 
+impl LoggpParams {
+    /// The parameter names, as LogGOPSim's flags.
+    pub const NAMES: [&'static str; 6] = ["L", "o", "g", "G", "O", "S"];
+
+    /// LogGOPSim's defaults with `values` over them, given in seconds (G and O in seconds per
+    /// byte, S in bytes), in whole units of `unit_seconds` (LogGOPSim's times are integers).
+    pub fn from_seconds(values: &[(String, f64)], unit_seconds: f64) -> Result<Self> {
+        let mut p = LoggpParams::default();
+        for (name, v) in values {
+            let field = name.clone();
+            let slot = match name.as_str() {
+                "L" => &mut p.latency,
+                "o" => &mut p.overhead,
+                "g" => &mut p.gap,
+                "G" => &mut p.gap_per_byte,
+                "O" => &mut p.overhead_per_byte,
+                "S" => &mut p.eager_limit,
+                _ => return Err(Error::new(ErrorKind::Options, field, format!("unknown loggp parameter (known: {})", Self::NAMES.join(", ")))),
+            };
+            let units = if name == "S" { *v } else { v / unit_seconds };
+            let whole = units.round();
+            if !(v.is_finite() && *v >= 0.0 && whole < 2f64.powi(63)) {
+                return Err(Error::new(ErrorKind::Options, field, format!("must be a finite number >= 0, got {v}")));
+            }
+            if (units - whole).abs() > 1e-6 * whole.max(1.0) {
+                let what = if name == "S" { "bytes".to_string() } else { format!("time units of {unit_seconds} s (LogGOPSim's times are integers)") };
+                return Err(Error::new(ErrorKind::Options, field, format!("{v} is not a whole number of {what}")));
+            }
+            *slot = whole as u64;
+        }
+        Ok(p)
+    }
+
+    /// (name, value) in seconds (G and O per byte, S in bytes).
+    pub fn to_seconds(&self, unit_seconds: f64) -> [(&'static str, f64); 6] {
+        let t = |v: u64| v as f64 * unit_seconds;
+        [
+            ("L", t(self.latency)),
+            ("o", t(self.overhead)),
+            ("g", t(self.gap)),
+            ("G", t(self.gap_per_byte)),
+            ("O", t(self.overhead_per_byte)),
+            ("S", self.eager_limit as f64),
+        ]
+    }
+}
+
 /// A host whose match queues were not empty at the end (LogGOPSim then prints no times).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unmatched {
@@ -384,6 +431,16 @@ mod tests {
     fn unmatched_receives_are_reported() {
         let r = run("num_ranks 2\nrank 0 {\ncalc 5\n}\nrank 1 {\nrecv 8b from 0\n}\n", NOTE);
         assert_eq!(r.unmatched, vec![Unmatched { host: 1, receives: 1, messages: 0 }]);
+    }
+
+    #[test]
+    fn parameters_in_seconds_become_whole_units() {
+        let p = LoggpParams::from_seconds(&[("L".into(), 1e-6), ("G".into(), 1e-8), ("S".into(), 512.0)], 1e-9).unwrap();
+        assert_eq!(p, LoggpParams { latency: 1000, gap_per_byte: 10, eager_limit: 512, ..LoggpParams::default() });
+        let e = LoggpParams::from_seconds(&[("L".into(), 1.5e-9)], 1e-9).unwrap_err();
+        assert!(e.to_string().contains("not a whole number of time units"), "{e}");
+        assert!(LoggpParams::from_seconds(&[("x".into(), 1.0)], 1e-9).unwrap_err().to_string().contains("unknown loggp parameter"));
+        assert!(LoggpParams::from_seconds(&[("o".into(), -1.0)], 1e-9).is_err());
     }
 
     #[test]
