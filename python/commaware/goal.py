@@ -29,6 +29,8 @@ from .api import Platform, Source, Trace, load_platform, load_trace
 DEFAULT_UNIT = 1e-9
 #: LogGP's parameter names (LogGOPSim's flags).
 LOGGP_PARAMETERS = ("L", "o", "g", "G", "O", "S")
+#: An end time this large can only come from LogGOPSim's wrap-around of a 0-byte message.
+WRAPPED = 1 << 63
 
 
 class GoalSchedule:
@@ -110,7 +112,8 @@ def goal_of(trace: Source | Trace | GoalSchedule, *, unit: float = DEFAULT_UNIT,
     default). A GOAL file or schedule is returned as it is."""
     if isinstance(trace, GoalSchedule):
         return trace
-    if isinstance(trace, (str, os.PathLike)) and trace_format in ("goal", "auto") and Path(trace).is_file() and is_goal_file(Path(trace)):
+    if isinstance(trace, (str, os.PathLike)) and (trace_format == "goal" or (
+            trace_format == "auto" and Path(trace).is_file() and is_goal_file(Path(trace)))):
         return load_goal(trace)
     loaded = load_trace(trace, trace_format, traced_speed=traced_speed)
     hf = None
@@ -198,6 +201,10 @@ def simulate_loggp(trace: Source | Trace | GoalSchedule, *, params: Mapping[str,
     result = LoggpResult(unit=unit, params={k: (float(v) if k == "S" else v * unit) for k, v in units.items()},
                          params_units=units, ends_units=list(ends), events=events,
                          unmatched=[tuple(u) for u in unmatched], not_run=not_run)  # type: ignore[misc]
+    if check and max(result.ends_units, default=0) >= WRAPPED:
+        raise input_error(_core.TraceError, schedule.source, "", "an end time passed 2^63 units: LogGOPSim's unsigned "
+                          "arithmetic wrapped around on a 0-byte message (its s - 1 is 2^64 - 1, SEMANTICS.md 2.9) "
+                          "with o below G or O; give o >= G and o >= O, or messages of at least 1 byte")
     if check and (result.unmatched or result.not_run):
         shown = ", ".join(f"rank {r}: {q} receives and {m} messages unmatched" for r, q, m in result.unmatched[:10])
         more = f" (and {len(result.unmatched) - 10} more ranks)" if len(result.unmatched) > 10 else ""

@@ -361,6 +361,11 @@ derived_datatype_option = click.option(
 
 
 #: `--traced-speed FLOPS` of the commands that read OTF2 archives.
+goal_calc_unit_option = click.option(
+    "--goal-calc-unit", type=float, default=1e-9, show_default=True, metavar="SECONDS",
+    help="GOAL: seconds per time unit (a `calc N` lasts N units; LogGOPSim's unit is the nanosecond); "
+         "--model loggp's parameters are whole numbers of it.")
+
 traced_speed_option = click.option(
     "--traced-speed", type=float, default=None, metavar="FLOPS",
     help="OTF2 and DUMPI: the traced machine's speed in flops/s; compute between MPI calls becomes flops at it "

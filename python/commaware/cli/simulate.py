@@ -12,7 +12,7 @@ import click
 from .. import _core
 from ..api import (MESSAGE_FORMATS, TRACE_FORMATS, MessageFile, Result, drop_timeline, keep_timeline, load_platform,
                    load_trace, simulate)
-from .common import (Progress, Table, derived_datatype_option, err, fail, failing, out, param_option, plain_lines,
+from .common import (Progress, Table, derived_datatype_option, err, fail, failing, goal_calc_unit_option, out, param_option, plain_lines,
                      print_busiest_links, seed_option, traced_speed_option, in_place_option, warn_derived_datatypes,
                      warn_reading)
 
@@ -65,15 +65,19 @@ class ProgressLine(Progress):
 @click.command("simulate")
 @click.argument("platform", type=click.Path(dir_okay=False))
 @click.argument("trace", type=click.Path())
-@click.option("--format", "trace_format", type=click.Choice(TRACE_FORMATS), default="auto", show_default=True,
+@click.option("--format", "trace_format", type=click.Choice((*TRACE_FORMATS, "goal")), default="auto", show_default=True,
               help="Trace format: our JSON/TOML, or ti (SimGrid time-independent: a shared file, an index of "
-              "per-rank files, or a directory; .gz/.xz read), otf2 (Score-P's OTF2: the anchor file), or dumpi (sst-dumpi: "
-              "the .meta file, or its folder). auto: dumpi for a DUMPI .meta or a folder with one, ti for another "
-              "directory or a RANK ACTION first line, otf2 for a *.otf2 anchor.")
+              "per-rank files, or a directory; .gz/.xz read), otf2 (Score-P's OTF2: the anchor file), dumpi (sst-dumpi: "
+              "the .meta file, or its folder), or goal (LogGOPSim's GOAL text, with --model loggp). auto: dumpi for a DUMPI "
+              ".meta or a folder with one, ti for another directory or a RANK ACTION first line, otf2 for a *.otf2 anchor, "
+              "goal for a *.goal file or a num_ranks first line.")
+@goal_calc_unit_option
 @derived_datatype_option
 @traced_speed_option
 @in_place_option
-@click.option("--model", default=None, help=f"Sharing model (default: the platform's). Known: {', '.join(_core.sharing_models())}.")
+@click.option("--model", default=None, help=f"Sharing model (default: the platform's). Known: {', '.join(_core.sharing_models())}; "
+              "or loggp: LogGOPSim's LogGP model, each rank its own host, its parameters (L, o, g, G, O in seconds, "
+              "S in bytes) by --param over LogGOPSim's defaults (docs/traces.md, \"GOAL\").")
 @click.option("--placement", type=click.Choice(_core.placements()), default="explicit", show_default=True,
               help="Ranks onto hosts: the trace's list (else rank i on host i), round-robin per node, fill nodes first, or random.")
 @click.option("--hostfile", type=click.Path(dir_okay=False), default=None,
@@ -118,7 +122,7 @@ class ProgressLine(Progress):
               help="SMPI's timing model over the platform's network.smpi: simgrid-3.32 (smpirun's default "
               "configuration: SimGrid 3.32's factors and overheads, SMPI's protocol and default collectives, "
               "crosstraffic and weight-S on a topology), or none (docs/formats.md).")
-def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_bytes: float | None,
+def simulate_cmd(platform: str, trace: str, trace_format: str, goal_calc_unit: float, derived_datatype_bytes: float | None,
                  traced_speed: float | None, in_place: tuple[str, ...], model: str | None,
                  placement: str, hostfile: str | None, seed: int, as_json: bool, messages_file: str | None,
                  gantt: str | None, links_file: str | None, link_plot: str | None, timeline: str | None, timing: bool,
@@ -150,6 +154,20 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
     """
     from ..links import check_plot_path, check_table_path
     from ..output import deliver, partial_path
+    from ..goal import is_goal_file
+
+    goal = trace_format == "goal" or (trace_format == "auto" and Path(trace).is_file() and is_goal_file(Path(trace)))
+    if goal or model == "loggp":
+        given = {"--messages": messages_file, "--gantt": gantt, "--links": links_file, "--link-plot": link_plot,
+                 "--timeline": timeline, "--measured": measured, "--calibration": calibration, "--timing": timing}
+        if model not in (None, "loggp"):
+            fail(f"{trace}: a GOAL schedule runs under --model loggp (LogGOPSim's model); the flow-level replay of "
+                 f"GOAL graphs is not available yet")
+        unsupported = [name for name, value in given.items() if value]
+        if unsupported:
+            fail(f"--model loggp: {', '.join(unsupported)} not available (it gives each rank's end time)")
+        return simulate_loggp_cmd(platform, trace, "goal" if goal else trace_format, goal_calc_unit, params, placement,
+                                  hostfile, seed, coll, smpi, traced_speed, as_json)
 
     if gantt and Path(gantt).suffix.lower() not in (".svg", ".png"):
         fail(f"{gantt}: --gantt needs a .svg or .png file")
@@ -245,6 +263,37 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, derived_datatype_
             print_timing(results[0], load_seconds[0])
     if reports:
         print_accuracy(reports[0])
+
+
+def simulate_loggp_cmd(platform: str, trace: str, trace_format: str, unit: float, params: list[tuple[str, float]],
+                       placement: str, hostfile: str | None, seed: int, coll: str | None, smpi: str | None,
+                       traced_speed: float | None, as_json: bool) -> None:
+    """`simulate --model loggp`: a GOAL schedule as it is, another trace made one as a replay on
+    PLATFORM would run it (docs/traces.md, "GOAL")."""
+    from ..goal import simulate_loggp
+
+    with failing():
+        load_platform(platform)  # its errors first, as for the other models
+        result = simulate_loggp(trace, params=params, unit=unit, trace_format=trace_format, platform=platform,
+                                placement=placement, hostfile=hostfile, seed=seed, coll=coll, smpi=smpi,
+                                traced_speed=traced_speed)
+    if as_json:
+        click.echo(json.dumps(result.to_dict()))
+        return
+    p = result.params_units
+    out.print(f"[bold]{trace}[/]  model=loggp  makespan=[bold]{result.makespan:.6g} s[/]  "
+              f"(L={p['L']} o={p['o']} g={p['g']} G={p['G']} O={p['O']} units of {unit:g} s, S={p['S']} B; "
+              f"{result.events:,} events)", highlight=False, soft_wrap=True)
+    ends = result.ends_units
+    shown = range(len(ends)) if len(ends) <= 32 else sorted(sorted(range(len(ends)), key=lambda i: -ends[i])[:16])
+    table = Table(show_header=True, header_style="bold")
+    for col in ("rank", "end (s)", "end (units)"):
+        table.add_column(col, justify="right")
+    for i in shown:
+        table.add_row(str(i), f"{ends[i] * unit:.6g}", str(ends[i]))
+    out.print(table)
+    if len(ends) > 32:
+        out.print(f"({len(ends)} ranks; the 16 that finish last are shown)")
 
 
 def print_timing(result: Result, load_seconds: float) -> None:

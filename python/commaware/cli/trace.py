@@ -10,8 +10,8 @@ import json
 import click
 
 from ..api import TRACE_FORMATS
-from .common import (Style, derived_datatype_option, fail, failing, in_place_option, traced_speed_option,
-                     warn_derived_datatypes, warn_reading)
+from .common import (Style, derived_datatype_option, err, fail, failing, goal_calc_unit_option, in_place_option,
+                     traced_speed_option, warn_derived_datatypes, warn_reading)
 
 #: How these commands have always printed their errors: emoji codes (`:name:`) become emoji.
 STYLE: Style = {"emoji": True}
@@ -81,26 +81,39 @@ def record_cmd(output: str, fmt: str, mpicc: str | None, keep: str | None, timeo
 
 @trace_group.command("export")
 @click.argument("trace", metavar="TRACE")
-@click.option("--format", "fmt", type=click.Choice(["ti", "json"]), default="ti", show_default=True,
-              help="Output format: SimGrid's time-independent traces (smpirun -replay), or commaware's JSON trace.")
+@click.option("--format", "fmt", type=click.Choice(["ti", "json", "goal"]), default="ti", show_default=True,
+              help="Output format: SimGrid's time-independent traces (smpirun -replay), commaware's JSON trace, or "
+                   "LogGOPSim's GOAL text (each rank a chain of sends, receives and calcs; collectives lowered).")
 @click.option("-o", "--output", required=True, type=click.Path(), metavar="PATH",
-              help="ti: the directory to create (index.txt and one rank-R.txt per rank); json: the file to write.")
+              help="ti: the directory to create (index.txt and one rank-R.txt per rank); json, goal: the file to write.")
 @click.option("--flops-per-second", type=float, default=None, metavar="F",
               help="ti: the rate that turns `compute` seconds into flops [default: the speed of --platform's first "
-                   "host, else 1e9].")
-@click.option("--platform", default=None, metavar="PLATFORM", help="ti: platform whose first host's speed is the rate.")
+                   "host, else 1e9]; goal: the rate of computes in flops [default: each rank's host of --platform, "
+                   "else 1e9].")
+@click.option("--platform", default=None, metavar="PLATFORM",
+              help="ti: platform whose first host's speed is the rate; goal: the platform whose hosts' speeds and "
+                   "collective algorithms a replay there would use.")
+@click.option("--coll", default=None, metavar="SPEC", help="goal: collective algorithms, as simulate's --coll.")
+@goal_calc_unit_option
 @click.option("--trace-format", type=click.Choice(TRACE_FORMATS), default="auto", show_default=True,
               help="Format of TRACE (as simulate's --format).")
 @derived_datatype_option
 @traced_speed_option
-def export_cmd(trace: str, fmt: str, output: str, flops_per_second: float | None, platform: str | None,
-               trace_format: str, derived_datatype_bytes: float | None, traced_speed: float | None) -> None:
-    """Write TRACE in SimGrid's time-independent format (for SimGrid's offline replay), or as
-    commaware's JSON trace: any trace commaware reads (TI, OTF2, DUMPI, JSON) converts.
+def export_cmd(trace: str, fmt: str, output: str, flops_per_second: float | None, platform: str | None, coll: str | None,
+               goal_calc_unit: float, trace_format: str, derived_datatype_bytes: float | None,
+               traced_speed: float | None) -> None:
+    """Write TRACE in SimGrid's time-independent format (for SimGrid's offline replay), as
+    commaware's JSON trace, or as a GOAL schedule (LogGOPSim): any trace commaware reads (TI,
+    OTF2, DUMPI, JSON) converts.
 
     \b
       commaware trace export run.json -o run-ti
       commaware trace export dumpi-run.meta --format json -o run.json
+      commaware trace export run.json --format goal -o run.goal
+
+    GOAL: a blocking step is an op the next one `requires`, a posted isend or irecv one the next
+    `irequires`, a wait makes the next op require what it waited for (MPI_Test orders nothing;
+    MPI_Waitany waits for all its requests: both are counted on stderr).
 
     Ops TI cannot express (a `sync` send, `"any"` source or tag, a sendrecv with a tag other
     than 0, a wait that is not on the oldest pending request of its source, destination and
@@ -111,7 +124,16 @@ def export_cmd(trace: str, fmt: str, output: str, flops_per_second: float | None
 
     with failing(**STYLE):
         loaded = load_trace(trace, trace_format, derived_datatype_bytes=derived_datatype_bytes, traced_speed=traced_speed)
-        if fmt == "json":
+        if fmt == "goal":
+            from ..goal import goal_of
+
+            schedule = goal_of(loaded, unit=goal_calc_unit, platform=platform, flops_per_second=flops_per_second, coll=coll)
+            written = schedule.write(output)
+            inexact = [f"{count} {what.replace('_', ' ')}" for what, count in (schedule.conversion or {}).items() if count]
+            if inexact:
+                err.print(f"[bold yellow]warning:[/] GOAL cannot say all of it: {', '.join(inexact)} "
+                          f"(docs/traces.md, \"GOAL\")", highlight=False, soft_wrap=True)
+        elif fmt == "json":
             written = export_json(loaded, output)
         else:
             written = export_ti(loaded, output, flops_per_second=flops_per_second, platform=platform)
