@@ -6,7 +6,7 @@ __all__ = [
     "CommawareError", "InputError", "PlatformError", "TraceError", "PlacementError", "OptionsError",
     "DeadlockError", "InternalError", "OutputError", "OP_NAMES", "INTERVAL_KINDS", "MulticastError", "MulticastInstance", "MulticastReport",
     "multicast_load", "multicast_schedule", "multicast_check", "multicast_execute", "multicast_generate",
-    "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "platform_from_simgrid_xml", "load_trace", "platform_route", "platform_links", "platform_export", "platform_summary", "load_trace_ti_ranks", "load_trace_otf2", "load_trace_dumpi", "GoalSchedule", "load_goal", "goal_from_trace", "write_goal", "simulate_loggp", "otf2_ambiguous_in_place", "otf2_use_library", "write_recording_otf2", "export_ti", "export_json",
+    "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "platform_from_simgrid_xml", "load_trace", "platform_route", "platform_links", "platform_export", "platform_summary", "load_trace_ti_ranks", "load_trace_otf2", "load_trace_dumpi", "GoalSchedule", "load_goal", "goal_trace", "goal_from_trace", "write_goal", "simulate_loggp", "otf2_ambiguous_in_place", "otf2_use_library", "write_recording_otf2", "export_ti", "export_json",
     "trace_summary", "trace_summary_schema",
     "simulate", "simulate_jobs", "timeline_extensions", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements", "stop_running_calls", "stop_epoch", "stop_with_calls_since", "cut_long_values",
     "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "kernel_run", "kernel_task", "__version__",
@@ -134,6 +134,7 @@ class GoalSchedule:
     def n_deps(self) -> int: ...
 
 def load_goal(path: str, source: str) -> GoalSchedule: ...
+def goal_trace(schedule: GoalSchedule, unit: float, source: str) -> Trace: ...
 def goal_from_trace(trace: Trace, unit: float, platform: Platform | None = None, speed: float = 1e9, placement: str = "explicit",
                     seed: int = 0, coll: str | None = None, smpi: str | None = None,
                     hostfile: tuple[str, str] | None = None) -> tuple[GoalSchedule, dict[str, int]]: ...

@@ -372,7 +372,9 @@ def _simgrid_platform_file(source: Source, text: str, name: str, fmt: str) -> tu
     return read_text_file(path, _core.PlatformError, decompress=False), str(path)
 
 
-TRACE_FORMATS = ("auto", "json", "toml", "ti", "otf2", "dumpi")
+TRACE_FORMATS = ("auto", "json", "toml", "ti", "otf2", "dumpi", "goal")
+#: Seconds per GOAL time unit unless told otherwise: LogGOPSim's nanosecond.
+GOAL_UNIT = 1e-9
 #: Where to find the OTF2 C library instead of looking for it (a path; tests set it).
 OTF2_LIBRARY_ENV = "COMMAWARE_OTF2_LIBRARY"
 OTF2_INSTALL = "pip install otf2 (its wheel ships the OTF2 library), or Debian's libopen-trace-format2-dev"
@@ -508,8 +510,24 @@ def _load_ti_dir(path: Path, derived_datatype_bytes: float | None) -> Trace:
     return _load_ti_ranks(files, str(path), derived_datatype_bytes)
 
 
+def is_goal_file(path: Path) -> bool:
+    """Whether `path` looks like GOAL text: a *.goal file, or a file whose first line that is
+    not blank or a `//` comment is `num_ranks N`."""
+    if path.suffix.lower() == ".goal":
+        return True
+    try:
+        with path.open("rb") as f:
+            for raw in f:
+                line = raw.strip()
+                if line and not line.startswith(b"//"):
+                    return line.split()[0] == b"num_ranks"
+    except OSError:
+        return False
+    return False
+
+
 def load_trace(source: Source | Trace, format: str = "auto", *, derived_datatype_bytes: float | None = None,
-               traced_speed: float | None = None, in_place: Sequence[str] = ()) -> Trace:
+               traced_speed: float | None = None, in_place: Sequence[str] = (), goal_calc_unit: float = GOAL_UNIT) -> Trace:
     """Load a trace from a file path or a dict; raises TraceError.
 
     `format`: "json", "toml", "ti" (SimGrid time-independent: one shared file whose lines
@@ -535,10 +553,26 @@ def load_trace(source: Source | Trace, format: str = "auto", *, derived_datatype
     trace: the `.meta` file and the `PREFIX-NNNN.bin` file of each rank beside it, natively.
     Compute between MPI calls is kept as seconds, or as flops at `traced_speed`; calls that
     cannot be replayed (cancels, one-sided, intercommunicators, ...) are refused
-    with their count (TraceError). What it counted is in `Trace.dumpi_stats`."""
+    with their count (TraceError). What it counted is in `Trace.dumpi_stats`.
+
+    "goal" (or "auto" on a *.goal file or one whose first line is `num_ranks N`) reads a GOAL
+    schedule (LogGOPSim's text): each rank's `send`, `recv` and `calc` operations become
+    isend, irecv and compute ops (`calc N` lasts N × `goal_calc_unit` seconds), which the
+    replay starts once their `requires` ended and their `irequires` started
+    (docs/traces.md, "GOAL")."""
     if isinstance(source, Trace):
         return source
     started = time.perf_counter()
+    if isinstance(source, (str, PathLike)) and (format == "goal" or (
+            format == "auto" and Path(source).is_file() and is_goal_file(Path(source)))):
+        from .goal import load_goal
+
+        try:
+            trace = Trace(_core.goal_trace(load_goal(source)._core, float(goal_calc_unit), str(source)), str(source))
+        except _core.OptionsError as exc:
+            raise input_error(_core.OptionsError, "--goal-calc-unit", "", exc.reason) from None
+        trace.load_seconds = time.perf_counter() - started
+        return trace
     trace = _load_trace(source, format, derived_datatype_bytes, traced_speed, in_place)
     trace.load_seconds = time.perf_counter() - started
     return trace

@@ -23,10 +23,10 @@ from typing import Any
 
 from . import _core
 from ._errors import input_error
-from .api import Platform, Source, Trace, load_platform, load_trace
+from .api import GOAL_UNIT, Platform, Source, Trace, is_goal_file, load_platform, load_trace
 
 #: Seconds per GOAL time unit unless told otherwise: LogGOPSim's nanosecond.
-DEFAULT_UNIT = 1e-9
+DEFAULT_UNIT = GOAL_UNIT
 #: LogGP's parameter names (LogGOPSim's flags).
 LOGGP_PARAMETERS = ("L", "o", "g", "G", "O", "S")
 #: An end time this large can only come from LogGOPSim's wrap-around of a 0-byte message.
@@ -74,22 +74,6 @@ class GoalSchedule:
         return target
 
 
-def is_goal_file(path: Path) -> bool:
-    """Whether `path` looks like GOAL text: a *.goal file, or a file whose first line that is
-    not blank or a `//` comment is `num_ranks N`."""
-    if path.suffix.lower() == ".goal":
-        return True
-    try:
-        with path.open("rb") as f:
-            for raw in f:
-                line = raw.strip()
-                if line and not line.startswith(b"//"):
-                    return line.split()[0] == b"num_ranks"
-    except OSError:
-        return False
-    return False
-
-
 def load_goal(path: str | Path) -> GoalSchedule:
     """Read the GOAL text file at `path` (LogGOPSim's txt2bin grammar; indented lines and
     comments after an item are read too). TraceError naming the line for anything txt2bin
@@ -115,7 +99,7 @@ def goal_of(trace: Source | Trace | GoalSchedule, *, unit: float = DEFAULT_UNIT,
     if isinstance(trace, (str, os.PathLike)) and (trace_format == "goal" or (
             trace_format == "auto" and Path(trace).is_file() and is_goal_file(Path(trace)))):
         return load_goal(trace)
-    loaded = load_trace(trace, trace_format, traced_speed=traced_speed)
+    loaded = load_trace(trace, trace_format, traced_speed=traced_speed, goal_calc_unit=unit)
     hf = None
     if hostfile is not None:
         hf = (Path(hostfile).read_text(), str(hostfile))

@@ -131,36 +131,91 @@ def test_zero_byte_wrap_is_an_error_not_a_huge_time(write_json, tmp_path):
 def test_cli_simulate_and_export(cli, tmp_path):
     bcast = DATA / "hand" / "note_bcast8.goal"
     note = ["--param", "L=1e-6", "--param", "o=0", "--param", "g=0", "--param", "G=1e-8", "--param", "O=0"]
-    doc = json.loads(cli("simulate", EXAMPLES / "cluster16.json", bcast, "--json", *note, check=True).stdout)
+    doc = json.loads(cli("simulate", EXAMPLES / "cluster16.json", bcast, "--model", "loggp", "--json", *note, check=True).stdout)
     assert [r["end_units"] for r in doc["ranks"]] == [20460, 21460, 21460, 22460, 31690, 32690, 32690, 33690]
     assert doc["model"] == "loggp" and doc["parameters_units"]["G"] == 10 and doc["makespan"] == pytest.approx(33690e-9)
-    shown = cli("simulate", EXAMPLES / "cluster16.json", bcast, check=True).stdout
+    shown = cli("simulate", EXAMPLES / "cluster16.json", bcast, "--model", "loggp", check=True).stdout
     assert "34914" in shown and "model=loggp" in shown  # LogGOPSim's defaults: its README's example
     out = tmp_path / "ring.goal"
     assert cli("trace", "export", EXAMPLES / "ring.json", "--format", "goal", "-o", out, check=True).returncode == 0
     assert out.read_text().startswith("num_ranks 16\n\nrank 0 {\nl1: recv ")
     direct = json.loads(cli("simulate", EXAMPLES / "cluster16.json", EXAMPLES / "ring.json", "--model", "loggp", "--json",
                             check=True).stdout)
-    via = json.loads(cli("simulate", EXAMPLES / "cluster16.json", out, "--format", "goal", "--json", check=True).stdout)
+    via = json.loads(cli("simulate", EXAMPLES / "cluster16.json", out, "--format", "goal", "--model", "loggp", "--json",
+                         check=True).stdout)
     assert direct["ranks"] == via["ranks"]
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--model", "maxmin"], "runs under --model loggp"),
+    (["--smpi", "simgrid-3.32"], "SMPI's timing model tells MPI's calls apart"),
     (["--param", "X=1"], "unknown loggp parameter"),
     (["--param", "L=1.5e-9"], "not a whole number"),
     (["--gantt", "x.svg"], "--gantt not available"),
     (["--goal-calc-unit", "-1"], "--goal-calc-unit"),
 ])
 def test_cli_refusals(cli, args, message):
-    proc = cli("simulate", EXAMPLES / "cluster16.json", DATA / "hand" / "note_bcast8.goal", *args)
+    loggp = [] if args[0] == "--smpi" else ["--model", "loggp"]
+    proc = cli("simulate", EXAMPLES / "cluster16.json", DATA / "hand" / "note_bcast8.goal", *loggp, *args)
     assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_bad_goal_files_name_the_line(cli, tmp_path):
     bad = tmp_path / "bad.goal"
     bad.write_text("num_ranks 2\nrank 0 {\nl1: send 8b to 1\nl1 requires l9\n}\nrank 1 {\n}\n")
-    proc = cli("simulate", EXAMPLES / "cluster16.json", bad)
+    proc = cli("simulate", EXAMPLES / "cluster16.json", bad, "--model", "loggp")
     assert proc.returncode == 2 and "bad.goal: line 4: rank 0: 'l9' is not the label" in proc.stderr
     missing = cli("simulate", EXAMPLES / "cluster16.json", tmp_path / "none.goal", "--format", "goal")
     assert missing.returncode == 2 and "no such GOAL file" in missing.stderr
+
+
+TI_REAL = Path(__file__).resolve().parents[1] / "data" / "ti_real" / "npb_hpcc_8.tar.xz"
+
+
+@pytest.fixture(scope="module")
+def npb(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("npb")
+    with tarfile.open(TI_REAL) as tar:
+        tar.extractall(folder, filter="data")
+    return folder
+
+
+@pytest.mark.parametrize("model", ["maxmin", "contention_free", "myrinet"])
+def test_ti_to_goal_to_replay_gives_the_ti_makespan(npb, tmp_path, model):
+    """Each rank's sequence as a chain, replayed as a graph by the flow engine: every rank ends
+    when it ends in the trace's own replay (calc units of 1 fs keep the computes exact: 1 ps already rounds LU.S by 1e-8)."""
+    from commaware import simulate
+
+    platform = EXAMPLES / "cluster16.json"
+    traces = [npb / "lu.S" / "index.txt", npb / "mg.S" / "index.txt", npb / "ft.S" / "index.txt",
+              DATA.parent / "ti_colls" / "index.txt", EXAMPLES / "ring.json", EXAMPLES / "master_worker.json"]
+    for source in traces:
+        goal = export_goal(source, tmp_path / f"{source.parent.name}-{source.stem}.goal", platform=platform, unit=1e-15)
+        original = simulate(platform, source, model=model, record_messages=False, record_timeline=False)
+        replayed = simulate(platform, load_trace(goal, goal_calc_unit=1e-15), model=model, record_messages=False,
+                            record_timeline=False)
+        assert replayed.makespan == pytest.approx(original.makespan, rel=1e-9), source
+        assert replayed.rank_columns["end"] == pytest.approx(original.rank_columns["end"], rel=1e-9, abs=1e-12), source
+        assert replayed.message_stats["count"] == original.message_stats["count"]
+
+
+def test_the_flow_replay_starts_an_op_when_its_dependencies_are_met(tmp_path):
+    """A receive posted first, a calc that needs only its start (irequires) and a send that needs
+    its end (requires): the calc overlaps the transfer, the send waits for it."""
+    from commaware import simulate
+
+    path = tmp_path / "overlap.goal"
+    path.write_text("num_ranks 2\nrank 0 {\nr: recv 1000000b from 1\nc: calc 5000000\nc irequires r\ns: send 8b to 1\n"
+                    "s requires r\n}\nrank 1 {\nsend 1000000b to 0\nrecv 8b from 0\n}\n")
+    platform = {"hosts": [{"name": "a", "speed": 1e9}, {"name": "b", "speed": 1e9}],
+                "network": {"bandwidth": 1e8, "latency": 0}}
+    run = simulate(platform, load_trace(path), record_timeline=False)
+    ends = run.rank_columns["end"]
+    # the 1 MB transfer takes 10 ms at 1e8 B/s; the 5 ms calc runs meanwhile; rank 0 sends at
+    # 10 ms, its 8 bytes take 80 ns
+    assert ends[0] == pytest.approx(0.01, rel=1e-6) and ends[1] == pytest.approx(0.01 + 8e-8, rel=1e-6)
+    cycle = tmp_path / "cycle.goal"
+    cycle.write_text("num_ranks 1\nrank 0 {\na: calc 1\nb: calc 1\na requires b\nb requires a\n}\n")
+    with pytest.raises(_core.DeadlockError, match="never ran"):
+        simulate(platform, load_trace(cycle))
+    with pytest.raises(_core.TraceError, match="graph of operations, not a sequence"):
+        export_ti(load_trace(path), tmp_path / "ti-out")

@@ -39,6 +39,14 @@ pub(crate) fn load_goal(py: Python<'_>, path: &str, source: &str) -> PyResult<Go
     Ok(GoalSchedule(Arc::new(s)))
 }
 
+/// `schedule` as a trace the flow-level replay runs as a graph (`calc N` lasting N × `unit` s).
+#[pyfunction]
+pub(crate) fn goal_trace(py: Python<'_>, schedule: &GoalSchedule, unit: f64, source: &str) -> PyResult<Trace> {
+    let s = Arc::clone(&schedule.0);
+    let t = interruptible(py, || s.into_trace(unit).map_err(|e| e.in_source(source)))?;
+    Ok(Trace(t))
+}
+
 /// `trace` as a GOAL schedule, `unit` seconds per GOAL time unit. With `platform`, as a
 /// replay there would run it (placement, host speeds, collectives); else at `speed` flop/s
 /// with the `coll` algorithms. Returns the schedule and what did not carry over exactly.
@@ -61,6 +69,11 @@ pub(crate) fn goal_from_trace(
     let collectives = coll.as_deref().map(commaware_core::mpi::collectives::entries).unwrap_or_default();
     let placement = Placement::from_name(placement).map_err(to_py)?;
     let hostfile = hostfile.map(|(text, source)| Hostfile::parse(&text, &source)).transpose().map_err(to_py)?;
+    if let Some(graph) = &trace.0.graph {
+        // a GOAL schedule read as a trace: its own graph
+        let stats = HashMap::from([("tests", 0), ("waitany_as_waitall", 0), ("synchronous_sends", 0)]);
+        return Ok((GoalSchedule(Arc::clone(graph)), stats));
+    }
     let (schedule, stats) = interruptible(py, || match platform {
         Some(p) => {
             let opts = SimOptions { placement, seed, collectives, smpi, hostfile, ..SimOptions::default() };

@@ -73,6 +73,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(traces::load_trace_dumpi, m)?)?;
     m.add_class::<goal::GoalSchedule>()?;
     m.add_function(wrap_pyfunction!(goal::load_goal, m)?)?;
+    m.add_function(wrap_pyfunction!(goal::goal_trace, m)?)?;
     m.add_function(wrap_pyfunction!(goal::goal_from_trace, m)?)?;
     m.add_function(wrap_pyfunction!(goal::write_goal, m)?)?;
     m.add_function(wrap_pyfunction!(goal::simulate_loggp, m)?)?;

@@ -123,9 +123,18 @@ pub(crate) fn export_ti(py: Python<'_>, trace: &Trace, flops_per_second: f64, he
     let header = header.to_owned();
     py.allow_threads(|| {
         guarded(|| {
+            not_a_graph(&trace.0).map_err(|e| e.in_source(source))?;
             commaware_core::mpi::ti_export::export(&trace.0.spec, flops_per_second, &header).map_err(|e| e.in_source(source))
         })
     })
+}
+
+/// A GOAL schedule's ops are a graph: a format of sequences would misstate it.
+fn not_a_graph(trace: &commaware_core::Trace) -> Result<(), commaware_core::error::Error> {
+    match trace.graph {
+        Some(_) => Err(commaware_core::error::Error::trace("", "a GOAL schedule is a graph of operations, not a sequence: export it with --format goal")),
+        None => Ok(()),
+    }
 }
 
 /// Write `trace` to `path` as a commaware JSON trace (streamed; an error names `source` for the
@@ -136,6 +145,7 @@ pub(crate) fn export_json(py: Python<'_>, trace: &Trace, path: &str) -> PyResult
         guarded(|| {
             use commaware_core::error::{Error, ErrorKind};
             use std::io::Write;
+            not_a_graph(&trace.0)?;
             let failed = |e: std::io::Error| Error::new(ErrorKind::Output, "", format!("cannot write: {e}")).in_source(path);
             let mut w = std::io::BufWriter::new(std::fs::File::create(path).map_err(failed)?);
             trace.0.write_json(&mut w).and_then(|_| w.flush()).map_err(failed)

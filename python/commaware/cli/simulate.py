@@ -65,10 +65,11 @@ class ProgressLine(Progress):
 @click.command("simulate")
 @click.argument("platform", type=click.Path(dir_okay=False))
 @click.argument("trace", type=click.Path())
-@click.option("--format", "trace_format", type=click.Choice((*TRACE_FORMATS, "goal")), default="auto", show_default=True,
+@click.option("--format", "trace_format", type=click.Choice(TRACE_FORMATS), default="auto", show_default=True,
               help="Trace format: our JSON/TOML, or ti (SimGrid time-independent: a shared file, an index of "
               "per-rank files, or a directory; .gz/.xz read), otf2 (Score-P's OTF2: the anchor file), dumpi (sst-dumpi: "
-              "the .meta file, or its folder), or goal (LogGOPSim's GOAL text, with --model loggp). auto: dumpi for a DUMPI "
+              "the .meta file, or its folder), or goal (LogGOPSim's GOAL text: a graph per rank, each op started once "
+              "its dependencies are met). auto: dumpi for a DUMPI "
               ".meta or a folder with one, ti for another directory or a RANK ACTION first line, otf2 for a *.otf2 anchor, "
               "goal for a *.goal file or a num_ranks first line.")
 @goal_calc_unit_option
@@ -154,19 +155,14 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, goal_calc_unit: f
     """
     from ..links import check_plot_path, check_table_path
     from ..output import deliver, partial_path
-    from ..goal import is_goal_file
 
-    goal = trace_format == "goal" or (trace_format == "auto" and Path(trace).is_file() and is_goal_file(Path(trace)))
-    if goal or model == "loggp":
+    if model == "loggp":
         given = {"--messages": messages_file, "--gantt": gantt, "--links": links_file, "--link-plot": link_plot,
                  "--timeline": timeline, "--measured": measured, "--calibration": calibration, "--timing": timing}
-        if model not in (None, "loggp"):
-            fail(f"{trace}: a GOAL schedule runs under --model loggp (LogGOPSim's model); the flow-level replay of "
-                 f"GOAL graphs is not available yet")
         unsupported = [name for name, value in given.items() if value]
         if unsupported:
             fail(f"--model loggp: {', '.join(unsupported)} not available (it gives each rank's end time)")
-        return simulate_loggp_cmd(platform, trace, "goal" if goal else trace_format, goal_calc_unit, params, placement,
+        return simulate_loggp_cmd(platform, trace, trace_format, goal_calc_unit, params, placement,
                                   hostfile, seed, coll, smpi, traced_speed, as_json)
 
     if gantt and Path(gantt).suffix.lower() not in (".svg", ".png"):
@@ -193,7 +189,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, goal_calc_unit: f
         with ProgressLine("simulate", quiet=quiet, plain=as_json, unit="ranks done", delay=1.0) as progress:
             hosts = load_platform(platform)  # the platform's errors first
             loaded = load_trace(trace, format=trace_format, derived_datatype_bytes=derived_datatype_bytes,
-                                traced_speed=traced_speed, in_place=in_place)
+                                traced_speed=traced_speed, in_place=in_place, goal_calc_unit=goal_calc_unit)
             loaded_traces.append(loaded)
             result = simulate(hosts, loaded, model=model, placement=placement, seed=seed,
                               record_messages=measured is not None, record_timeline=bool(gantt),

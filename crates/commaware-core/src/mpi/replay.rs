@@ -25,6 +25,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::mpi::collectives::Collectives;
+use crate::mpi::goal::GoalKind;
 use crate::engine::link_stats::LinkReport;
 use crate::engine::{ActKind, Completion, ComputeRate, Engine};
 use crate::error::{Error, ErrorKind, Result};
@@ -322,6 +323,7 @@ impl RankState {
             open_op: NONE,
             fan: None,
             fan_posted: 0,
+            graph: trace.graph.as_ref().map(|g| GraphRank::new(&g.ranks[r])),
         }
     }
 }
@@ -353,6 +355,77 @@ struct RankState {
     fan: Option<Box<FanState>>,
     /// With the fans' requests in slots ([`Replay::fans_in_slots`]): posts of the current fan.
     fan_posted: u32,
+    /// For a GOAL graph: which of its ops wait, are ready or run.
+    graph: Option<Box<GraphRank>>,
+}
+
+/// A rank of a GOAL graph (`Trace::graph`): an op is ready once what it `requires` is done and
+/// what it `irequires` has started; the rank posts its ready sends and receives first (in line
+/// order), then runs a ready calc; with nothing ready it waits for any posted request.
+struct GraphRank {
+    /// Dependencies not met yet, per op.
+    deps: Vec<u32>,
+    ready_comm: VecDeque<u32>,
+    ready_calc: VecDeque<u32>,
+    /// Sends and receives posted and not done: (op, request slot).
+    outstanding: Vec<(u32, u32)>,
+    /// Request slot of each send and receive (its rank among them in line order).
+    slot_of: Vec<u32>,
+    /// The op being started (a calc running, a send paying its overhead), or NONE.
+    current: u32,
+    /// Ops that ran.
+    ran: u32,
+}
+
+impl GraphRank {
+    fn new(rank: &crate::mpi::goal::GoalRank) -> Box<Self> {
+        let mut g = GraphRank {
+            deps: rank.n_deps.clone(),
+            ready_comm: VecDeque::new(),
+            ready_calc: VecDeque::new(),
+            outstanding: Vec::new(),
+            slot_of: Vec::with_capacity(rank.ops.len()),
+            current: NONE,
+            ran: 0,
+        };
+        let mut slots = 0;
+        for (i, op) in rank.ops.iter().enumerate() {
+            g.slot_of.push(slots);
+            slots += (op.kind != GoalKind::Calc) as u32;
+            if g.deps[i] == 0 {
+                g.make_ready(rank, i as u32);
+            }
+        }
+        Box::new(g)
+    }
+
+    fn make_ready(&mut self, rank: &crate::mpi::goal::GoalRank, op: u32) {
+        if rank.ops[op as usize].kind == GoalKind::Calc {
+            self.ready_calc.push_back(op);
+        } else {
+            self.ready_comm.push_back(op);
+        }
+    }
+
+    /// `succs` lose a dependency; those with none left are ready.
+    fn release(&mut self, rank: &crate::mpi::goal::GoalRank, succs: &[u32]) {
+        for &s in succs {
+            self.deps[s as usize] -= 1;
+            if self.deps[s as usize] == 0 {
+                self.make_ready(rank, s);
+            }
+        }
+    }
+}
+
+/// What a GOAL rank does next.
+enum GraphNext {
+    /// Its cursor is on an op to run.
+    Run,
+    /// It waits for a request.
+    Blocked,
+    /// Nothing is left that can run.
+    Finished,
 }
 
 /// A fan round (Open MPI's linear algorithms: receives from and/or sends to many ranks, then
@@ -648,6 +721,9 @@ impl<'a, 'o> Replay<'a, 'o> {
         }
         let model_name = options.model.clone().unwrap_or_else(|| platform.network.model.clone());
         let model = make_model(&model_name, platform, &options.params)?;
+        if trace.graph.is_some() && platform.smpi.is_some() {
+            return Err(Error::new(ErrorKind::Options, "smpi", "SMPI's timing model tells MPI's calls apart (blocking or not, waits), which a GOAL graph does not say"));
+        }
         let coll = replay_collectives(platform, &options.collectives, &hosts)?;
         trace.check_collectives(&coll)?;
         let n = trace.n_ranks();
@@ -1067,7 +1143,16 @@ impl<'a, 'o> Replay<'a, 'o> {
     fn advance(&mut self, r: usize) {
         let (trace, platform) = (self.trace.clone(), self.platform);
         let net = &platform.network;
-        while !trace.finished(r, &self.ranks[r].cursor) {
+        loop {
+            if trace.graph.is_some() {
+                match self.graph_next(r) {
+                    GraphNext::Run => {}
+                    GraphNext::Blocked => return,
+                    GraphNext::Finished => break,
+                }
+            } else if trace.finished(r, &self.ranks[r].cursor) {
+                break;
+            }
             if self.record_states {
                 self.show_op(r, self.ranks[r].cursor.op);
             }
@@ -1207,7 +1292,7 @@ impl<'a, 'o> Replay<'a, 'o> {
                     }
                 }
             }
-            trace.advance(r, &mut self.ranks[r].cursor, &self.coll);
+            self.step_over(r);
         }
         if self.record_states {
             self.show_op(r, NONE);
@@ -1224,6 +1309,71 @@ impl<'a, 'o> Replay<'a, 'o> {
                 book.ended.push(j as u32);
             }
         }
+    }
+
+    /// Rank `r`'s current step is over: the cursor moves on, or for a GOAL rank its op has
+    /// started (a send or receive, now posted) or ended (a calc).
+    fn step_over(&mut self, r: usize) {
+        let Some(graph) = self.trace.graph.clone() else {
+            return self.trace.advance(r, &mut self.ranks[r].cursor, &self.coll);
+        };
+        let rank = &graph.ranks[r];
+        let g = self.ranks[r].graph.as_mut().expect("a graph trace has graph ranks");
+        let op = std::mem::replace(&mut g.current, NONE);
+        g.ran += 1;
+        g.release(rank, rank.irequires_me(op as usize));
+        if rank.ops[op as usize].kind == GoalKind::Calc {
+            g.release(rank, rank.requires_me(op as usize));
+        } else {
+            g.outstanding.push((op, g.slot_of[op as usize]));
+        }
+    }
+
+    /// A GOAL rank's next op: the ops of its completed requests are done first; then a ready
+    /// send or receive, else a ready calc, is put under its cursor; else it waits for any
+    /// request it posted, or has nothing left.
+    fn graph_next(&mut self, r: usize) -> GraphNext {
+        let graph = self.trace.graph.clone().expect("a graph trace");
+        let rank = &graph.ranks[r];
+        let mut g = self.ranks[r].graph.take().expect("a graph trace has graph ranks");
+        if g.current == NONE {
+            let mut k = 0;
+            while k < g.outstanding.len() {
+                let (op, q) = g.outstanding[k];
+                let req = self.ranks[r].reqs[q as usize];
+                if !req.done {
+                    k += 1;
+                    continue;
+                }
+                if !req.waited {
+                    self.consume(r, q);
+                }
+                g.outstanding.swap_remove(k);
+                g.release(rank, rank.requires_me(op as usize));
+            }
+            g.current = g.ready_comm.pop_front().or_else(|| g.ready_calc.pop_front()).unwrap_or(NONE);
+        }
+        let next = if g.current != NONE {
+            let c = &mut self.ranks[r].cursor;
+            c.op = g.current;
+            c.user_posted = g.slot_of[g.current as usize];
+            GraphNext::Run
+        } else if !g.outstanding.is_empty() {
+            let st = &mut self.ranks[r];
+            st.wait_reqs.clear();
+            for &(_, q) in &g.outstanding {
+                st.reqs[q as usize].awaited = true;
+                st.wait_reqs.push(q);
+            }
+            st.wait_any = true;
+            st.waiting = 1;
+            self.block(r, Blocked::Wait);
+            GraphNext::Blocked
+        } else {
+            GraphNext::Finished
+        };
+        self.ranks[r].graph = Some(g);
+        next
     }
 
     /// Make request slot `req` of rank `r` exist (a fan's posts go past the two scratch slots).
@@ -1396,12 +1546,12 @@ impl<'a, 'o> Replay<'a, 'o> {
                 }
                 self.interval(r, kind, since, now);
                 if kind != OVERHEAD {
-                    self.trace.advance(r, &mut self.ranks[r].cursor, &self.coll);
+                    self.step_over(r);
                 }
             }
             Blocked::WaitOverhead => {
                 self.interval(r, OVERHEAD, since, now);
-                self.trace.advance(r, &mut self.ranks[r].cursor, &self.coll);
+                self.step_over(r);
             }
             Blocked::Wait => {
                 let until = self.or_chain_end(r, since);
@@ -1421,7 +1571,10 @@ impl<'a, 'o> Replay<'a, 'o> {
                     self.engine.start_timer(until - now, TAG_RANK | r as u64);
                     return self.block(r, Blocked::WaitOverhead);
                 }
-                self.trace.advance(r, &mut self.ranks[r].cursor, &self.coll);
+                if self.trace.graph.is_none() {
+                    // (a GOAL rank's wait is not an op: the next `graph_next` sees what completed)
+                    self.trace.advance(r, &mut self.ranks[r].cursor, &self.coll);
+                }
             }
             _ => unreachable!("unblock of a rank that is not blocked"),
         }
@@ -1856,6 +2009,21 @@ impl<'a, 'o> Replay<'a, 'o> {
     }
 
     pub(crate) fn check_finished(&self) -> Result<()> {
+        if let Some(graph) = &self.trace.graph {
+            let stuck: Vec<String> = self
+                .ranks
+                .iter()
+                .enumerate()
+                .filter_map(|(r, st)| {
+                    let ran = st.graph.as_ref().map_or(0, |g| g.ran) as usize;
+                    let n = graph.ranks[r].ops.len();
+                    (st.blocked == Blocked::Done && ran < n).then(|| format!("rank {r}: {} of its {n} operations never ran", n - ran))
+                })
+                .collect();
+            if !stuck.is_empty() {
+                return Err(Error::new(ErrorKind::Deadlock, "", format!("the GOAL graph never completes (its dependencies form a cycle): {}", first_ten(&stuck))));
+            }
+        }
         let blocked: Vec<String> = self
             .ranks
             .iter()

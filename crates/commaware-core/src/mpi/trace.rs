@@ -112,6 +112,10 @@ pub struct Trace {
     /// Ops whose size a derived datatype gave (SimGrid TI traces: datatype id -1, read as
     /// [`crate::mpi::ti::TiOptions::derived_datatype_bytes`] per element); 0 for other traces.
     pub derived_datatype_ops: u64,
+    /// For a GOAL schedule: its graph. Each rank's ops are then its GOAL operations in line
+    /// order (isend, irecv, compute), and the replay runs an op once its dependencies are met
+    /// instead of in list order.
+    pub graph: Option<std::sync::Arc<crate::mpi::goal::GoalSchedule>>,
 }
 
 impl Trace {
@@ -213,7 +217,7 @@ impl Trace {
         .collect::<Result<Vec<u32>>>()?;
         crate::util::cancel::check()?;
         let coll_seq = match_collectives(&spec.ranks, &comms)?;
-        Ok(Trace { spec, n_user_reqs, comms: comms.members, local: comms.local, coll_seq, derived_datatype_ops: 0 })
+        Ok(Trace { spec, n_user_reqs, comms: comms.members, local: comms.local, coll_seq, derived_datatype_ops: 0, graph: None })
     }
 
     /// A trace of no rank: the start of a union ([`Trace::append`]).
@@ -225,6 +229,7 @@ impl Trace {
             local: Vec::new(),
             coll_seq: Vec::new(),
             derived_datatype_ops: 0,
+            graph: None,
         }
     }
 
@@ -234,6 +239,9 @@ impl Trace {
     /// communicator has its own contexts). A union has no world of its own: its communicator 0
     /// is the first part's world. Placements are dropped (the caller places the ranks).
     pub(crate) fn append(&mut self, part: Trace) -> Result<()> {
+        if part.graph.is_some() || self.graph.is_some() {
+            return Err(Error::trace("ranks", "a GOAL schedule runs alone, not as one job among others"));
+        }
         let total = self.n_ranks() + part.n_ranks();
         if total > MAX_RANKS {
             return Err(Error::trace("ranks", format!("{total} ranks in all is more than the limit of {MAX_RANKS}")));

@@ -136,3 +136,41 @@ impl GoalSchedule {
         self.ranks.iter().map(|r| r.done_succ.len() + r.start_succ.len()).sum()
     }
 }
+
+impl GoalSchedule {
+    /// The schedule as a trace the flow-level replay runs as a graph: each rank's operations
+    /// in line order as `isend`, `irecv` and `compute` (a `calc N` lasts N × `unit_seconds`),
+    /// started once their dependencies are met. Refuses what MPI cannot say: a send with
+    /// LogGOPSim's wildcard tag, and CPUs or NICs beyond the first.
+    pub fn into_trace(self: std::sync::Arc<Self>, unit_seconds: f64) -> crate::error::Result<crate::mpi::trace::Trace> {
+        use crate::error::Error;
+        use crate::mpi::ops::{OpSpec, Peer, TagSpec};
+        let units = from_trace::CalcUnits::new(unit_seconds)?;
+        let mut ranks = Vec::with_capacity(self.ranks.len());
+        for (r, rank) in self.ranks.iter().enumerate() {
+            let mut ops = Vec::with_capacity(rank.ops.len());
+            for (i, op) in rank.ops.iter().enumerate() {
+                let field = || format!("rank {r}, op {} (line order)", i + 1);
+                if op.cpu != 0 || op.nic != 0 {
+                    return Err(Error::trace(field(), "cpu or nic other than 0: the flow-level replay gives a rank one CPU and one NIC (use --model loggp)"));
+                }
+                ops.push(match op.kind {
+                    GoalKind::Send if op.tag == ANY => {
+                        return Err(Error::trace(field(), "a send with tag -1 (LogGOPSim's wildcard) has no MPI meaning (use --model loggp)"))
+                    }
+                    GoalKind::Send => OpSpec::Isend { dst: op.peer as usize, bytes: op.size as f64, tag: i64::from(op.tag), sync: false, comm: 0 },
+                    GoalKind::Recv => OpSpec::Irecv {
+                        src: if op.peer == ANY { Peer::Any } else { Peer::Rank(op.peer as usize) },
+                        tag: if op.tag == ANY { TagSpec::Any } else { TagSpec::Value(i64::from(op.tag)) },
+                        comm: 0,
+                    },
+                    GoalKind::Calc => OpSpec::Compute { flops: None, seconds: Some(op.size as f64 * units.unit_seconds) },
+                });
+            }
+            ranks.push(ops);
+        }
+        let mut trace = crate::mpi::trace::Trace::from_spec(crate::mpi::trace::TraceSpec { ranks, placement: None })?;
+        trace.graph = Some(self);
+        Ok(trace)
+    }
+}
