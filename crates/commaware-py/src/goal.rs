@@ -4,10 +4,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use commaware_core::error::{Error, ErrorKind};
-use commaware_core::mpi::goal::from_trace::{from_trace, from_trace_on, CalcUnits};
+use commaware_core::mpi::goal::from_trace::{from_trace, CalcUnits};
 use commaware_core::mpi::goal::loggp::{simulate, LoggpParams};
 use commaware_core::mpi::placement::{Hostfile, Placement};
-use commaware_core::mpi::replay::SimOptions;
+use commaware_core::mpi::replay::{goal_schedule_on, SimOptions};
 use pyo3::prelude::*;
 
 use crate::errors::{interruptible, to_py};
@@ -43,7 +43,7 @@ pub(crate) fn load_goal(py: Python<'_>, path: &str, source: &str) -> PyResult<Go
 #[pyfunction]
 pub(crate) fn goal_trace(py: Python<'_>, schedule: &GoalSchedule, unit: f64, source: &str) -> PyResult<Trace> {
     let s = Arc::clone(&schedule.0);
-    let t = interruptible(py, || s.into_trace(unit).map_err(|e| e.in_source(source)))?;
+    let t = interruptible(py, || commaware_core::mpi::goal::into_trace(s, unit).map_err(|e| e.in_source(source)))?;
     Ok(Trace(t))
 }
 
@@ -77,7 +77,7 @@ pub(crate) fn goal_from_trace(
     let (schedule, stats) = interruptible(py, || match platform {
         Some(p) => {
             let opts = SimOptions { placement, seed, collectives, smpi, hostfile, ..SimOptions::default() };
-            from_trace_on(&p.0, &trace.0, &opts, units)
+            goal_schedule_on(&p.0, &trace.0, &opts, units)
         }
         None => {
             if !(speed.is_finite() && speed > 0.0) {

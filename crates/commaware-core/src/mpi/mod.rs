@@ -9,6 +9,7 @@
 pub mod collectives;
 pub mod dumpi;
 pub mod goal;
+pub mod graph;
 pub mod jobs;
 pub mod ops;
 pub mod otf2;

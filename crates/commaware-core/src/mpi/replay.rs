@@ -25,7 +25,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::mpi::collectives::Collectives;
-use crate::mpi::goal::GoalKind;
+use crate::mpi::graph::GoalKind;
 use crate::engine::link_stats::LinkReport;
 use crate::engine::{ActKind, Completion, ComputeRate, Engine};
 use crate::error::{Error, ErrorKind, Result};
@@ -378,7 +378,7 @@ struct GraphRank {
 }
 
 impl GraphRank {
-    fn new(rank: &crate::mpi::goal::GoalRank) -> Box<Self> {
+    fn new(rank: &crate::mpi::graph::GoalRank) -> Box<Self> {
         let mut g = GraphRank {
             deps: rank.n_deps.clone(),
             ready_comm: VecDeque::new(),
@@ -399,7 +399,7 @@ impl GraphRank {
         Box::new(g)
     }
 
-    fn make_ready(&mut self, rank: &crate::mpi::goal::GoalRank, op: u32) {
+    fn make_ready(&mut self, rank: &crate::mpi::graph::GoalRank, op: u32) {
         if rank.ops[op as usize].kind == GoalKind::Calc {
             self.ready_calc.push_back(op);
         } else {
@@ -408,7 +408,7 @@ impl GraphRank {
     }
 
     /// `succs` lose a dependency; those with none left are ready.
-    fn release(&mut self, rank: &crate::mpi::goal::GoalRank, succs: &[u32]) {
+    fn release(&mut self, rank: &crate::mpi::graph::GoalRank, succs: &[u32]) {
         for &s in succs {
             self.deps[s as usize] -= 1;
             if self.deps[s as usize] == 0 {
@@ -680,6 +680,21 @@ pub(crate) fn with_smpi_option<'p>(platform: &'p Platform, options: &SimOptions)
         })?)
     };
     Ok(std::borrow::Cow::Owned(Platform { smpi, ..platform.clone() }))
+}
+
+/// `trace` as a GOAL schedule as a replay on `platform` under `options` would run it: the
+/// placement gives each rank its host's flop rate, the platform and options the collectives.
+pub fn goal_schedule_on(
+    platform: &Platform,
+    trace: &Trace,
+    options: &SimOptions,
+    units: crate::mpi::goal::from_trace::CalcUnits,
+) -> Result<(crate::mpi::goal::GoalSchedule, crate::mpi::goal::from_trace::FromTraceStats)> {
+    let platform = &*with_smpi_option(platform, options)?;
+    let hosts = rank_hosts(platform, trace, options)?;
+    let coll = replay_collectives(platform, &options.collectives, &hosts)?;
+    let speeds: Vec<f64> = hosts.iter().map(|&h| platform.hosts[h].speed).collect();
+    crate::mpi::goal::from_trace::from_trace(trace, &coll, &speeds, units)
 }
 
 /// The collective algorithms a replay on `platform` (with SMPI's timing applied already) runs,

@@ -115,7 +115,7 @@ pub struct Trace {
     /// For a GOAL schedule: its graph. Each rank's ops are then its GOAL operations in line
     /// order (isend, irecv, compute), and the replay runs an op once its dependencies are met
     /// instead of in list order.
-    pub graph: Option<std::sync::Arc<crate::mpi::goal::GoalSchedule>>,
+    pub graph: Option<std::sync::Arc<crate::mpi::graph::GoalSchedule>>,
 }
 
 impl Trace {

@@ -7,9 +7,7 @@ use super::{GoalKind, GoalOp, GoalRankBuilder, GoalSchedule, ANY};
 use crate::error::{Error, ErrorKind, Result};
 use crate::mpi::collectives::Collectives;
 use crate::mpi::ops::OpSpec;
-use crate::mpi::replay::{rank_hosts, replay_collectives, with_smpi_option, SimOptions};
 use crate::mpi::trace::{Step, Trace, FAN_REQ};
-use crate::network::platform::Platform;
 
 /// GOAL tags are 32 bits: a message's tag is its MPI tag plus its communication context times
 /// this, so that a collective's messages never match a user receive of the same tag.
@@ -198,15 +196,6 @@ fn fill_receive_sizes(s: &mut GoalSchedule) {
     }
 }
 
-/// `trace` as a GOAL schedule as a replay on `platform` under `options` would run it: the
-/// placement gives each rank its host's flop rate, the platform and options the collectives.
-pub fn from_trace_on(platform: &Platform, trace: &Trace, options: &SimOptions, units: CalcUnits) -> Result<(GoalSchedule, FromTraceStats)> {
-    let platform = &*with_smpi_option(platform, options)?;
-    let hosts = rank_hosts(platform, trace, options)?;
-    let coll = replay_collectives(platform, &options.collectives, &hosts)?;
-    let speeds: Vec<f64> = hosts.iter().map(|&h| platform.hosts[h].speed).collect();
-    from_trace(trace, &coll, &speeds, units)
-}
 
 #[cfg(test)]
 mod tests {

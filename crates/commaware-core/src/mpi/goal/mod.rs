@@ -10,167 +10,40 @@ pub mod parse;
 mod sort;
 pub mod write;
 
-/// A wildcard peer (`from -1`) or tag (`tag -1`), as LogGOPSim stores it.
-pub const ANY: u32 = u32::MAX;
+pub use crate::mpi::graph::{GoalKind, GoalOp, GoalRank, GoalRankBuilder, GoalSchedule, ANY};
 
-/// Operation kinds in LogGOPSim's numbering (`LogGOPSim.hpp`): the order of ready operations
-/// sorts by it, sends first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-#[repr(u8)]
-pub enum GoalKind {
-    Send = 1,
-    Recv = 2,
-    Calc = 3,
-}
-
-/// One operation. `size` is bytes for a message and time units for a calc; `peer` is the
-/// destination of a send, the source of a receive ([`ANY`] for any); `cpu` and `nic` select a
-/// host's CPU and NIC (0 unless the schedule says).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GoalOp {
-    pub kind: GoalKind,
-    pub cpu: u8,
-    pub nic: u8,
-    pub peer: u32,
-    pub tag: u32,
-    pub size: u64,
-}
-
-/// One rank's graph: its operations in line order, each one's number of dependencies, and its
-/// successors by `requires` and by `irequires` in the order the dependency lines name them (that
-/// order decides which ready operation LogGOPSim queues first).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct GoalRank {
-    pub ops: Vec<GoalOp>,
-    pub n_deps: Vec<u32>,
-    done_first: Vec<u32>,
-    done_succ: Vec<u32>,
-    start_first: Vec<u32>,
-    start_succ: Vec<u32>,
-}
-
-impl GoalRank {
-    /// Operations that `requires` op `i` (start once it is done).
-    pub fn requires_me(&self, i: usize) -> &[u32] {
-        &self.done_succ[self.done_first[i] as usize..self.done_first[i + 1] as usize]
-    }
-    /// Operations that `irequires` op `i` (start once it started).
-    pub fn irequires_me(&self, i: usize) -> &[u32] {
-        &self.start_succ[self.start_first[i] as usize..self.start_first[i + 1] as usize]
-    }
-}
-
-/// Builds a [`GoalRank`]: operations in order, then dependencies (`succ` requires or irequires
-/// `pred`), each between operations already added.
-#[derive(Debug, Default)]
-pub struct GoalRankBuilder {
-    ops: Vec<GoalOp>,
-    /// (predecessor, successor, by irequires)
-    edges: Vec<(u32, u32, bool)>,
-}
-
-impl GoalRankBuilder {
-    pub fn op(&mut self, op: GoalOp) -> u32 {
-        self.ops.push(op);
-        (self.ops.len() - 1) as u32
-    }
-    pub fn n_ops(&self) -> usize {
-        self.ops.len()
-    }
-    /// `succ requires pred` (`started`: `succ irequires pred`).
-    pub fn depend(&mut self, succ: u32, pred: u32, started: bool) {
-        debug_assert!((succ as usize) < self.ops.len() && (pred as usize) < self.ops.len());
-        self.edges.push((pred, succ, started));
-    }
-    pub fn finish(self) -> GoalRank {
-        let n = self.ops.len();
-        let mut n_deps = vec![0u32; n];
-        for &(_, succ, _) in &self.edges {
-            n_deps[succ as usize] += 1;
+/// `schedule` as a trace the flow-level replay runs as a graph: each rank's operations
+/// in line order as `isend`, `irecv` and `compute` (a `calc N` lasts N × `unit_seconds`),
+/// started once their dependencies are met. Refuses what MPI cannot say: a send with
+/// LogGOPSim's wildcard tag, and CPUs or NICs beyond the first.
+pub fn into_trace(schedule: std::sync::Arc<GoalSchedule>, unit_seconds: f64) -> crate::error::Result<crate::mpi::trace::Trace> {
+    use crate::error::Error;
+    use crate::mpi::ops::{OpSpec, Peer, TagSpec};
+    let units = from_trace::CalcUnits::new(unit_seconds)?;
+    let mut ranks = Vec::with_capacity(schedule.ranks.len());
+    for (r, rank) in schedule.ranks.iter().enumerate() {
+        let mut ops = Vec::with_capacity(rank.ops.len());
+        for (i, op) in rank.ops.iter().enumerate() {
+            let field = || format!("rank {r}, op {} (line order)", i + 1);
+            if op.cpu != 0 || op.nic != 0 {
+                return Err(Error::trace(field(), "cpu or nic other than 0: the flow-level replay gives a rank one CPU and one NIC (use --model loggp)"));
+            }
+            ops.push(match op.kind {
+                GoalKind::Send if op.tag == ANY => {
+                    return Err(Error::trace(field(), "a send with tag -1 (LogGOPSim's wildcard) has no MPI meaning (use --model loggp)"))
+                }
+                GoalKind::Send => OpSpec::Isend { dst: op.peer as usize, bytes: op.size as f64, tag: i64::from(op.tag), sync: false, comm: 0 },
+                GoalKind::Recv => OpSpec::Irecv {
+                    src: if op.peer == ANY { Peer::Any } else { Peer::Rank(op.peer as usize) },
+                    tag: if op.tag == ANY { TagSpec::Any } else { TagSpec::Value(i64::from(op.tag)) },
+                    comm: 0,
+                },
+                GoalKind::Calc => OpSpec::Compute { flops: None, seconds: Some(op.size as f64 * units.unit_seconds) },
+            });
         }
-        // Successor lists in edge order (a counting sort by predecessor keeps it).
-        let csr = |started: bool| {
-            let mut first = vec![0u32; n + 1];
-            for &(pred, _, s) in &self.edges {
-                if s == started {
-                    first[pred as usize + 1] += 1;
-                }
-            }
-            for i in 0..n {
-                first[i + 1] += first[i];
-            }
-            let mut next = first.clone();
-            let mut succ = vec![0u32; first[n] as usize];
-            for &(pred, s_op, s) in &self.edges {
-                if s == started {
-                    succ[next[pred as usize] as usize] = s_op;
-                    next[pred as usize] += 1;
-                }
-            }
-            (first, succ)
-        };
-        let (done_first, done_succ) = csr(false);
-        let (start_first, start_succ) = csr(true);
-        GoalRank { ops: self.ops, n_deps, done_first, done_succ, start_first, start_succ }
+        ranks.push(ops);
     }
-}
-
-/// A whole schedule: one graph per rank.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct GoalSchedule {
-    pub ranks: Vec<GoalRank>,
-}
-
-impl GoalSchedule {
-    pub fn n_ops(&self) -> usize {
-        self.ranks.iter().map(|r| r.ops.len()).sum()
-    }
-    /// CPUs and NICs of every host: one more than the largest index any operation of any rank
-    /// uses (LogGOPSim's `Goal.hpp` keeps them file-wide).
-    pub fn n_cpus_nics(&self) -> (usize, usize) {
-        let ops = || self.ranks.iter().flat_map(|r| r.ops.iter());
-        (1 + ops().map(|o| o.cpu as usize).max().unwrap_or(0), 1 + ops().map(|o| o.nic as usize).max().unwrap_or(0))
-    }
-    /// Dependencies of all ranks.
-    pub fn n_deps(&self) -> usize {
-        self.ranks.iter().map(|r| r.done_succ.len() + r.start_succ.len()).sum()
-    }
-}
-
-impl GoalSchedule {
-    /// The schedule as a trace the flow-level replay runs as a graph: each rank's operations
-    /// in line order as `isend`, `irecv` and `compute` (a `calc N` lasts N × `unit_seconds`),
-    /// started once their dependencies are met. Refuses what MPI cannot say: a send with
-    /// LogGOPSim's wildcard tag, and CPUs or NICs beyond the first.
-    pub fn into_trace(self: std::sync::Arc<Self>, unit_seconds: f64) -> crate::error::Result<crate::mpi::trace::Trace> {
-        use crate::error::Error;
-        use crate::mpi::ops::{OpSpec, Peer, TagSpec};
-        let units = from_trace::CalcUnits::new(unit_seconds)?;
-        let mut ranks = Vec::with_capacity(self.ranks.len());
-        for (r, rank) in self.ranks.iter().enumerate() {
-            let mut ops = Vec::with_capacity(rank.ops.len());
-            for (i, op) in rank.ops.iter().enumerate() {
-                let field = || format!("rank {r}, op {} (line order)", i + 1);
-                if op.cpu != 0 || op.nic != 0 {
-                    return Err(Error::trace(field(), "cpu or nic other than 0: the flow-level replay gives a rank one CPU and one NIC (use --model loggp)"));
-                }
-                ops.push(match op.kind {
-                    GoalKind::Send if op.tag == ANY => {
-                        return Err(Error::trace(field(), "a send with tag -1 (LogGOPSim's wildcard) has no MPI meaning (use --model loggp)"))
-                    }
-                    GoalKind::Send => OpSpec::Isend { dst: op.peer as usize, bytes: op.size as f64, tag: i64::from(op.tag), sync: false, comm: 0 },
-                    GoalKind::Recv => OpSpec::Irecv {
-                        src: if op.peer == ANY { Peer::Any } else { Peer::Rank(op.peer as usize) },
-                        tag: if op.tag == ANY { TagSpec::Any } else { TagSpec::Value(i64::from(op.tag)) },
-                        comm: 0,
-                    },
-                    GoalKind::Calc => OpSpec::Compute { flops: None, seconds: Some(op.size as f64 * units.unit_seconds) },
-                });
-            }
-            ranks.push(ops);
-        }
-        let mut trace = crate::mpi::trace::Trace::from_spec(crate::mpi::trace::TraceSpec { ranks, placement: None })?;
-        trace.graph = Some(self);
-        Ok(trace)
-    }
+    let mut trace = crate::mpi::trace::Trace::from_spec(crate::mpi::trace::TraceSpec { ranks, placement: None })?;
+    trace.graph = Some(schedule);
+    Ok(trace)
 }
