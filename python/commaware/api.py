@@ -565,10 +565,11 @@ def load_trace(source: Source | Trace, format: str = "auto", *, derived_datatype
     started = time.perf_counter()
     if isinstance(source, (str, PathLike)) and (format == "goal" or (
             format == "auto" and Path(source).is_file() and is_goal_file(Path(source)))):
-        from .goal import load_goal
-
+        if not Path(source).is_file():
+            raise input_error(_core.TraceError, str(source), "", "no such GOAL file")
         try:
-            trace = Trace(_core.goal_trace(load_goal(source)._core, float(goal_calc_unit), str(source)), str(source))
+            schedule = _core.load_goal(str(source), str(source))
+            trace = Trace(_core.goal_trace(schedule, float(goal_calc_unit), str(source)), str(source))
         except _core.OptionsError as exc:
             raise input_error(_core.OptionsError, "--goal-calc-unit", "", exc.reason) from None
         trace.load_seconds = time.perf_counter() - started

@@ -24,6 +24,7 @@ from typing import Any
 from . import _core
 from ._errors import input_error
 from .api import GOAL_UNIT, Platform, Source, Trace, is_goal_file, load_platform, load_trace
+from .output import write_delivered
 
 #: Seconds per GOAL time unit unless told otherwise: LogGOPSim's nanosecond.
 DEFAULT_UNIT = GOAL_UNIT
@@ -62,16 +63,7 @@ class GoalSchedule:
         target = Path(path)
         if not target.parent.is_dir():
             raise input_error(_core.OptionsError, "--output", "", f"{target}: the directory {target.parent} does not exist")
-        from .output import on_delivery, partial_path, remove_path
-
-        scratch = partial_path(target)
-        try:
-            _core.write_goal(self._core, str(scratch))
-        except BaseException:
-            remove_path(scratch)
-            raise
-        on_delivery(lambda: os.replace(scratch, target), lambda: remove_path(scratch))
-        return target
+        return write_delivered(target, lambda scratch: _core.write_goal(self._core, scratch))
 
 
 def load_goal(path: str | Path) -> GoalSchedule:

@@ -375,3 +375,17 @@ class Delivery:
         self._previous_handler = None
         if sys.unraisablehook == self._unraisable:
             sys.unraisablehook = self._previous_hook
+
+
+def write_delivered(path: str | Path, write: Callable[[str], None]) -> Path:
+    """`write(scratch)` writes the file beside `path` under a partial name, which is renamed onto
+    `path` when the command delivers its outputs (removed on an error). Returns `path`."""
+    target = Path(path)
+    scratch = partial_path(target)
+    try:
+        write(str(scratch))
+    except BaseException:
+        remove_path(scratch)
+        raise
+    on_delivery(lambda: os.replace(scratch, target), lambda: remove_path(scratch))
+    return target

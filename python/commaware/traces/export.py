@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import _core
 from .._errors import input_error
 from ..api import Platform, Source, Trace, load_platform, load_trace
-from ..output import on_delivery, partial_path, remove_path
+from ..output import on_delivery, partial_path, remove_path, write_delivered
 
 #: Flop rate used for `compute {seconds}` when neither a rate nor a platform is given.
 DEFAULT_FLOPS_PER_SECOND = 1e9
@@ -83,15 +83,14 @@ def export_json(trace: Source | Trace, path: str | Path, *, trace_format: str = 
     """Write `trace` as a commaware JSON trace file at `path` (streamed by the core, one op per
     line; written beside it and renamed when complete). `trace_format`, `derived_datatype_bytes`
     and `traced_speed` are `load_trace`'s. Returns the path."""
+    check_output_dir(path)
+    loaded = load_trace(trace, trace_format, derived_datatype_bytes=derived_datatype_bytes, traced_speed=traced_speed)
+    return write_delivered(path, lambda scratch: _core.export_json(loaded._core, scratch))
+
+
+def check_output_dir(path: str | Path) -> None:
+    """OptionsError (`--output`) unless the folder `path` goes into exists."""
     target = Path(path)
     if not target.parent.is_dir():
         raise input_error(_core.OptionsError, "--output", "", f"{target}: the directory {target.parent} does not exist")
-    loaded = load_trace(trace, trace_format, derived_datatype_bytes=derived_datatype_bytes, traced_speed=traced_speed)
-    scratch = partial_path(target)
-    try:
-        _core.export_json(loaded._core, str(scratch))
-    except BaseException:
-        remove_path(scratch)
-        raise
-    on_delivery(lambda: os.replace(scratch, target), lambda: remove_path(scratch))
-    return target
+

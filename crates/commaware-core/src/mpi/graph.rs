@@ -52,6 +52,17 @@ impl GoalRank {
     }
 }
 
+/// `succs` lose a dependency each (`deps` counts what each op still waits for); `on_ready` gets
+/// those left with none, in `succs`' order.
+pub fn release_successors(deps: &mut [u32], succs: &[u32], mut on_ready: impl FnMut(u32)) {
+    for &s in succs {
+        deps[s as usize] -= 1;
+        if deps[s as usize] == 0 {
+            on_ready(s);
+        }
+    }
+}
+
 /// Builds a [`GoalRank`]: operations in order, then dependencies (`succ` requires or irequires
 /// `pred`), each between operations already added.
 #[derive(Debug, Default)]

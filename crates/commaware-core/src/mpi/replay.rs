@@ -409,12 +409,10 @@ impl GraphRank {
 
     /// `succs` lose a dependency; those with none left are ready.
     fn release(&mut self, rank: &crate::mpi::graph::GoalRank, succs: &[u32]) {
-        for &s in succs {
-            self.deps[s as usize] -= 1;
-            if self.deps[s as usize] == 0 {
-                self.make_ready(rank, s);
-            }
-        }
+        let (comm, calc) = (&mut self.ready_comm, &mut self.ready_calc);
+        crate::mpi::graph::release_successors(&mut self.deps, succs, |s| {
+            if rank.ops[s as usize].kind == GoalKind::Calc { calc.push_back(s) } else { comm.push_back(s) }
+        });
     }
 }
 

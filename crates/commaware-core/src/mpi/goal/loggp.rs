@@ -12,6 +12,7 @@ use std::collections::BinaryHeap;
 
 use super::sort::std_sort;
 use super::{GoalKind, GoalSchedule, ANY};
+use crate::mpi::graph::release_successors;
 use crate::error::{Error, ErrorKind, Result};
 use crate::util::cancel;
 
@@ -252,26 +253,14 @@ impl Sim<'_> {
 
     /// `started(h, op)`: its `irequires` successors lose a dependency (`Parser.hpp`).
     fn started(&mut self, h: u32, op: u32) {
-        let rank = &self.schedule.ranks[h as usize];
-        for &s in rank.irequires_me(op as usize) {
-            let d = &mut self.deps[h as usize][s as usize];
-            *d -= 1;
-            if *d == 0 {
-                self.executable[h as usize].push(s);
-            }
-        }
+        let (h, ready) = (h as usize, &mut self.executable[h as usize]);
+        release_successors(&mut self.deps[h], self.schedule.ranks[h].irequires_me(op as usize), |s| ready.push(s));
     }
 
     /// `done(h, op)`: its `requires` successors lose a dependency.
     fn done(&mut self, h: u32, op: u32) {
-        let rank = &self.schedule.ranks[h as usize];
-        for &s in rank.requires_me(op as usize) {
-            let d = &mut self.deps[h as usize][s as usize];
-            *d -= 1;
-            if *d == 0 {
-                self.executable[h as usize].push(s);
-            }
-        }
+        let (h, ready) = (h as usize, &mut self.executable[h as usize]);
+        release_successors(&mut self.deps[h], self.schedule.ranks[h].requires_me(op as usize), |s| ready.push(s));
     }
 
     /// Queues host `h`'s ready operations, sorted by type as `std::sort` orders them (§2.3,
