@@ -57,11 +57,11 @@
 //! * tag `-444` on a receive (and its `wait`/`test` key) is any tag.
 
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::error::{Error, Result};
 use crate::mpi::ops::{OpSpec, Peer, TagSpec};
 use crate::mpi::trace::{Trace, TraceSpec};
+use crate::util::hash::IntMap;
 
 /// Actions of SimGrid's replayer that change nothing here: communicators (SimGrid's
 /// replay runs every collective on the world communicator and ignores these lines),
@@ -183,30 +183,6 @@ impl Origin {
 /// writes them (`-333` for an undefined peer, `-444` for any tag).
 type Key = (i64, i64, i64);
 
-/// A multiply-rotate hasher for [`Key`]s (three integers): every isend, irecv, wait and test
-/// looks its key up, and SipHash was a tenth of the parse (issue 29).
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-    }
-    fn write_i64(&mut self, v: i64) {
-        self.write_u64(v as u64);
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 /// One rank's program being built.
 #[derive(Default)]
 struct RankBuild {
@@ -223,7 +199,7 @@ struct RankBuild {
     derived_ops: u64,
     /// Pending requests by key, oldest first; `None` is a request to MPI_PROC_NULL (it
     /// completed at once: its wait and test do nothing).
-    pending: HashMap<Key, VecDeque<Option<usize>>, BuildHasherDefault<KeyHasher>>,
+    pending: IntMap<Key, VecDeque<Option<usize>>>,
     n_requests: usize,
     n_pending: usize,
     /// Line of the last op (for the final waitall).

@@ -21,6 +21,14 @@
 //! touching a large part of the flows, or a propagation that does not settle, is solved
 //! by one progressive filling of everything instead.
 //!
+//! **Fans.** A level change moves `F` on the other links of every member; members often
+//! share those links (a sender's queue of messages to a few neighbours, §5.3 of paper
+//! 001's overlapped tiles), so each group keeps its *fan*: the other links of its
+//! members, each with how many members cross it. The change then costs one addition per
+//! link of the fan (count × change), not one per member. A fan that would list more than
+//! [`FAN_MAX`] links (an alltoall's sender reaches every host) is dropped until its group
+//! empties: the change then walks the members, as it would anyway.
+//!
 //! **Progress.** With [`SharingModel::track_progress`] the model also keeps completion
 //! times: the flows of a group share a rate, so they keep their order of completion
 //! whatever the rate does. Each group has a counter of the bytes it served per flow;
@@ -45,6 +53,9 @@ const REFRESH: u32 = 1024;
 
 /// Solve from scratch when a batch changes at least 1/FULL_BATCH of the flows.
 pub const FULL_BATCH: usize = 8;
+
+/// Most links a group's fan lists (it is searched linearly).
+pub const FAN_MAX: usize = 32;
 
 /// The links of a flow other than `l`, `NONE`-padded.
 fn others_of<const O: usize>(links: &[LinkId], l: LinkId) -> [LinkId; O] {
@@ -129,6 +140,8 @@ struct Group {
 pub struct MaxMinOf<const L: usize, const O: usize> {
     /// Solve from scratch when a batch changes at least 1/full_batch of the flows.
     pub full_batch: usize,
+    /// Most links a group's fan lists ([`FAN_MAX`]).
+    pub fan_max: usize,
     // Per link.
     entries: Vec<Vec<Entry<O>>>,
     /// Level of the link's group; infinite without members.
@@ -164,6 +177,9 @@ pub struct MaxMinOf<const L: usize, const O: usize> {
     queue: Quad,
     last: Vec<u64>,
     rates: Vec<(f64, u32)>,
+    /// Per group, the other links of its members and how many members cross each, or
+    /// `None` when that would exceed [`FAN_MAX`] links.
+    fan: Vec<Option<Vec<(LinkId, u32)>>>,
     /// Link visits while propagating, and solves from scratch (for profiling).
     pub visits: u64,
     pub full_solves: u64,
@@ -182,6 +198,7 @@ impl<const L: usize, const O: usize> Default for MaxMinOf<L, O> {
         const { assert!(O + 1 == L, "an entry holds the flow's other links") };
         MaxMinOf {
             full_batch: FULL_BATCH,
+            fan_max: FAN_MAX,
             entries: Vec::new(),
             lambda: Vec::new(),
             ls: Vec::new(),
@@ -205,6 +222,7 @@ impl<const L: usize, const O: usize> Default for MaxMinOf<L, O> {
             queue: Quad::default(),
             last: Vec::new(),
             rates: Vec::new(),
+            fan: Vec::new(),
             visits: 0,
             full_solves: 0,
         }
@@ -286,6 +304,7 @@ impl<const L: usize, const O: usize> MaxMinOf<L, O> {
         let nl = net.links.len();
         if self.entries.len() < nl {
             self.entries.resize_with(nl, Vec::new);
+            self.fan.resize_with(nl, || Some(Vec::new()));
             self.lambda.resize(nl, f64::INFINITY);
             let new = LinkState {
                 capacity: 0.0,
@@ -416,6 +435,41 @@ impl<const L: usize, const O: usize> MaxMinOf<L, O> {
         r.slot[k] = s as u32;
     }
 
+    /// Member `f` of group `g` enters `g`'s fan.
+    fn fan_join(&mut self, f: FlowId, g: LinkId) {
+        let others = self.entries[g as usize][self.slot(f, g)].others;
+        let Some(fan) = &mut self.fan[g as usize] else { return };
+        for q in others.into_iter().filter(|&q| q != NONE) {
+            if let Some(k) = fan.iter().position(|&(p, _)| p == q) {
+                fan[k].1 += 1;
+            } else if fan.len() < self.fan_max {
+                fan.push((q, 1));
+            } else {
+                self.fan[g as usize] = None;
+                return;
+            }
+        }
+    }
+
+    /// Member `f` of group `g` leaves `g`'s fan (before it leaves the members).
+    fn fan_leave(&mut self, f: FlowId, g: LinkId) {
+        let others = self.entries[g as usize][self.slot(f, g)].others;
+        let Some(fan) = &mut self.fan[g as usize] else {
+            if self.ls[g as usize].members == 1 {
+                // The group empties: it starts a fan again.
+                self.fan[g as usize] = Some(Vec::new());
+            }
+            return;
+        };
+        for q in others.into_iter().filter(|&q| q != NONE) {
+            let k = fan.iter().position(|&(p, _)| p == q).expect("a member's link is in its group's fan");
+            fan[k].1 -= 1;
+            if fan[k].1 == 0 {
+                fan.swap_remove(k);
+            }
+        }
+    }
+
     #[inline]
     fn touch(&mut self, l: LinkId) {
         let li = l as usize;
@@ -465,27 +519,23 @@ impl<const L: usize, const O: usize> MaxMinOf<L, O> {
         }
     }
 
-    /// A member's rate moved by `delta` to `rate`: so does its foreign rate on its
-    /// other links, which must be visited.
-    fn shift_foreign(&mut self, others: [LinkId; O], delta: f64, rate: f64) {
-        for q in others {
-            if q != NONE {
-                let qi = q as usize;
-                self.ls[qi].foreign += delta;
-                self.ls[qi].increments += 1;
-                if rate > self.ls[qi].foreign_max {
-                    self.ls[qi].foreign_max = rate;
-                }
-                // A visit of a link without members whose flows still fit (and whose sum
-                // needs no refresh) would change nothing: skip it. With a shared
-                // bottleneck (a backbone), these are most of the links its level moves.
-                let st = &self.ls[qi];
-                if st.members == 0 && st.increments < REFRESH && st.foreign <= st.capacity * (1.0 + TOL) {
-                    continue;
-                }
-                self.dirty(q);
-            }
+    /// The rate of `count` foreign flows of link `q` moved by `delta` each, to `rate`:
+    /// `q` must be visited.
+    fn shift_foreign(&mut self, q: LinkId, count: u32, delta: f64, rate: f64) {
+        let qi = q as usize;
+        self.ls[qi].foreign += count as f64 * delta;
+        self.ls[qi].increments += 1;
+        if rate > self.ls[qi].foreign_max {
+            self.ls[qi].foreign_max = rate;
         }
+        // A visit of a link without members whose flows still fit (and whose sum needs
+        // no refresh) would change nothing: skip it. With a shared bottleneck (a
+        // backbone), these are most of the links its level moves.
+        let st = &self.ls[qi];
+        if st.members == 0 && st.increments < REFRESH && st.foreign <= st.capacity * (1.0 + TOL) {
+            return;
+        }
+        self.dirty(q);
     }
 
     /// Recompute a link's foreign sum and bound from its flows.
@@ -543,19 +593,33 @@ impl<const L: usize, const O: usize> MaxMinOf<L, O> {
         let m = self.ls[oi].members;
         let level = self.tentative(oi);
         self.lambda[oi] = level;
-        // Old members move from `old` to `level`.
+        // Old members (the fan, which the new ones join below) move from `old` to `level`.
         if m_old > 0 && level.to_bits() != old.to_bits() {
             let delta = level - old;
-            for k in 0..m_old as usize {
-                let e = self.entries[oi][k];
-                self.shift_foreign(e.others, delta, level);
+            let fan = self.fan[oi].take();
+            match &fan {
+                Some(fan) => {
+                    for &(q, count) in fan {
+                        self.shift_foreign(q, count, delta, level);
+                    }
+                }
+                None => {
+                    for k in 0..m_old as usize {
+                        for q in self.entries[oi][k].others.into_iter().filter(|&q| q != NONE) {
+                            self.shift_foreign(q, 1, delta, level);
+                        }
+                    }
+                }
             }
+            self.fan[oi] = fan;
         }
         // New members leave their group, where they become foreign at `level`.
         for &(r, f) in &movers {
             let g = self.flows[f as usize].group;
             self.note_move(f, g);
+            self.fan_leave(f, g);
             self.set_group(f, o);
+            self.fan_join(f, o);
             let gi = g as usize;
             self.touch(g);
             self.make_foreign(f, g);
@@ -635,6 +699,7 @@ impl<const L: usize, const O: usize> MaxMinOf<L, O> {
         }
         self.flows[f as usize] = rec;
         self.make_member(f, g);
+        self.fan_join(f, g);
         self.note_move(f, NONE);
         for &l in links {
             if alone {
@@ -659,6 +724,7 @@ impl<const L: usize, const O: usize> MaxMinOf<L, O> {
             // With `listed`, only unlist it (a solve from scratch follows, which sorts
             // the members first again).
             if !listed && l == g {
+                self.fan_leave(f, g);
                 self.make_foreign(f, l);
             } else if !listed {
                 self.ls[li].foreign -= rate;
@@ -806,6 +872,21 @@ impl<const L: usize, const O: usize> MaxMinOf<L, O> {
         }
         for k in 0..self.active.len() {
             self.refresh(self.active[k] as usize);
+        }
+        // Fans from the new members (every link with members was touched above).
+        for k in 0..self.touched.len() {
+            let l = self.touched[k] as usize;
+            match &mut self.fan[l] {
+                Some(fan) => fan.clear(),
+                none => *none = Some(Vec::new()),
+            }
+        }
+        for k in 0..self.active.len() {
+            let l = self.active[k];
+            for s in 0..self.ls[l as usize].members as usize {
+                let f = self.entries[l as usize][s].flow;
+                self.fan_join(f, l);
+            }
         }
     }
 
@@ -1094,6 +1175,26 @@ mod tests {
                 assert!(sum <= model.ls[l].capacity * (1.0 + 1e-9), "step {step}: link {l} over capacity");
                 assert!(model.lambda[l].is_infinite());
             }
+            // The fan lists the members' other links with their counts, or is dropped
+            // (only while the group has members, and only past `fan_max`).
+            let mut want: Vec<(LinkId, u32)> = Vec::new();
+            for e in &model.entries[l][..m] {
+                for q in e.others.into_iter().filter(|&q| q != NONE) {
+                    match want.iter_mut().find(|(p, _)| *p == q) {
+                        Some(w) => w.1 += 1,
+                        None => want.push((q, 1)),
+                    }
+                }
+            }
+            want.sort_unstable();
+            match &model.fan[l] {
+                Some(fan) => {
+                    let mut got = fan.clone();
+                    got.sort_unstable();
+                    assert_eq!(got, want, "step {step}: link {l} fan");
+                }
+                None => assert!(m > 0, "step {step}: link {l} fan dropped without members"),
+            }
         }
     }
 
@@ -1114,10 +1215,13 @@ mod tests {
 
     #[test]
     fn incremental_matches_reference_under_random_churn() {
-        // Propagation only, solves from scratch only, and the default mix.
-        for full_batch in [0, usize::MAX, FULL_BATCH] {
-            for (nl, seed, adds) in [(12, 7, 3), (40, 8, 3), (6, 9, 2), (40, 10, 12)] {
-                churn(full_batch, nl, seed, adds);
+        // Propagation only, solves from scratch only, and the default mix; fans kept,
+        // and fans dropped as soon as a group's members reach two links.
+        for fan_max in [FAN_MAX, 1] {
+            for full_batch in [0, usize::MAX, FULL_BATCH] {
+                for (nl, seed, adds) in [(12, 7, 3), (40, 8, 3), (6, 9, 2), (40, 10, 12)] {
+                    churn(full_batch, fan_max, nl, seed, adds);
+                }
             }
         }
     }
@@ -1165,13 +1269,14 @@ mod tests {
 
     /// Random arrivals and departures (some in one batch, some reusing a departed
     /// flow's id); after each update every rate equals the fill from scratch.
-    fn churn(full_batch: usize, nl: usize, seed: u64, max_adds: u64) {
+    fn churn(full_batch: usize, fan_max: usize, nl: usize, seed: u64, max_adds: u64) {
         let mut rng = crate::util::rng::SplitMix64::new(seed);
         // Equal capacities on some links make ties between levels.
         let mut net = FlowNet::new((0..nl).map(|i| 1.0 + (i % 4 / 2) as f64));
-        let mut model = MaxMin { full_batch, ..MaxMin::default() };
+        let mut model = MaxMin { full_batch, fan_max, ..MaxMin::default() };
         let mut live: Vec<FlowId> = Vec::new();
         let mut changed = Vec::new();
+        let mut dropped = false;
         for step in 0..600 {
             let mut added = Vec::new();
             let mut removed = Vec::new();
@@ -1199,6 +1304,7 @@ mod tests {
             changed.clear();
             model.update(&mut net, &added, &removed, &mut changed);
             check(&model, &net, step);
+            dropped |= model.fan.iter().any(Option::is_none);
             let want = reference(&net, &live);
             for (k, &f) in live.iter().enumerate() {
                 let got = net.flow(f).rate;
@@ -1207,6 +1313,11 @@ mod tests {
                 // `changed` names exactly the flows whose rate moved.
                 assert_eq!(before[k].to_bits() != got.to_bits(), changed.contains(&f), "step {step} flow {f}");
             }
+        }
+        // With one link a fan, a group crossing two drops its fan (solves from scratch
+        // only rebuild fans, so only a run that propagates drops one).
+        if fan_max == 1 && full_batch != usize::MAX {
+            assert!(dropped, "batch {full_batch}: no fan dropped");
         }
     }
 

@@ -57,10 +57,10 @@
 //! the penalties moved by orders of magnitude with the budget.)
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::error::Result;
 use crate::util::cancel;
+use crate::util::hash::IntMap;
 use crate::util::rng::SplitMix64;
 
 /// Exact counting is always used on components with at most this many communications.
@@ -313,25 +313,8 @@ impl Local {
 // ---------------------------------------------------------------------------------
 // Exact counting.
 
-/// A cheap hasher for the programme's `(u64, u64)` states.
-#[derive(Default)]
-struct StateHasher(u64);
-
-impl Hasher for StateHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7C_C1_B7_27_22_0A_95);
-    }
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 29)
-    }
-}
-
-type StateMap = HashMap<(u64, u64), u128, BuildHasherDefault<StateHasher>>;
+/// Counts by the programme's `(u64, u64)` states.
+type StateMap = IntMap<(u64, u64), u128>;
 
 /// Exact count of maximal matchings and, per arc, of those containing it; `None` when
 /// the programme would need more than [`MAX_OPEN`] open columns or more than `max_states`
