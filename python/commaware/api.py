@@ -526,6 +526,20 @@ def is_goal_file(path: Path) -> bool:
     return False
 
 
+def names_goal(source: object, format: str) -> bool:
+    """Whether `source` is to be read as GOAL: a path with `format` "goal", or "auto" on an
+    existing file that `is_goal_file`."""
+    return isinstance(source, (str, PathLike)) and (format == "goal" or (
+        format == "auto" and Path(source).is_file() and is_goal_file(Path(source))))
+
+
+def read_goal(path: str | PathLike[str]) -> _core.GoalSchedule:
+    """The core's schedule of the GOAL file at `path` (TraceError when there is none)."""
+    if not Path(path).is_file():
+        raise input_error(_core.TraceError, str(path), "", "no such GOAL file")
+    return _core.load_goal(str(path), str(path))
+
+
 def load_trace(source: Source | Trace, format: str = "auto", *, derived_datatype_bytes: float | None = None,
                traced_speed: float | None = None, in_place: Sequence[str] = (), goal_calc_unit: float = GOAL_UNIT) -> Trace:
     """Load a trace from a file path or a dict; raises TraceError.
@@ -563,12 +577,9 @@ def load_trace(source: Source | Trace, format: str = "auto", *, derived_datatype
     if isinstance(source, Trace):
         return source
     started = time.perf_counter()
-    if isinstance(source, (str, PathLike)) and (format == "goal" or (
-            format == "auto" and Path(source).is_file() and is_goal_file(Path(source)))):
-        if not Path(source).is_file():
-            raise input_error(_core.TraceError, str(source), "", "no such GOAL file")
+    if names_goal(source, format):
+        schedule = read_goal(source)  # type: ignore[arg-type]
         try:
-            schedule = _core.load_goal(str(source), str(source))
             trace = Trace(_core.goal_trace(schedule, float(goal_calc_unit), str(source)), str(source))
         except _core.OptionsError as exc:
             raise input_error(_core.OptionsError, "--goal-calc-unit", "", exc.reason) from None

@@ -15,7 +15,6 @@ g=1e-6, G=6e-9, O=0 and S=65535 here.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,11 +22,9 @@ from typing import Any
 
 from . import _core
 from ._errors import input_error
-from .api import GOAL_UNIT, Platform, Source, Trace, is_goal_file, load_platform, load_trace
+from .api import GOAL_UNIT, Platform, Source, Trace, load_platform, load_trace, names_goal, read_goal
 from .output import write_delivered
 
-#: Seconds per GOAL time unit unless told otherwise: LogGOPSim's nanosecond.
-DEFAULT_UNIT = GOAL_UNIT
 #: LogGP's parameter names (LogGOPSim's flags).
 LOGGP_PARAMETERS = ("L", "o", "g", "G", "O", "S")
 #: An end time this large can only come from LogGOPSim's wrap-around of a 0-byte message.
@@ -70,13 +67,10 @@ def load_goal(path: str | Path) -> GoalSchedule:
     """Read the GOAL text file at `path` (LogGOPSim's txt2bin grammar; indented lines and
     comments after an item are read too). TraceError naming the line for anything txt2bin
     would read wrongly or not at all."""
-    p = Path(path)
-    if not p.is_file():
-        raise input_error(_core.TraceError, str(p), "", "no such GOAL file")
-    return GoalSchedule(_core.load_goal(str(p), str(p)), str(p))
+    return GoalSchedule(read_goal(path), str(path))
 
 
-def goal_of(trace: Source | Trace | GoalSchedule, *, unit: float = DEFAULT_UNIT, platform: Source | Platform | None = None,
+def goal_of(trace: Source | Trace | GoalSchedule, *, unit: float = GOAL_UNIT, platform: Source | Platform | None = None,
             flops_per_second: float | None = None, placement: str = "explicit", seed: int = 0, coll: str | None = None,
             smpi: str | None = None, hostfile: str | Path | None = None, trace_format: str = "auto",
             traced_speed: float | None = None) -> GoalSchedule:
@@ -88,9 +82,8 @@ def goal_of(trace: Source | Trace | GoalSchedule, *, unit: float = DEFAULT_UNIT,
     default). A GOAL file or schedule is returned as it is."""
     if isinstance(trace, GoalSchedule):
         return trace
-    if isinstance(trace, (str, os.PathLike)) and (trace_format == "goal" or (
-            trace_format == "auto" and Path(trace).is_file() and is_goal_file(Path(trace)))):
-        return load_goal(trace)
+    if names_goal(trace, trace_format):
+        return load_goal(trace)  # type: ignore[arg-type]
     loaded = load_trace(trace, trace_format, traced_speed=traced_speed, goal_calc_unit=unit)
     hf = None
     if hostfile is not None:
@@ -160,7 +153,7 @@ class LoggpResult:
 
 
 def simulate_loggp(trace: Source | Trace | GoalSchedule, *, params: Mapping[str, float] | Sequence[tuple[str, float]] | None = None,
-                   unit: float = DEFAULT_UNIT, check: bool = True, **convert: Any) -> LoggpResult:
+                   unit: float = GOAL_UNIT, check: bool = True, **convert: Any) -> LoggpResult:
     """Run `trace` (a GOAL schedule or file, or any trace, made a GOAL schedule by `goal_of`
     with `unit` and `convert`) under LogGOPSim's LogGP model with `params` over LogGOPSim's
     defaults (module docs for the units). Each rank is a host with its own CPU and NIC.

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from commaware import _core, load_trace
-from commaware.goal import export_goal, goal_of, is_goal_file, load_goal, simulate_loggp
+from commaware.api import is_goal_file
+from commaware.goal import export_goal, goal_of, load_goal, simulate_loggp
 from commaware.traces.export import export_ti
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "goal"
@@ -182,7 +183,8 @@ def npb(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("model", ["maxmin", "contention_free", "myrinet"])
 def test_ti_to_goal_to_replay_gives_the_ti_makespan(npb, tmp_path, model):
     """Each rank's sequence as a chain, replayed as a graph by the flow engine: every rank ends
-    when it ends in the trace's own replay (calc units of 1 fs keep the computes exact: 1 ps already rounds LU.S by 1e-8)."""
+    when it ends in the trace's own replay (calc units of 1 fs keep the computes exact; see
+    test_calc_units_round_lu_s_computes)."""
     from commaware import simulate
 
     platform = EXAMPLES / "cluster16.json"
@@ -196,6 +198,40 @@ def test_ti_to_goal_to_replay_gives_the_ti_makespan(npb, tmp_path, model):
         assert replayed.makespan == pytest.approx(original.makespan, rel=1e-9), source
         assert replayed.rank_columns["end"] == pytest.approx(original.rank_columns["end"], rel=1e-9, abs=1e-12), source
         assert replayed.message_stats["count"] == original.message_stats["count"]
+
+
+def test_calc_units_round_lu_s_computes(npb, tmp_path):
+    """The figure docs/traces.md quotes: a GOAL calc is a whole number of units, so 1 ps units
+    round LU.S's computes by about 1e-8 of its makespan, and 1 fs units keep it exact here."""
+    from commaware import simulate
+
+    platform, source = EXAMPLES / "cluster16.json", npb / "lu.S" / "index.txt"
+    original = simulate(platform, source, record_messages=False, record_timeline=False).makespan
+    drift = {}
+    for unit in (1e-15, 1e-12):
+        goal = export_goal(source, tmp_path / f"lu-{unit:g}.goal", platform=platform, unit=unit)
+        replayed = simulate(platform, load_trace(goal, goal_calc_unit=unit), record_messages=False,
+                            record_timeline=False).makespan
+        drift[unit] = abs(replayed - original) / original
+    assert drift[1e-15] <= 1e-12
+    assert 1e-9 < drift[1e-12] < 1e-7, drift
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    # features.goal's rank 0, op 3: a send on a second NIC
+    (None, "rank 0, op 3 (line order): cpu or nic other than 0"),
+    ("num_ranks 2\nrank 0 {\nsend 8b to 1 tag -1\n}\nrank 1 {\nrecv 8b from 0\n}\n",
+     "rank 0, op 1 (line order): a send with tag -1 (LogGOPSim's wildcard) has no MPI meaning"),
+])
+def test_the_flow_replay_refuses_what_only_loggp_runs(cli, tmp_path, body, message):
+    path = DATA / "hand" / "features.goal"
+    if body is not None:
+        path = tmp_path / "wild.goal"
+        path.write_text(body)
+    proc = cli("simulate", EXAMPLES / "cluster16.json", path, "--json")
+    assert proc.returncode == 2 and message in proc.stderr and "(use --model loggp)" in proc.stderr
+    assert proc.stdout == "" and "Traceback" not in proc.stderr
+    assert cli("simulate", EXAMPLES / "cluster16.json", path, "--model", "loggp", "--json").returncode == 0
 
 
 def test_the_flow_replay_starts_an_op_when_its_dependencies_are_met(tmp_path):

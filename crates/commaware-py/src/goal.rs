@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use commaware_core::error::{Error, ErrorKind};
-use commaware_core::mpi::goal::from_trace::{from_trace, CalcUnits};
+use commaware_core::mpi::goal::from_trace::{from_trace, CalcUnits, FromTraceStats};
 use commaware_core::mpi::goal::loggp::{simulate, LoggpParams};
 use commaware_core::mpi::placement::{Hostfile, Placement};
 use commaware_core::mpi::replay::{goal_schedule_on, SimOptions};
@@ -69,27 +69,29 @@ pub(crate) fn goal_from_trace(
     let collectives = coll.as_deref().map(commaware_core::mpi::collectives::entries).unwrap_or_default();
     let placement = Placement::from_name(placement).map_err(to_py)?;
     let hostfile = hostfile.map(|(text, source)| Hostfile::parse(&text, &source)).transpose().map_err(to_py)?;
-    if let Some(graph) = &trace.0.graph {
+    let (schedule, stats) = match &trace.0.graph {
         // a GOAL schedule read as a trace: its own graph
-        let stats = HashMap::from([("tests", 0), ("waitany_as_waitall", 0), ("synchronous_sends", 0)]);
-        return Ok((GoalSchedule(Arc::clone(graph)), stats));
-    }
-    let (schedule, stats) = interruptible(py, || match platform {
-        Some(p) => {
-            let opts = SimOptions { placement, seed, collectives, smpi, hostfile, ..SimOptions::default() };
-            goal_schedule_on(&p.0, &trace.0, &opts, units)
-        }
+        Some(graph) => (Arc::clone(graph), FromTraceStats::default()),
         None => {
-            if !(speed.is_finite() && speed > 0.0) {
-                return Err(Error::new(ErrorKind::Options, "speed", format!("must be a finite flop rate > 0, got {speed}")));
-            }
-            let mut c = commaware_core::mpi::collectives::Collectives::default();
-            c.apply(collectives)?;
-            from_trace(&trace.0, &c, &vec![speed; trace.0.n_ranks()], units)
+            let (schedule, stats) = interruptible(py, || match platform {
+                Some(p) => {
+                    let opts = SimOptions { placement, seed, collectives, smpi, hostfile, ..SimOptions::default() };
+                    goal_schedule_on(&p.0, &trace.0, &opts, units)
+                }
+                None => {
+                    if !(speed.is_finite() && speed > 0.0) {
+                        return Err(Error::new(ErrorKind::Options, "speed", format!("must be a finite flop rate > 0, got {speed}")));
+                    }
+                    let mut c = commaware_core::mpi::collectives::Collectives::default();
+                    c.apply(collectives)?;
+                    from_trace(&trace.0, &c, &vec![speed; trace.0.n_ranks()], units)
+                }
+            })?;
+            (Arc::new(schedule), stats)
         }
-    })?;
+    };
     let stats = HashMap::from([("tests", stats.tests), ("waitany_as_waitall", stats.waitany_as_waitall), ("synchronous_sends", stats.synchronous_sends)]);
-    Ok((GoalSchedule(Arc::new(schedule)), stats))
+    Ok((GoalSchedule(schedule), stats))
 }
 
 /// Write `schedule` as GOAL text to `path`.

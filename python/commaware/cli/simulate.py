@@ -269,8 +269,8 @@ def simulate_loggp_cmd(platform: str, trace: str, trace_format: str, unit: float
     from ..goal import simulate_loggp
 
     with failing():
-        load_platform(platform)  # its errors first, as for the other models
-        result = simulate_loggp(trace, params=params, unit=unit, trace_format=trace_format, platform=platform,
+        hosts = load_platform(platform)  # its errors first, as for the other models
+        result = simulate_loggp(trace, params=params, unit=unit, trace_format=trace_format, platform=hosts,
                                 placement=placement, hostfile=hostfile, seed=seed, coll=coll, smpi=smpi,
                                 traced_speed=traced_speed)
     if as_json:

@@ -399,21 +399,22 @@ impl GraphRank {
         Box::new(g)
     }
 
+    /// `op` is ready: it joins the queue of its kind.
     fn make_ready(&mut self, rank: &crate::mpi::graph::GoalRank, op: u32) {
-        if rank.ops[op as usize].kind == GoalKind::Calc {
-            self.ready_calc.push_back(op);
-        } else {
-            self.ready_comm.push_back(op);
-        }
+        ready_queue(rank, op, &mut self.ready_comm, &mut self.ready_calc).push_back(op);
     }
 
     /// `succs` lose a dependency; those with none left are ready.
     fn release(&mut self, rank: &crate::mpi::graph::GoalRank, succs: &[u32]) {
         let (comm, calc) = (&mut self.ready_comm, &mut self.ready_calc);
-        crate::mpi::graph::release_successors(&mut self.deps, succs, |s| {
-            if rank.ops[s as usize].kind == GoalKind::Calc { calc.push_back(s) } else { comm.push_back(s) }
-        });
+        crate::mpi::graph::release_successors(&mut self.deps, succs, |s| ready_queue(rank, s, comm, calc).push_back(s));
     }
+}
+
+/// The ready queue of `op`'s kind: calcs apart from sends and receives.
+fn ready_queue<'q>(rank: &crate::mpi::graph::GoalRank, op: u32, comm: &'q mut VecDeque<u32>,
+                   calc: &'q mut VecDeque<u32>) -> &'q mut VecDeque<u32> {
+    if rank.ops[op as usize].kind == GoalKind::Calc { calc } else { comm }
 }
 
 /// What a GOAL rank does next.
