@@ -7,6 +7,12 @@ the load (read, parse, validate) and the replay each in actions per second (`Tra
 `Result.replay_seconds`, as `simulate --timing` prints them); commaware's peak RSS and its
 bytes per action (the peak less that of the same command on a trace of one iteration, over the
 actions); and the load time of a 1.8-million-action trace in process.
+
+With ``--npb DIR`` (an NPB3.4-MPI source tree, see ``bench_smpi_defaults.py`` for where to get
+one), also real traces (issue 43, item 1): NPB LU, SP and BT class W on 16 ranks, built with
+SMPI's compilers and traced with ``smpirun -trace-ti`` in ``--work`` (the traces are made here,
+never kept in the repository), then replayed the same way, SMPI with its default collective
+selector and commaware with ``--coll smpi``, its model of that selector.
 SMPI's replay program is compiled (or found in the peer cache) before its timer starts: only
 the replay is timed.
 
@@ -22,6 +28,7 @@ Usage::
 
     .venv/bin/python benches/bench_ti_replay.py                  # 64 ranks × 16,384 and × 163,840 actions
     .venv/bin/python benches/bench_ti_replay.py --actions 4096 --json
+    .venv/bin/python benches/bench_ti_replay.py --npb ~/NPB3.4-MPI --work /tmp/npb-ti
 """
 
 from __future__ import annotations
@@ -78,10 +85,11 @@ def platform(ranks: int) -> dict[str, Any]:
                         "envelope_bytes": smpi_replay.SMPI_ENVELOPE_BYTES}}
 
 
-def run_cli(plat: Path, index: Path) -> tuple[float, int]:
+def run_cli(plat: Path, index: Path, coll: str | None = None) -> tuple[float, int]:
     """Wall seconds and peak RSS (bytes) of `commaware simulate --format ti` as a whole process
     (its summary output to a file, as SMPI prints its own)."""
-    cmd = [str(Path(sys.executable).parent / "commaware"), "simulate", str(plat), str(index), "--format", "ti", "-q"]
+    cmd = [str(Path(sys.executable).parent / "commaware"), "simulate", str(plat), str(index), "--format", "ti", "-q",
+           *(["--coll", coll] if coll else [])]
     with tempfile.NamedTemporaryFile(prefix="commaware-bench-ti-out-") as out:
         run = measure_process(cmd, stdout=out.name)
     if run["code"]:
@@ -89,12 +97,12 @@ def run_cli(plat: Path, index: Path) -> tuple[float, int]:
     return run["wall_s"], run["peak_rss_bytes"]
 
 
-def run_commaware(plat: Path, index: Path) -> tuple[float, dict[str, float]]:
+def run_commaware(plat: Path, index: Path, coll: str | None = None) -> tuple[float, dict[str, float]]:
     """Wall time and peak RSS of the whole process (`run_cli`); then, in process, the makespan
     (all digits) and the load and replay rates."""
-    seconds, peak = run_cli(plat, index)
+    seconds, peak = run_cli(plat, index, coll)
     trace = commaware.load_trace(index)
-    result = commaware.simulate(plat, trace, record_messages=False, record_timeline=False)
+    result = commaware.simulate(plat, trace, coll=coll, record_messages=False, record_timeline=False)
     inside = {"makespan": result.makespan, "load_s": trace.load_seconds, "replay_s": result.replay_seconds,
               "load_actions_per_s": result.actions / trace.load_seconds,
               "replay_actions_per_s": result.actions / result.replay_seconds,
@@ -111,6 +119,11 @@ def main() -> None:
     ap.add_argument("--load-actions", type=int, default=1_800_000, help="actions of the load-time trace")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--npb", type=Path, help="an NPB3.4-MPI source tree: also NPB LU, SP and BT traced by SMPI")
+    ap.add_argument("--npb-programs", default="lu,sp,bt", help="NPB programs (lu,sp,bt)")
+    ap.add_argument("--npb-class", default="W", help="NPB problem class (W)")
+    ap.add_argument("--npb-ranks", type=int, default=16, help="ranks of the NPB runs (16; SP and BT want a square)")
+    ap.add_argument("--work", type=Path, help="folder to build and trace NPB in (kept; a temporary one by default)")
     a = ap.parse_args()
     out: dict[str, Any] = {"replay": []}
     # Compile the replay program first (a cold cache would otherwise time smpicxx too);
@@ -142,6 +155,8 @@ def main() -> None:
                 "smpi_us_per_action": 1e6 * smpi_s / total, "in_process": inside,
                 "peak_rss_bytes": inside["peak_rss_bytes"], "base_rss_bytes": base_rss,
                 "bytes_per_action": (inside["peak_rss_bytes"] - base_rss) / (total - base_actions)})
+    if a.npb:
+        out["npb"] = npb_rows(a)
     with tempfile.TemporaryDirectory(prefix="commaware-bench-ti-load-") as tmp:
         index, total = write_trace(Path(tmp), a.ranks, a.load_actions // a.ranks, a.seed)
         t0 = time.perf_counter()
@@ -161,9 +176,48 @@ def main() -> None:
               f"SMPI {r['smpi_us_per_action']:.2f} us an action (whole process)")
         print(f"  commaware peak RSS {r['peak_rss_bytes'] / 2**20:,.0f} MiB ({r['base_rss_bytes'] / 2**20:,.0f} MiB on a "
               f"{a.ranks}-rank trace of one iteration): {r['bytes_per_action']:.0f} B an action")
+    for r in out.get("npb", []):
+        print(f"{r['program'].upper()} class {r['class']}, {r['ranks']} ranks, {r['ops']:,} ops (traced by SMPI in "
+              f"{r['trace_s']:.1f} s): commaware {r['commaware_s']:.2f} s, SMPI {r['smpi_s']:.2f} s: {r['speedup']:.1f}x "
+              f"(target >= {SPEEDUP_TARGET:g}x: {'ok' if r['ok'] else 'MISSED'}); makespans {r['makespan_commaware']:.9g} / "
+              f"{r['makespan_smpi']:.9g} s ({r['rel_diff']:.1e}); in process: load {r['in_process']['load_actions_per_s']:,.0f} "
+              f"actions/s, replay {r['in_process']['replay_actions_per_s']:,.0f} actions/s")
     ld = out["load"]
     print(f"TI load, {ld['actions']:,} actions ({ld['ops']:,} ops): {ld['seconds']:.3f} s "
           f"(target < {LOAD_TARGET_S:g} s: {'ok' if ld['ok'] else 'MISSED'})")
+
+
+def npb_rows(a: argparse.Namespace) -> list[dict[str, Any]]:
+    """NPB programs built, traced by SMPI and replayed by both, whole process against whole process."""
+    from bench_smpi_defaults import build_npb
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="commaware-bench-ti-npb-") as tmp:
+        work = (a.work or Path(tmp)).resolve()
+        work.mkdir(parents=True, exist_ok=True)
+        programs = a.npb_programs.split(",")
+        binaries = build_npb(a.npb.resolve(), work, programs, a.npb_class)
+        plat_doc = platform(a.npb_ranks)
+        plat = work / "platform.json"
+        plat.write_text(json.dumps(plat_doc))
+        for program in programs:
+            print(f"tracing NPB {program.upper()} class {a.npb_class} on {a.npb_ranks} ranks with smpirun -trace-ti",
+                  file=sys.stderr, flush=True)
+            t0 = time.perf_counter()
+            index = smpi_replay.trace_binary(binaries[program], a.npb_ranks, plat_doc,
+                                             work / f"trace-{program}-{a.npb_class}-{a.npb_ranks}", timeout=3600)
+            trace_s = time.perf_counter() - t0
+            ours_s, inside = run_commaware(plat, index, coll="smpi")
+            t0 = time.perf_counter()
+            smpi = smpi_replay.run_smpi_replay(plat_doc, index, timeout=3600)
+            smpi_s = time.perf_counter() - t0
+            ops = int(commaware.load_trace(index).n_ops)
+            rows.append({"program": program, "class": a.npb_class, "ranks": a.npb_ranks, "ops": ops,
+                         "trace_s": trace_s, "commaware_s": ours_s, "smpi_s": smpi_s, "speedup": smpi_s / ours_s,
+                         "target": SPEEDUP_TARGET, "ok": smpi_s / ours_s >= SPEEDUP_TARGET,
+                         "makespan_commaware": inside["makespan"], "makespan_smpi": smpi.makespan,
+                         "rel_diff": abs(inside["makespan"] - smpi.makespan) / smpi.makespan, "in_process": inside})
+    return rows
 
 
 if __name__ == "__main__":
