@@ -54,6 +54,10 @@ const REFRESH: u32 = 1024;
 /// Solve from scratch when a batch changes at least 1/FULL_BATCH of the flows.
 pub const FULL_BATCH: usize = 8;
 
+/// ... unless fewer flows than this are live after it: a few flows propagate faster than
+/// they fill from scratch (the replay of a few ranks changes nearly all its flows at once).
+pub const FULL_MIN: usize = 64;
+
 /// Most links a group's fan lists (it is searched linearly).
 pub const FAN_MAX: usize = 32;
 
@@ -140,6 +144,8 @@ struct Group {
 pub struct MaxMinOf<const L: usize, const O: usize> {
     /// Solve from scratch when a batch changes at least 1/full_batch of the flows.
     pub full_batch: usize,
+    /// ... and leaves at least this many flows ([`FULL_MIN`]).
+    pub full_min: usize,
     /// Most links a group's fan lists ([`FAN_MAX`]).
     pub fan_max: usize,
     // Per link.
@@ -198,6 +204,7 @@ impl<const L: usize, const O: usize> Default for MaxMinOf<L, O> {
         const { assert!(O + 1 == L, "an entry holds the flow's other links") };
         MaxMinOf {
             full_batch: FULL_BATCH,
+            full_min: FULL_MIN,
             fan_max: FAN_MAX,
             entries: Vec::new(),
             lambda: Vec::new(),
@@ -930,8 +937,8 @@ impl<const L: usize, const O: usize> SharingModel for MaxMinOf<L, O> {
         // A large batch is solved from scratch (its flows then only need to be listed),
         // unless its new flows share no link with anything: then propagating is trivial.
         let after = self.live + added.len() - removed.len();
-        let full_batch = self.full_batch;
-        let large = |n: usize| n.saturating_mul(full_batch) >= after;
+        let (full_batch, full_min) = (self.full_batch, self.full_min);
+        let large = |n: usize| n.saturating_mul(full_batch) >= after && after >= full_min;
         let mut full = large(removed.len());
         for r in removed {
             self.remove(r.id, full);
@@ -1273,7 +1280,8 @@ mod tests {
         let mut rng = crate::util::rng::SplitMix64::new(seed);
         // Equal capacities on some links make ties between levels.
         let mut net = FlowNet::new((0..nl).map(|i| 1.0 + (i % 4 / 2) as f64));
-        let mut model = MaxMin { full_batch, fan_max, ..MaxMin::default() };
+        // Small sets too: the churn keeps fewer flows than FULL_MIN.
+        let mut model = MaxMin { full_batch, full_min: 0, fan_max, ..MaxMin::default() };
         let mut live: Vec<FlowId> = Vec::new();
         let mut changed = Vec::new();
         let mut dropped = false;
