@@ -5,6 +5,7 @@ or the option), `.field` (the deepest field path) and `.reason`; `str(exc)` is
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any, TypeVar
 
 from . import _core
@@ -26,6 +27,13 @@ def input_error(cls: type[E], source: str, field: str, reason: str) -> E:
     exc = cls(f"{head}: {reason}" if head else reason)
     exc.source, exc.field, exc.reason = source, field, reason
     return exc
+
+
+def check_output_dir(path: str | Path) -> None:
+    """OptionsError (`--output`) unless the folder `path` goes into exists."""
+    target = Path(path)
+    if not target.parent.is_dir():
+        raise input_error(_core.OptionsError, "--output", "", f"{target}: the directory {target.parent} does not exist")
 
 
 def with_source(exc: E, source: str, field: str | None = None) -> E:

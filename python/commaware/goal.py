@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
-from ._errors import input_error
+from ._errors import check_output_dir, input_error
 from .api import GOAL_UNIT, Platform, Source, Trace, load_platform, load_trace, names_goal, read_goal
 from .output import write_delivered
 
@@ -57,10 +57,8 @@ class GoalSchedule:
     def write(self, path: str | Path) -> Path:
         """Write the schedule as GOAL text at `path` (beside it first, renamed when complete).
         The file is what LogGOPSim's txt2bin reads: no indentation, ops labelled l1, l2, ..."""
-        target = Path(path)
-        if not target.parent.is_dir():
-            raise input_error(_core.OptionsError, "--output", "", f"{target}: the directory {target.parent} does not exist")
-        return write_delivered(target, lambda scratch: _core.write_goal(self._core, scratch))
+        check_output_dir(path)
+        return write_delivered(path, lambda scratch: _core.write_goal(self._core, scratch))
 
 
 def load_goal(path: str | Path) -> GoalSchedule:

@@ -115,3 +115,12 @@ def test_bad_options(write_json, tmp_path):
     assert (tmp_path / "full" / "keep.txt").read_text() == "mine"
     res = CliRunner().invoke(main, ["trace", "export", str(tmp_path / "missing.json"), "-o", str(tmp_path / "y")])
     assert res.exit_code == 2 and "missing.json" in res.stderr and not (tmp_path / "y").exists()
+
+
+@pytest.mark.parametrize("fmt", ["ti", "json", "goal"])
+def test_an_output_in_a_missing_folder_is_exit_2(write_json, tmp_path, fmt):
+    src = write_json("ok.json", {"ranks": [[{"op": "compute", "seconds": 1}]]})
+    out = tmp_path / "nope" / "out"
+    res = CliRunner().invoke(main, ["trace", "export", str(src), "--format", fmt, "-o", str(out)])
+    assert res.exit_code == 2 and f"--output: {out}: the directory {out.parent} does not exist" in res.stderr
+    assert "Traceback" not in res.output and not out.parent.exists()

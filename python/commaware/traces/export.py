@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 from .. import _core
-from .._errors import input_error
+from .._errors import check_output_dir, input_error
 from ..api import Platform, Source, Trace, load_platform, load_trace
 from ..output import on_delivery, partial_path, remove_path, write_delivered
 
@@ -41,8 +41,7 @@ def export_ti(trace: Source | Trace, directory: str | Path, *, flops_per_second:
     target = Path(directory)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise input_error(_core.OptionsError, "--output", "", f"{target} exists and is not an empty directory")
-    if not target.parent.is_dir():
-        raise input_error(_core.OptionsError, "--output", "", f"{target}: the directory {target.parent} does not exist")
+    check_output_dir(target)
     loaded = load_trace(trace, trace_format, derived_datatype_bytes=derived_datatype_bytes)
     if flops_per_second is None:
         flops_per_second = first_host_speed(load_platform(platform)) if platform is not None else DEFAULT_FLOPS_PER_SECOND
@@ -86,11 +85,3 @@ def export_json(trace: Source | Trace, path: str | Path, *, trace_format: str = 
     check_output_dir(path)
     loaded = load_trace(trace, trace_format, derived_datatype_bytes=derived_datatype_bytes, traced_speed=traced_speed)
     return write_delivered(path, lambda scratch: _core.export_json(loaded._core, scratch))
-
-
-def check_output_dir(path: str | Path) -> None:
-    """OptionsError (`--output`) unless the folder `path` goes into exists."""
-    target = Path(path)
-    if not target.parent.is_dir():
-        raise input_error(_core.OptionsError, "--output", "", f"{target}: the directory {target.parent} does not exist")
-

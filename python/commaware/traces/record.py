@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .. import _core
-from .._errors import input_error
+from .._errors import check_output_dir, input_error
 from ..measure.mpi import MeasureError, find_mpirun, is_open_mpi
 
 #: The interposition library's source (package data).
@@ -341,8 +341,7 @@ def record(command: Sequence[str], output: str | Path, *, mpicc: str | None = No
     if format not in RECORD_FORMATS:
         raise input_error(_core.OptionsError, "--format", "", f"must be one of {', '.join(RECORD_FORMATS)}, got {format!r}")
     output = Path(output)
-    if not output.parent.is_dir():
-        raise input_error(_core.OptionsError, "--output", "", f"{output}: the directory {output.parent} does not exist")
+    check_output_dir(output)
     if not os.access(output.parent, os.W_OK):
         raise input_error(_core.OptionsError, "--output", "", f"{output}: the directory {output.parent} is not writable")
     if format == "otf2":
