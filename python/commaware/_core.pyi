@@ -8,7 +8,7 @@ __all__ = [
     "multicast_load", "multicast_schedule", "multicast_check", "multicast_execute", "multicast_generate",
     "multicast_algorithms", "Platform", "Trace", "SimResult", "load_platform", "platform_from_simgrid_xml", "load_trace", "platform_route", "platform_links", "platform_export", "platform_summary", "load_trace_ti_ranks", "load_trace_otf2", "load_trace_dumpi", "GoalSchedule", "load_goal", "goal_trace", "goal_from_trace", "write_goal", "simulate_loggp", "otf2_ambiguous_in_place", "otf2_use_library", "write_recording_otf2", "export_ti", "export_json",
     "trace_summary", "trace_summary_schema",
-    "simulate", "simulate_jobs", "timeline_extensions", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements", "stop_running_calls", "stop_epoch", "stop_with_calls_since", "cut_long_values",
+    "simulate", "simulate_jobs", "timeline_extensions", "platform_schema", "trace_schema", "multicast_schema", "sharing_models", "placements", "routings", "stop_running_calls", "stop_epoch", "stop_with_calls_since", "cut_long_values",
     "SchemeError", "scheme_penalties", "scheme_schema", "model_parameters", "kernel_run", "kernel_task", "__version__",
     "TileBlock", "tiling_sequential",
     "taskfarm", "TASKFARM_ALGORITHMS", "COLLECTIVE_ALGORITHMS",
@@ -173,6 +173,8 @@ def simulate(
     link_stats: bool = False,
     hostfile: tuple[str, str] | None = None,
     timing: float | None = None,
+    routing: str | None = None,
+    routing_seed: int | None = None,
 ) -> SimResult: ...
 def simulate_jobs(
     platform: Platform,
@@ -183,6 +185,8 @@ def simulate_jobs(
     params: list[tuple[str, float]] = ...,
     coll: str | None = None,
     smpi: str | None = None,
+    routing: str | None = None,
+    routing_seed: int | None = None,
 ) -> tuple[list[tuple[float, float, list[float]]], int]: ...
 def scheme_penalties(
     text: str, source: str, format: str = "json", model: str = "gige", params: list[tuple[str, float]] = ...,
@@ -229,6 +233,7 @@ def tiling_sequential(dimx: int, dimy: int, dimz: int) -> TileBlock:
 def multicast_schema() -> str: ...
 def sharing_models() -> list[str]: ...
 def placements() -> list[str]: ...
+def routings() -> list[str]: ...
 def cut_long_values(text: str) -> str:
     """`text` with each run of non-blank characters longer than 100 cut to 99 and `…`, followed
     by its length: `… (N characters)` (what the core does to its own error messages)."""

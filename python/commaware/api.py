@@ -233,8 +233,10 @@ class Platform:
         not, and `simgrid_config`, each setting of a SimGrid file's `<config>` (`setting`,
         `value`, `applied_as`: the field it set, or why it changes nothing), and
         `simgrid_unmodelled`, what such a file holds that commaware accepts without modelling
-        (`what`, `count`, `first_at`: energy and user `<prop>`s, power states after the first)
-        (docs/topologies.md, "platform show")."""
+        (`what`, `count`, `first_at`: energy and user `<prop>`s, power states after the first),
+        and `routing`: its `name`, `seed`, `how` (SimGrid's routing, or commaware's own) and
+        the routings `available` on this topology (docs/topologies.md, "platform show";
+        docs/routing.md)."""
         return _core.platform_summary(self._core, ends)
 
     def __repr__(self) -> str:
@@ -926,6 +928,8 @@ def simulate(
     link_stats: bool = False,
     hostfile: str | Path | None = None,
     timing: bool = False,
+    routing: str | None = None,
+    routing_seed: int | None = None,
 ) -> Result:
     """Replay `trace` on `platform`.
 
@@ -941,6 +945,11 @@ def simulate(
     placement: explicit (the trace's `placement`, else rank i on host i), rrn, rrp or random;
         rrn and rrp fill the hosts in the platform's order (SimGrid's host order for a SimGrid file).
     seed: seed of the random placement.
+    routing: how flows pick their routes on the platform's topology, over its `network.routing`:
+        `minimal` (SimGrid's), `valiant` (dragonfly, torus), `ugal-g`, `ugal-l` (dragonfly),
+        `ecmp`, `adaptive` (fat tree); docs/routing.md. OptionsError for a routing of
+        another topology.
+    routing_seed: seed of the routing's draws and hashes, over `network.routing_seed`.
     hostfile: an SMPI hostfile (one host name a line, `name:slots` for several ranks, blank
         lines and `#` comments skipped): rank i runs on the i-th slot in file order. It is the
         explicit placement, over the trace's `placement` list; PlacementError naming the file
@@ -970,6 +979,8 @@ def simulate(
         stops the replay and propagates.
     """
     seed = check_seed(seed)
+    if routing_seed is not None:
+        routing_seed = check_seed(routing_seed, source="routing_seed")
     p = load_platform(platform)
     t = load_trace(trace)
     hosts_text = None
@@ -994,7 +1005,8 @@ def simulate(
                               timeline_path=None if timeline is None else str(timeline),
                               timeline_as=None if timeline_as is None else str(timeline_as),
                               link_stats=link_stats, hostfile=hosts_text,
-                              timing=t.load_seconds if timing else None)
+                              timing=t.load_seconds if timing else None, routing=routing,
+                              routing_seed=routing_seed)
     except _core.InputError as exc:
         drop_timeline(timeline, timeline_as)
         raise name_source(exc, p, t) from None
@@ -1026,11 +1038,13 @@ def simulate_jobs(
     params: Mapping[str, float] | Sequence[tuple[str, float]] | None = None,
     coll: str | None = None,
     smpi: str | None = None,
+    routing: str | None = None,
+    routing_seed: int | None = None,
 ) -> list[JobTimes]:
     """Replay several jobs together on one platform, so that their messages share its links:
     each job is (trace, start in seconds, the host of each rank by name or index), and its
-    ranks start at its start. Each job keeps its own communicators. `model`, `params`, `coll`
-    and `smpi` are `simulate`'s. Returns each job's times, in the order given (an example:
+    ranks start at its start. Each job keeps its own communicators. `model`, `params`, `coll`,
+    `smpi`, `routing` and `routing_seed` are `simulate`'s. Returns each job's times, in the order given (an example:
     docs/cosched.md, "Jobs that share a fabric").
     """
     p = load_platform(platform)
@@ -1049,8 +1063,10 @@ def simulate_jobs(
             else:
                 row.append(int(h))
         hosts.append(row)
+    if routing_seed is not None:
+        routing_seed = check_seed(routing_seed, source="routing_seed")
     ends, _ = _core.simulate_jobs(p._core, traces, starts, hosts, model=model, params=param_list(params), coll=coll,
-                                  smpi=smpi)
+                                  smpi=smpi, routing=routing, routing_seed=routing_seed)
     return [JobTimes(start, end, list(rank_ends)) for start, end, rank_ends in ends]
 
 

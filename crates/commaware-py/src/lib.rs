@@ -94,6 +94,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(multicast::multicast_schema, m)?)?;
     m.add_function(wrap_pyfunction!(sharing::sharing_models, m)?)?;
     m.add_function(wrap_pyfunction!(simulation::placements, m)?)?;
+    m.add_function(wrap_pyfunction!(simulation::routings, m)?)?;
     m.add_function(wrap_pyfunction!(taskfarm::taskfarm, m)?)?;
     m.add("TASKFARM_ALGORITHMS", commaware_core::taskfarm::Algorithm::NAMES.to_vec())?;
     m.add_function(wrap_pyfunction!(tiling::tiling_geometry, m)?)?;

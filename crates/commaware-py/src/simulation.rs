@@ -411,7 +411,7 @@ pub(crate) fn run_forwarded(
 #[pyo3(signature = (platform, trace, model=None, placement="explicit", seed=0, record_messages=true, record_timeline=true,
                     json_path=None, on_messages=None, batch_size=65536, on_progress=None, progress_every=0.25,
                     params=Vec::new(), coll=None, smpi=None, timeline_path=None, timeline_as=None,
-                    link_stats=false, hostfile=None, timing=None))]
+                    link_stats=false, hostfile=None, timing=None, routing=None, routing_seed=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate(
     py: Python<'_>,
@@ -435,6 +435,8 @@ pub(crate) fn simulate(
     link_stats: bool,
     hostfile: Option<(String, String)>,
     timing: Option<f64>,
+    routing: Option<String>,
+    routing_seed: Option<u64>,
 ) -> PyResult<SimResult> {
     let timeline = timeline_path.map(|p| {
         let shown = timeline_as.unwrap_or_else(|| p.clone());
@@ -444,7 +446,7 @@ pub(crate) fn simulate(
     let placement = Placement::from_name(placement).map_err(to_py)?;
     let collectives = coll.as_deref().map(commaware_core::mpi::collectives::entries).unwrap_or_default();
     let hostfile = hostfile.map(|(text, source)| Hostfile::parse(&text, &source)).transpose().map_err(to_py)?;
-    let opts = SimOptions { model: model.clone(), placement, seed, params, collectives, smpi, link_stats, hostfile };
+    let opts = SimOptions { model: model.clone(), placement, seed, params, collectives, smpi, link_stats, hostfile, routing, routing_seed };
     let model_name = model.clone().unwrap_or_else(|| platform.0.network.model.clone());
     let hosts: Vec<String> = platform.0.hosts.iter().map(|h| h.name.clone()).collect();
     run_forwarded(
@@ -459,7 +461,7 @@ pub(crate) fn simulate(
 /// seconds on the hosts `hosts[j]` (platform indices). Returns each job's (start, end, rank
 /// ends) and the engine's steps.
 #[pyfunction]
-#[pyo3(signature = (platform, traces, starts, hosts, model=None, params=Vec::new(), coll=None, smpi=None))]
+#[pyo3(signature = (platform, traces, starts, hosts, model=None, params=Vec::new(), coll=None, smpi=None, routing=None, routing_seed=None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub(crate) fn simulate_jobs(
     py: Python<'_>,
@@ -471,6 +473,8 @@ pub(crate) fn simulate_jobs(
     params: Vec<(String, f64)>,
     coll: Option<String>,
     smpi: Option<String>,
+    routing: Option<String>,
+    routing_seed: Option<u64>,
 ) -> PyResult<(Vec<(f64, f64, Vec<f64>)>, u64)> {
     if starts.len() != traces.len() || hosts.len() != traces.len() {
         return Err(OptionsError::new_err(format!(
@@ -481,7 +485,7 @@ pub(crate) fn simulate_jobs(
         )));
     }
     let collectives = coll.as_deref().map(commaware_core::mpi::collectives::entries).unwrap_or_default();
-    let opts = SimOptions { model, params, collectives, smpi, ..SimOptions::default() };
+    let opts = SimOptions { model, params, collectives, smpi, routing, routing_seed, ..SimOptions::default() };
     let jobs: Vec<JobRun> = traces
         .iter()
         .zip(starts)
@@ -506,6 +510,12 @@ pub(crate) fn platform_schema() -> String {
 #[pyfunction]
 pub(crate) fn trace_schema() -> String {
     commaware_core::Trace::json_schema()
+}
+
+/// The routings of `network.routing` and `--routing` (docs/routing.md).
+#[pyfunction]
+pub(crate) fn routings() -> Vec<&'static str> {
+    commaware_core::network::topology::routing::Routing::NAMES.to_vec()
 }
 
 #[pyfunction]

@@ -1,6 +1,7 @@
 //! A platform's fabric (issue 28): the route between two hosts and the link table, as the
 //! core computes them. Conversion only.
 
+use commaware_core::network::topology::routing::Routing;
 use commaware_core::network::topology::{summary, Endpoint, LinkSharing};
 use commaware_core::Error;
 use pyo3::prelude::*;
@@ -150,6 +151,13 @@ pub(crate) fn platform_summary<'py>(py: Python<'py>, platform: &Platform, ends: 
         config.append(item)?;
     }
     d.set_item("simgrid_config", config)?;
+    let routing = PyDict::new(py);
+    routing.set_item("name", p.routing.name())?;
+    routing.set_item("seed", p.network.routing_seed)?;
+    routing.set_item("how", p.routing.description())?;
+    let kind = p.topology.as_deref().map(|t| t.kind());
+    routing.set_item("available", Routing::for_kind(kind).iter().map(|r| r.name()).collect::<Vec<_>>())?;
+    d.set_item("routing", routing)?;
     let unmodelled = PyList::empty(py);
     for u in &p.simgrid_unmodelled {
         let item = PyDict::new(py);

@@ -353,6 +353,24 @@ def seed_option(help: str) -> Any:
                         help=f"{help} 0 to 2^64 - 1.".strip())
 
 
+def _routing_seed_callback(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    try:
+        return None if value is None else check_seed(value, source="--routing-seed")
+    except _core.OptionsError as exc:
+        fail(str(exc))
+
+
+def routing_options(command: Any) -> Any:
+    """The --routing and --routing-seed options of the commands that replay on a platform."""
+    command = click.option("--routing-seed", type=int, default=None, callback=_routing_seed_callback,
+                           help="Seed of the routing's draws (valiant, ugal) and hashes (ecmp), 0 to 2^64 - 1 "
+                                "[default: the platform's network.routing_seed, else 0].")(command)
+    return click.option("--routing", default=None, metavar="NAME",
+                        help="How each flow picks its route on the topology when it starts, over the platform's "
+                             "network.routing: minimal (SimGrid's, the default), valiant (dragonfly, torus), "
+                             "ugal-g, ugal-l (dragonfly), ecmp, adaptive (fat tree); docs/routing.md.")(command)
+
+
 #: `--derived-datatype-bytes N` of the commands that read SimGrid TI traces.
 derived_datatype_option = click.option(
     "--derived-datatype-bytes", type=float, default=None, metavar="N",

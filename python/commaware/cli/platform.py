@@ -83,7 +83,8 @@ def show_cmd(platform: Path, as_json: bool) -> None:
     diameter (the most links on a route between two hosts), total bandwidth (every link's
     bandwidth summed) and bisection bandwidth (the smallest cut between two halves of the
     hosts, one direction) where a closed form is known (star, FLAT, TORUS, FAT_TREE,
-    DRAGONFLY), and each setting of a SimGrid file's <config> with what it became;
+    DRAGONFLY), the routing (SimGrid's or commaware's own, and the routings available), and each
+    setting of a SimGrid file's <config> with what it became;
     docs/topologies.md.
 
     Example: commaware platform show fat_tree.json --json
@@ -111,6 +112,9 @@ def show_cmd(platform: Path, as_json: bool) -> None:
                   else doc["diameter_how"])
     table.add_row("total bandwidth", f"{doc['total_bandwidth_bytes_per_s']:.6g} B/s")
     table.add_row("bisection bandwidth", _bandwidth(doc["bisection_bandwidth_bytes_per_s"], doc["bisection_how"]))
+    routing = doc["routing"]
+    seeded = f", seed {routing['seed']}" if routing["name"] != "minimal" else ""
+    table.add_row("routing", f"{routing['name']}{seeded}: {routing['how']} (available: {', '.join(routing['available'])})")
     for c in doc["simgrid_config"]:
         table.add_row(f"<config> {c['setting']}", f"{c['value']}: {c['applied_as']}")
     for u in doc["simgrid_unmodelled"]:

@@ -13,7 +13,7 @@ from .. import _core
 from ..api import (MESSAGE_FORMATS, TRACE_FORMATS, MessageFile, Result, drop_timeline, keep_timeline, load_platform,
                    load_trace, simulate)
 from .common import (Progress, Table, derived_datatype_option, err, fail, failing, goal_calc_unit_option, out, param_option, plain_lines,
-                     print_busiest_links, seed_option, traced_speed_option, in_place_option, warn_derived_datatypes,
+                     print_busiest_links, routing_options, seed_option, traced_speed_option, in_place_option, warn_derived_datatypes,
                      warn_reading)
 
 
@@ -85,6 +85,7 @@ class ProgressLine(Progress):
               help="SMPI's hostfile: one host name a line, NAME:SLOTS for several ranks (1 by default), blank lines "
               "and # comments skipped; rank i runs on the i-th slot in file order (instead of --placement).")
 @seed_option("Seed of the random placement.")
+@routing_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (model, messages, makespan, message_stats, "
               "ranks), streamed: messages in the order their last byte arrived.")
 @click.option("--messages", "messages_file", type=click.Path(dir_okay=False), default=None,
@@ -129,7 +130,7 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, goal_calc_unit: f
                  gantt: str | None, links_file: str | None, link_plot: str | None, timeline: str | None, timing: bool,
                  quiet: bool,
                  params: list[tuple[str, float]], calibration: str | None, measured: str | None, coll: str | None,
-                 smpi: str | None) -> None:
+                 smpi: str | None, routing: str | None, routing_seed: int | None) -> None:
     """Replay TRACE (MPI-style ops per rank) on PLATFORM (hosts and network): a JSON or TOML
     platform, or a SimGrid platform file (.xml, version 4.1; docs/howto-simgrid.md).
 
@@ -152,13 +153,15 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, goal_calc_unit: f
       commaware simulate examples/cluster16.json run.ti --format ti
       commaware simulate examples/cluster16.json examples/alltoall.json --coll mpich
       commaware simulate examples/cluster16.json run.ti --format ti --smpi simgrid-3.32
+      commaware simulate examples/routing/dragonfly50.json examples/routing/shift.json --routing ugal-g
     """
     from ..links import check_plot_path, check_table_path
     from ..output import deliver, partial_path
 
     if model == "loggp":
         given = {"--messages": messages_file, "--gantt": gantt, "--links": links_file, "--link-plot": link_plot,
-                 "--timeline": timeline, "--measured": measured, "--calibration": calibration, "--timing": timing}
+                 "--timeline": timeline, "--measured": measured, "--calibration": calibration, "--timing": timing,
+                 "--routing": routing, "--routing-seed": routing_seed is not None}
         unsupported = [name for name, value in given.items() if value]
         if unsupported:
             fail(f"--model loggp: {', '.join(unsupported)} not available (it gives each rank's end time)")
@@ -196,7 +199,8 @@ def simulate_cmd(platform: str, trace: str, trace_format: str, goal_calc_unit: f
                               json_path=None if measured else json_path, on_messages=table,
                               on_progress=progress, params=params, coll=coll, smpi=smpi,
                               timeline=partial_path(Path(timeline)) if timeline else None, timeline_as=timeline,
-                              link_stats=bool(links_file or link_plot), hostfile=hostfile, timing=timing)
+                              link_stats=bool(links_file or link_plot), hostfile=hostfile, timing=timing,
+                              routing=routing, routing_seed=routing_seed)
             load_seconds.append(loaded.load_seconds)
         if measured_times is not None:  # before any output is kept: a bad measurement leaves none
             from ..sharing import accuracy

@@ -419,7 +419,7 @@ impl Workload {
         traces: &std::collections::HashMap<String, crate::mpi::trace::Trace>,
     ) -> Result<(BatchResult, u64)> {
         let fabric::FabricSettings { allocation, seed, alone, interference } = *settings;
-        let platform = &*crate::mpi::replay::with_smpi_option(platform, options)?;
+        let platform = &*crate::mpi::replay::with_platform_options(platform, options)?;
         let jobs = self.spec.jobs_with_default();
         for (i, j) in jobs.iter().enumerate() {
             if let Some(path) = &j.trace {

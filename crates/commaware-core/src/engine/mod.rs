@@ -20,7 +20,9 @@ use crate::network::platform::Platform;
 use crate::error::{Error, ErrorKind, Result};
 use crate::network::sharing::cm02::CROSSTRAFFIC_WEIGHT;
 use crate::network::sharing::{FlowAttrs, FlowId, FlowNet, LinkId, RemovedFlow, SharingModel};
-use crate::network::topology::{Endpoint, Topology};
+use crate::network::topology::routing::{RouteState, Routing};
+use crate::network::topology::{Endpoint, Topology, TopologyLink};
+use crate::util::rng::SplitMix64;
 use link_stats::{LinkReport, LinkStats};
 
 /// Events closer than this (relative) to the current one are handled together, so
@@ -173,6 +175,40 @@ pub struct Engine {
     tracks: bool,
     /// Per-link statistics, when asked for ([`Engine::with_link_stats`]).
     stats: Option<Box<LinkStats>>,
+    /// How flows pick their routes on the topology (`network.routing`, issue 44).
+    routing: Routing,
+    routing_seed: u64,
+    /// Valiant's draws, in the order flows start.
+    routing_rng: SplitMix64,
+    /// Transfers started on the topology so far (ECMP hashes a flow's number).
+    messages: u64,
+    /// Transfers in flight crossing each link (forward routes), for the adaptive routings.
+    link_flows: Vec<u32>,
+    /// The id of the transfer started last.
+    last_started: u32,
+}
+
+/// A flow's view of the engine while its route is picked.
+struct FlowRouting<'a> {
+    rng: &'a mut SplitMix64,
+    link_flows: &'a [u32],
+    seed: u64,
+    src: u32,
+    dst: u32,
+    message: u64,
+}
+
+impl RouteState for FlowRouting<'_> {
+    fn draw(&mut self, n: u64) -> u64 {
+        self.rng.below(n)
+    }
+    fn flow_hash(&self, salt: u64) -> u64 {
+        let mix = |h: u64, x: u64| SplitMix64::new(h ^ x).next_u64();
+        [self.src as u64, self.dst as u64, self.message, salt].into_iter().fold(mix(self.seed, 0), mix)
+    }
+    fn flows_on(&self, link: TopologyLink) -> u32 {
+        self.link_flows.get(link as usize).copied().unwrap_or(0)
+    }
 }
 
 impl Engine {
@@ -246,6 +282,42 @@ impl Engine {
             live_events: 0,
             tracks,
             stats,
+            routing: Routing::Minimal,
+            routing_seed: 0,
+            routing_rng: SplitMix64::new(0),
+            messages: 0,
+            link_flows: Vec::new(),
+            last_started: u32::MAX,
+        }
+        .routed(platform.routing, platform.network.routing_seed)
+    }
+
+    /// The engine with flows routed by `routing`, its draws and hashes seeded by `seed`
+    /// (the platform checked that the routing applies to its topology).
+    pub fn routed(mut self, routing: Routing, seed: u64) -> Self {
+        self.routing = routing;
+        self.routing_seed = seed;
+        self.routing_rng = SplitMix64::new(seed);
+        self.link_flows = match self.topology {
+            Some(_) if routing.adaptive() => vec![0; self.topo_links as usize + self.n_hosts],
+            _ => Vec::new(),
+        };
+        self
+    }
+
+    /// The forward route of the transfer started last (without the reverse route crosstraffic
+    /// adds): what the routing picked for it. Links as the engine numbers them: on the star
+    /// up(h) = h, down(h) = n + h, memory(h) = 2n + h, backbone 3n; on a topology its links,
+    /// then a memory link per host.
+    pub fn last_route(&self) -> &[LinkId] {
+        let Some(t) = self.transfers.get(self.last_started as usize) else { return &[] };
+        if t.nlinks > 0 {
+            return &t.links[..t.nlinks as usize];
+        }
+        let route = &self.routes[self.last_started as usize];
+        match t.attrs.forward as usize {
+            0 => route,
+            n => &route[..n],
         }
     }
 
@@ -393,7 +465,14 @@ impl Engine {
             let slot = &mut self.routes[id as usize];
             slot.clear();
             slot.extend_from_slice(&route);
+            if !self.link_flows.is_empty() {
+                let forward = if attrs.forward == 0 { route.len() } else { attrs.forward as usize };
+                for &l in &route[..forward] {
+                    self.link_flows[l as usize] += 1;
+                }
+            }
         }
+        self.last_started = id;
         self.scratch = route;
         self.live_events += 1;
         self.push(self.now + latency * latency_factor, What::LatencyDone { transfer: id });
@@ -405,7 +484,21 @@ impl Engine {
     /// attributes. A host to itself without a loopback link uses its memory link.
     fn route(&mut self, s: u32, d: u32, out: &mut Vec<LinkId>) -> Result<(f64, FlowAttrs)> {
         let topo = self.topology.as_ref().expect("a topology");
-        let latency = topo.route(Endpoint::Host(s), Endpoint::Host(d), out)?;
+        let latency = match self.routing {
+            Routing::Minimal => topo.route(Endpoint::Host(s), Endpoint::Host(d), out)?,
+            routing => {
+                let mut state = FlowRouting {
+                    rng: &mut self.routing_rng,
+                    link_flows: &self.link_flows,
+                    seed: self.routing_seed,
+                    src: s,
+                    dst: d,
+                    message: self.messages,
+                };
+                self.messages += 1;
+                topo.route_by(routing, Endpoint::Host(s), Endpoint::Host(d), &mut state, out)?
+            }
+        };
         if out.is_empty() {
             if s == d {
                 out.push(self.topo_links + s);
@@ -420,27 +513,10 @@ impl Engine {
         }
         let forward = out.len() as u32;
         if self.crosstraffic {
+            // The reverse flow takes the minimal route whatever the routing.
             topo.route(Endpoint::Host(d), Endpoint::Host(s), out)?;
         }
         Ok((latency, FlowAttrs { latency, forward }))
-    }
-
-    /// The links a message from host `src` to host `dst` crosses, its route without the
-    /// reverse one crosstraffic adds (what [`Engine::start_transfer`] would load), into `out`.
-    pub fn forward_route(&self, src: usize, dst: usize, out: &mut Vec<LinkId>) -> Result<()> {
-        let (n, s, d) = (self.n_hosts as u32, src as u32, dst as u32);
-        match &self.topology {
-            Some(topo) => {
-                topo.route(Endpoint::Host(s), Endpoint::Host(d), out)?;
-                if out.is_empty() && s == d {
-                    out.push(self.topo_links + s);
-                }
-            }
-            None if s == d => out.push(2 * n + s),
-            None if self.backbone => out.extend([s, 3 * n, n + d]),
-            None => out.extend([s, n + d]),
-        }
-        Ok(())
     }
 
     /// Start a computation of `flops` on `host`.
@@ -717,6 +793,15 @@ impl Engine {
 
     fn finish_transfer_with(&mut self, id: u32, conflicts: Option<u8>, out: &mut Vec<Completion>) {
         let tag = self.transfers[id as usize].tag;
+        if !self.link_flows.is_empty() {
+            let forward = match self.transfers[id as usize].attrs.forward as usize {
+                0 => self.routes[id as usize].len(),
+                n => n,
+            };
+            for &l in &self.routes[id as usize][..forward] {
+                self.link_flows[l as usize] -= 1;
+            }
+        }
         self.free_transfers.push(id);
         self.live_events -= 1;
         out.push(Completion { tag, kind: ActKind::Transfer, conflicts });
@@ -955,5 +1040,66 @@ mod topology_tests {
         let star = crate::mpi::platform_file::load_json(r#"{"cluster": {"count": 2, "speed": 1e9}, "network": {"bandwidth": 1e9}}"#).unwrap();
         let err = make_model("maxmin", &star, &[("tcp_gamma".into(), 0.0)]).err().expect("refused");
         assert!(err.reason.contains("only to a platform with a topology"), "{err:?}");
+    }
+}
+
+#[cfg(test)]
+mod routing_tests {
+    //! Routing beyond minimal in the engine (issue 44): the flow counts the adaptive
+    //! routings read, and the seed.
+
+    use super::*;
+    use crate::network::sharing::make_model;
+
+    fn fat_tree(routing: &str, seed: u64) -> Platform {
+        crate::mpi::platform_file::load_json(&format!(
+            r#"{{"cluster": {{"count": 8, "speed": 1e9}}, "network": {{"bandwidth": 1e9, "routing": "{routing}", "routing_seed": {seed},
+                "topology": {{"kind": "fat_tree", "down": [4, 2], "up": [1, 2]}}}}}}"#
+        ))
+        .unwrap()
+    }
+
+    /// Run `pairs` (each 1e6 bytes, all started at 0) and give each one's route and the end.
+    fn run(p: &Platform, pairs: &[(usize, usize)]) -> (Vec<Vec<LinkId>>, f64, Engine) {
+        let mut e = Engine::new(p, make_model("maxmin", p, &[]).unwrap(), Box::new(FullSpeed));
+        let mut routes = Vec::new();
+        for (i, &(s, d)) in pairs.iter().enumerate() {
+            e.start_transfer(s, d, 1e6, i as Tag).unwrap();
+            routes.push(e.last_route().to_vec());
+        }
+        let mut out = Vec::new();
+        while e.step(&mut out).is_some() {}
+        let end = e.now();
+        (routes, end, e)
+    }
+
+    #[test]
+    fn adaptive_spreads_two_flows_over_both_top_switches_and_counts_back_to_zero() {
+        // 8 hosts, two leaves of 4 under two top switches. Hosts 0 and 1 send to hosts 4 and 6:
+        // d-mod-k (position mod 2) sends both through top switch 0, whose up-link from leaf 0
+        // they share (1 GB/s: 1e6 bytes each end at 2 ms); adaptive sends the second through
+        // top switch 1, and each ends at 1 ms.
+        let (minimal, t_min, _) = run(&fat_tree("minimal", 0), &[(0, 4), (1, 6)]);
+        assert_eq!(minimal[0][1], minimal[1][1]);
+        assert!((t_min - 2e-3).abs() < 1e-12, "{t_min}");
+        let (adaptive, t_ad, e) = run(&fat_tree("adaptive", 0), &[(0, 4), (1, 6)]);
+        assert_eq!(adaptive[0], minimal[0]);
+        assert_ne!(adaptive[0][1], adaptive[1][1]);
+        assert!((t_ad - 1e-3).abs() < 1e-12, "{t_ad}");
+        assert_eq!(e.link_flows.len(), e.topo_links as usize + 8);
+        assert!(e.link_flows.iter().all(|&f| f == 0), "{:?}", e.link_flows);
+    }
+
+    #[test]
+    fn ecmp_depends_on_the_seed_only() {
+        let pairs: Vec<(usize, usize)> = (0..64).map(|i| (i % 4, 4 + (i / 4) % 4)).collect();
+        let (a, ..) = run(&fat_tree("ecmp", 7), &pairs);
+        let (b, ..) = run(&fat_tree("ecmp", 7), &pairs);
+        let (c, ..) = run(&fat_tree("ecmp", 8), &pairs);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        // Both up-links of leaf 0 carry some of the 64 flows.
+        let firsts: std::collections::BTreeSet<LinkId> = a.iter().map(|r| r[1]).collect();
+        assert_eq!(firsts.len(), 2, "{firsts:?}");
     }
 }

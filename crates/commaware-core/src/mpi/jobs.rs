@@ -156,7 +156,7 @@ pub struct Fabric<'a> {
 
 impl<'a> Fabric<'a> {
     /// An idle fabric of `platform` (with `options.smpi` applied already:
-    /// [`crate::mpi::replay::with_smpi_option`]) under `options`' model, parameters and
+    /// [`crate::mpi::replay::with_platform_options`]) under `options`' model, parameters and
     /// collectives (no placement or hostfile: each job brings its hosts).
     pub fn new(platform: &'a Platform, options: &SimOptions, observer: &'a mut dyn Observer) -> Result<Self> {
         if options.placement != Placement::Explicit || options.hostfile.is_some() {
@@ -286,7 +286,7 @@ pub fn simulate_jobs(platform: &Platform, jobs: Vec<JobRun>, options: &SimOption
     let (starts, hosts): (Vec<f64>, Vec<Vec<usize>>) = jobs.iter().map(|j| (j.start, j.hosts.clone())).unzip();
     let mut traces: Vec<Option<Trace>> = jobs.into_iter().map(|j| Some(j.trace)).collect();
     let mut trace_of = |j: usize| Ok(traces[j].take().expect("each job starts once"));
-    let platform = &*crate::mpi::replay::with_smpi_option(platform, options)?;
+    let platform = &*crate::mpi::replay::with_platform_options(platform, options)?;
     let mut fabric = Fabric::new(platform, options, observer)?;
     let (ends, _) = run_jobs(&mut fabric, &starts, &hosts, &mut trace_of)?;
     Ok((ends, fabric.events()))

@@ -256,6 +256,7 @@ fn with_topology(spec: PlatformSpec, topology: Option<Arc<dyn Topology>>) -> Res
     if topology.is_some() {
         platform.topology = topology;
     }
+    platform.check_routing()?;
     if platform.network.model != "maxmin" {
         // A penalty model on a topology also takes CM02's parameters, for the fabric.
         let as_platform = |e: Error| Error { kind: ErrorKind::Platform, ..e };
@@ -280,6 +281,7 @@ pub fn json_schema() -> String {
     if let Some(props) = schema.pointer_mut("/definitions/NetworkSpec/properties") {
         props["model"]["enum"] = serde_json::json!(sharing::MODELS);
         props["collectives"] = collectives::json_schema();
+        props["routing"]["enum"] = serde_json::json!(crate::network::topology::routing::Routing::NAMES);
     }
     serde_json::to_string_pretty(&schema).expect("schema serialises")
 }

@@ -56,6 +56,10 @@ pub struct SimOptions {
     pub link_stats: bool,
     /// An SMPI hostfile placing the ranks (with `placement` explicit): rank i on its i-th slot.
     pub hostfile: Option<Hostfile>,
+    /// A routing over the platform's `network.routing` (issue 44), and its seed over
+    /// `network.routing_seed`.
+    pub routing: Option<String>,
+    pub routing_seed: Option<u64>,
 }
 
 impl Default for SimOptions {
@@ -69,6 +73,8 @@ impl Default for SimOptions {
             smpi: None,
             link_stats: false,
             hostfile: None,
+            routing: None,
+            routing_seed: None,
         }
     }
 }
@@ -542,7 +548,6 @@ pub(crate) struct Replay<'a, 'o> {
     /// step (kept to reuse its memory).
     link_loads: Option<Vec<(u32, f64)>>,
     /// A message's route, when jobs' bytes are counted per link (kept to reuse its memory).
-    route_scratch: Vec<LinkId>,
     /// The collective algorithms of this run.
     coll: Collectives,
     engine: Engine,
@@ -665,20 +670,30 @@ pub(crate) fn simulate_fans_in_slots(platform: &Platform, trace: &Trace, options
     replay(platform, trace, options, crate::engine::interference::compute_rate(platform), observer, true)
 }
 
-/// `platform` with `options.smpi` applied (a preset's timing model, or none).
-pub(crate) fn with_smpi_option<'p>(platform: &'p Platform, options: &SimOptions) -> Result<std::borrow::Cow<'p, Platform>> {
-    let Some(name) = options.smpi.as_deref() else { return Ok(std::borrow::Cow::Borrowed(platform)) };
-    let smpi = if name == "none" {
-        None
-    } else {
-        Some(SmpiTiming::from_spec(&SmpiSpec::Preset(name.to_string())).map_err(|e| Error {
-            kind: ErrorKind::Options,
-            field: "smpi".into(),
-            reason: format!("{} or none", e.reason),
-            ..e
-        })?)
-    };
-    Ok(std::borrow::Cow::Owned(Platform { smpi, ..platform.clone() }))
+/// `platform` with `options.smpi` applied (a preset's timing model, or none) and
+/// `options.routing` (a routing of its topology, and its seed).
+pub(crate) fn with_platform_options<'p>(platform: &'p Platform, options: &SimOptions) -> Result<std::borrow::Cow<'p, Platform>> {
+    if options.smpi.is_none() && options.routing.is_none() && options.routing_seed.is_none() {
+        return Ok(std::borrow::Cow::Borrowed(platform));
+    }
+    let mut owned = platform.clone();
+    if let Some(name) = options.smpi.as_deref() {
+        owned.smpi = if name == "none" {
+            None
+        } else {
+            Some(SmpiTiming::from_spec(&SmpiSpec::Preset(name.to_string())).map_err(|e| Error {
+                kind: ErrorKind::Options,
+                field: "smpi".into(),
+                reason: format!("{} or none", e.reason),
+                ..e
+            })?)
+        };
+    }
+    if options.routing.is_some() || options.routing_seed.is_some() {
+        let name = options.routing.clone().unwrap_or_else(|| owned.routing.name().to_string());
+        owned.set_routing(&name, options.routing_seed, "routing").map_err(|e| Error { kind: ErrorKind::Options, ..e })?;
+    }
+    Ok(std::borrow::Cow::Owned(owned))
 }
 
 /// `trace` as a GOAL schedule as a replay on `platform` under `options` would run it: the
@@ -689,7 +704,7 @@ pub fn goal_schedule_on(
     options: &SimOptions,
     units: crate::mpi::goal::from_trace::CalcUnits,
 ) -> Result<(crate::mpi::goal::GoalSchedule, crate::mpi::goal::from_trace::FromTraceStats)> {
-    let platform = &*with_smpi_option(platform, options)?;
+    let platform = &*with_platform_options(platform, options)?;
     let hosts = rank_hosts(platform, trace, options)?;
     let coll = replay_collectives(platform, &options.collectives, &hosts)?;
     let speeds: Vec<f64> = hosts.iter().map(|&h| platform.hosts[h].speed).collect();
@@ -749,7 +764,6 @@ impl<'a, 'o> Replay<'a, 'o> {
             coll: coll.clone(),
             engine: Engine::with_link_stats(platform, model, compute_rate, options.link_stats || link_loads),
             link_loads: if link_loads { Some(Vec::new()) } else { None },
-            route_scratch: Vec::new(),
             ranks: hosts.iter().enumerate().map(|(r, &host)| RankState::new(host, &trace, r, &coll)).collect(),
             msgs: Vec::new(),
             free_msgs: Vec::new(),
@@ -826,7 +840,7 @@ fn replay(
     observer: &mut dyn Observer,
     fans_in_slots: bool,
 ) -> Result<SimResult> {
-    let platform = &*with_smpi_option(platform, options)?;
+    let platform = &*with_platform_options(platform, options)?;
     let hosts = rank_hosts(platform, trace, options)?;
     let (mut rp, model_name) = Replay::new(platform, TraceRef::Borrowed(trace), options, compute_rate, observer, fans_in_slots, hosts)?;
     let started = Instant::now();
@@ -1732,22 +1746,12 @@ impl<'a, 'o> Replay<'a, 'o> {
         let m = &mut self.msgs[id as usize];
         m.start = now;
         let (s, d) = (self.ranks[m.src as usize].host, self.ranks[m.dst as usize].host);
+        let (m_src, m_bytes) = (m.src, m.bytes);
         if let Some(book) = &mut self.jobs {
             let job = book.job_of[m.src as usize] as usize;
             book.bytes[job] += m.bytes;
             book.messages[job] += 1;
             book.transfer_started(job as u32);
-            if let Some(links) = &mut book.link_bytes {
-                let mut route = std::mem::take(&mut self.route_scratch);
-                route.clear();
-                // A route that fails fails the transfer below too, which stops the replay.
-                if self.engine.forward_route(s, d, &mut route).is_ok() {
-                    for &l in &route {
-                        *links[job].entry(l).or_insert(0.0) += m.bytes;
-                    }
-                }
-                self.route_scratch = route;
-            }
         }
         // The envelope travels with every message; the eager choice saw the payload alone.
         let size = m.bytes + self.protocol.envelope_bytes;
@@ -1764,6 +1768,16 @@ impl<'a, 'o> Replay<'a, 'o> {
         // Only a topology can fail (two hosts without a route): stop the replay with it.
         if let Err(e) = started {
             self.stopped.get_or_insert(e);
+            return;
+        }
+        if let Some(book) = &mut self.jobs {
+            if let Some(links) = &mut book.link_bytes {
+                // The route the engine picked for this transfer (a routing may vary it).
+                let (job, bytes) = (book.job_of[m_src as usize] as usize, m_bytes);
+                for &l in self.engine.last_route() {
+                    *links[job].entry(l).or_insert(0.0) += bytes;
+                }
+            }
         }
     }
 

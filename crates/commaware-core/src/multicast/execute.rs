@@ -81,6 +81,8 @@ pub fn to_platform_and_trace(instance: &Instance, schedule: &Schedule, model: &s
             pair_bandwidth: Some(pair),
             smpi: None,
             topology: None,
+            routing: None,
+            routing_seed: 0,
         },
     };
     let platform = crate::mpi::platform_file::from_spec(spec)?;

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{check_amount, check_seconds, try_with_capacity, Error, ErrorKind, Result};
 use crate::network::interference_spec::{Interference, InterferenceSpec};
+use crate::network::topology::routing::Routing;
 use crate::network::smpi::{SmpiSpec, SmpiTiming, SMPI_ENVELOPE_BYTES};
 use crate::network::topology::{Topology, TopologySpec};
 
@@ -173,6 +174,15 @@ pub struct NetworkSpec {
     /// `torus`, `fat_tree`, `dragonfly`) over the platform's hosts in order (docs/topologies.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology: Option<TopologySpec>,
+    /// How each flow picks its route on the topology when its transfer starts
+    /// (docs/routing.md): `minimal` (SimGrid 3.32's routing, the default), `valiant`
+    /// (dragonfly, torus), `ugal-g`, `ugal-l` (dragonfly), `ecmp`, `adaptive` (fat tree).
+    /// Every routing but `minimal` is commaware's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routing: Option<String>,
+    /// Seed of the routing's random draws (Valiant) and hashes (ECMP), 0 to 2^64 - 1.
+    #[serde(default)]
+    pub routing_seed: u64,
 }
 
 impl NetworkSpec {
@@ -307,6 +317,9 @@ pub struct Platform {
     /// The fabric when it is not the star of `network` (issue 28); `None` is the star.
     #[serde(skip)]
     pub topology: Option<Arc<dyn Topology>>,
+    /// `network.routing`, checked against the topology ([`Platform::set_routing`]).
+    #[serde(skip)]
+    pub routing: Routing,
     /// The settings of a SimGrid file's `<config>`, in order, with what each became.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub simgrid_config: Vec<SimgridSetting>,
@@ -539,7 +552,27 @@ impl Platform {
             Some(t) => Some(t.build(hosts.len(), net.bandwidth, net.latency)?),
             None => None,
         };
-        Ok(Platform { hosts, network: net, smpi, topology, simgrid_config: Vec::new(), simgrid_unmodelled: Vec::new() })
+        // `network.routing` is checked once the fabric is known (a SimGrid file gives it later).
+        Ok(Platform { hosts, network: net, smpi, topology, routing: Routing::Minimal, simgrid_config: Vec::new(), simgrid_unmodelled: Vec::new() })
+    }
+
+    /// Route flows by the routing named `name` (`network.routing`'s names), seeded by `seed`
+    /// when given; an unknown name or a routing of another topology is an error naming `field`.
+    pub fn set_routing(&mut self, name: &str, seed: Option<u64>, field: &str) -> Result<()> {
+        self.routing = Routing::for_topology(name, self.topology.as_deref().map(|t| t.kind()), field)?;
+        self.network.routing = Some(name.to_string());
+        if let Some(seed) = seed {
+            self.network.routing_seed = seed;
+        }
+        Ok(())
+    }
+
+    /// Check `network.routing` against the topology, now or after the topology changed.
+    pub fn check_routing(&mut self) -> Result<()> {
+        let given = self.network.routing.clone();
+        self.set_routing(given.as_deref().unwrap_or(Routing::Minimal.name()), None, "network.routing")?;
+        self.network.routing = given;
+        Ok(())
     }
 
     pub fn host_index(&self, name: &str) -> Option<usize> {

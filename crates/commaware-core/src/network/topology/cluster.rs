@@ -36,7 +36,11 @@ use crate::network::topology::MAX_HOSTS;
 pub mod spec;
 pub use spec::TopologySpec;
 
-use super::{ClusterKind, ClusterLinkSharing, ClusterParams, Endpoint, LinkInfo, LinkSharing, Shape, ShapeKind, Topology, TopologyLink};
+use super::{
+    not_routed_here, ClusterKind, ClusterLinkSharing, ClusterParams, Endpoint, LinkInfo, LinkSharing, Shape, ShapeKind, Topology,
+    TopologyLink,
+};
+use crate::network::topology::routing::{ugal_cost, RouteState, Routing};
 
 /// Most links a cluster may have (link numbers are `u32`).
 pub const MAX_LINKS: u64 = u32::MAX as u64;
@@ -503,6 +507,37 @@ impl Torus {
         let dj = self.dims[j];
         if (h / dp) % dj == dj - 1 { h - (dj - 1) * dp } else { h + dp }
     }
+    /// The hops from node `s64` to `d64`, each the limiter of the node it leaves (if any)
+    /// and the link; not the last node's limiter.
+    fn leg(&self, s64: u64, d64: u64, out: &mut Vec<TopologyLink>) {
+        // TorusZone::get_local_route: dimension by dimension; whether to go up (+1) is
+        // decided from the source's coordinate in that dimension, with SimGrid's condition.
+        let mut cur = s64;
+        while cur != d64 {
+            let mut dp = 1u64;
+            let mut step = None;
+            for (j, &dj) in self.dims.iter().enumerate() {
+                let (mine, target, here) = ((s64 / dp) % dj, (d64 / dp) % dj, (cur / dp) % dj);
+                if here != target {
+                    let half = dj / 2;
+                    let right = (target > mine && target <= mine + half) || (mine > half && (mine + half) % dj >= target);
+                    step = Some(if right {
+                        let next = if here == dj - 1 { cur + dp - dp * dj } else { cur + dp };
+                        (next, self.dim_link(cur as usize, j, 0))
+                    } else {
+                        let next = if here == 0 { cur - dp + dp * dj } else { cur - dp };
+                        (next, self.dim_link(next as usize, j, 1))
+                    });
+                    break;
+                }
+                dp *= dj;
+            }
+            let (next, link) = step.expect("coordinates differ somewhere while cur != dst");
+            out.extend(self.c.limiter_of(cur as usize, 0, self.stride));
+            out.push(link);
+            cur = next;
+        }
+    }
 }
 
 impl Topology for Torus {
@@ -551,34 +586,26 @@ impl Topology for Torus {
             out.extend(self.c.loopback_of(s, 0, self.stride));
             return Ok(finish(out, start, self));
         }
-        // TorusZone::get_local_route: dimension by dimension; whether to go up (+1) is
-        // decided from the source's coordinate in that dimension, with SimGrid's condition.
-        let (s64, d64) = (s as u64, d as u64);
-        let mut cur = s64;
-        while cur != d64 {
-            let mut dp = 1u64;
-            let mut step = None;
-            for (j, &dj) in self.dims.iter().enumerate() {
-                let (mine, target, here) = ((s64 / dp) % dj, (d64 / dp) % dj, (cur / dp) % dj);
-                if here != target {
-                    let half = dj / 2;
-                    let right = (target > mine && target <= mine + half) || (mine > half && (mine + half) % dj >= target);
-                    step = Some(if right {
-                        let next = if here == dj - 1 { cur + dp - dp * dj } else { cur + dp };
-                        (next, self.dim_link(cur as usize, j, 0))
-                    } else {
-                        let next = if here == 0 { cur - dp + dp * dj } else { cur - dp };
-                        (next, self.dim_link(next as usize, j, 1))
-                    });
-                    break;
-                }
-                dp *= dj;
-            }
-            let (next, link) = step.expect("coordinates differ somewhere while cur != dst");
-            out.extend(self.c.limiter_of(cur as usize, 0, self.stride));
-            out.push(link);
-            cur = next;
+        self.leg(s as u64, d as u64, out);
+        out.extend(self.c.limiter_of(d, 0, self.stride));
+        Ok(finish(out, start, self))
+    }
+    /// Valiant on a torus: dimension-order to a node drawn uniformly among all n (the source
+    /// and the destination included, as Valiant draws), then dimension-order on.
+    fn route_by(&self, routing: Routing, src: Endpoint, dst: Endpoint, state: &mut dyn RouteState, out: &mut Vec<TopologyLink>) -> Result<f64> {
+        match routing {
+            Routing::Minimal => return self.route(src, dst, out),
+            Routing::Valiant => {}
+            r => return Err(not_routed_here(r, self.kind())),
         }
+        let start = out.len();
+        let (s, d) = (self.c.host(src, "TORUS")?, self.c.host(dst, "TORUS")?);
+        if s == d {
+            return self.route(src, dst, out);
+        }
+        let mid = state.draw(self.c.n as u64);
+        self.leg(s as u64, mid, out);
+        self.leg(mid, d as u64, out);
         out.extend(self.c.limiter_of(d, 0, self.stride));
         Ok(finish(out, start, self))
     }
@@ -829,6 +856,33 @@ impl Topology for FatTree {
         Some((self.cable_link(cable, 0), self.cable_link(cable, 1)))
     }
     fn route(&self, src: Endpoint, dst: Endpoint, out: &mut Vec<TopologyLink>) -> Result<f64> {
+        self.route_choosing(src, dst, out, |_, _, _, k| k)
+    }
+    /// ECMP hashes the flow at each level; adaptive takes the up-link with the fewest flows,
+    /// looking from SimGrid's d-mod-k choice on (so an idle fabric routes as SimGrid does).
+    fn route_by(&self, routing: Routing, src: Endpoint, dst: Endpoint, state: &mut dyn RouteState, out: &mut Vec<TopologyLink>) -> Result<f64> {
+        match routing {
+            Routing::Minimal => self.route(src, dst, out),
+            Routing::Ecmp => self.route_choosing(src, dst, out, |level, options, _, _| state.flow_hash(level as u64) % options),
+            Routing::Adaptive => self.route_choosing(src, dst, out, |_, options, up_link, k| {
+                (0..options).map(|i| (k + i) % options).min_by_key(|&o| state.flows_on(up_link(o))).unwrap_or(k)
+            }),
+            r => Err(not_routed_here(r, self.kind())),
+        }
+    }
+}
+
+impl FatTree {
+    /// The route with the up-link at each level picked by `pick(level, options, up_link, k)`:
+    /// among `options` (parents × parallel cables, option o being parent o % up and cable
+    /// o / up; `up_link(o)` its link), given SimGrid's choice `k`.
+    fn route_choosing(
+        &self,
+        src: Endpoint,
+        dst: Endpoint,
+        out: &mut Vec<TopologyLink>,
+        mut pick: impl FnMut(usize, u64, &dyn Fn(u64) -> TopologyLink, u64) -> u64,
+    ) -> Result<f64> {
         let start = out.len();
         let (s, d) = (self.c.host(src, "FAT_TREE")?, self.c.host(dst, "FAT_TREE")?);
         if s == d {
@@ -838,14 +892,18 @@ impl Topology for FatTree {
         let (source, dest) = (self.node(0, s as u64), self.node(0, d as u64));
         let mut cur = source;
         // Up: d-mod-k on the destination's position (SimGrid's, which runs on from the
-        // fat trees before this one in the file).
+        // fat trees before this one in the file), unless `pick` chooses otherwise.
         while !self.contains(&cur, &dest) {
             let l = cur.level;
             let mut k = self.position_base + d as u64;
             for i in 0..l {
                 k /= self.up[i];
             }
-            k %= self.up[l] * self.parallel[l];
+            let options = self.up[l] * self.parallel[l];
+            k %= options;
+            let here = cur;
+            let up_link = |o: u64| self.cable_link(self.cable(&here, o % self.up[l], o / self.up[l]), 0);
+            let k = pick(l, options, &up_link, k);
             let (digit, cable) = (k % self.up[l], k / self.up[l]);
             out.extend(self.limiter(&cur));
             out.push(self.cable_link(self.cable(&cur, digit, cable), 0));
@@ -1245,17 +1303,92 @@ impl Topology for Dragonfly {
             return Ok(finish(out, start, self));
         }
         let (my, target) = (self.router(s as u64 / self.nodes), self.router(d as u64 / self.nodes));
-        out.extend(self.c.limiter_of(s, 0, stride));
-        out.push(self.local(my, s as u64 % self.nodes, 0));
+        self.host_side(s, my, 0, out);
         if my != target {
             self.route_routers(self.routing, my, target, out);
         }
-        out.extend(self.limiter(target));
-        out.push(self.local(target, d as u64 % self.nodes, 1));
-        out.extend(self.c.limiter_of(d, 0, stride));
+        self.host_side(d, target, 1, out);
         Ok(finish(out, start, self))
+    }
+    /// Valiant (Kim et al., ISCA 2008, "VAL") between routers of different groups: a minimal
+    /// route to a router drawn among the routers of the groups other than the source's and
+    /// the destination's, then a minimal route on; within a group, or with fewer than 3
+    /// groups, the minimal route. UGAL takes the minimal or that Valiant candidate, whichever
+    /// costs less ([`ugal_cost`]; the hops are the cables crossed, host links included): over
+    /// every link of the candidate (UGAL-G), or over the source router's link on it (UGAL-L,
+    /// the first router-to-router link). The legs route minimally (not SimGrid's quirk).
+    fn route_by(&self, routing: Routing, src: Endpoint, dst: Endpoint, state: &mut dyn RouteState, out: &mut Vec<TopologyLink>) -> Result<f64> {
+        match routing {
+            Routing::Minimal => return self.route(src, dst, out),
+            Routing::Valiant | Routing::UgalG | Routing::UgalL => {}
+            r => return Err(not_routed_here(r, self.kind())),
+        }
+        let start = out.len();
+        let (s, d) = (self.c.host(src, "DRAGONFLY")?, self.c.host(dst, "DRAGONFLY")?);
+        if s == d {
+            return self.route(src, dst, out);
+        }
+        let (my, target) = (self.router(s as u64 / self.nodes), self.router(d as u64 / self.nodes));
+        self.host_side(s, my, 0, out);
+        if my.g == target.g || self.groups < 3 {
+            if my != target {
+                self.route_routers(DragonflyRouting::Minimal, my, target, out);
+            }
+        } else {
+            let per_group = self.chassis * self.blades;
+            let mut g = state.draw(self.groups - 2);
+            for skipped in [my.g.min(target.g), my.g.max(target.g)] {
+                g += (g >= skipped) as u64;
+            }
+            let mid = self.router(g * per_group + state.draw(per_group));
+            if routing == Routing::Valiant {
+                self.route_routers(DragonflyRouting::Minimal, my, mid, out);
+                self.route_routers(DragonflyRouting::Minimal, mid, target, out);
+            } else {
+                let mut minimal = Vec::with_capacity(12);
+                self.route_routers(DragonflyRouting::Minimal, my, target, &mut minimal);
+                let mut valiant = Vec::with_capacity(24);
+                self.route_routers(DragonflyRouting::Minimal, my, mid, &mut valiant);
+                self.route_routers(DragonflyRouting::Minimal, mid, target, &mut valiant);
+                let cost = |route: &[TopologyLink]| {
+                    let cables = route.iter().filter(|&&l| l as usize >= self.cable_link_base).count() + 2;
+                    let load = |l: TopologyLink| (state.flows_on(l), self.link(l).bandwidth);
+                    if routing == Routing::UgalG {
+                        ugal_cost(cables, route.iter().map(|&l| load(l)))
+                    } else {
+                        ugal_cost(cables, route.iter().copied().find(|&l| self.is_router_cable(l)).map(load).into_iter())
+                    }
+                };
+                out.extend(if cost(&valiant) < cost(&minimal) { valiant } else { minimal });
+            }
+        }
+        self.host_side(d, target, 1, out);
+        Ok(finish(out, start, self))
+    }
+}
+
+impl Dragonfly {
+    /// The links between host `h` and its router `x`: way 0 from the host (its limiter, then
+    /// its local link), way 1 to it (the router's limiter, the local link, the host's limiter).
+    fn host_side(&self, h: usize, x: Router, way: usize, out: &mut Vec<TopologyLink>) {
+        let stride = self.c.host_stride();
+        if way == 0 {
+            out.extend(self.c.limiter_of(h, 0, stride));
+            out.push(self.local(x, h as u64 % self.nodes, 0));
+        } else {
+            out.extend(self.limiter(x));
+            out.push(self.local(x, h as u64 % self.nodes, 1));
+            out.extend(self.c.limiter_of(h, 0, stride));
+        }
+    }
+    /// Is `link` a cable between two routers (green, black or blue)?
+    fn is_router_cable(&self, link: TopologyLink) -> bool {
+        let l = link as usize;
+        l >= self.cable_link_base && (l - self.cable_link_base) as u64 / self.c.ways() as u64 >= self.green_base
     }
 }
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod routing_tests;

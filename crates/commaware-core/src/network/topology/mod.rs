@@ -10,7 +10,8 @@ use std::fmt::Debug;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::network::topology::routing::{RouteState, Routing};
 
 pub mod cluster;
 
@@ -73,6 +74,22 @@ pub trait Topology: Debug + Send + Sync {
     /// SimGrid sums them). A host to itself gives its loopback link if the topology
     /// has one, else no link. No route is an error naming both end points.
     fn route(&self, src: Endpoint, dst: Endpoint, out: &mut Vec<TopologyLink>) -> Result<f64>;
+    /// The route `routing` picks for one flow from `src` to `dst`, like [`Topology::route`]
+    /// (issue 44). `minimal` is [`Topology::route`]; a topology answers the routings of its
+    /// kind ([`Routing::kinds`]) and refuses the others.
+    fn route_by(
+        &self,
+        routing: Routing,
+        src: Endpoint,
+        dst: Endpoint,
+        _state: &mut dyn RouteState,
+        out: &mut Vec<TopologyLink>,
+    ) -> Result<f64> {
+        match routing {
+            Routing::Minimal => self.route(src, dst, out),
+            r => Err(not_routed_here(r, self.kind())),
+        }
+    }
     /// The SimGrid `<cluster>` this topology was built from, if it is one (what `platform
     /// export` writes back as a `<cluster>`); `None` for graphs and nested zones.
     fn cluster_params(&self) -> Option<&ClusterParams> {
@@ -101,6 +118,11 @@ pub trait Topology: Debug + Send + Sync {
     fn uniform_congestion(&self) -> Option<f64> {
         None
     }
+}
+
+/// The error of a routing asked of a topology it does not apply to.
+pub(crate) fn not_routed_here(routing: Routing, kind: &str) -> Error {
+    Error::platform("network.routing", format!("routing `{}` does not apply to a `{kind}` topology", routing.name()))
 }
 
 /// The `topology` attribute of a SimGrid `<cluster>`.
@@ -156,6 +178,7 @@ pub enum ClusterLinkSharing {
 }
 
 pub mod graph;
+pub mod routing;
 pub mod summary;
 pub mod zones;
 

@@ -3,7 +3,7 @@
 
 use super::*;
 
-fn params(kind: ClusterKind, topo: &str, n: u64) -> ClusterParams {
+pub(super) fn params(kind: ClusterKind, topo: &str, n: u64) -> ClusterParams {
     ClusterParams {
         id: "c".into(),
         prefix: "h".into(),
@@ -23,13 +23,13 @@ fn params(kind: ClusterKind, topo: &str, n: u64) -> ClusterParams {
     }
 }
 
-fn names(t: &dyn Topology, s: Endpoint, d: Endpoint) -> (Vec<String>, f64) {
+pub(super) fn names(t: &dyn Topology, s: Endpoint, d: Endpoint) -> (Vec<String>, f64) {
     let mut out = Vec::new();
     let lat = t.route(s, d, &mut out).unwrap();
     (out.iter().map(|&l| t.link_name(l)).collect(), lat)
 }
 
-fn h(i: u32) -> Endpoint {
+pub(super) fn h(i: u32) -> Endpoint {
     Endpoint::Host(i)
 }
 
