@@ -117,3 +117,56 @@ def test_the_api_takes_the_routing_and_refuses_a_wrong_one():
         commaware.simulate(DRAGONFLY, SHIFT, routing="ecmp")
     with pytest.raises(_core.OptionsError, match="routing_seed"):
         commaware.simulate(DRAGONFLY, SHIFT, routing="valiant", routing_seed=-2)
+
+
+def traffic_trace(write_json, name: str, destinations: list[list[int]], message_bytes: float) -> str:
+    """Every rank posts all its receives, then one isend to each of its `destinations`, then waits."""
+    n = len(destinations)
+    recvs: list[list[dict]] = [[] for _ in range(n)]
+    sends: list[list[dict]] = [[] for _ in range(n)]
+    for r, dsts in enumerate(destinations):
+        for i, d in enumerate(dsts):
+            sends[r].append({"op": "isend", "dst": d, "bytes": message_bytes, "tag": i})
+            recvs[d].append({"op": "irecv", "src": r, "tag": i})
+    return str(write_json(name, {"ranks": [recvs[r] + sends[r] + [{"op": "waitall"}] for r in range(n)]}))
+
+
+# dragonfly50: g = 5 groups of k = 10 hosts; every link, global ones included, B = 1.25 GB/s.
+G, K, B, HOSTS = 5, 10, 1.25e9, 50
+MESSAGES, PER_HOST = 400, 1e7  # each host sends 400 messages, 1e7 bytes in all
+
+
+def test_steady_state_throughputs_against_their_closed_forms(write_json):
+    """Many messages per host, so that Valiant's per-message draws average out (flow level:
+    one draw a message), on the worst case (each group sends to the next) and on uniform
+    random traffic; each makespan against the flow-level closed form of its busiest links."""
+    size = PER_HOST / MESSAGES
+    shift = traffic_trace(write_json, "shift.json", [[(r + K) % HOSTS] * MESSAGES for r in range(HOSTS)], size)
+    rng = __import__("random").Random(1)
+    uniform_dsts = []
+    for r in range(HOSTS):
+        row = [rng.randrange(HOSTS - 1) for _ in range(MESSAGES)]
+        uniform_dsts.append([d + (d >= r) for d in row])
+    uniform = traffic_trace(write_json, "uniform.json", uniform_dsts, size)
+    t = {(traffic, routing): makespan(DRAGONFLY, trace, "--routing", routing)
+         for traffic, trace in (("worst", shift), ("uniform", uniform))
+         for routing in ("minimal", "valiant", "ugal-g")}
+
+    # Worst case, minimal: a group's k hosts share one global link: k × PER_HOST / B.
+    assert t["worst", "minimal"] == pytest.approx(K * PER_HOST / B, rel=1e-3)
+    # Worst case, Valiant: a flow from group a crosses a -> m and m -> a + 1 for m drawn among
+    # the g - 2 other groups, so the direct links a -> a + 1 carry nothing and every other
+    # directed global link carries 2k / (g - 2) hosts' worth: 2k × PER_HOST / ((g - 2) B) on
+    # average; the busiest link of the draws a few % above.
+    valiant_worst = 2 * K * PER_HOST / ((G - 2) * B)
+    assert valiant_worst <= t["worst", "valiant"] <= 1.06 * valiant_worst
+    # Uniform, minimal: each directed global link carries the bytes from its group's k hosts
+    # to the k of g·k − 1 destinations in the other group; Valiant crosses two global links
+    # for each message between groups, so twice that.
+    minimal_uniform = K * PER_HOST * K / (HOSTS - 1) / B
+    assert 0.97 * minimal_uniform <= t["uniform", "minimal"] <= 1.1 * minimal_uniform
+    assert 0.97 * 2 * minimal_uniform <= t["uniform", "valiant"] <= 1.1 * 2 * minimal_uniform
+    # ISCA 2008's ordering: UGAL-G close to minimal on uniform traffic and close to Valiant on
+    # the worst case, where it beats minimal by far.
+    assert t["uniform", "ugal-g"] <= 1.02 * t["uniform", "minimal"]
+    assert t["worst", "ugal-g"] <= 1.1 * t["worst", "valiant"] < 0.8 * t["worst", "minimal"]
