@@ -159,7 +159,8 @@ def job_trace(workload: WorkloadLike, index: int, pattern: str | None = None) ->
 def run_on_platform(workload: WorkloadLike, platform: Any, policy: str = "batch-easy", allocation: str = "contiguous",
                     seed: int = 0, *, pattern: str | None = None, model: str | None = None, coll: str | None = None,
                     smpi: str | None = None, trace_dir: str | PathLike | None = None, alone: bool = True,
-                    link_stats: bool = False, interference: bool = False) -> CoschedRun:
+                    link_stats: bool = False, interference: bool = False, routing: str | None = None,
+                    routing_seed: int | None = None) -> CoschedRun:
     """Run `workload` on `platform` (a path, dict or Platform; any topology or a SimGrid file),
     one process a core, every running job's program or trace in one engine, so that jobs share
     its links: a job ends when its last rank ends and the batch `policy` reacts to that end;
@@ -170,8 +171,9 @@ def run_on_platform(workload: WorkloadLike, platform: Any, policy: str = "batch-
     allreduce, pairs) is the program of every job with neither a program nor a trace (an SWF
     log's), else the workload's `default_program`, else such a job computes for its logged
     runtime. A job's `trace` (any format `load_trace` reads) is relative to `trace_dir`
-    (default: the workload file's folder, or the current one). `model`, `coll`, `smpi` as in
-    `simulate`. With `alone`, each job also runs alone on its hosts: the per-job columns get
+    (default: the workload file's folder, or the current one). `model`, `coll`, `smpi`,
+    `routing` and `routing_seed` as in `simulate` (under a routing other than `minimal` every job's
+    time alone is run, none taken from another job's). With `alone`, each job also runs alone on its hosts: the per-job columns get
     `alone` (s) and `slowdown` (runtime / alone) beside `bytes` (what its messages moved).
     `link_stats` keeps per-link statistics (`.links`, `.link_utilisation`, as `simulate`'s);
     `interference` the interference table (`.interference`): each pair of jobs that ran at the
@@ -188,6 +190,10 @@ def run_on_platform(workload: WorkloadLike, platform: Any, policy: str = "batch-
                           f"unknown allocation `{allocation}` on a platform (known: {', '.join(PLATFORM_ALLOCATIONS)})")
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
         raise input_error(_core.OptionsError, "seed", "", f"must be an integer in 0..2^64 - 1, got {seed!r}")
+    if routing_seed is not None:
+        from .api import check_seed
+
+        routing_seed = check_seed(routing_seed, source="routing_seed")
     w = load_workload(workload)
     if pattern is not None:
         w = w.with_pattern(pattern)
@@ -199,7 +205,8 @@ def run_on_platform(workload: WorkloadLike, platform: Any, policy: str = "batch-
     p = load_platform(platform)
     result, events = _core.cosched_run_fabric(w, policy, p._core, allocation, seed, model=model, coll=coll, smpi=smpi,
                                               traces=traces, alone=alone, link_stats=link_stats,
-                                              interference=interference)
+                                              interference=interference, routing=routing,
+                                              routing_seed=routing_seed)
     run = CoschedRun(result)
     run.engine_events = events
     return run

@@ -170,3 +170,36 @@ def test_steady_state_throughputs_against_their_closed_forms(write_json):
     # the worst case, where it beats minimal by far.
     assert t["uniform", "ugal-g"] <= 1.02 * t["uniform", "minimal"]
     assert t["worst", "ugal-g"] <= 1.1 * t["worst", "valiant"] < 0.8 * t["worst", "minimal"]
+
+
+def test_cosched_on_a_platform_takes_the_routing(write_json, tmp_path):
+    workload = tmp_path / "w.json"
+    workload.write_text(run_cli("workload", "nas", "--jobs", "4", "--interarrival", "5", "--seed", "1", check=True).stdout)
+    plat = platform(write_json, {"kind": "fat_tree", "down": [8, 4], "up": [1, 2]}, 32)
+    for routing in ("ecmp", "adaptive"):
+        proc = run_cli("cosched", "run", workload, "--platform", plat, "--routing", routing, "--json")
+        assert proc.returncode == 0, proc.stderr
+        assert len(json.loads(proc.stdout)["jobs"]) == 4
+    proc = run_cli("cosched", "run", workload, "--platform", plat, "--routing", "ugal-g", "--json")
+    assert proc.returncode == 2 and "routing `ugal-g` applies to dragonfly topologies only" in proc.stderr
+    assert proc.stdout == ""
+    proc = run_cli("cosched", "run", workload, "--routing", "ecmp")
+    assert proc.returncode == 2 and "--routing: only with --platform" in proc.stderr, proc.stderr
+
+
+def test_a_sweep_varies_the_routing(tmp_path):
+    spec = (f'command = "simulate"\n[fixed]\nplatform = "{DRAGONFLY}"\ntrace = "{SHIFT}"\n'
+            '[grid]\nrouting = ["minimal", "ugal-g"]\n')
+    path = tmp_path / "routing.toml"
+    path.write_text(spec)
+    out = tmp_path / "results"
+    proc = run_cli("sweep", path, "--out", out, "--serial", "--json")
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(run_cli("results", "query", out, "SELECT routing, makespan FROM runs ORDER BY routing",
+                              "--json", check=True).stdout)
+    times = {r["routing"]: r["makespan"] for r in rows}
+    assert times["ugal-g"] < times["minimal"] == pytest.approx(0.080004, rel=1e-6)
+    bad = tmp_path / "bad.toml"
+    bad.write_text(spec.replace('["minimal", "ugal-g"]', '["spray"]'))
+    proc = run_cli("sweep", bad, "--out", tmp_path / "bad", "--serial")
+    assert proc.returncode == 2 and "routing" in proc.stderr and "spray" in proc.stderr, proc.stderr

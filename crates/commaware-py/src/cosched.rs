@@ -259,7 +259,7 @@ pub(crate) fn cosched_run(
 /// `link_stats` keeps per-link statistics and `interference` the interference table. Also the
 /// engine's steps.
 #[pyfunction]
-#[pyo3(signature = (workload, policy, platform, allocation="contiguous", seed=0, model=None, params=Vec::new(), coll=None, smpi=None, traces=HashMap::new(), alone=true, link_stats=false, interference=false))]
+#[pyo3(signature = (workload, policy, platform, allocation="contiguous", seed=0, model=None, params=Vec::new(), coll=None, smpi=None, traces=HashMap::new(), alone=true, link_stats=false, interference=false, routing=None, routing_seed=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn cosched_run_fabric(
     py: Python<'_>,
@@ -276,9 +276,12 @@ pub(crate) fn cosched_run_fabric(
     alone: bool,
     link_stats: bool,
     interference: bool,
+    routing: Option<String>,
+    routing_seed: Option<u64>,
 ) -> PyResult<(CoschedResult, u64)> {
     let collectives = coll.as_deref().map(commaware_core::mpi::collectives::entries).unwrap_or_default();
-    let options = commaware_core::SimOptions { model, params, collectives, smpi, link_stats, ..commaware_core::SimOptions::default() };
+    let options =
+        commaware_core::SimOptions { model, params, collectives, smpi, link_stats, routing, routing_seed, ..commaware_core::SimOptions::default() };
     let (policy, allocation) = (policy.to_owned(), allocation.to_owned());
     let traces: HashMap<String, commaware_core::mpi::trace::Trace> = traces.into_iter().map(|(k, t)| (k, t.0.clone())).collect();
     let (r, events) = interruptible(py, || {

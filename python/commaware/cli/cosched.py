@@ -11,7 +11,7 @@ from typing import NoReturn, Optional, Sequence
 import click
 
 from .. import _core
-from .common import Progress, Table, err, fail, failing, out
+from .common import Progress, Table, err, fail, failing, out, routing_options
 
 _POLICIES = list(_core.COSCHED_POLICIES)
 _ALLOCATIONS = list(_core.COSCHED_ALLOCATIONS)
@@ -161,6 +161,7 @@ def _swf_nodes(workload: str, header: list[str]) -> int:
 @click.option("--model", default=None, help="With --platform: the sharing model (default: the platform's).")
 @click.option("--coll", default=None, metavar="SPEC", help="With --platform: collective algorithms, as simulate --coll.")
 @click.option("--smpi", default=None, metavar="PRESET", help="With --platform: SMPI's timing model, as simulate --smpi.")
+@routing_options
 @click.option("--links", "links_file", type=click.Path(dir_okay=False), default=None,
               help="With --platform: write one row per link (bandwidth, bytes, busy_time, mean and peak utilisation, "
                    "peak_flows) over the whole run to a .parquet or .csv file, as simulate --links.")
@@ -189,7 +190,8 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
                     model: Optional[str],
                     coll: Optional[str], smpi: Optional[str], links_file: Optional[str], link_plot: Optional[str],
                     interference_file: Optional[str], as_json: bool, jobs_csv: Optional[str],
-                    jobs_out: Optional[str], timeline: Optional[str]) -> None:
+                    jobs_out: Optional[str], timeline: Optional[str], routing: Optional[str],
+                    routing_seed: Optional[int]) -> None:
     """Schedule WORKLOAD (JSON jobs, or a Standard Workload Format log: .swf) on a cluster.
 
     Batch policies space-share processors: at each instant all job ends are applied, then all
@@ -235,6 +237,7 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
         if policy == "explicit":
             fail("--policy: explicit replays each job's start_s and hosts on a platform: give --platform")
         for name, value in (("--pattern", pattern), ("--model", model), ("--coll", coll), ("--smpi", smpi),
+                            ("--routing", routing), ("--routing-seed", routing_seed),
                             ("--links", links_file), ("--link-plot", link_plot), ("--interference", interference_file)):
             if value is not None:
                 fail(f"{name}: only with --platform (the network the jobs share)")
@@ -271,7 +274,8 @@ def cosched_run_cmd(workload: str, policy: str, allocation: str, mpl: Optional[i
             progress.stage(f"scheduling {len(w):,} jobs under {policy} on {platform}, every job's program on its network")
             with failing():
                 run = run_on_platform(w, fabric, policy, allocation, seed, pattern=pattern, model=model, coll=coll,
-                                      smpi=smpi, trace_dir=Path(workload).parent, alone=alone,
+                                      smpi=smpi, trace_dir=Path(workload).parent, alone=alone, routing=routing,
+                                      routing_seed=routing_seed,
                                       link_stats=bool(links_file or link_plot),
                                       interference=interference_file is not None)
             nodes = run.processors

@@ -54,13 +54,14 @@ SEED = Param("seed", "int", 0, "Seed of every random draw of the run.", minimum=
 
 def _simulate(platform: str, trace: str, format: str, model: str | None, placement: str, seed: int,
               coll: str | None, derived_datatype_bytes: float | None, hostfile: str | None = None,
-              traced_speed: float | None = None) -> dict[str, Any]:
+              traced_speed: float | None = None, routing: str | None = None,
+              routing_seed: int | None = None) -> dict[str, Any]:
     from ..api import load_trace, simulate
 
     loaded = load_trace(trace, format=format, derived_datatype_bytes=derived_datatype_bytes, traced_speed=traced_speed)
     result = simulate(platform, loaded,
                       model=model, placement=placement, seed=seed, record_messages=False, record_timeline=False, coll=coll,
-                      hostfile=hostfile)
+                      hostfile=hostfile, routing=routing, routing_seed=routing_seed)
     stats = result.message_stats
     return {"makespan": result.makespan, "model_used": result.model, "messages": int(stats["count"]),
             "bytes": float(stats["bytes"]), "mean_message_s": float(stats["mean_seconds"]),
@@ -69,14 +70,14 @@ def _simulate(platform: str, trace: str, format: str, model: str | None, placeme
 
 def _cosched(workload: str | None, jobs: int, interarrival_s: float, classes: str, mix: str, policy: str,
              processors: int, allocation: str, mpl: int | None, seed: int, platform: str | None = None,
-             pattern: str | None = None) -> dict[str, Any]:
+             pattern: str | None = None, routing: str | None = None, routing_seed: int | None = None) -> dict[str, Any]:
     from .. import cosched
 
     w = (cosched.load_workload(workload) if workload is not None else
          cosched.nas_workload(jobs, interarrival_s, seed, [c.strip().upper() for c in classes.split(",") if c.strip()], mix))
     if platform is not None:
         run = cosched.run_on_platform(w, platform, policy, "contiguous" if allocation == "packing" else allocation, seed,
-                                      pattern=pattern,
+                                      pattern=pattern, routing=routing, routing_seed=routing_seed,
                                       trace_dir=Path(workload).parent if workload is not None else None)
     else:
         run = cosched.run(w, policy, processors=processors, allocation=allocation, mpl=mpl, seed=seed, pattern=pattern)
@@ -145,6 +146,10 @@ def _commands() -> dict[str, Command]:
 
     models = tuple(_core.sharing_models())
     model = Param("model", "str", None, "Sharing model (default: the platform's).", choices=models)
+    routing = (Param("routing", "str", None, "How flows pick their routes on the topology (default: the platform's "
+                     "network.routing, else minimal); docs/routing.md.", choices=tuple(_core.routings())),
+               Param("routing_seed", "int", None, "Seed of the routing's draws and hashes (default: the platform's "
+                     "network.routing_seed, else 0).", minimum=0, maximum=2**63 - 1))
     commands = [
         Command("simulate", "Replay a trace on a platform (commaware.simulate).", (
             Param("platform", "file", help="Platform file (JSON or TOML)."),
@@ -159,6 +164,7 @@ def _commands() -> dict[str, Command]:
                   "(id -1; default 0, as SimGrid's replay reads it).", minimum=0, maximum=2**31 - 1),
             Param("traced_speed", "float", None, "OTF2 and DUMPI traces: the traced machine's flops/s; compute "
                   "between MPI calls becomes flops at it (default: kept as seconds)."),
+            *routing,
         ), {"makespan": "float", "model_used": "str", "messages": "int", "bytes": "float", "mean_message_s": "float",
             "max_message_s": "float", "derived_datatype_ops": "int"}, _simulate),
         Command("cosched.run", "Schedule a job workload (a file, or a seeded NAS workload) under a policy "
@@ -182,6 +188,7 @@ def _commands() -> dict[str, Command]:
                   "(as cosched run --platform)."),
             Param("pattern", "str", None, "With a platform: the program of jobs without one, e.g. "
                   "`halo2d:bytes=65536,iterations=10`."),
+            *routing,
         ), {"jobs_done": "int", "avg_wait_s": "float", "avg_response_s": "float", "avg_exec_s": "float",
             "avg_bounded_slowdown": "float", "max_wait_s": "float", "total_time_s": "float", "utilization": "float",
             "energy_busy_j": "float", "energy_idle_j": "float", "energy_j": "float", "skipped": "int",

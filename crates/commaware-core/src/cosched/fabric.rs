@@ -540,7 +540,7 @@ pub fn shape_digest(platform: &Platform, hosts: &[usize]) -> Result<(u64, u64)> 
 /// key digests both host lists ([`shape_digest`]), and a job whose key and digest match an
 /// earlier one's takes its time without a run. A job that ran isolated in the cluster
 /// ([`crate::mpi::jobs::Ended::isolated`]) needs no run either: its runtime is its time
-/// alone (and goes in the cache).
+/// alone (and goes in the cache). Under a routing other than `minimal` every job runs alone.
 #[derive(Default)]
 pub struct AloneTimes {
     /// Per key: the first job's hosts and time (until a second job of the key comes), and
@@ -565,6 +565,12 @@ impl AloneTimes {
         isolated_runtime: Option<f64>,
         run: impl FnOnce() -> Result<f64>,
     ) -> Result<f64> {
+        if platform.routing != crate::network::topology::routing::Routing::Minimal {
+            // Routes beyond minimal leave the job's hosts and follow draws and loads: neither
+            // another shape's time nor the job's time among others is its time alone.
+            self.runs += 1;
+            return run();
+        }
         let (runs, isolated) = (&mut self.runs, &mut self.isolated);
         let time = move || match isolated_runtime {
             Some(t) => {
@@ -930,6 +936,29 @@ mod tests {
         }
         assert!(r.jobs[0].runtime_s > 1.01 * r.fabric[0].alone_s, "jobs 1 and 2 share their hosts' links");
         assert!(isolated >= 3, "{isolated} jobs ran isolated");
+    }
+
+    #[test]
+    fn under_a_routing_beyond_minimal_every_time_alone_is_run() {
+        // The same four jobs on a fat tree routed adaptively: neither the cache nor a job that
+        // ran isolated gives a time alone (the routes leave the job's hosts and follow loads).
+        let p = crate::mpi::platform_file::load_json(
+            r#"{"cluster": {"count": 8, "speed": 1e9}, "network": {"bandwidth": 1e8, "routing": "adaptive",
+                "topology": {"kind": "fat_tree", "down": [4, 2], "up": [1, 2]}}}"#,
+        )
+        .unwrap();
+        let program = Program { iterations: 1, phases: vec![Phase::Exchange { bytes: 1e8, neighbors: 1 }] };
+        let mk = |id: u64, submit: f64| Job { program: Some(program.clone()), ..job(id, submit, 2, 9.0) };
+        let jobs = vec![mk(1, 0.0), mk(2, 0.0), mk(3, 0.0), mk(4, 100.0)];
+        let batch: Vec<BatchJob> = jobs.iter().map(BatchJob::from).collect();
+        let mut observer = NoObserver;
+        let fabric = Fabric::new(&p, &SimOptions::default(), &mut observer).unwrap();
+        let mut traces = |i: usize| job_trace(&jobs[i]);
+        let options = SimOptions::default();
+        let keys = |i: usize| job_key(&jobs[i]);
+        let mut runner = FabricRunner::new(fabric, &p, &options, true, free_cores(&p, HostAllocation::Contiguous), &mut traces, &keys);
+        simulate_with(&batch, runner.processors(), Policy::Fcfs, &mut runner).unwrap();
+        assert_eq!(runner.alone_counts(), (0, 0, 4));
     }
 
     #[test]
