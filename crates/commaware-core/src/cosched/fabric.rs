@@ -938,27 +938,36 @@ mod tests {
         assert!(isolated >= 3, "{isolated} jobs ran isolated");
     }
 
+    /// Four 2-process jobs, each swapping 1e8 bytes, submitted at 0, 0, 0 and `last_submit`,
+    /// run under FCFS on `p` with times alone: the cache's (hits, isolated, runs) and each
+    /// job's (runtime, alone) seconds.
+    fn four_exchanges(p: &Platform, last_submit: f64) -> ((u64, u64, u64), Vec<(f64, f64)>) {
+        let program = Program { iterations: 1, phases: vec![Phase::Exchange { bytes: 1e8, neighbors: 1 }] };
+        let mk = |id: u64, submit: f64| Job { program: Some(program.clone()), ..job(id, submit, 2, 9.0) };
+        let jobs = vec![mk(1, 0.0), mk(2, 0.0), mk(3, 0.0), mk(4, last_submit)];
+        let batch: Vec<BatchJob> = jobs.iter().map(BatchJob::from).collect();
+        let mut observer = NoObserver;
+        let fabric = Fabric::new(p, &SimOptions::default(), &mut observer).unwrap();
+        let mut traces = |i: usize| job_trace(&jobs[i]);
+        let options = SimOptions::default();
+        let keys = |i: usize| job_key(&jobs[i]);
+        let mut runner = FabricRunner::new(fabric, p, &options, true, free_cores(p, HostAllocation::Contiguous), &mut traces, &keys);
+        let ran = simulate_with(&batch, runner.processors(), Policy::Fcfs, &mut runner).unwrap();
+        let counts = runner.alone_counts();
+        let (done, _, _) = runner.into_parts();
+        (counts, ran.jobs.iter().zip(&done).map(|(j, d)| (j.runtime_s, d.as_ref().unwrap().alone_s)).collect())
+    }
+
     #[test]
     fn under_a_routing_beyond_minimal_every_time_alone_is_run() {
-        // The same four jobs on a fat tree routed adaptively: neither the cache nor a job that
-        // ran isolated gives a time alone (the routes leave the job's hosts and follow loads).
+        // The four jobs on a fat tree routed adaptively: neither the cache nor a job that ran
+        // isolated gives a time alone (the routes leave the job's hosts and follow loads).
         let p = crate::mpi::platform_file::load_json(
             r#"{"cluster": {"count": 8, "speed": 1e9}, "network": {"bandwidth": 1e8, "routing": "adaptive",
                 "topology": {"kind": "fat_tree", "down": [4, 2], "up": [1, 2]}}}"#,
         )
         .unwrap();
-        let program = Program { iterations: 1, phases: vec![Phase::Exchange { bytes: 1e8, neighbors: 1 }] };
-        let mk = |id: u64, submit: f64| Job { program: Some(program.clone()), ..job(id, submit, 2, 9.0) };
-        let jobs = vec![mk(1, 0.0), mk(2, 0.0), mk(3, 0.0), mk(4, 100.0)];
-        let batch: Vec<BatchJob> = jobs.iter().map(BatchJob::from).collect();
-        let mut observer = NoObserver;
-        let fabric = Fabric::new(&p, &SimOptions::default(), &mut observer).unwrap();
-        let mut traces = |i: usize| job_trace(&jobs[i]);
-        let options = SimOptions::default();
-        let keys = |i: usize| job_key(&jobs[i]);
-        let mut runner = FabricRunner::new(fabric, &p, &options, true, free_cores(&p, HostAllocation::Contiguous), &mut traces, &keys);
-        simulate_with(&batch, runner.processors(), Policy::Fcfs, &mut runner).unwrap();
-        assert_eq!(runner.alone_counts(), (0, 0, 4));
+        assert_eq!(four_exchanges(&p, 100.0).0, (0, 0, 4));
     }
 
     #[test]
@@ -966,23 +975,10 @@ mod tests {
         // Six hosts on a SHARED 1e8 B/s backbone; each 2-process job swaps 1e8 bytes (2e8 over
         // the backbone): 2 s alone. Jobs 1-3 start together and share it (6 s); job 4 comes
         // at 1 s, starts when they end and runs alone.
-        let p = backbone(6);
-        let program = Program { iterations: 1, phases: vec![Phase::Exchange { bytes: 1e8, neighbors: 1 }] };
-        let mk = |id: u64, submit: f64| Job { program: Some(program.clone()), ..job(id, submit, 2, 9.0) };
-        let jobs = vec![mk(1, 0.0), mk(2, 0.0), mk(3, 0.0), mk(4, 1.0)];
-        let batch: Vec<BatchJob> = jobs.iter().map(BatchJob::from).collect();
-        let mut observer = NoObserver;
-        let fabric = Fabric::new(&p, &SimOptions::default(), &mut observer).unwrap();
-        let mut traces = |i: usize| job_trace(&jobs[i]);
-        let options = SimOptions::default();
-        let keys = |i: usize| job_key(&jobs[i]);
-        let mut runner = FabricRunner::new(fabric, &p, &options, true, free_cores(&p, HostAllocation::Contiguous), &mut traces, &keys);
-        let ran = simulate_with(&batch, runner.processors(), Policy::Fcfs, &mut runner).unwrap();
+        let (counts, times) = four_exchanges(&backbone(6), 1.0);
         // Jobs 2 and 3 take job 1's time alone from the cache (the same shape on a flat
         // network); job 4 ran isolated.
-        assert_eq!(runner.alone_counts(), (2, 1, 1));
-        let (done, _, _) = runner.into_parts();
-        let times: Vec<(f64, f64)> = ran.jobs.iter().zip(&done).map(|(j, d)| (j.runtime_s, d.as_ref().unwrap().alone_s)).collect();
+        assert_eq!(counts, (2, 1, 1));
         for &(runtime, alone) in &times[..3] {
             assert!((runtime - 6.0).abs() < 1e-9 && (alone - 2.0).abs() < 1e-9, "{times:?}");
         }
