@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence, Union
 
 from . import _core
-from ._errors import find_unserialisable, input_error
+from ._errors import find_unserialisable, input_error, option_error
 from .api import read_text_file
 
 if TYPE_CHECKING:
@@ -203,10 +203,13 @@ def run_on_platform(workload: WorkloadLike, platform: Any, policy: str = "batch-
         base = Path(workload).parent if isinstance(workload, (str, PathLike)) else Path(".")
     traces = {path: load_trace(base / path)._core for path in w.trace_paths()}
     p = load_platform(platform)
-    result, events = _core.cosched_run_fabric(w, policy, p._core, allocation, seed, model=model, coll=coll, smpi=smpi,
-                                              traces=traces, alone=alone, link_stats=link_stats,
-                                              interference=interference, routing=routing,
-                                              routing_seed=routing_seed)
+    try:
+        result, events = _core.cosched_run_fabric(w, policy, p._core, allocation, seed, model=model, coll=coll,
+                                                  smpi=smpi, traces=traces, alone=alone, link_stats=link_stats,
+                                                  interference=interference, routing=routing,
+                                                  routing_seed=routing_seed)
+    except _core.OptionsError as exc:  # an option the core refused names it, as simulate's do
+        raise option_error(exc) from None
     run = CoschedRun(result)
     run.engine_events = events
     return run

@@ -181,7 +181,7 @@ def test_cosched_on_a_platform_takes_the_routing(write_json, tmp_path):
         assert proc.returncode == 0, proc.stderr
         assert len(json.loads(proc.stdout)["jobs"]) == 4
     proc = run_cli("cosched", "run", workload, "--platform", plat, "--routing", "ugal-g", "--json")
-    assert proc.returncode == 2 and "routing `ugal-g` applies to dragonfly topologies only" in proc.stderr
+    assert proc.returncode == 2 and "--routing: routing `ugal-g` applies to dragonfly topologies only" in proc.stderr
     assert proc.stdout == ""
     proc = run_cli("cosched", "run", workload, "--routing", "ecmp")
     assert proc.returncode == 2 and "--routing: only with --platform" in proc.stderr, proc.stderr

@@ -339,30 +339,26 @@ def param_option(help: str) -> Any:
     return click.option("--param", "params", multiple=True, metavar="NAME=VALUE", callback=parse_params, help=help)
 
 
-def _seed_callback(ctx: click.Context, param: click.Parameter, value: int) -> int:
-    """--seed: the API's check (0 <= seed < 2^64); a bad seed is one error line and exit 2."""
-    try:
-        return check_seed(value, source="--seed")
-    except _core.OptionsError as exc:
-        fail(str(exc))
+def _seed_callback(source: str) -> Any:
+    """The callback of a seed option named `source`: the API's check (0 <= seed < 2^64); a bad
+    seed is one error line and exit 2; an option left unset stays None."""
+    def check(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+        try:
+            return None if value is None else check_seed(value, source=source)
+        except _core.OptionsError as exc:
+            fail(str(exc))
+    return check
 
 
 def seed_option(help: str) -> Any:
     """The --seed option of every command (checked like the API's `seed`)."""
-    return click.option("--seed", type=int, default=0, show_default=True, callback=_seed_callback,
+    return click.option("--seed", type=int, default=0, show_default=True, callback=_seed_callback("--seed"),
                         help=f"{help} 0 to 2^64 - 1.".strip())
-
-
-def _routing_seed_callback(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
-    try:
-        return None if value is None else check_seed(value, source="--routing-seed")
-    except _core.OptionsError as exc:
-        fail(str(exc))
 
 
 def routing_options(command: Any) -> Any:
     """The --routing and --routing-seed options of the commands that replay on a platform."""
-    command = click.option("--routing-seed", type=int, default=None, callback=_routing_seed_callback,
+    command = click.option("--routing-seed", type=int, default=None, callback=_seed_callback("--routing-seed"),
                            help="Seed of the routing's draws (valiant, ugal) and hashes (ecmp), 0 to 2^64 - 1 "
                                 "[default: the platform's network.routing_seed, else 0].")(command)
     return click.option("--routing", default=None, metavar="NAME",

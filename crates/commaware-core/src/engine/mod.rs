@@ -294,7 +294,7 @@ impl Engine {
 
     /// The engine with flows routed by `routing`, its draws and hashes seeded by `seed`
     /// (the platform checked that the routing applies to its topology).
-    pub fn routed(mut self, routing: Routing, seed: u64) -> Self {
+    fn routed(mut self, routing: Routing, seed: u64) -> Self {
         self.routing = routing;
         self.routing_seed = seed;
         self.routing_rng = SplitMix64::new(seed);

@@ -547,7 +547,6 @@ pub(crate) struct Replay<'a, 'o> {
     /// When the timeline shows the links' load: the changes drained from the engine at each
     /// step (kept to reuse its memory).
     link_loads: Option<Vec<(u32, f64)>>,
-    /// A message's route, when jobs' bytes are counted per link (kept to reuse its memory).
     /// The collective algorithms of this run.
     coll: Collectives,
     engine: Engine,

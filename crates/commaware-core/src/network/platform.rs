@@ -569,9 +569,8 @@ impl Platform {
 
     /// Check `network.routing` against the topology, now or after the topology changed.
     pub fn check_routing(&mut self) -> Result<()> {
-        let given = self.network.routing.clone();
-        self.set_routing(given.as_deref().unwrap_or(Routing::Minimal.name()), None, "network.routing")?;
-        self.network.routing = given;
+        let name = self.network.routing.as_deref().unwrap_or(Routing::Minimal.name());
+        self.routing = Routing::for_topology(name, self.topology.as_deref().map(|t| t.kind()), "network.routing")?;
         Ok(())
     }
 

@@ -1345,8 +1345,9 @@ impl Topology for Dragonfly {
                 self.route_routers(DragonflyRouting::Minimal, my, mid, out);
                 self.route_routers(DragonflyRouting::Minimal, mid, target, out);
             } else {
-                let mut minimal = Vec::with_capacity(12);
-                self.route_routers(DragonflyRouting::Minimal, my, target, &mut minimal);
+                // The minimal candidate goes into `out`, the Valiant one beside it.
+                let mark = out.len();
+                self.route_routers(DragonflyRouting::Minimal, my, target, out);
                 let mut valiant = Vec::with_capacity(24);
                 self.route_routers(DragonflyRouting::Minimal, my, mid, &mut valiant);
                 self.route_routers(DragonflyRouting::Minimal, mid, target, &mut valiant);
@@ -1359,7 +1360,10 @@ impl Topology for Dragonfly {
                         ugal_cost(cables, route.iter().copied().find(|&l| self.is_router_cable(l)).map(load).into_iter())
                     }
                 };
-                out.extend(if cost(&valiant) < cost(&minimal) { valiant } else { minimal });
+                if cost(&valiant) < cost(&out[mark..]) {
+                    out.truncate(mark);
+                    out.extend(valiant);
+                }
             }
         }
         self.host_side(d, target, 1, out);

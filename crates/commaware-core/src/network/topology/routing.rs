@@ -85,9 +85,14 @@ impl Routing {
         }
     }
 
+    /// Does this routing apply to a platform whose topology is `kind` (`None`: the star)?
+    pub fn applies_to(self, kind: Option<&str>) -> bool {
+        self == Self::Minimal || kind.is_some_and(|k| self.kinds().contains(&k))
+    }
+
     /// The routings that apply to a platform whose topology is `kind` (`None`: the star).
     pub fn for_kind(kind: Option<&str>) -> Vec<Self> {
-        Self::NAMES.iter().filter_map(|n| Self::from_name(n)).filter(|r| *r == Self::Minimal || kind.is_some_and(|k| r.kinds().contains(&k))).collect()
+        Self::NAMES.iter().filter_map(|n| Self::from_name(n)).filter(|r| r.applies_to(kind)).collect()
     }
 
     /// Does this routing read the links' loads (the engine then counts flows per link)?
@@ -101,7 +106,7 @@ impl Routing {
         let routing = Self::from_name(name).ok_or_else(|| {
             Error::platform(field, format!("unknown routing `{name}`; known: {}", Self::NAMES.join(", ")))
         })?;
-        if routing == Self::Minimal || kind.is_some_and(|k| routing.kinds().contains(&k)) {
+        if routing.applies_to(kind) {
             return Ok(routing);
         }
         let on = match kind {
